@@ -1,0 +1,145 @@
+"""Run secret redaction over the real corpora: speed, every finding (masked), and a planted-secrets check.
+
+Usage: python bench/secrets.py   (corpora in ${RAG_CORPORA:-~/.cache/rag-corpora})
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rag.secrets import Finding, find_secrets, is_secret_file, redact  # noqa: E402
+
+CORPORA = (
+    "flask-3.1.3", "requests-2.34.2", "django-5.2.19", "fastapi-0.165.0",
+    "express-5.3.0", "axios-1.21.1", "tanstack-query-core-5.108.4", "zod-4.6.7",
+)
+# kinds whose first characters are a public prefix (ghp_, AKIA, eyJ, ...) rather than secret material
+SHOW_PREFIX = frozenset({"aws-access-key", "github-token", "gitlab-token", "slack-token", "stripe-key",
+                         "openai-key", "anthropic-key", "jwt", "private-key"})
+
+
+def read_text(path: Path) -> str | None:
+    """Return the file's text, or None for binaries and non-UTF-8 files."""
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def mask(kind: str, secret: str) -> str:
+    """Show a secret's shape only: its public prefix for token kinds, then its length."""
+    shown = secret.splitlines()[0][:4] if kind in SHOW_PREFIX else ""
+    return f"{shown}…<{len(secret)} chars>"
+
+
+def excerpt(text: str, findings: list[Finding], finding: Finding) -> str:
+    """Return the finding's first line with every secret on it masked, trimmed around the finding."""
+    line_start = text.rfind("\n", 0, finding.start) + 1
+    line_end = text.find("\n", finding.start)
+    line_end = len(text) if line_end == -1 else line_end
+    out, pos = [], line_start
+    for f in findings:
+        if f.end <= line_start or f.start >= line_end:
+            continue
+        start = max(f.start, line_start)
+        out.append(text[pos:start])
+        out.append(f"«{mask(f.kind, text[f.start:f.end])}»")
+        pos = min(f.end, line_end)
+    out.append(text[pos:line_end])
+    line = "".join(out).strip()
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def scan(root: Path) -> None:
+    """Redact every text file of the corpora; print figures and findings."""
+    files = skipped = 0
+    size = 0
+    elapsed = 0.0
+    by_kind: dict[str, int] = {}
+    secret_files: list[str] = []
+    for name in CORPORA:
+        corpus = root / name
+        if not corpus.is_dir():
+            print(f"missing corpus: {corpus}")
+            continue
+        for path in sorted(p for p in corpus.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            if is_secret_file(rel):
+                secret_files.append(rel)
+            text = read_text(path)
+            if text is None:
+                skipped += 1
+                continue
+            files += 1
+            size += len(text.encode("utf-8"))
+            t0 = time.perf_counter()
+            redacted, counts = redact(text)
+            elapsed += time.perf_counter() - t0
+            assert redacted.count("\n") == text.count("\n"), rel
+            if not counts:
+                continue
+            findings = find_secrets(text)
+            for f in findings:
+                line = text.count("\n", 0, f.start) + 1
+                print(f"  {rel}:{line}  {f.kind}  {excerpt(text, findings, f)}")
+            for kind, n in counts.items():
+                by_kind[kind] = by_kind.get(kind, 0) + n
+    mb = size / 1e6
+    print(f"\nfiles scanned: {files} (skipped {skipped} binary/non-UTF-8)")
+    print(f"size: {mb:.1f} MB   redact time: {elapsed:.2f} s   speed: {mb / elapsed:.0f} MB/s")
+    print(f"findings by kind: {by_kind or 'none'}")
+    print(f"files is_secret_file() would skip: {secret_files or 'none'}")
+
+
+def planted(root: Path) -> None:
+    """Plant one secret of each kind in a copy of real text; count how many redact() finds."""
+    plants = {
+        "private-key": "-----BEGIN RSA PRIVATE KEY-----\n" + ("MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3)
+        + "-----END RSA PRIVATE KEY-----",
+        "aws-access-key": "key_id = " + "AKIA" + "Z7QW3RT5YU8IOP2L",
+        "aws-secret-key": "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2Tk1",
+        "github-token": "token: " + "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX",
+        "gitlab-token": "GITLAB=" + "glpat-" + "x8Yq2Lm4Np6Rs8Tu0Wv2",
+        "slack-token": "SLACK=" + "xoxb-" + "2419876543210-2419876543211-Zq8mN3pL7kR2vB9xT4cW1yHd",
+        "slack-webhook": "url = 'https://hooks.slack.com/services/" + "T0AB1CD2E/B0FG3HI4J/" + "q7Rk2Lm9Xw3Zp8Ns5Vb1Tc6Y'",
+        "stripe-key": "stripe.api_key = '" + "sk_live_" + "51HqL2eKx9Zb7Vm3Np4Rt8Wy'",
+        "openai-key": "OPENAI_API_KEY=" + "sk-proj-" + "Ab3dEf7hIj1lMn5pQr9tUv2xYz4BcD6fGh8jKl0n",
+        "anthropic-key": "ANTHROPIC_API_KEY=" + "sk-ant-" + "api03-Xy7Kp2Lm9Qw4Er6Ty1Ui3Op5As8Df0Gh2Jk4",
+        "jwt": "Authorization: Bearer " + "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+        + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "url-password": "DATABASE_URL = 'postgres://app:" + "Tr0ub4dor&3x" + "@db.internal:5432/app'",
+    }
+    base = (root / "flask-3.1.3" / "src" / "flask" / "app.py")
+    lines = base.read_text(encoding="utf-8").splitlines(keepends=True) if base.exists() else ["x = 1\n"] * 500
+    step = max(1, len(lines) // (len(plants) + 1))
+    for i, plant in enumerate(plants.values(), start=1):
+        lines.insert(i * step, plant + "\n")
+    text = "".join(lines)
+    redacted, counts = redact(text)
+    print("\nplanted-secrets check (one of each kind in a copy of flask/app.py):")
+    for kind, plant in plants.items():
+        secret_left = any(part in redacted for part in plant.splitlines()[1:2] or [plant[-12:]])
+        print(f"  {kind:15} found {counts.get(kind, 0)}/1{'   LEAKED' if secret_left else ''}")
+    found = sum(min(counts.get(kind, 0), 1) for kind in plants)
+    extra = sum(counts.values()) - found
+    same_lines = redacted.count("\n") == text.count("\n")
+    print(f"  found {found}/{len(plants)} planted, {extra} extra; line count unchanged: {same_lines}")
+
+
+def main() -> None:
+    """Run the scan and the planted check."""
+    root = Path(os.environ.get("RAG_CORPORA", "~/.cache/rag-corpora")).expanduser()
+    scan(root)
+    planted(root)
+
+
+if __name__ == "__main__":
+    main()

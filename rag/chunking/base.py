@@ -1,0 +1,210 @@
+"""The chunk type every chunker returns, and the size policy they share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+# Size policy, one for all chunkers (see README "How it works").
+MERGE_WORDS = 25  # a piece under this many words merges forward into the next one
+WINDOW_WORDS = 120  # prose longer than this is windowed ...
+OVERLAP_WORDS = 30  # ... with this much overlap
+MAX_CHARS = 2400  # a code definition or section longer than this is windowed by lines
+WINDOW_LINES = 50  # lines per window of an over-long definition or section
+OVERLAP_LINES = 10
+
+KINDS = ("function", "method", "class", "module", "section", "text")
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One passage of a file: what is indexed, retrieved, shown and cited."""
+
+    path: str  # relative to the repo root, '/'-separated
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    kind: str  # one of KINDS
+    symbol: str | None  # qualified name (Flask.make_response) or heading path (Install > Linux)
+    text: str  # the source text of the span
+    context: str = ""  # breadcrumb indexed and shown with the text, e.g. "class Flask(App):"
+    ordinal: int = 0  # position of the chunk within its file
+
+
+def word_count(text: str) -> int:
+    """Count whitespace-separated words."""
+    return len(_WORD.findall(text))
+
+
+def line_of_offset(line_starts: list[int], offset: int) -> int:
+    """Return the 1-based line number holding character `offset`."""
+    import bisect
+
+    return bisect.bisect_right(line_starts, offset)
+
+
+def line_starts_of(text: str) -> list[int]:
+    """Return the character offset at which each line of `text` starts."""
+    starts = [0]
+    find = text.find
+    pos = find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    return starts
+
+
+def window_lines(chunk: Chunk, lines: list[str]) -> list[Chunk]:
+    """Split an over-long chunk into overlapping line windows that keep its breadcrumb.
+
+    `lines` are the file's lines (without newlines); the chunk's span indexes into them.
+    A chunk within MAX_CHARS, or of a single line, is returned unchanged.
+    """
+    if len(chunk.text) <= MAX_CHARS or chunk.start_line == chunk.end_line:
+        return [chunk]
+    out: list[Chunk] = []
+    start = chunk.start_line
+    step = WINDOW_LINES - OVERLAP_LINES
+    while True:
+        end = min(start + WINDOW_LINES - 1, chunk.end_line)
+        # a short tail joins the last window rather than standing alone
+        if chunk.end_line - end < OVERLAP_LINES:
+            end = chunk.end_line
+        text = "\n".join(lines[start - 1 : end])
+        out.append(replace(chunk, start_line=start, end_line=end, text=text))
+        if end >= chunk.end_line:
+            return out
+        start += step
+
+
+# --- Shared by the structure-aware chunkers -------------------------------------------
+
+HARD_MAX_CHARS = 4 * MAX_CHARS  # a chunk still longer than this (very long lines) is cut by characters
+OVERLAP_CHARS = MAX_CHARS // 8
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A span a chunker found, before the size policy turns it into chunks."""
+
+    start_line: int
+    end_line: int
+    kind: str
+    symbol: str | None
+    context: str = ""
+    glue: bool = False  # module/class glue or a section: merges into a neighbour when tiny
+    window_context: str = ""  # breadcrumb for the windows of an over-long piece (e.g. its signature)
+
+
+def span_text(lines: list[str], start: int, end: int) -> str:
+    """Return lines start..end (1-based, inclusive) joined with newlines."""
+    return "\n".join(lines[start - 1 : end])
+
+
+def trim_blank(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """Shrink a span so that it starts and ends on non-blank lines (start > end if all blank)."""
+    while start <= end and not lines[start - 1].strip():
+        start += 1
+    while end >= start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def merge_tiny(pieces: list[Piece], lines: list[str]) -> list[Piece]:
+    """Merge glue pieces under MERGE_WORDS words forward into the next piece.
+
+    A tiny trailing piece joins the previous one; a file that is nothing but a tiny
+    piece keeps it. Pieces must be in file order and not overlap.
+    """
+    out: list[Piece] = []
+    pending: Piece | None = None  # tiny glue waiting for the next piece
+    for piece in pieces:
+        start = piece.start_line if pending is None else pending.start_line
+        if piece.glue and word_count(span_text(lines, start, piece.end_line)) < MERGE_WORDS:
+            pending = replace(piece, start_line=start)
+            continue
+        out.append(replace(piece, start_line=start))
+        pending = None
+    if pending is not None:
+        if out:
+            out[-1] = replace(out[-1], end_line=pending.end_line)
+        else:
+            out.append(pending)
+    return out
+
+
+def assemble(
+    path: str, text: str, lines: list[str], pieces: list[Piece], group_same_symbol: bool = False
+) -> list[Chunk]:
+    """Apply the size policy to a chunker's pieces and return the chunks.
+
+    Blank edges are trimmed, empty pieces dropped, consecutive definitions with the same
+    symbol (overloads, property setters) optionally grouped, tiny glue merged, and
+    over-long pieces windowed by lines (then by characters if lines are very long).
+    """
+    trimmed: list[Piece] = []
+    for piece in pieces:
+        start, end = trim_blank(lines, piece.start_line, min(piece.end_line, len(lines)))
+        if start > end:
+            continue
+        prev = trimmed[-1] if trimmed else None
+        if (
+            group_same_symbol
+            and prev is not None
+            and not piece.glue
+            and not prev.glue
+            and piece.symbol is not None
+            and (prev.symbol, prev.kind) == (piece.symbol, piece.kind)
+        ):
+            trimmed[-1] = replace(prev, end_line=end)
+            continue
+        trimmed.append(replace(piece, start_line=start, end_line=end))
+    chunks: list[Chunk] = []
+    for piece in merge_tiny(trimmed, lines):
+        body = span_text(lines, piece.start_line, piece.end_line)
+        chunk = Chunk(path, piece.start_line, piece.end_line, piece.kind, piece.symbol, body, piece.context)
+        if len(body) > MAX_CHARS and piece.window_context:
+            chunk = replace(chunk, context=piece.window_context)
+        for window in window_lines(chunk, lines):
+            chunks.extend(window_chars(window, text))
+    return chunks
+
+
+def window_chars(chunk: Chunk, text: str, limit: int = HARD_MAX_CHARS) -> list[Chunk]:
+    """Cut a chunk longer than `limit` characters into exact slices of about MAX_CHARS.
+
+    For very long lines (minified code, data); cuts fall on whitespace where one is near.
+    """
+    if len(chunk.text) <= limit:
+        return [chunk]
+    starts = line_starts_of(text)
+    base = text.find(chunk.text, starts[chunk.start_line - 1])
+    if base == -1:
+        return [chunk]
+    out: list[Chunk] = []
+    begin, stop = base, base + len(chunk.text)
+    while begin < stop:
+        end = min(begin + MAX_CHARS, stop)
+        if end < stop:
+            space = max(text.rfind(" ", begin + MAX_CHARS // 2, end), text.rfind("\n", begin + MAX_CHARS // 2, end))
+            if space != -1:
+                end = space
+        s, e = begin, end
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if s < e:
+            out.append(
+                replace(
+                    chunk,
+                    start_line=line_of_offset(starts, s),
+                    end_line=line_of_offset(starts, e - 1),
+                    text=text[s:e],
+                )
+            )
+        if end >= stop:
+            break
+        begin = max(end - OVERLAP_CHARS, begin + 1)
+    return out

@@ -1,0 +1,282 @@
+"""Which files to read: git-aware listing, built-in excludes, binaries, size limits, secrets."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import stat
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+from .ignore import IgnoreRules, is_ignored
+from .secrets import is_secret_file
+
+DEFAULT_MAX_BYTES = 1_000_000
+INDEX_DIRNAME = ".rag"
+
+# Directories that hold tooling state, dependencies or build output, never the project's code.
+EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", INDEX_DIRNAME, "node_modules", "bower_components", "__pycache__",
+        ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+        "site-packages", ".eggs", "build", "dist", ".next", ".nuxt", "coverage", "htmlcov",
+        ".cache", ".gradle", "target", "vendor", "third_party",
+    }
+)
+# Lock files and generated artefacts: long, repetitive and never what a question is about.
+EXCLUDED_NAMES = (
+    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "Pipfile.lock",
+    "Cargo.lock", "composer.lock", "Gemfile.lock", "go.sum", "*.min.js", "*.min.css", "*.map",
+    "*.bundle.js", "*.chunk.js", "*.pyc", "*.pyo",
+)
+BINARY_SUFFIXES = frozenset(
+    ".png .jpg .jpeg .gif .bmp .ico .icns .webp .tif .tiff .psd .pdf .zip .gz .tgz .bz2 .xz .zst"
+    " .7z .rar .tar .jar .war .whl .egg .so .dll .dylib .a .o .obj .exe .bin .class .pyd .mo"
+    " .woff .woff2 .ttf .otf .eot .mp3 .mp4 .wav .ogg .flac .avi .mov .mkv .webm .sqlite .db"
+    " .dbf .shp .shx .mmdb .npy .npz .pkl .pickle .parquet .feather .h5 .onnx .pt .ckpt".split()
+)
+# Compiled JavaScript and declaration files; skipped when a TypeScript source of the same
+# module exists (tsc output shipped beside its source, e.g. dist/, v4/ copies).
+_COMPILED_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".js", ".cjs", ".mjs")
+_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+_SNIFF_BYTES = 8192
+# A line this long in a script is minified or bundled output.
+MINIFIED_LINE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file chosen for indexing."""
+
+    path: str  # relative to the root, '/'-separated
+    abspath: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class Walk:
+    """The result of listing a repository: files to read and what was skipped, by reason."""
+
+    root: Path
+    files: list[SourceFile]
+    skipped: Counter[str] = field(default_factory=Counter)
+    git: bool = False
+
+
+def walk(
+    root: Path,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Walk:
+    """List the files of `root` to index, counting each skipped file by reason."""
+    root = Path(root)
+    if not root.exists():
+        raise InputError(f"{root} does not exist — pass the path of a repository directory")
+    if not root.is_dir():
+        raise InputError(f"{root} is not a directory — pass the path of a repository directory")
+    root = root.resolve()
+    skipped: Counter[str] = Counter()
+    listed = _git_files(root)
+    is_git = listed is not None
+    if listed is None:
+        listed = _walk_files(root, skipped)
+    rag_rules = [IgnoreRules.from_file(root / ".ragignore")]
+    candidates: list[str] = []
+    for rel in listed:
+        reason = _excluded_by_name(rel, include, exclude, rag_rules)
+        if reason:
+            skipped[reason] += 1
+        else:
+            candidates.append(rel)
+    ts_modules = _ts_module_suffixes(candidates)
+    files: list[SourceFile] = []
+    for rel in candidates:
+        if ts_modules and _is_compiled_copy(rel, ts_modules):
+            skipped["generated"] += 1
+            continue
+        full = root / rel
+        try:
+            st = full.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                target = full.resolve()
+                if not target.is_relative_to(root) or not target.is_file():
+                    skipped["symlink"] += 1
+                    continue
+                st = target.stat()
+        except (OSError, RuntimeError):  # vanished, unreadable, or a symlink loop
+            skipped["unreadable"] += 1
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            skipped["not-a-file"] += 1
+            continue
+        if st.st_size > max_bytes:
+            skipped["too-large"] += 1
+            continue
+        files.append(SourceFile(rel, str(full), st.st_size, st.st_mtime_ns))
+    files.sort(key=lambda f: f.path)
+    return Walk(root=root, files=files, skipped=skipped, git=is_git)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    """A file's decoded text, or why it was not read; sha1 is of the raw bytes."""
+
+    text: str | None
+    skip_reason: str | None
+    sha1: str = ""
+    n_bytes: int = 0
+
+
+def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
+    """Read a file as text, or say why it is skipped.
+
+    Binary files (a NUL byte in the first 8 KiB) and minified scripts are skipped;
+    bytes that are not UTF-8 are decoded with U+FFFD replacement.
+    """
+    try:
+        with open(abspath, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError:
+        return SourceText(None, "unreadable")
+    if len(data) > max_bytes:
+        return SourceText(None, "too-large", n_bytes=len(data))
+    digest = hashlib.sha1(data).hexdigest()
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return SourceText(None, "binary", digest, len(data))
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        return SourceText(None, "empty", digest, len(data))
+    if _looks_minified(abspath, text):
+        return SourceText(None, "minified", digest, len(data))
+    return SourceText(text, None, digest, len(data))
+
+
+def _looks_minified(abspath: str, text: str) -> bool:
+    if not abspath.endswith((".js", ".cjs", ".mjs", ".css", ".json")):
+        return False
+    lines = text.count("\n") + 1
+    return len(text) / lines > 300 or any(len(line) > MINIFIED_LINE * 10 for line in text.split("\n"))
+
+
+def _git_files(root: Path) -> list[str] | None:
+    """List what git would track below root, or None when root is not in a work tree."""
+    try:
+        inside = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+            capture_output=True, text=True, timeout=30,
+        )
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return None
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, timeout=120, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    seen = dict.fromkeys(os.fsdecode(p) for p in out.split(b"\0") if p)
+    return list(seen)
+
+
+def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
+    """List files below root outside git: honour .gitignore files, prune built-in excludes."""
+    out: list[str] = []
+    rules: list[tuple[str, IgnoreRules]] = []  # (dir prefix, rules) active while walking
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        while rules and not _under(rel_dir, rules[-1][0]):
+            rules.pop()
+        if ".gitignore" in filenames:
+            rules.append((rel_dir, IgnoreRules.from_file(Path(dirpath) / ".gitignore", rel_dir)))
+        active = [r for _, r in rules]
+        keep = []
+        for d in sorted(dirnames):
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            if d in (".git", INDEX_DIRNAME):
+                pass  # tooling state, not worth a mention in the summary
+            elif d in EXCLUDED_DIRS or d.endswith(".egg-info"):
+                skipped["excluded-dir"] += 1
+            elif os.path.islink(os.path.join(dirpath, d)):
+                skipped["symlink"] += 1
+            elif active and is_ignored(active, rel, True):
+                skipped["gitignored"] += 1
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for name in filenames:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if active and is_ignored(active, rel, False):
+                skipped["gitignored"] += 1
+            else:
+                out.append(rel)
+    return out
+
+
+def _under(rel: str, prefix: str) -> bool:
+    return prefix == "" or rel == prefix or rel.startswith(prefix + "/")
+
+
+def _excluded_by_name(
+    rel: str, include: tuple[str, ...], exclude: tuple[str, ...], rag_rules: list[IgnoreRules]
+) -> str | None:
+    name = rel.rsplit("/", 1)[-1]
+    parts = rel.split("/")[:-1]
+    if any(p in EXCLUDED_DIRS or p.endswith(".egg-info") for p in parts):
+        return "excluded-dir"
+    if is_secret_file(rel):
+        return "secret"
+    if include and not any(_glob(rel, g) for g in include):
+        return "not-included"
+    if any(_glob(rel, g) for g in exclude):
+        return "excluded"
+    if is_ignored(rag_rules, rel, False):
+        return "ragignore"
+    if any(fnmatch.fnmatchcase(name, pat) for pat in EXCLUDED_NAMES):
+        return "generated"
+    if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
+        return "binary"
+    return None
+
+
+def _glob(rel: str, pattern: str) -> bool:
+    """Match a --include/--exclude glob against the path, or its file name if it has no '/'."""
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
+    return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*")
+
+
+def _module_of(rel: str, suffixes: tuple[str, ...]) -> str | None:
+    for suffix in suffixes:
+        if rel.endswith(suffix):
+            return rel[: -len(suffix)]
+    return None
+
+
+def _ts_module_suffixes(paths: list[str]) -> set[str]:
+    """Every trailing path of every TypeScript source module (src/v4/a -> src/v4/a, v4/a, a)."""
+    out: set[str] = set()
+    for rel in paths:
+        if rel.endswith((".d.ts", ".d.cts", ".d.mts")):
+            continue
+        module = _module_of(rel, _TS_SUFFIXES)
+        if module is None:
+            continue
+        parts = module.split("/")
+        for i in range(len(parts)):
+            out.add("/".join(parts[i:]))
+    return out
+
+
+def _is_compiled_copy(rel: str, ts_modules: set[str]) -> bool:
+    module = _module_of(rel, _COMPILED_SUFFIXES)
+    if module is None or rel.endswith(_TS_SUFFIXES) and not rel.endswith((".d.ts", ".d.cts", ".d.mts")):
+        return False
+    return module in ts_modules

@@ -1,0 +1,218 @@
+"""Ingest: walk -> read -> redact -> chunk -> tokenize -> index, reusing unchanged files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .chunking import Chunk, chunk_file
+from .errors import IndexFormatError, NoIndexError, NothingToIndexError
+from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
+from .index import FileRecord, Index, default_index_path, write_index
+from .secrets import redact
+from .tokens import Tokenizer, TokenizerSettings
+
+# Below this many bytes to read, worker processes cost more than they save.
+_PARALLEL_MIN_BYTES = 2_000_000
+_BATCH_BYTES = 256_000
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """What an ingest did: counts for the summary line."""
+
+    root: Path
+    index_path: Path
+    files: int
+    chunks: int
+    skipped: dict[str, int]
+    bytes_read: int
+    seconds: float
+    reused: int = 0  # files whose chunks were taken from the previous index unchanged
+    redacted: dict[str, int] = field(default_factory=dict)
+    up_to_date: bool = False  # nothing changed: the index was left as it was
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """Return the text that is tokenized for a chunk: its breadcrumb, then its text."""
+    return f"{chunk.context}\n{chunk.text}" if chunk.context else chunk.text
+
+
+@dataclass(frozen=True, slots=True)
+class _Processed:
+    record: FileRecord | None
+    skip_reason: str | None
+    n_bytes: int
+    redacted: dict[str, int]
+
+
+def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _Processed:
+    """Read, redact, chunk and tokenize one file."""
+    read = read_text(source.abspath, max_bytes)
+    if read.text is None:
+        return _Processed(None, read.skip_reason, read.n_bytes, {})
+    text, redacted = redact(read.text)
+    chunks = tuple(chunk_file(source.path, text))
+    counts = tuple(tokenizer.counts(indexed_text(c)) for c in chunks)
+    record = FileRecord(source.path, source.size, source.mtime_ns, read.sha1, chunks, counts)
+    return _Processed(record, None, read.n_bytes, redacted)
+
+
+_worker_tokenizer: Tokenizer | None = None
+
+
+def _process_batch(
+    batch: list[SourceFile], settings: TokenizerSettings, max_bytes: int
+) -> list[_Processed]:
+    global _worker_tokenizer
+    if _worker_tokenizer is None or _worker_tokenizer.settings != settings:
+        _worker_tokenizer = Tokenizer(settings)
+    return [process_file(f, _worker_tokenizer, max_bytes) for f in batch]
+
+
+def _batches(files: list[SourceFile]) -> Iterator[list[SourceFile]]:
+    batch: list[SourceFile] = []
+    size = 0
+    for f in files:
+        batch.append(f)
+        size += f.size
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _process_all(
+    files: list[SourceFile], settings: TokenizerSettings, max_bytes: int, workers: int,
+    progress: Callable[[int], None],
+) -> Iterator[_Processed]:
+    total = sum(f.size for f in files)
+    if workers <= 1 or total < _PARALLEL_MIN_BYTES:
+        tokenizer = Tokenizer(settings)
+        for f in files:
+            yield process_file(f, tokenizer, max_bytes)
+            progress(1)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        batches = list(_batches(files))
+        results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
+        for batch in results:
+            yield from batch
+            progress(len(batch))
+
+
+def _reusable(index_path: Path, settings: TokenizerSettings) -> Index | None:
+    """Open the previous index if its chunks can be reused (same format and tokenizer)."""
+    try:
+        previous = Index(index_path)
+    except (NoIndexError, IndexFormatError):
+        return None
+    if previous.manifest.tokenizer != settings:
+        previous.close()
+        return None
+    return previous
+
+
+def _git_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def ingest(
+    root: Path,
+    index_path: Path | None = None,
+    settings: TokenizerSettings | None = None,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    workers: int | None = None,
+    full: bool = False,
+    progress: Callable[[int], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Index the repository at `root`, reusing the chunks of files unchanged since the last ingest.
+
+    `on_start` is called with the number of files to process, `progress` with each
+    increment. With `full`, nothing is reused. The index is replaced atomically.
+    """
+    started = time.perf_counter()
+    settings = settings or TokenizerSettings()
+    listing = walk(Path(root), include, exclude, max_bytes)
+    root = listing.root
+    index_path = Path(index_path) if index_path else default_index_path(root)
+    previous = None if full else _reusable(index_path, settings)
+    old_files = previous.files() if previous else {}
+    reused: dict[str, FileRecord] = {}
+    todo: list[SourceFile] = []
+    for f in listing.files:
+        old = old_files.get(f.path)
+        if old is not None and old[0] == f.size and old[1] == f.mtime_ns:
+            reused[f.path] = FileRecord(f.path, f.size, f.mtime_ns, old[2], (), ())
+        else:
+            todo.append(f)
+    skipped = Counter(listing.skipped)
+    commit = _git_commit(root) if listing.git else None
+    if previous is not None and not todo and set(old_files) == set(reused):
+        previous.close()
+        return IngestReport(
+            root, index_path, len(reused), Index(index_path).manifest.n_chunks, dict(skipped), 0,
+            time.perf_counter() - started, reused=len(reused), up_to_date=True,
+        )
+    if on_start:
+        on_start(len(todo))
+    redacted: Counter[str] = Counter()
+    bytes_read = 0
+    fresh: dict[str, FileRecord] = {}
+    for done in _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1, progress or (lambda n: None)):
+        bytes_read += done.n_bytes
+        redacted.update(done.redacted)
+        if done.record is None:
+            skipped[done.skip_reason or "unreadable"] += 1
+        else:
+            fresh[done.record.path] = done.record
+    if previous is not None and reused:
+        reused = _load_records(previous, reused)
+    if previous is not None:
+        previous.close()
+    records = sorted([*reused.values(), *fresh.values()], key=lambda r: r.path)
+    if not records:
+        raise NothingToIndexError(
+            f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
+        )
+    manifest = write_index(index_path, records, settings, root, commit)
+    return IngestReport(
+        root=root, index_path=index_path, files=manifest.n_files, chunks=manifest.n_chunks,
+        skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
+        reused=len(reused), redacted=dict(redacted),
+    )
+
+
+def _load_records(previous: Index, wanted: dict[str, FileRecord]) -> dict[str, FileRecord]:
+    """Rebuild the records of unchanged files from the previous index's chunks and terms."""
+    chunks: dict[str, list[Chunk]] = {p: [] for p in wanted}
+    counts: dict[str, list[dict[str, int]]] = {p: [] for p in wanted}
+    rows = previous._query(
+        "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
+        " c.terms FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
+    )
+    for path, start, end, kind, symbol, text, context, ordinal, terms in rows:
+        if path not in wanted:
+            continue
+        chunks[path].append(Chunk(path, start, end, kind, symbol, text, context, ordinal))
+        parts = terms.split(" ") if terms else []
+        counts[path].append({parts[i]: int(parts[i + 1]) for i in range(0, len(parts), 2)})
+    return {
+        p: replace(rec, chunks=tuple(chunks[p]), counts=tuple(counts[p])) for p, rec in wanted.items()
+    }

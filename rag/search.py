@@ -1,0 +1,88 @@
+"""Scoring and top-k: cosine similarity of TF-IDF vectors over the inverted index."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass
+
+from .chunking import Chunk
+from .index import Index
+from .tokens import Tokenizer, idf_weight, tf_weight
+
+DEFAULT_TOP_K = 4
+
+
+@dataclass(frozen=True, slots=True)
+class TermContribution:
+    """How one query term contributed to a hit's score."""
+
+    term: str
+    idf: float
+    tf: int  # occurrences of the term in the passage
+    weight: float  # the term's normalised tf-idf weight in the passage
+    score: float  # its share of the hit's score (the contributions sum to the score)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A retrieved chunk, its cosine score and, when asked for, why it scored."""
+
+    score: float
+    chunk: Chunk
+    contributions: tuple[TermContribution, ...] = ()
+
+
+def search(index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False) -> list[Hit]:
+    """Return the top `k` chunks for `question` by cosine similarity, best first.
+
+    Query terms the index has never seen drop out; a query made only of them returns [].
+    Ties are broken by chunk order (path, then position in the file).
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    tokenizer = Tokenizer(index.manifest.tokenizer)
+    qtf = Counter(tokenizer.tokenize(question))
+    n_docs = index.manifest.n_chunks
+    terms = []  # (term, idf, query weight, ids, tfs)
+    for term, n in qtf.items():
+        plist = index.postings(term)
+        if plist is None:
+            continue
+        ids, tfs = plist
+        idf = idf_weight(n_docs, len(ids))
+        terms.append((term, idf, tf_weight(n) * idf, ids, tfs))
+    if not terms:
+        return []
+    qnorm = math.sqrt(sum(w * w for _, _, w, _, _ in terms))
+    tfw = [0.0] + [tf_weight(n) for n in range(1, 256)]
+    acc: dict[int, float] = {}
+    get = acc.get
+    for _, idf, qw, ids, tfs in terms:
+        scale = qw * idf / qnorm
+        for cid, tf in zip(ids, tfs):
+            w = tfw[tf] if tf < 256 else tf_weight(tf)
+            acc[cid] = get(cid, 0.0) + scale * w
+    norms = index.norms()
+    best = heapq.nlargest(k, ((s / norms[c], -c) for c, s in acc.items()))
+    chunks = index.chunks([-neg for _, neg in best])
+    hits = []
+    for score, neg in best:
+        cid = -neg
+        contributions = _explain(cid, terms, qnorm, norms[cid]) if explain else ()
+        hits.append(Hit(score=score, chunk=chunks[cid], contributions=contributions))
+    return hits
+
+
+def _explain(cid: int, terms: list, qnorm: float, norm: float) -> tuple[TermContribution, ...]:
+    out = []
+    for term, idf, qw, ids, tfs in terms:
+        i = bisect_left(ids, cid)
+        if i < len(ids) and ids[i] == cid:
+            tf = tfs[i]
+            weight = tf_weight(tf) * idf / norm
+            out.append(TermContribution(term, idf, tf, weight, weight * qw / qnorm))
+    out.sort(key=lambda c: -c.score)
+    return tuple(out)

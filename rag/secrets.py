@@ -1,0 +1,247 @@
+"""Keep secrets out of the index: skip secret-bearing files, redact high-confidence secrets in text.
+
+Redaction replaces each secret by `[REDACTED:<kind>]` and never changes the number of lines (a
+multi-line match keeps its line breaks after the marker), so citations by line stay exact.
+
+Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp_"`, `"://"`, ...);
+its full regex runs only when the gate passes, so a file with no candidates costs a dozen fast scans.
+
+False positives are kept low by shape checks: token bodies must mix upper case, lower case and
+digits (so `sk-` in `task-runner-...` never counts), JWT headers must decode to `{"alg"...}`, key
+blocks must hold base64, and one-character fills (`XXXX`, `0000`) are placeholders. A URL password
+is not redacted when it is a template or environment reference (`${PASS}`, `{password}`, `%s`,
+`<password>`, `$PASSWORD`), a mask (`***`), the user name again (`postgres:postgres`), or made of
+stock example words (`password`, `pass123`, `foo:bar`, `changeme`); `git@host:org/repo` has no
+`://` and is never a candidate.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# ---- files that are skipped whole ---------------------------------------------------------------
+
+_ENV_TEMPLATE_WORDS = frozenset({"example", "sample", "template", "dist"})
+_SECRET_NAME = re.compile(
+    r"""(?x)
+    .*\.(?:pem|key|p12|pfx|keystore|jks)
+    | id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)
+    | \.npmrc | \.pypirc | \.netrc | _netrc
+    | credentials.*\.json
+    """,
+    re.IGNORECASE,
+)
+
+
+def is_secret_file(relpath: str) -> bool:
+    """Tell whether a file is excluded by default because its name says it holds secrets."""
+    name = relpath.rstrip("/").rpartition("/")[2].lower()
+    if name == ".env":
+        return True
+    if name.startswith(".env."):
+        # .env.local is secret; .env.example, .env.local.sample, ... are templates
+        return _ENV_TEMPLATE_WORDS.isdisjoint(name.split(".")[2:])
+    return _SECRET_NAME.fullmatch(name) is not None
+
+
+# ---- secrets inside text ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret found in a text: its kind and the character span that is redacted."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    gate: Callable[[str], object]  # the cheap prefilter: the regex runs only if this is truthy
+    regex: re.Pattern[str]
+    group: str | int = 0  # the part of the match that is the secret
+    check: Callable[[re.Match[str]], bool] | None = None  # reject placeholders and look-alikes
+
+
+# Characters that may not sit right before a token, so `task-`/`disk-` and the like never start one.
+_B = r"(?<![A-Za-z0-9_-])"
+# ... and right after it, so a longer run of token characters is not cut short.
+_E = r"(?![A-Za-z0-9_-])"
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# Stock words of examples; a URL password made only of these (and trailing digits) is a placeholder:
+# password, pass123, mypassword, foo:bar, secret, changeme, ...
+_PLACEHOLDER_PASSWORD = re.compile(
+    r"(?:my|your|the|db|user|some)?"
+    r"(?:pass|password|passwd|pwd|pw|secret|changeme|example|placeholder|redacted|token"
+    r"|foo|bar|baz|qux|test|dummy|fake)+[0-9]*"
+)
+
+
+def _contains(*words: str) -> Callable[[str], bool]:
+    """Gate on plain substrings (str `in` is fast for one or two words)."""
+    return lambda text: any(word in text for word in words)
+
+
+def _search(pattern: str) -> Callable[[str], object]:
+    """Gate on alternatives sharing a literal prefix, which one regex search finds faster than many `in`."""
+    return re.compile(pattern).search
+
+
+def _varied(value: str) -> bool:
+    """Reject one-character fills like `XXXX` or `0000`, which are placeholders."""
+    return len(set(value)) > 3
+
+
+def _mixed(value: str) -> bool:
+    """Require upper case, lower case and a digit, as random tokens have and kebab-case words lack."""
+    return (
+        any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+    )
+
+
+def _key_body(block: str) -> bool:
+    """Require a key block to carry base64 material, not just the BEGIN/END labels."""
+    return re.search(r"[A-Za-z0-9+/]{40}", block) is not None
+
+
+def _jwt_header(token: str) -> bool:
+    """Require the first segment to decode to a JOSE header (`{"alg": ...}` or `{"typ": ...}`)."""
+    header = token.partition(".")[0]
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)).decode("utf-8", "replace")
+    except ValueError:
+        return False
+    return '"alg"' in decoded or '"typ"' in decoded
+
+
+def _real_password(match: re.Match[str]) -> bool:
+    """Reject template references, masks, stock example words and user-equals-password defaults."""
+    value = match["secret"]
+    if value.startswith("[REDACTED") or not _varied(value):
+        return False
+    if any(mark in value for mark in ("$", "{", "}", "<", ">", "%s", "%(", "*")):
+        return False
+    if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
+        return False
+    plain = re.sub(r"[^a-z0-9]", "", urllib.parse.unquote(value).lower())
+    return _PLACEHOLDER_PASSWORD.fullmatch(plain) is None
+
+
+_RULES = (
+    _Rule(
+        "private-key",
+        _contains("-----BEGIN "),
+        re.compile(
+            # the whole block; if the END line is missing, the BEGIN line and the base64 after it
+            r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----"
+            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+-]*?-----END \1PRIVATE KEY\2-----|(?:\r?\n[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*)+)"
+        ),
+        check=lambda m: _key_body(m[0]),
+    ),
+    _Rule("aws-access-key", _search("AKIA|ASIA"), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    _Rule(
+        "aws-secret-key",
+        _contains("ecret", "ECRET"),
+        re.compile(
+            r"(?i:aws[_.-]?secret(?:[_.-]?access)?(?:[_.-]?key)?|secret[_.-]?access[_.-]?key)"
+            r"[\"']?\s*(?::=|=>|[:=])\s*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        group="secret",
+        check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
+    ),
+    _Rule(
+        "github-token",
+        _search("gh[pousr]_|github_pat_"),
+        re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
+        check=lambda m: _varied(m[0]),
+    ),
+    _Rule("gitlab-token", _contains("glpat-"), re.compile(_B + r"glpat-[A-Za-z0-9_-]{20,}" + _E), check=_varied),
+    _Rule(
+        "slack-token",
+        _search("xox[abprs]-"),
+        re.compile(_B + r"xox[abprs]-[0-9]{6,}-[A-Za-z0-9-]{8,}" + _E),
+        check=lambda m: _varied(m[0]),
+    ),
+    _Rule(
+        "slack-webhook",
+        _contains("hooks.slack.com"),
+        re.compile(r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"),
+        group="secret",
+        check=lambda m: _varied(m["secret"].rstrip("/").rpartition("/")[2]),
+    ),
+    _Rule(
+        "stripe-key",
+        _search("k_live_|k_test_"),
+        re.compile(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _E),
+        check=lambda m: _mixed(m[0][8:]),
+    ),
+    _Rule(
+        "anthropic-key",
+        _contains("sk-ant-"),
+        re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{32,}" + _E),
+        check=lambda m: _mixed(m[0][7:]),
+    ),
+    _Rule(
+        "openai-key",
+        _contains("sk-"),
+        re.compile(_B + r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{32,}" + _E),
+        check=lambda m: _mixed(m[0][3:]),
+    ),
+    _Rule(
+        "jwt",
+        _contains("eyJ"),
+        re.compile(_B + r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{16,}" + _E),
+        check=lambda m: _jwt_header(m[0]),
+    ),
+    _Rule(
+        "url-password",
+        _contains("://"),
+        # scheme://user:password@host — the password may hold '@' (the last one ends it)
+        re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[])"),
+        group="secret",
+        check=_real_password,
+    ),
+)
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Find high-confidence secrets in `text`, in order, without overlaps."""
+    found: list[Finding] = []
+    for rule in _RULES:
+        if not rule.gate(text):
+            continue
+        for match in rule.regex.finditer(text):
+            if rule.check is None or rule.check(match):
+                found.append(Finding(rule.kind, match.start(rule.group), match.end(rule.group)))
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda f: (f.start, -f.end))
+    kept = [found[0]]
+    for finding in found[1:]:
+        if finding.start >= kept[-1].end:
+            kept.append(finding)
+    return kept
+
+
+def redact(text: str) -> tuple[str, dict[str, int]]:
+    """Replace each secret by `[REDACTED:<kind>]`, keeping every line break; count them by kind."""
+    findings = find_secrets(text)
+    if not findings:
+        return text, {}
+    counts: dict[str, int] = {}
+    parts: list[str] = []
+    pos = 0
+    for f in findings:
+        parts.append(text[pos : f.start])
+        parts.append(f"[REDACTED:{f.kind}]")
+        parts.extend(_LINE_BREAK.findall(text, f.start, f.end))
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+        pos = f.end
+    parts.append(text[pos:])
+    return "".join(parts), counts

@@ -1,0 +1,118 @@
+"""The commands through click's CliRunner: exit codes and exact output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write_tree
+from rag.cli import main
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def ingest_plain(runner: CliRunner, repo: Path):
+    return runner.invoke(main, ["ingest", str(repo), "--tokenizer", "plain"])
+
+
+def test_ingest_prints_one_summary_line(runner: CliRunner, worked_repo: Path) -> None:
+    write_tree(worked_repo, {"logo.png": b"\x89PNG\0", "blob.bin": b"\0\1\2"})
+    result = ingest_plain(runner, worked_repo)
+    assert result.exit_code == 0, result.output
+    line, = result.output.splitlines()
+    assert line.startswith("Indexed 4 files (4 chunks) in ")
+    assert line.endswith(f"MB read; skipped: 2 binary -> {worked_repo.resolve()}/.rag/index.sqlite")
+    again = ingest_plain(runner, worked_repo)
+    assert again.output.startswith("Index is up to date: 4 files, 4 chunks")
+
+
+def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
+    ingest_plain(runner, worked_repo)
+    monkeypatch.chdir(worked_repo)
+    result = runner.invoke(main, ["query", "--no-llm", "-k", "2", "billing refunds"])
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "1. 0.3922  refunds.txt:1-1\n"
+        "    Refunds go back to the original card after billing approves them.\n"
+        "\n"
+        "2. 0.2472  team.txt:1-1\n"
+        "    For billing, ask billing support or the billing team.\n"
+    )
+
+
+def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Path) -> None:
+    ingest_plain(runner, worked_repo)
+    index = str(worked_repo / ".rag" / "index.sqlite")
+    result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "-k", "1", "billing refunds"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data == {
+        "question": "billing refunds",
+        "results": [{
+            "rank": 1, "score": pytest.approx(0.392179, abs=1e-6), "path": "refunds.txt", "start_line": 1,
+            "end_line": 1, "chunk": 0, "kind": "text", "symbol": None,
+            "text": "Refunds go back to the original card after billing approves them.",
+        }],
+    }
+
+
+def test_query_with_only_unknown_words_is_empty_not_an_error(runner: CliRunner, worked_repo: Path) -> None:
+    ingest_plain(runner, worked_repo)
+    index = str(worked_repo / ".rag" / "index.sqlite")
+    result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "chargeback"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == {"question": "chargeback", "results": []}
+
+
+def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    index = tmp_path / "elsewhere" / "idx.sqlite"
+    assert runner.invoke(main, ["ingest", str(worked_repo), "--index", str(index)]).exit_code == 0
+    monkeypatch.setenv("RAG_INDEX", str(index))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["query", "--no-llm", "-k", "1", "refunds"])
+    assert result.exit_code == 0 and "refunds.txt:1-1" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["ingest", "{missing}"], 1, "does not exist — pass the path of a repository directory"),
+        (["ingest", "{file}"], 1, "is not a directory — pass the path of a repository directory"),
+        (["ingest", "{empty}"], 1, "No indexable files in"),
+        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `python ingest.py REPO --index"),
+        (["query", "--no-llm", "--index", "{corrupt}", "q"], 1, "is corrupt"),
+        (["query", "--no-llm", "--index", "{index}", "   "], 2, "the question is empty"),
+        (["query", "--no-llm", "--index", "{index}"], 2, "the question is empty"),
+        (["query", "--no-llm", "--index", "{index}", "-k", "0", "q"], 2, "0 is not in the range x>=1"),
+        (["ingest", "{repo}", "--tokenizer", "fancy"], 2, "'fancy' is not one of 'code', 'plain'"),
+    ],
+    ids=["missing-repo", "repo-is-file", "empty-repo", "no-index", "corrupt-index", "blank-question",
+         "no-question", "k-zero", "bad-tokenizer"],
+)
+def test_bad_input_exit_codes(runner: CliRunner, worked_repo: Path, tmp_path: Path, args, code, message) -> None:
+    ingest_plain(runner, worked_repo)
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "corrupt.sqlite").write_bytes(b"garbage" * 50)
+    names = {
+        "missing": str(tmp_path / "missing"), "file": str(tmp_path / "afile"), "empty": str(tmp_path / "empty"),
+        "corrupt": str(tmp_path / "corrupt.sqlite"), "index": str(worked_repo / ".rag" / "index.sqlite"),
+        "repo": str(worked_repo),
+    }
+    result = runner.invoke(main, [a.format(**names) for a in args])
+    assert result.exit_code == code, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert result.output.strip().count("\n") <= 3 if code == 2 else result.output.strip().count("\n") == 0
+
+
+def test_every_command_has_help(runner: CliRunner) -> None:
+    for name, command in main.commands.items():
+        assert command.help, name
+        assert runner.invoke(main, [name, "--help"]).exit_code == 0

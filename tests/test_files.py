@@ -1,0 +1,127 @@
+"""Which files are read: git-aware listing, excludes, binaries, limits, symlinks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from rag import InputError, ingest, walk
+from rag.files import read_text
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def paths(root: Path, **kw) -> list[str]:
+    return [f.path for f in walk(root, **kw).files]
+
+
+def test_git_repo_lists_what_git_would_track(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        ".gitignore": "*.log\nbuild-out/\n!keep.log\n",
+        "src/app.py": "x = 1\n",
+        "src/.gitignore": "secret_notes.txt\n",
+        "src/secret_notes.txt": "ignored by a nested .gitignore\n",
+        "debug.log": "noise\n",
+        "keep.log": "negated, so kept\n",
+        "build-out/gen.py": "generated\n",
+        "untracked.md": "# not yet added, but not ignored\n",
+    })
+    git(repo, "init", "-q")
+    git(repo, "add", ".gitignore", "src/app.py", "src/.gitignore")
+    listing = walk(repo)
+    assert listing.git
+    assert [f.path for f in listing.files] == [
+        ".gitignore", "keep.log", "src/.gitignore", "src/app.py", "untracked.md",
+    ]
+
+
+def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        "pkg/mod.py": "def f(): pass\n",
+        "node_modules/lib/index.js": "module.exports = 1\n",
+        ".venv/lib/site.py": "x\n",
+        "pkg/__pycache__/mod.cpython-311.pyc": b"\0\0",
+        "dist/bundle.js": "var a=1\n",
+        "web/app.min.js": "var a=1\n",
+        "package-lock.json": "{}\n",
+        "docs/.gitignore": "drafts/\n",
+        "docs/drafts/wip.md": "# wip\n",
+        "docs/index.md": "# Docs\n",
+    })
+    listing = walk(repo)
+    assert not listing.git
+    assert [f.path for f in listing.files] == ["docs/.gitignore", "docs/index.md", "pkg/mod.py"]
+    assert listing.skipped["gitignored"] == 1
+    assert listing.skipped["generated"] == 2
+
+
+def test_compiled_copies_of_typescript_sources_are_skipped(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        "src/v4/schemas.ts": "export const a = 1;\n",
+        "v4/schemas.js": "exports.a = 1;\n",
+        "v4/schemas.d.ts": "export declare const a = 1;\n",
+        "lib/helpers.js": "module.exports = {};\n",  # no TypeScript twin: kept
+    })
+    assert paths(repo) == ["lib/helpers.js", "src/v4/schemas.ts"]
+
+
+def test_binary_huge_empty_and_non_utf8_files(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        "ok.txt": "fine text here\n",
+        "blob.dat": b"abc\0def" * 10,
+        "photo.png": b"\x89PNG",
+        "huge.txt": "x" * 2000 + "\n",
+        "latin1.txt": "café crème".encode("latin-1"),
+        "empty.txt": "",
+    })
+    report = ingest(repo, max_bytes=1000)
+    assert report.files == 2  # ok.txt and latin1.txt
+    assert report.skipped == {"binary": 2, "too-large": 1, "empty": 1}
+    text = read_text(str(repo / "latin1.txt")).text
+    assert text == "caf\ufffd cr\ufffdme"
+
+
+def test_symlinks_never_lead_out_of_the_repo_or_into_a_loop(tmp_path: Path) -> None:
+    outside = write_tree(tmp_path / "outside", {"private.txt": "not part of the repo\n"})
+    repo = write_tree(tmp_path / "r", {"a.txt": "inside\n", "sub/b.txt": "inside too\n"})
+    os.symlink(outside / "private.txt", repo / "leak.txt")
+    os.symlink(outside, repo / "leakdir")
+    os.symlink(repo, repo / "sub" / "loop")
+    os.symlink(repo / "a.txt", repo / "alias.txt")
+    listing = walk(repo)
+    assert [f.path for f in listing.files] == ["a.txt", "alias.txt", "sub/b.txt"]
+    assert listing.skipped["symlink"] == 3
+
+
+def test_include_and_exclude_globs(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"a.py": "a\n", "b.md": "b\n", "tests/test_a.py": "t\n"})
+    assert paths(repo, include=("*.py",)) == ["a.py", "tests/test_a.py"]
+    assert paths(repo, exclude=("tests/",)) == ["a.py", "b.md"]
+    assert paths(repo, include=("*.py",), exclude=("tests/*",)) == ["a.py"]
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_bad_repo_path(tmp_path: Path, make: str) -> None:
+    target = tmp_path / "x"
+    if make == "file":
+        target.write_text("not a dir")
+    with pytest.raises(InputError, match="pass the path of a repository directory"):
+        walk(target)
+
+
+def test_unreadable_file_is_counted_not_fatal(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        # root reads anything; simulate with a file that vanishes between walk and read
+        repo = write_tree(tmp_path / "r", {"a.txt": "alpha\n"})
+        assert read_text(str(repo / "gone.txt")).skip_reason == "unreadable"
+        return
+    repo = write_tree(tmp_path / "r", {"a.txt": "alpha\n", "b.txt": "beta\n"})
+    (repo / "b.txt").chmod(0)
+    report = ingest(repo)
+    assert report.skipped == {"unreadable": 1}

@@ -1,0 +1,142 @@
+"""The saved index: format, atomic replacement, errors, and incremental re-ingest."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from rag import Index, TokenizerSettings, IndexFormatError, NoIndexError, NothingToIndexError, ingest, locate_index, search
+from rag.index import FORMAT_VERSION, remember_index
+
+
+def snapshot(index_path: Path, questions: list[str]) -> list[list[tuple[str, int, int, float]]]:
+    with Index(index_path) as index:
+        return [
+            [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score) for h in search(index, q, k=10)]
+            for q in questions
+        ]
+
+
+def code_repo(root: Path) -> Path:
+    return write_tree(root, {
+        "app/auth.py": "def login(user, password):\n    return check_password(user, password)\n\n\n"
+                       "def logout(session):\n    session.clear()\n",
+        "app/db.py": "def connect(url):\n    return Engine(url, pool_size=5)\n",
+        "docs/guide.md": "# Guide\n\nLog in with your password; log out to clear the session.\n",
+        "notes.txt": "Connection pool sizes are tuned per deployment.\n",
+    })
+
+
+QUESTIONS = ["login password", "session clear", "connection pool size", "guide"]
+
+
+def test_index_lives_in_dot_rag_and_is_ignored_by_git(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    report = ingest(repo)
+    assert report.index_path == repo.resolve() / ".rag" / "index.sqlite"
+    assert (repo / ".rag" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert report.files == 4
+
+
+def test_incremental_reingest_equals_full_rebuild(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    ingest(repo)
+    again = ingest(repo)
+    assert again.up_to_date
+    (repo / "app" / "db.py").write_text("def connect(url, pool_size=10):\n    return Engine(url, pool_size)\n")
+    (repo / "notes.txt").unlink()
+    (repo / "app" / "cache.py").write_text("def clear_cache():\n    CACHE.clear()\n")
+    inc = ingest(repo)
+    assert (inc.reused, inc.files) == (2, 4)
+    incremental = snapshot(inc.index_path, QUESTIONS)
+    full_path = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full_path, full=True)
+    assert incremental == snapshot(full_path, QUESTIONS)
+
+
+def test_interrupted_ingest_leaves_previous_index_intact(tmp_path: Path, mocker) -> None:
+    repo = code_repo(tmp_path / "r")
+    report = ingest(repo)
+    before = snapshot(report.index_path, QUESTIONS)
+    (repo / "app" / "db.py").write_text("def connect(url):\n    raise NotImplementedError\n")
+    mocker.patch("rag.index._fill", side_effect=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        ingest(repo)
+    assert snapshot(report.index_path, QUESTIONS) == before
+    assert [p.name for p in (repo / ".rag").iterdir() if ".tmp-" in p.name] == []
+
+
+def test_stale_temp_file_of_a_killed_ingest_is_cleaned(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    (repo / ".rag").mkdir()
+    stale = repo / ".rag" / "index.sqlite.tmp-999999999"
+    stale.write_bytes(b"half-written")
+    ingest(repo)
+    assert not stale.exists()
+
+
+def test_missing_index_says_which_command_to_run(tmp_path: Path) -> None:
+    with pytest.raises(NoIndexError, match=r"run `python ingest.py REPO` first"):
+        Index(tmp_path / "nope.sqlite")
+    with pytest.raises(NoIndexError, match="No index found for"):
+        locate_index(None, tmp_path)
+
+
+def test_corrupt_index_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "index.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(IndexFormatError, match="corrupt .* re-run `python ingest.py"):
+        Index(bad)
+
+
+def test_old_format_version_says_to_reingest(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'format_version'")
+    with pytest.raises(IndexFormatError, match=f"format version 0, this tool reads version {FORMAT_VERSION}"):
+        Index(path)
+
+
+def test_truncated_index_fails_cleanly_at_query_time(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(IndexFormatError):
+        with Index(path) as index:
+            search(index, "login password")
+
+
+def test_repo_without_indexable_files(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"logo.png": b"\x89PNG\r\n\x1a\n\0\0", "empty.txt": ""})
+    with pytest.raises(NothingToIndexError, match="No indexable files"):
+        ingest(repo)
+
+
+def test_index_found_from_a_subdirectory_and_from_where_ingest_ran(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    assert locate_index(None, repo / "app") == path
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    remember_index(elsewhere, path)
+    assert locate_index(None, elsewhere) == path
+    assert locate_index(repo, tmp_path) == path  # --index may name the repo
+
+
+def test_query_reads_only_what_it_needs(tmp_path: Path) -> None:
+    # A query fetches the postings of its terms and the text of the top k, not every chunk.
+    repo = write_tree(tmp_path / "r", {f"f{i}.txt": f"topic{i} shared words here\n" for i in range(50)})
+    path = ingest(repo, settings=TokenizerSettings(mode="plain")).index_path
+    statements: list[str] = []
+    with Index(path) as index:
+        index._conn.set_trace_callback(statements.append)
+        search(index, "topic7 shared", k=2)
+    assert sum("FROM postings" in s for s in statements) == 2
+    chunk_reads = [s for s in statements if "FROM chunks" in s]
+    assert len(chunk_reads) == 1
+    assert len(chunk_reads[0].split(" IN (")[1].split(",")) == 2  # only the top 2 chunks

@@ -1,0 +1,66 @@
+"""The two scripts as a user runs them: real subprocesses, from the repo and from elsewhere."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import write_tree
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(PROJECT / script), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_ingest_then_query_from_inside_and_outside_the_repo(worked_repo: Path, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(worked_repo)], check=True)
+    outside = tmp_path / "work"
+    outside.mkdir()
+    done = run("ingest.py", str(worked_repo), "--tokenizer", "plain", cwd=outside)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Indexed 4 files (4 chunks)")
+    assert done.stderr == ""  # no progress bar when stderr is not a terminal
+    status = subprocess.run(["git", "-C", str(worked_repo), "status", "--porcelain"], capture_output=True,
+                            text=True, check=True).stdout
+    assert ".rag" not in status
+    for cwd in (outside, worked_repo, worked_repo):
+        asked = run("query.py", "--json", "--no-llm", "-k", "2", "billing refunds", cwd=cwd)
+        assert asked.returncode == 0, asked.stderr
+        got = [(r["path"], round(r["score"], 4)) for r in json.loads(asked.stdout)["results"]]
+        assert got == [("refunds.txt", 0.3922), ("team.txt", 0.2472)]
+
+
+def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    empty = tmp_path / "nowhere"
+    empty.mkdir()
+    asked = run("query.py", "--no-llm", "anything", cwd=empty)
+    assert asked.returncode == 1
+    assert asked.stdout == ""
+    assert asked.stderr.strip().splitlines() == [
+        f"Error: No index found for {empty.resolve()} — run `python ingest.py REPO` first (or pass --index PATH)"
+    ]
+
+
+def test_retrieval_only_does_not_import_the_sdk(worked_repo: Path) -> None:
+    run("ingest.py", str(worked_repo), cwd=worked_repo)
+    code = (
+        "import sys; sys.argv=['query.py','--json','--no-llm','billing'];"
+        "from rag.cli import query_main\n"
+        "try:\n    query_main()\nexcept SystemExit:\n    pass\n"
+        "print('anthropic' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=worked_repo, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"})
+    assert done.stderr.strip() == "False"
+    assert json.loads(done.stdout)["results"]
+
+
+def test_progress_goes_to_stderr_only(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"a.md": "# A\n\nalpha beta gamma\n"})
+    done = run("ingest.py", str(repo), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.count("\n") == 1
