@@ -7,16 +7,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .errors import RagError
-from .files import DEFAULT_MAX_BYTES
 from .index import Index, locate_index, remember_index
-from .ingest import IngestReport, ingest
 from .search import DEFAULT_TOP_K, Hit, search
 from .tokens import MODES, TokenizerSettings
+
+if TYPE_CHECKING:
+    from .pipeline import IngestReport
 
 
 class RagCommand(click.Command):
@@ -56,8 +57,8 @@ def main() -> None:
               help="code: split identifiers and stem; plain: lowercase words only.")
 @click.option("--include", multiple=True, metavar="GLOB", help="Index only paths matching GLOB (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
-@click.option("--max-file-size", "max_bytes", type=click.IntRange(1), default=DEFAULT_MAX_BYTES,
-              show_default=True, help="Skip files larger than this many bytes.")
+@click.option("--max-file-size", "max_bytes", type=click.IntRange(1), default=lambda: _files().DEFAULT_MAX_BYTES,
+              show_default="1 MB", help="Skip files larger than this many bytes.")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
 def ingest_cmd(
@@ -65,6 +66,8 @@ def ingest_cmd(
     exclude: tuple[str, ...], max_bytes: int, full: bool, workers: int | None,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
+    from .pipeline import ingest  # the pipeline is only loaded by the command that needs it
+
     settings = TokenizerSettings(mode=tokenizer)
     bar: Any = None
 
@@ -86,6 +89,12 @@ def ingest_cmd(
             bar.__exit__(None, None, None)
     remember_index(Path.cwd(), report.index_path)
     click.echo(format_ingest_report(report))
+
+
+def _files() -> Any:
+    from . import files  # imported when the ingest command runs, not by every query
+
+    return files
 
 
 def format_ingest_report(report: IngestReport) -> str:

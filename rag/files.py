@@ -13,10 +13,10 @@ from pathlib import Path
 
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
+from .index import INDEX_DIRNAME
 from .secrets import is_secret_file
 
 DEFAULT_MAX_BYTES = 1_000_000
-INDEX_DIRNAME = ".rag"
 
 # Directories that hold tooling state, dependencies or build output, never the project's code.
 EXCLUDED_DIRS = frozenset(

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from operator import mul
 from pathlib import Path
 
-from .chunking import Chunk
+from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError
-from .files import INDEX_DIRNAME
 from .tokens import TokenizerSettings, idf_weight, tf_weight
 
 FORMAT_VERSION = 1
 INDEX_FILENAME = "index.sqlite"
+INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
 
 _SCHEMA = """

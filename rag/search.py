@@ -8,7 +8,7 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
-from .chunking import Chunk
+from .chunking.base import Chunk
 from .index import Index
 from .tokens import Tokenizer, idf_weight, tf_weight
 
