@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
+from .access import ACCESS_FILENAME
 from .ignore import IgnoreRules, is_ignored
 from .index import INDEX_DIRNAME
 from .secrets import is_secret_file
@@ -233,6 +234,8 @@ def _excluded_by_name(
         return "excluded-dir"
     if is_secret_file(rel):
         return "secret"
+    if name == ACCESS_FILENAME:
+        return "access-list"  # says who may read what; not content to answer from
     if include and not any(_glob(rel, g) for g in include):
         return "not-included"
     if any(_glob(rel, g) for g in exclude):

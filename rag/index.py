@@ -7,7 +7,12 @@ Layout (FORMAT_VERSION 1):
     chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text, terms)
                                 -- terms: "term tf term tf ..." for re-ingest without re-reading
     postings(term, df, ids, tfs)  -- term -> chunk ids (uint32, ascending) and raw tfs (uint16)
-    arrays(name, data)          -- 'norms': float64 L2 norm of each chunk's tf-idf vector, by id
+    arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
+                                -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
+                                -- as seen by callers of that view, by id
+    classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
+    views(key, classes, n_chunks)  -- a set of readable classes, e.g. "0,2", and its chunk count
+    dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
 
 A query reads the manifest, the postings of its own terms, the norms array, and the
 text of the top k chunks: never the whole corpus. The file is written under a temporary
@@ -24,10 +29,12 @@ import sqlite3
 import sys
 import time
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import mul
 from pathlib import Path
+from typing import Any
 
 from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError
@@ -48,6 +55,9 @@ CREATE TABLE chunks(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, ordinal IN
 CREATE TABLE postings(term TEXT PRIMARY KEY, df INTEGER NOT NULL, ids BLOB NOT NULL,
                       tfs BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
+CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -61,6 +71,7 @@ class FileRecord:
     sha1: str
     chunks: tuple[Chunk, ...]
     counts: tuple[dict[str, int], ...]  # term -> tf, one per chunk
+    groups: frozenset[str] = frozenset()  # who may read it (.rag-access); empty = public
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +86,7 @@ class Manifest:
     n_terms: int
     built_at: float
     commit: str | None = None
+    access: str | None = None  # sha1 of the .rag-access rules the index was built with
 
 
 def default_index_path(root: Path) -> Path:
@@ -84,7 +96,7 @@ def default_index_path(root: Path) -> Path:
 
 def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
-    commit: str | None = None,
+    commit: str | None = None, access: str | None = None,
 ) -> Manifest:
     """Build postings and norms from file records and write them atomically to `path`."""
     path = Path(path)
@@ -100,7 +112,7 @@ def write_index(
         conn.execute("PRAGMA journal_mode=OFF")
         conn.execute("PRAGMA synchronous=OFF")
         conn.executescript(_SCHEMA)
-        manifest = _fill(conn, records, tokenizer, root, commit)
+        manifest = _fill(conn, records, tokenizer, root, commit, access)
         conn.commit()
         conn.close()
         _fsync(tmp)
@@ -114,16 +126,20 @@ def write_index(
 
 def _fill(
     conn: sqlite3.Connection, records: Iterable[FileRecord], tokenizer: TokenizerSettings,
-    root: Path, commit: str | None,
+    root: Path, commit: str | None, access: str | None,
 ) -> Manifest:
     postings: dict[str, list[int]] = {}  # term -> [chunk id, tf, chunk id, tf, ...]
     forward: list[tuple[list[str], list[int]]] = []  # chunk id -> (terms, tfs)
     file_rows = []
     chunk_rows = []
+    class_ids: dict[frozenset[str], int] = {frozenset(): 0}  # access class 0 is public
+    chunk_class = array("H")
     cid = 0
     for fid, rec in enumerate(records):
         file_rows.append((fid, rec.path, rec.size, rec.mtime_ns, rec.sha1, len(rec.chunks)))
+        klass = class_ids.setdefault(rec.groups, len(class_ids))
         for chunk, counts in zip(rec.chunks, rec.counts):
+            chunk_class.append(klass)
             terms = list(counts)
             tfs = [min(n, _TF_MAX) for n in counts.values()]
             for term, tf in zip(terms, tfs):
@@ -141,8 +157,7 @@ def _fill(
             )
             cid += 1
     n_chunks = cid
-    idf = {t: idf_weight(n_chunks, len(p) // 2) for t, p in postings.items()}
-    norms = array("d", (_norm(terms, tfs, idf) for terms, tfs in forward))
+    groups_of_class = {i: g for g, i in class_ids.items()}
     conn.executemany("INSERT INTO files VALUES (?,?,?,?,?,?)", file_rows)
     conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", chunk_rows)
     conn.executemany(
@@ -150,19 +165,99 @@ def _fill(
         ((t, len(p) // 2, array("I", p[0::2]).tobytes(), array("H", p[1::2]).tobytes())
          for t, p in postings.items()),
     )
-    conn.execute("INSERT INTO arrays VALUES ('norms', ?)", (norms.tobytes(),))
+    conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
+    conn.executemany("INSERT INTO classes VALUES (?,?)",
+                     ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
+    for view in realizable_views(groups_of_class):
+        if len(view) == len(class_ids):  # everything readable: df straight from the postings
+            df = {t: len(p) // 2 for t, p in postings.items()}
+            n_view = n_chunks
+        else:
+            n_view, df = _view_df(forward, chunk_class, view)
+        norms = view_norms(forward, chunk_class, view, n_view, df)
+        conn.execute("INSERT INTO views VALUES (?,?)", (view_key(view), n_view))
+        conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
+    conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, [r[1] for r in file_rows]))
     manifest = Manifest(
         format_version=FORMAT_VERSION, tokenizer=tokenizer, root=str(root),
         n_files=len(file_rows), n_chunks=n_chunks, n_terms=len(postings),
-        built_at=time.time(), commit=commit,
+        built_at=time.time(), commit=commit, access=access,
     )
     meta = {
         "format_version": FORMAT_VERSION, "tokenizer": tokenizer.to_dict(), "root": str(root),
         "n_files": manifest.n_files, "n_chunks": n_chunks, "n_terms": manifest.n_terms,
-        "built_at": manifest.built_at, "commit": commit, "byteorder": sys.byteorder,
+        "built_at": manifest.built_at, "commit": commit, "access": access, "byteorder": sys.byteorder,
     }
     conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
     return manifest
+
+
+# Precompute the norms of at most this many views; rarer combinations are computed per query.
+MAX_STORED_VIEWS = 64
+
+
+def view_key(view: frozenset[int]) -> str:
+    """Return the storage key of a set of readable access classes."""
+    return ",".join(map(str, sorted(view)))
+
+
+def readable_classes(groups_of_class: dict[int, frozenset[str]], caller: frozenset[str]) -> frozenset[int]:
+    """Return the access classes a caller with these groups may read."""
+    return frozenset(c for c, g in groups_of_class.items() if not g or g & caller)
+
+
+def realizable_views(groups_of_class: dict[int, frozenset[str]]) -> list[frozenset[int]]:
+    """List the distinct sets of readable classes that some caller can have (public first).
+
+    A caller's view depends only on which of the named groups it holds, so enumerate those
+    subsets while there are few; the rest are computed at query time.
+    """
+    named = sorted(set().union(*groups_of_class.values()))
+    views: dict[frozenset[int], None] = {readable_classes(groups_of_class, frozenset()): None}
+    views[frozenset(groups_of_class)] = None
+    if len(named) <= 12:
+        for mask in range(1, 1 << len(named)):
+            caller = frozenset(g for i, g in enumerate(named) if mask >> i & 1)
+            views[readable_classes(groups_of_class, caller)] = None
+            if len(views) >= MAX_STORED_VIEWS:
+                break
+    return list(views)
+
+
+def _view_df(
+    forward: list[tuple[list[str], list[int]]], chunk_class: array[int], view: frozenset[int]
+) -> tuple[int, dict[str, int]]:
+    """Count the chunks and each term's document frequency within a view."""
+    df: Counter[str] = Counter()
+    n = 0
+    for (terms, _), klass in zip(forward, chunk_class):
+        if klass in view:
+            df.update(terms)
+            n += 1
+    return n, df
+
+
+def view_norms(
+    forward: list[tuple[list[str], list[int]]], chunk_class: array[int], view: frozenset[int],
+    n_view: int, df: dict[str, int],
+) -> array[float]:
+    """Return each chunk's L2 norm under the IDF of a view (0.0 for chunks outside it)."""
+    idf = {t: idf_weight(n_view, d) for t, d in df.items() if d}
+    return array("d", (
+        _norm(terms, tfs, idf) if klass in view else 0.0
+        for (terms, tfs), klass in zip(forward, chunk_class)
+    ))
+
+
+def _dir_mtimes(root: Path, paths: list[str]) -> list[tuple[str, int]]:
+    dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
+    out = []
+    for d in sorted(dirs):
+        try:
+            out.append((d, os.stat(Path(root) / d).st_mtime_ns))
+        except OSError:
+            continue
+    return out
 
 
 _TF_WEIGHT_SQ = [0.0] + [tf_weight(n) ** 2 for n in range(1, 256)]
@@ -201,6 +296,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """The part of an index one caller may read."""
+
+    classes: frozenset[int] | None  # readable access classes; None = all (nothing to filter)
+    n_chunks: int  # N for the IDF
+    norms: array[float]  # by chunk id, under this view's IDF
+    chunk_class: array[int] | None  # access class by chunk id, when filtering is needed
+
+
 class Index:
     """A saved index opened for reading; loads only the manifest until asked for more."""
 
@@ -227,13 +332,14 @@ class Index:
                 tokenizer=TokenizerSettings.from_dict(meta["tokenizer"]),
                 root=meta["root"], n_files=meta["n_files"], n_chunks=meta["n_chunks"],
                 n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
+                access=meta.get("access"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
                 f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO`"
             ) from None
         self._swap = meta.get("byteorder", sys.byteorder) != sys.byteorder
-        self._norms: array[float] | None = None
+        self._views: dict[str, View] = {}
 
     def close(self) -> None:
         """Close the database connection."""
@@ -258,16 +364,46 @@ class Index:
             tfs.byteswap()
         return ids, tfs
 
-    def norms(self) -> array[float]:
-        """Return the L2 norm of every chunk's tf-idf vector, indexed by chunk id."""
-        if self._norms is None:
-            row = self._query("SELECT data FROM arrays WHERE name = 'norms'").fetchone()
-            norms = array("d")
-            norms.frombytes(row[0])
-            if self._swap:
-                norms.byteswap()
-            self._norms = norms
-        return self._norms
+    def view(self, caller_groups: frozenset[str] = frozenset()) -> View:
+        """Return what a caller with these groups may see: its chunk count and norms.
+
+        Scores computed through a view equal those of an index built without the files
+        the caller may not read: N, document frequencies and norms are the view's own.
+        """
+        groups_of_class = {
+            i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")
+        }
+        readable = readable_classes(groups_of_class, frozenset(caller_groups))
+        key = view_key(readable)
+        cached = self._views.get(key)
+        if cached is not None:
+            return cached
+        everything = len(readable) == len(groups_of_class)
+        chunk_class = None if everything else self._array("classes", "H")
+        row = self._query("SELECT n_chunks FROM views WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            n_view, norms = row[0], self._array(f"norms:{key}", "d")
+        else:  # a rare group combination: compute its statistics now
+            assert chunk_class is not None
+            forward = [
+                (parts[0::2], [int(n) for n in parts[1::2]])
+                for parts in (t.split(" ") if t else [] for (t,) in self._query("SELECT terms FROM chunks ORDER BY id"))
+            ]
+            n_view, df = _view_df(forward, chunk_class, readable)
+            norms = view_norms(forward, chunk_class, readable, n_view, df)
+        view = View(None if everything else readable, n_view, norms, chunk_class)
+        self._views[key] = view
+        return view
+
+    def _array(self, name: str, typecode: str) -> array[Any]:
+        row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — re-run `python ingest.py REPO`")
+        out = array(typecode)
+        out.frombytes(row[0])
+        if self._swap:
+            out.byteswap()
+        return out
 
     def chunks(self, ids: list[int]) -> dict[int, Chunk]:
         """Fetch chunks by id."""
@@ -289,6 +425,34 @@ class Index:
         """Return path -> (size, mtime_ns, sha1) of every indexed file."""
         rows = self._query("SELECT path, size, mtime_ns, sha1 FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def changed_files(self, paths: Iterable[str] = ()) -> list[str]:
+        """Return what changed since ingest, cheaply: the given files by size and mtime, and
+        every indexed directory by mtime (which moves when a file in it is added, removed,
+        renamed, or saved by an editor that writes a new file). Empty if the root is gone."""
+        root = Path(self.manifest.root)
+        if not root.is_dir():
+            return []
+        changed: list[str] = []
+        wanted = list(dict.fromkeys(paths))
+        if wanted:
+            marks = ",".join("?" * len(wanted))
+            rows = self._query(f"SELECT path, size, mtime_ns FROM files WHERE path IN ({marks})", tuple(wanted))
+            for path, size, mtime_ns in rows:
+                try:
+                    st = os.stat(root / path)
+                except OSError:
+                    changed.append(path)
+                    continue
+                if st.st_size != size or st.st_mtime_ns != mtime_ns:
+                    changed.append(path)
+        for path, mtime_ns in self._query("SELECT path, mtime_ns FROM dirs"):
+            try:
+                if os.stat(root / path).st_mtime_ns != mtime_ns:
+                    changed.append(f"{path or '.'}/")
+            except OSError:
+                changed.append(f"{path or '.'}/")
+        return changed
 
     def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
         try:

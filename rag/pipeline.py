@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .access import AccessList
 from .chunking import Chunk, chunk_file
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
@@ -164,7 +165,9 @@ def ingest(
             todo.append(f)
     skipped = Counter(listing.skipped)
     commit = _git_commit(root) if listing.git else None
-    if previous is not None and not todo and set(old_files) == set(reused):
+    access = AccessList.load(root)
+    if (previous is not None and not todo and set(old_files) == set(reused)
+            and previous.manifest.access == access.digest):
         previous.close()
         return IngestReport(
             root, index_path, len(reused), Index(index_path).manifest.n_chunks, dict(skipped), 0,
@@ -186,12 +189,15 @@ def ingest(
         reused = _load_records(previous, reused)
     if previous is not None:
         previous.close()
-    records = sorted([*reused.values(), *fresh.values()], key=lambda r: r.path)
+    records = sorted(
+        (replace(r, groups=access.groups_of(r.path)) for r in (*reused.values(), *fresh.values())),
+        key=lambda r: r.path,
+    )
     if not records:
         raise NothingToIndexError(
             f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
         )
-    manifest = write_index(index_path, records, settings, root, commit)
+    manifest = write_index(index_path, records, settings, root, commit, access.digest)
     return IngestReport(
         root=root, index_path=index_path, files=manifest.n_files, chunks=manifest.n_chunks,
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from array import array
 import math
 from bisect import bisect_left
 from collections import Counter
@@ -35,23 +36,32 @@ class Hit:
     contributions: tuple[TermContribution, ...] = ()
 
 
-def search(index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False) -> list[Hit]:
+def search(
+    index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+) -> list[Hit]:
     """Return the top `k` chunks for `question` by cosine similarity, best first.
 
-    Query terms the index has never seen drop out; a query made only of them returns [].
-    Ties are broken by chunk order (path, then position in the file).
+    Only chunks a caller with `groups` may read are scored, with the statistics of that
+    view (see Index.view). Query terms the index (or the view) has never seen drop out; a
+    query made only of them returns []. Ties are broken by chunk order (path, then line).
     """
     if k < 1:
         raise ValueError("k must be at least 1")
     tokenizer = Tokenizer(index.manifest.tokenizer)
     qtf = Counter(tokenizer.tokenize(question))
-    n_docs = index.manifest.n_chunks
+    view = index.view(groups)
+    n_docs = view.n_chunks
     terms = []  # (term, idf, query weight, ids, tfs)
     for term, n in qtf.items():
         plist = index.postings(term)
         if plist is None:
             continue
         ids, tfs = plist
+        if view.classes is not None:
+            ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
+            if not ids:
+                continue
         idf = idf_weight(n_docs, len(ids))
         terms.append((term, idf, tf_weight(n) * idf, ids, tfs))
     if not terms:
@@ -65,7 +75,7 @@ def search(index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = 
         for cid, tf in zip(ids, tfs):
             w = tfw[tf] if tf < 256 else tf_weight(tf)
             acc[cid] = get(cid, 0.0) + scale * w
-    norms = index.norms()
+    norms = view.norms
     best = heapq.nlargest(k, ((s / norms[c], -c) for c, s in acc.items()))
     chunks = index.chunks([-neg for _, neg in best])
     hits = []
@@ -74,6 +84,14 @@ def search(index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = 
         contributions = _explain(cid, terms, qnorm, norms[cid]) if explain else ()
         hits.append(Hit(score=score, chunk=chunks[cid], contributions=contributions))
     return hits
+
+
+def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
+              classes: frozenset[int]) -> tuple[array[int], array[int]]:
+    """Keep the postings of chunks in readable access classes, before any scoring."""
+    assert chunk_class is not None
+    keep = [i for i, cid in enumerate(ids) if chunk_class[cid] in classes]
+    return array("I", [ids[i] for i in keep]), array("H", [tfs[i] for i in keep])
 
 
 def _explain(cid: int, terms: list, qnorm: float, norm: float) -> tuple[TermContribution, ...]:

@@ -1,0 +1,86 @@
+"""Access lists: which callers may read which files.
+
+A ``.rag-access`` file at the repository root assigns groups to paths, one rule a line:
+
+    # pattern (gitignore syntax)   groups that may read matching files
+    secrets-docs/                  security
+    finance/**/*.py                finance admins
+    *.md                           public
+
+The last rule that matches a file decides, as in CODEOWNERS; ``public`` (or no matching
+rule) makes a file readable by everyone. A caller runs with a set of groups (``--as``,
+``RAG_GROUPS``) and may read a file when it is public or shares a group with its rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .ignore import IgnoreRules, is_ignored
+
+ACCESS_FILENAME = ".rag-access"
+PUBLIC = "public"
+
+
+@dataclass(frozen=True, slots=True)
+class AccessRule:
+    """One line of .rag-access: a gitignore-style pattern and the groups it grants."""
+
+    pattern: str
+    groups: frozenset[str]  # empty = public
+    rules: IgnoreRules
+
+
+@dataclass(frozen=True, slots=True)
+class AccessList:
+    """The access rules of a repository; with no rules every file is public."""
+
+    rules: tuple[AccessRule, ...] = ()
+    digest: str | None = None  # sha1 of the file's text; None when there is no file
+
+    @classmethod
+    def parse(cls, text: str, source: str = ACCESS_FILENAME) -> AccessList:
+        """Parse .rag-access text; a rule without groups is an error naming the line."""
+        rules = []
+        for number, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            pattern, *groups = line.split()
+            if not groups:
+                raise InputError(f"{source}:{number}: rule {pattern!r} names no group — write "
+                                 f"`{pattern} GROUP [GROUP ...]` or `{pattern} {PUBLIC}`")
+            granted = frozenset(g for g in groups if g != PUBLIC)
+            rules.append(AccessRule(pattern, granted, IgnoreRules.parse([pattern])))
+        return cls(tuple(rules), hashlib.sha1(text.encode()).hexdigest())
+
+    @classmethod
+    def load(cls, root: Path) -> AccessList:
+        """Read ROOT/.rag-access; a missing file means everything is public."""
+        path = Path(root) / ACCESS_FILENAME
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read {path} ({exc}) — fix or remove it") from None
+        return cls.parse(text, str(path))
+
+    def groups_of(self, relpath: str) -> frozenset[str]:
+        """Return the groups that may read `relpath`; empty means public."""
+        for rule in reversed(self.rules):
+            if is_ignored([rule.rules], relpath, False):
+                return rule.groups
+        return frozenset()
+
+    def all_groups(self) -> frozenset[str]:
+        """Return every group named by a rule."""
+        return frozenset(g for r in self.rules for g in r.groups)
+
+
+def can_read(file_groups: frozenset[str], caller_groups: frozenset[str]) -> bool:
+    """Return whether a caller with `caller_groups` may read a file restricted to `file_groups`."""
+    return not file_groups or bool(file_groups & caller_groups)

@@ -1,0 +1,107 @@
+"""Access lists: a caller's hits and scores equal those of an index without what it may not read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from rag import Index, InputError, ingest, search
+from rag.access import AccessList, can_read
+
+FILES = {
+    "app/auth.py": "def login(user, password):\n    \"\"\"Check the password and start a session.\"\"\"\n"
+                   "    return check_password(user, password) and start_session(user)\n",
+    "app/billing.py": "def refund(invoice):\n    \"\"\"Refund an invoice to the original card.\"\"\"\n"
+                      "    return gateway.refund(invoice.charge_id)\n",
+    "finance/payroll.py": "def pay_salaries(month):\n    \"\"\"Run payroll: the password for the bank is in the vault.\"\"\"\n"
+                          "    return bank.transfer(salaries(month))\n",
+    "security/incidents.md": "# Incident 42\n\nA leaked password let an attacker refund invoices to "
+                             "their own card before the session was revoked.\n",
+    "README.md": "# App\n\nLog in with a password; refunds go back to the original card.\n",
+}
+ACCESS = "# who may read what\nfinance/ finance\nsecurity/ security admins\n"
+QUESTIONS = ["password session", "refund invoice card", "payroll bank", "leaked password attacker"]
+
+
+def reference_index(tmp_path: Path, hidden: tuple[str, ...]) -> Path:
+    """Index a copy of the repo that lacks the hidden folders and has no access rules."""
+    kept = {p: t for p, t in FILES.items() if not any(p.startswith(h) for h in hidden)}
+    return ingest(write_tree(tmp_path / "reference", kept)).index_path
+
+
+def results(index_path: Path, groups: frozenset[str]) -> list[list[tuple[str, int, int, float]]]:
+    with Index(index_path) as index:
+        return [
+            [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
+             for h in search(index, q, k=10, groups=groups)]
+            for q in QUESTIONS
+        ]
+
+
+@pytest.mark.parametrize(
+    ("groups", "hidden"),
+    [
+        (frozenset(), ("finance/", "security/")),
+        (frozenset({"finance"}), ("security/",)),
+        (frozenset({"admins"}), ("finance/",)),
+        (frozenset({"finance", "security"}), ()),
+        (frozenset({"unrelated"}), ("finance/", "security/")),
+    ],
+    ids=["public", "finance", "admins", "both", "unknown-group"],
+)
+def test_caller_sees_exactly_an_index_without_forbidden_files(tmp_path: Path, groups, hidden) -> None:
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, hidden)
+    assert results(full, groups) == results(reference, frozenset())  # scores to the last bit
+
+
+def test_restricted_file_does_not_change_public_idf(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    ingest(repo)
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        public = search(index, "password", k=10, explain=True)
+        everyone = search(index, "password", k=10, explain=True, groups=frozenset({"finance", "security"}))
+    assert {h.chunk.path for h in public}.isdisjoint({"finance/payroll.py", "security/incidents.md"})
+    # "password" occurs in 3 of 5 public chunks but 5 of 7 overall: the IDF differs accordingly
+    assert public[0].contributions[0].idf != everyone[0].contributions[0].idf
+
+
+def test_changing_the_access_file_reindexes(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    ingest(repo)
+    (repo / ".rag-access").write_text("finance/ public\n")
+    assert not ingest(repo).up_to_date
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        assert "finance/payroll.py" in {h.chunk.path for h in search(index, "payroll bank")}
+
+
+def test_group_combinations_beyond_the_stored_views_are_computed_exactly(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("rag.index.MAX_STORED_VIEWS", 1)  # store only the public view
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, ("security/",))
+    assert results(full, frozenset({"finance"})) == results(reference, frozenset())
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("finance/payroll.py", {"finance"}), ("finance/sub/x.py", {"finance"}), ("security/a.md", {"security", "admins"}),
+     ("app/finance.py", set()), ("docs/public.md", set())],
+)
+def test_last_matching_rule_decides(path: str, expected: set[str]) -> None:
+    acl = AccessList.parse(ACCESS + "docs/ public\n")
+    assert acl.groups_of(path) == expected
+
+
+def test_rule_without_groups_is_an_error_naming_the_line() -> None:
+    with pytest.raises(InputError, match=r"\.rag-access:2: rule 'finance/' names no group"):
+        AccessList.parse("# comment\nfinance/\n")
+
+
+def test_can_read() -> None:
+    assert can_read(frozenset(), frozenset())
+    assert not can_read(frozenset({"a"}), frozenset({"b"}))
+    assert can_read(frozenset({"a", "b"}), frozenset({"b"}))
