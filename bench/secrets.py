@@ -101,33 +101,43 @@ def scan(root: Path) -> None:
 
 def planted(root: Path) -> None:
     """Plant one secret of each kind in a copy of real text; count how many redact() finds."""
+    # kind -> (text before, the secret, text after); secrets are built from parts so this file holds none
     plants = {
-        "private-key": "-----BEGIN RSA PRIVATE KEY-----\n" + ("MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3)
-        + "-----END RSA PRIVATE KEY-----",
-        "aws-access-key": "key_id = " + "AKIA" + "Z7QW3RT5YU8IOP2L",
-        "aws-secret-key": "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2Tk1",
-        "github-token": "token: " + "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX",
-        "gitlab-token": "GITLAB=" + "glpat-" + "x8Yq2Lm4Np6Rs8Tu0Wv2",
-        "slack-token": "SLACK=" + "xoxb-" + "2419876543210-2419876543211-Zq8mN3pL7kR2vB9xT4cW1yHd",
-        "slack-webhook": "url = 'https://hooks.slack.com/services/" + "T0AB1CD2E/B0FG3HI4J/" + "q7Rk2Lm9Xw3Zp8Ns5Vb1Tc6Y'",
-        "stripe-key": "stripe.api_key = '" + "sk_live_" + "51HqL2eKx9Zb7Vm3Np4Rt8Wy'",
-        "openai-key": "OPENAI_API_KEY=" + "sk-proj-" + "Ab3dEf7hIj1lMn5pQr9tUv2xYz4BcD6fGh8jKl0n",
-        "anthropic-key": "ANTHROPIC_API_KEY=" + "sk-ant-" + "api03-Xy7Kp2Lm9Qw4Er6Ty1Ui3Op5As8Df0Gh2Jk4",
-        "jwt": "Authorization: Bearer " + "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
-        + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-        "url-password": "DATABASE_URL = 'postgres://app:" + "Tr0ub4dor&3x" + "@db.internal:5432/app'",
+        "private-key": ("", "-----BEGIN RSA PRIVATE KEY-----\n"
+                        + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+                        + "-----END RSA PRIVATE KEY-----", ""),
+        "aws-access-key": ("key_id = ", "AKIA" + "Z7QW3RT5YU8IOP2L", ""),
+        "aws-secret-key": ("aws_secret_access_key = ", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2T", ""),
+        "github-token": ("token: ", "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX", ""),
+        "gitlab-token": ("GITLAB=", "glpat-" + "x8Yq2Lm4Np6Rs8Tu0Wv2", ""),
+        "slack-token": ("SLACK=", "xoxb-" + "2419876543210-2419876543211-Zq8mN3pL7kR2vB9xT4cW1yHd", ""),
+        "slack-webhook": (
+            "url = 'https://hooks.slack.com/services/",
+            "T0AB1CD2E/B0FG3HI4J/" + "q7Rk2Lm9Xw3Zp8Ns5Vb1Tc6Y",
+            "'",
+        ),
+        "stripe-key": ("stripe.api_key = '", "sk_live_" + "51HqL2eKx9Zb7Vm3Np4Rt8Wy", "'"),
+        "openai-key": ("OPENAI_API_KEY=", "sk-proj-" + "Ab3dEf7hIj1lMn5pQr9tUv2xYz4BcD6fGh8jKl0n", ""),
+        "anthropic-key": ("ANTHROPIC_API_KEY=", "sk-ant-" + "api03-Xy7Kp2Lm9Qw4Er6Ty1Ui3Op5As8Df0Gh2Jk4", ""),
+        "jwt": (
+            "Authorization: Bearer ",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+            + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "",
+        ),
+        "url-password": ("DATABASE_URL = 'postgres://app:", "Tr0ub4dor&3x", "@db.internal:5432/app'"),
     }
-    base = (root / "flask-3.1.3" / "src" / "flask" / "app.py")
+    base = root / "flask-3.1.3" / "src" / "flask" / "app.py"
     lines = base.read_text(encoding="utf-8").splitlines(keepends=True) if base.exists() else ["x = 1\n"] * 500
     step = max(1, len(lines) // (len(plants) + 1))
-    for i, plant in enumerate(plants.values(), start=1):
-        lines.insert(i * step, plant + "\n")
+    for i, (before, secret, after) in enumerate(plants.values(), start=1):
+        lines.insert(i * step, before + secret + after + "\n")
     text = "".join(lines)
     redacted, counts = redact(text)
     print("\nplanted-secrets check (one of each kind in a copy of flask/app.py):")
-    for kind, plant in plants.items():
-        secret_left = any(part in redacted for part in plant.splitlines()[1:2] or [plant[-12:]])
-        print(f"  {kind:15} found {counts.get(kind, 0)}/1{'   LEAKED' if secret_left else ''}")
+    for kind, (_, secret, _) in plants.items():
+        leaked = any(part in redacted for part in secret.splitlines())
+        print(f"  {kind:15} found {counts.get(kind, 0)}/1{'   LEAKED' if leaked else ''}")
     found = sum(min(counts.get(kind, 0), 1) for kind in plants)
     extra = sum(counts.values()) - found
     same_lines = redacted.count("\n") == text.count("\n")

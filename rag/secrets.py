@@ -100,9 +100,7 @@ def _varied(value: str) -> bool:
 
 def _mixed(value: str) -> bool:
     """Require upper case, lower case and a digit, as random tokens have and kebab-case words lack."""
-    return (
-        any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
-    )
+    return any(map(str.isupper, value)) and any(map(str.islower, value)) and any(map(str.isdigit, value))
 
 
 def _key_body(block: str) -> bool:
@@ -120,13 +118,21 @@ def _jwt_header(token: str) -> bool:
     return '"alg"' in decoded or '"typ"' in decoded
 
 
+def _aws_secret_name(match: re.Match[str]) -> bool:
+    """Require the assigned name to be AWS-ish: `aws_secret...` or `...secret_access_key`."""
+    if "access" in match["name"].lower():
+        return True
+    before = match.string[max(0, match.start() - 4) : match.start()].lower()
+    return before.rstrip("_.-").endswith("aws")
+
+
 def _real_password(match: re.Match[str]) -> bool:
     """Reject template references, masks, stock example words and user-equals-password defaults."""
     value = match["secret"]
     if value.startswith("[REDACTED") or not _varied(value):
         return False
-    if any(mark in value for mark in ("$", "{", "}", "<", ">", "%s", "%(", "*")):
-        return False
+    if value.startswith("$") or any(mark in value for mark in ("${", "$(", "{", "}", "%s", "%(")):
+        return False  # a template or environment reference; '$' inside a password is kept
     if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
         return False
     plain = re.sub(r"[^a-z0-9]", "", urllib.parse.unquote(value).lower())
@@ -139,59 +145,74 @@ _RULES = (
         _contains("-----BEGIN "),
         re.compile(
             # the whole block; if the END line is missing, the BEGIN line and the base64 after it
-            r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----"
-            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+-]*?-----END \1PRIVATE KEY\2-----|(?:\r?\n[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*)+)"
+            r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
+            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+-]*?-----END \1PRIVATE KEY\2-----"
+            r"|(?:\r?\n[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*)+)"
         ),
         check=lambda m: _key_body(m[0]),
     ),
-    _Rule("aws-access-key", _search("AKIA|ASIA"), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    _Rule(
+        "aws-access-key",
+        _search("AKIA|ASIA"),
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ),
     _Rule(
         "aws-secret-key",
         _contains("ecret", "ECRET"),
+        # case variants spelt out: a literal-led regex scans far faster than (?i)
         re.compile(
-            r"(?i:aws[_.-]?secret(?:[_.-]?access)?(?:[_.-]?key)?|secret[_.-]?access[_.-]?key)"
+            r"(?P<name>(?:secret|Secret|SECRET)[_.-]?(?:(?:access|Access|ACCESS)[_.-]?)?(?:key|Key|KEY)?)"
             r"[\"']?\s*(?::=|=>|[:=])\s*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         group="secret",
-        check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
+        check=lambda m: _aws_secret_name(m) and _varied(m["secret"]) and _mixed(m["secret"]),
     ),
     _Rule(
         "github-token",
         _search("gh[pousr]_|github_pat_"),
-        re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
-        check=lambda m: _varied(m[0]),
+        re.compile(
+            _B + r"(?:gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})|github_pat_(?P<pat>[A-Za-z0-9_]{22,255}))" + _E
+        ),
+        check=lambda m: _varied(m["body"] or m["pat"]),
     ),
-    _Rule("gitlab-token", _contains("glpat-"), re.compile(_B + r"glpat-[A-Za-z0-9_-]{20,}" + _E), check=_varied),
+    _Rule(
+        "gitlab-token",
+        _contains("glpat-"),
+        re.compile(_B + r"glpat-(?P<body>[A-Za-z0-9_-]{20,})" + _E),
+        check=lambda m: _varied(m["body"]),
+    ),
     _Rule(
         "slack-token",
         _search("xox[abprs]-"),
-        re.compile(_B + r"xox[abprs]-[0-9]{6,}-[A-Za-z0-9-]{8,}" + _E),
-        check=lambda m: _varied(m[0]),
+        re.compile(_B + r"xox[abprs]-[0-9]{6,}-(?P<body>[A-Za-z0-9-]{8,})" + _E),
+        check=lambda m: _varied(m["body"]),
     ),
     _Rule(
         "slack-webhook",
         _contains("hooks.slack.com"),
-        re.compile(r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"),
+        re.compile(
+            r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"
+        ),
         group="secret",
         check=lambda m: _varied(m["secret"].rstrip("/").rpartition("/")[2]),
     ),
     _Rule(
         "stripe-key",
         _search("k_live_|k_test_"),
-        re.compile(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _E),
-        check=lambda m: _mixed(m[0][8:]),
+        re.compile(_B + r"(?:sk|rk)_(?:live|test)_(?P<body>[A-Za-z0-9]{16,})" + _E),
+        check=lambda m: _mixed(m["body"]),
     ),
     _Rule(
         "anthropic-key",
         _contains("sk-ant-"),
-        re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{32,}" + _E),
-        check=lambda m: _mixed(m[0][7:]),
+        re.compile(_B + r"sk-ant-(?P<body>[A-Za-z0-9_-]{32,})" + _E),
+        check=lambda m: _mixed(m["body"]),
     ),
     _Rule(
         "openai-key",
         _contains("sk-"),
-        re.compile(_B + r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{32,}" + _E),
-        check=lambda m: _mixed(m[0][3:]),
+        re.compile(_B + r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{32,})" + _E),
+        check=lambda m: _mixed(m["body"]),
     ),
     _Rule(
         "jwt",

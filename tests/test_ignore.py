@@ -119,7 +119,10 @@ def test_match_is_three_valued(patterns: list[str], path: str, expected: bool | 
         ("**/x.txt", "sub/a/b/x.txt", True),
         ("**/x.txt", "subx.txt", None),
     ],
-    ids=["anchored", "outside-base", "anchored-not-deeper", "any-depth", "sibling-dir", "relative", "dstar", "prefix-not-dir"],
+    ids=[
+        "anchored", "outside-base", "anchored-not-deeper", "any-depth",
+        "sibling-dir", "relative", "dstar", "prefix-not-dir",
+    ],
 )
 def test_base_directory(pattern: str, path: str, expected: bool | None) -> None:
     assert IgnoreRules.parse([pattern], base="sub").match(path, False) is expected
@@ -159,8 +162,8 @@ vendor/*
 data[0-9]/
 \\#notes
 a\\ b
-name with spaces   
 """
+ROOT_GITIGNORE += "name with spaces   \n"  # trailing spaces are trimmed
 SUB_GITIGNORE = """\
 *.md
 !README.md
@@ -180,9 +183,8 @@ TREE = [
 
 def _git(repo: Path, *args: str, stdin: str = "") -> str:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "HOME": str(repo)}
-    result = subprocess.run(
-        ["git", "-c", "core.excludesFile=", *args], cwd=repo, input=stdin, capture_output=True, text=True, env=env
-    )
+    command = ["git", "-c", "core.excludesFile=", *args]
+    result = subprocess.run(command, cwd=repo, input=stdin, capture_output=True, text=True, env=env)
     assert result.returncode in (0, 1), result.stderr
     return result.stdout
 
@@ -199,7 +201,10 @@ def test_agrees_with_git(tmp_path: Path) -> None:
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text("x", encoding="utf-8")
 
-    rules = [IgnoreRules.from_file(repo / ".gitignore"), IgnoreRules.from_file(repo / "sub" / ".gitignore", "sub")]
+    rules = [
+        IgnoreRules.from_file(repo / ".gitignore"),
+        IgnoreRules.from_file(repo / "sub" / ".gitignore", base="sub"),
+    ]
     paths = {
         p.relative_to(repo).as_posix(): p.is_dir()
         for p in repo.rglob("*")

@@ -1,0 +1,185 @@
+"""Tests for rag.secrets. Fake secrets are assembled from parts so that this file trips no scanner."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.secrets import Finding, find_secrets, is_secret_file, redact
+
+# ---- is_secret_file -----------------------------------------------------------------------------
+
+SECRET_FILES = [
+    (".env", True), ("app/.env", True), (".env.local", True), ("deploy/.env.production", True),
+    (".env.example", False), (".env.sample", False), (".env.template", False), (".env.dist", False),
+    (".env.local.example", False), ("env.py", False), (".envrc.md", False),
+    ("certs/server.pem", True), ("tls/server.key", True), ("store.p12", True), ("store.PFX", True),
+    ("home/.ssh/id_rsa", True), ("id_dsa", True), ("id_ecdsa", True), ("id_ed25519", True),
+    ("id_ed25519.pub", False), ("id_rsa.pub", False),
+    (".npmrc", True), (".pypirc", True), (".netrc", True), ("_netrc", True),
+    ("gcp/credentials.json", True), ("credentials-prod.json", True), ("credentials.yaml", False),
+    ("android/release.keystore", True), ("signing.jks", True),
+    ("src/keys.py", False), ("docs/keyboard.md", False), ("monkey.json", False), ("README.md", False),
+]
+
+
+@pytest.mark.parametrize(("path", "expected"), SECRET_FILES, ids=[p for p, _ in SECRET_FILES])
+def test_is_secret_file(path: str, expected: bool) -> None:
+    assert is_secret_file(path) is expected
+
+
+# ---- real-shaped fake secrets -------------------------------------------------------------------
+
+AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GH_CLASSIC = "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX"
+GH_FINE = "github_pat_" + "11ABCDEFG0123456789abc_" + "x" * 20 + "Yz0123456789AbCdEfGhIjKlMnOpQrStUvW"
+GITLAB = "glpat-" + "x8Yq2Lm4Np6Rs8Tu0Wv2"
+SLACK = "xoxb-" + "2419876543210-2419876543211-" + "Zq8mN3pL7kR2vB9xT4cW1yHd"
+SLACK_HOOK_PATH = "T0AB1CD2E/B0FG3HI4J/" + "q7Rk2Lm9Xw3Zp8Ns5Vb1Tc6Y"
+STRIPE = "sk_" + "live_" + "51HqL2eKx9Zb7Vm3Np4Rt8Wy"
+OPENAI = "sk-" + "Ab3dEf7hIj1lMn5pQr9tUv2xYz4BcD6fGh8jKl0nMp2qRs4t"
+OPENAI_PROJ = "sk-" + "proj-" + "Ab3dEf7hIj1lMn5pQr9tUv2x_Yz4BcD6fGh8jKl0n-Mp2qRs4tUv6wXy8z"
+ANTHROPIC = "sk-" + "ant-" + "api03-Xy7Kp2Lm9Qw4Er6Ty1Ui3Op5As8Df0Gh2Jk4Lz6Xc8Vb-1234AbCd"
+JWT = ".".join(
+    [
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ]
+)
+KEY_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+RSA_KEY = "-----BEGIN " + "RSA PRIVATE KEY-----\n" + KEY_BODY + "-----END RSA PRIVATE KEY-----"
+OPENSSH_KEY = "-----BEGIN " + "OPENSSH PRIVATE KEY-----\n" + KEY_BODY + "-----END OPENSSH PRIVATE KEY-----"
+
+# (text, kind, the secret that must disappear)
+TRUE_CASES = [
+    (f"aws_access_key_id = {AWS_ID}", "aws-access-key", AWS_ID, "aws-access-key-id"),
+    ("ASIA" + "Y34FZKBOKMUTVV7A", "aws-access-key", "ASIA" + "Y34FZKBOKMUTVV7A", "aws-session-key-id"),
+    (f"aws_secret_access_key = {AWS_SECRET}", "aws-secret-key", AWS_SECRET, "aws-secret-ini"),
+    (f'AWS_SECRET_ACCESS_KEY="{AWS_SECRET}"', "aws-secret-key", AWS_SECRET, "aws-secret-env"),
+    (f"  secretAccessKey: '{AWS_SECRET}',", "aws-secret-key", AWS_SECRET, "aws-secret-js"),
+    (f"token = '{GH_CLASSIC}'", "github-token", GH_CLASSIC, "github-classic"),
+    ("gho_" + GH_CLASSIC[4:], "github-token", "gho_" + GH_CLASSIC[4:], "github-oauth"),
+    (f"GITHUB_TOKEN={GH_FINE}", "github-token", GH_FINE, "github-fine-grained"),
+    (f"private_token: {GITLAB}", "gitlab-token", GITLAB, "gitlab"),
+    (f"SLACK_BOT_TOKEN={SLACK}", "slack-token", SLACK, "slack-bot"),
+    (f"'https://hooks.slack.com/services/{SLACK_HOOK_PATH}'", "slack-webhook", SLACK_HOOK_PATH, "slack-hook"),
+    (f'stripe.api_key = "{STRIPE}"', "stripe-key", STRIPE, "stripe-live"),
+    ("rk_" + STRIPE[3:], "stripe-key", "rk_" + STRIPE[3:], "stripe-restricted"),
+    ("sk_" + "test_" + STRIPE[8:], "stripe-key", "sk_" + "test_" + STRIPE[8:], "stripe-test"),
+    (f"OPENAI_API_KEY={OPENAI}", "openai-key", OPENAI, "openai-legacy"),
+    (f"client = OpenAI(api_key='{OPENAI_PROJ}')", "openai-key", OPENAI_PROJ, "openai-project"),
+    (f"ANTHROPIC_API_KEY={ANTHROPIC}", "anthropic-key", ANTHROPIC, "anthropic"),
+    (f"Authorization: Bearer {JWT}", "jwt", JWT, "jwt"),
+    (f"KEY = '''{RSA_KEY}'''\n", "private-key", KEY_BODY.splitlines()[0], "rsa-key-block"),
+    (OPENSSH_KEY, "private-key", KEY_BODY.splitlines()[0], "openssh-key-block"),
+    ("-----BEGIN " + "PRIVATE KEY-----\n" + KEY_BODY + "(truncated)", "private-key", KEY_BODY.splitlines()[0],
+     "key-without-end"),
+    ("DB=postgres://app:" + "Tr0ub4dor&3x" + "@db.internal/app", "url-password", "Tr0ub4dor&3x", "url-pg"),
+    ("redis://:" + "Zx9kQ2mPw7" + "@cache:6379/0", "url-password", "Zx9kQ2mPw7", "url-no-user"),
+    ("ftp://ops:" + "pa$$W0rd*7" + "@files", "url-password", "pa$$W0rd*7", "url-dollar-star-in-pw"),
+    ("https://deploy:" + "p@ss" + "W0rd9x@git.example.com/r", "url-password", "p@ssW0rd9x", "url-at-in-pw"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"), [c[:3] for c in TRUE_CASES], ids=[c[3] for c in TRUE_CASES]
+)
+def test_redacts_secret(text: str, kind: str, secret: str) -> None:
+    redacted, counts = redact(text)
+    assert counts == {kind: 1}
+    assert secret not in redacted
+    assert f"[REDACTED:{kind}]" in redacted
+    assert redacted.count("\n") == text.count("\n")
+
+
+def test_url_password_keeps_scheme_user_host() -> None:
+    text = "clone https://user:" + "hK8s2Lq9Zp" + "@host/repo.git"
+    assert redact(text) == ("clone https://user:[REDACTED:url-password]@host/repo.git", {"url-password": 1})
+
+
+def test_key_block_becomes_one_marker() -> None:
+    redacted, _ = redact(f"a\n{RSA_KEY}\nb")
+    assert redacted == "a\n[REDACTED:private-key]" + "\n" * 4 + "\nb"
+
+
+# ---- look-alikes that must survive --------------------------------------------------------------
+
+FALSE_CASES = [
+    ("commit 9fceb02d0ae598e95dc970b74767f19372d61af8", "git-commit-hash"),
+    ("id = '123e4567-e89b-12d3-a456-426614174000'", "uuid"),
+    ("FIXTURE = 'SGVsbG8gV29ybGQhIFRoaXMgaXMgYSB0ZXN0IGZpeHR1cmUgZm9yIGJhc2U2NA=='", "base64-fixture"),
+    ("sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "sha256-digest"),
+    ("run the task-runner and check disk-usage", "sk-inside-words"),
+    ("pip install risk-assessment-framework-configuration-options-v2", "sk-long-kebab-word"),
+    ("sk-learn-compatible-estimator-interface-version-2", "sk-kebab-lowercase"),
+    ("git clone git@github.com:org/repo.git", "scp-style-git-url"),
+    ("DATABASE_URL = 'postgres://localhost/db'", "url-no-credentials"),
+    ("http://localhost:8000/path?x=1", "url-with-port"),
+    ("ssh://git@github.com:22/org/repo", "url-user-only"),
+    ("color: #1a2b3c; background: #FFAABB;", "css-colors"),
+    ("getUserAccountSettingsByOrganizationIdentifierAndRegion2", "camelcase-identifier"),
+    ("postgres://user:password@localhost/db", "url-placeholder-password"),
+    ("postgres://user:${PASS}@localhost/db", "url-env-reference"),
+    ("postgres://user:<password>@localhost/db", "url-angle-placeholder"),
+    ("f'postgres://{user}:{password}@{host}/db'", "url-fstring"),
+    ("'postgres://%s:%s@%s/db' % (user, pw, host)", "url-percent-format"),
+    ("postgres://admin:****@db", "url-masked"),
+    ("postgres://app:$DB_PASSWORD@db", "url-shell-variable"),
+    ("postgres://app:{{ db_password }}@db", "url-jinja"),
+    ("postgres://postgres:postgres@localhost/db", "url-user-equals-password"),
+    ("http://foo:bar:baz@example.com", "url-metasyntactic"),
+    ("amqp://guest:changeme123@rabbit", "url-changeme"),
+    ("if pem.startswith('-----BEGIN RSA PRIVATE KEY-----'):", "key-label-only"),
+    ("-----BEGIN PUBLIC KEY-----\n" + KEY_BODY + "-----END PUBLIC KEY-----", "public-key-block"),
+    ("token = 'ghp_" + "x" * 36 + "'", "github-placeholder"),
+    ("AKIA" + "IOSFODNN7EXAMPLEXYZ", "aws-id-too-long"),
+    ("SECRET_KEY = 'Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s'", "secret-not-aws"),
+    ("publishable = 'pk_" + "live_51HqL2eKx9Zb7Vm3Np4Rt8Wy'", "stripe-publishable"),
+    ("stripe_key = 'sk_" + "test_" + "x" * 24 + "'", "stripe-placeholder"),
+    ("eyJhbGciOiJub25lIn0.e30.", "jwt-unsigned"),
+    ("eyJ" + "notreallyjson123.eyJabcdefghijklmn.abcdefghijklmnopqrstu", "jwt-header-not-json"),
+    ("https://hooks.slack.com/services/T00000000/B00000000/" + "X" * 24, "slack-webhook-placeholder"),
+]
+
+
+@pytest.mark.parametrize("text", [c[0] for c in FALSE_CASES], ids=[c[1] for c in FALSE_CASES])
+def test_leaves_lookalikes(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+# ---- line structure and counts ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_line_numbers_unchanged(newline: str) -> None:
+    lines = ["import os", f"KEY = '''{RSA_KEY}'''", f"TOKEN = '{GH_CLASSIC}'", "def after():", "    return 1"]
+    text = "\n".join(lines).replace("\n", newline)
+    redacted, _ = redact(text)
+    assert redacted.splitlines() == redacted.split(newline)
+    assert len(redacted.splitlines()) == len(text.splitlines())
+    assert redacted.splitlines()[-2:] == ["def after():", "    return 1"]
+    assert redacted.splitlines()[text.splitlines().index(f"TOKEN = '{GH_CLASSIC}'")] == (
+        "TOKEN = '[REDACTED:github-token]'"
+    )
+
+
+def test_counts_per_kind() -> None:
+    text = f"a = '{GH_CLASSIC}'\nb = '{'gho_' + GH_CLASSIC[4:]}'\nc = '{JWT}'\nd = '{AWS_ID}'\n"
+    redacted, counts = redact(text)
+    assert counts == {"github-token": 2, "jwt": 1, "aws-access-key": 1}
+    assert redacted == (
+        "a = '[REDACTED:github-token]'\nb = '[REDACTED:github-token]'\n"
+        "c = '[REDACTED:jwt]'\nd = '[REDACTED:aws-access-key]'\n"
+    )
+
+
+def test_find_secrets_spans() -> None:
+    text = f"x {AWS_ID} y"
+    assert find_secrets(text) == [Finding("aws-access-key", 2, 2 + len(AWS_ID))]
+    assert find_secrets("nothing to see") == []
+
+
+def test_redact_is_idempotent() -> None:
+    once, _ = redact(f"{RSA_KEY}\nhttps://u:" + "Qw9rT5yU2i" + f"@h\n{OPENAI}")
+    assert redact(once) == (once, {})
