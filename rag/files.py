@@ -119,7 +119,7 @@ def walk(
         if st.st_size > max_bytes:
             skipped["too-large"] += 1
             continue
-        files.append(SourceFile(rel, str(full), st.st_size, st.st_mtime_ns))
+        files.append(SourceFile(_printable(rel), str(full), st.st_size, st.st_mtime_ns))
     files.sort(key=lambda f: f.path)
     return Walk(root=root, files=files, skipped=skipped, git=is_git)
 
@@ -219,6 +219,15 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
             else:
                 out.append(rel)
     return out
+
+
+def _printable(rel: str) -> str:
+    """Return a path that can be stored and printed: bytes that are not UTF-8 become \\xNN."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return rel
 
 
 def _under(rel: str, prefix: str) -> bool:
