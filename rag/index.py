@@ -1,6 +1,6 @@
 """Building, saving and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 1):
+Layout (FORMAT_VERSION 2):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, n_chunks)
@@ -13,6 +13,8 @@ Layout (FORMAT_VERSION 1):
     classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
     views(key, classes, n_chunks)  -- a set of readable classes, e.g. "0,2", and its chunk count
     dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
+    skipped(path, size, mtime_ns, reason)  -- files read and passed over (empty, binary, ...),
+                                -- so that re-ingest need not read them again while unchanged
 
 A query reads the manifest, the postings of its own terms, the norms array, and the
 text of the top k chunks: never the whole corpus. The file is written under a temporary
@@ -40,7 +42,7 @@ from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError
 from .tokens import TokenizerSettings, idf_weight, tf_weight
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -57,6 +59,8 @@ CREATE TABLE postings(term TEXT PRIMARY KEY, df INTEGER NOT NULL, ids BLOB NOT N
 CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
 CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                     reason TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
 """
 
@@ -97,6 +101,7 @@ def default_index_path(root: Path) -> Path:
 def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
     commit: str | None = None, access: str | None = None,
+    skipped: Iterable[tuple[str, int, int, str]] = (),
 ) -> Manifest:
     """Build postings and norms from file records and write them atomically to `path`."""
     path = Path(path)
@@ -113,6 +118,7 @@ def write_index(
         conn.execute("PRAGMA synchronous=OFF")
         conn.executescript(_SCHEMA)
         manifest = _fill(conn, records, tokenizer, root, commit, access)
+        conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
         conn.commit()
         conn.close()
         _fsync(tmp)
@@ -424,6 +430,11 @@ class Index:
     def files(self) -> dict[str, tuple[int, int, str]]:
         """Return path -> (size, mtime_ns, sha1) of every indexed file."""
         rows = self._query("SELECT path, size, mtime_ns, sha1 FROM files")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def skipped_files(self) -> dict[str, tuple[int, int, str]]:
+        """Return path -> (size, mtime_ns, reason) of files read at ingest and passed over."""
+        rows = self._query("SELECT path, size, mtime_ns, reason FROM skipped")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def changed_files(self, paths: Iterable[str] = ()) -> list[str]:

@@ -155,15 +155,21 @@ def ingest(
     index_path = Path(index_path) if index_path else default_index_path(root)
     previous = None if full else _reusable(index_path, settings)
     old_files = previous.files() if previous else {}
+    old_skips = previous.skipped_files() if previous else {}
     reused: dict[str, FileRecord] = {}
+    skips: list[tuple[str, int, int, str]] = []  # files passed over after reading, remembered
+    skipped = Counter(listing.skipped)
     todo: list[SourceFile] = []
     for f in listing.files:
         old = old_files.get(f.path)
+        old_skip = old_skips.get(f.path)
         if old is not None and old[0] == f.size and old[1] == f.mtime_ns:
             reused[f.path] = FileRecord(f.path, f.size, f.mtime_ns, old[2], (), ())
+        elif old_skip is not None and old_skip[0] == f.size and old_skip[1] == f.mtime_ns:
+            skips.append((f.path, f.size, f.mtime_ns, old_skip[2]))
+            skipped[old_skip[2]] += 1
         else:
             todo.append(f)
-    skipped = Counter(listing.skipped)
     commit = _git_commit(root) if listing.git else None
     access = AccessList.load(root)
     if (previous is not None and not todo and set(old_files) == set(reused)
@@ -178,11 +184,15 @@ def ingest(
     redacted: Counter[str] = Counter()
     bytes_read = 0
     fresh: dict[str, FileRecord] = {}
-    for done in _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1, progress or (lambda n: None)):
+    for source, done in zip(todo, _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1,
+                                                progress or (lambda n: None))):
         bytes_read += done.n_bytes
         redacted.update(done.redacted)
         if done.record is None:
-            skipped[done.skip_reason or "unreadable"] += 1
+            reason = done.skip_reason or "unreadable"
+            skipped[reason] += 1
+            if reason != "unreadable":  # an unreadable file may be readable next time
+                skips.append((source.path, source.size, source.mtime_ns, reason))
         else:
             fresh[done.record.path] = done.record
     if previous is not None and reused:
@@ -197,7 +207,7 @@ def ingest(
         raise NothingToIndexError(
             f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
         )
-    manifest = write_index(index_path, records, settings, root, commit, access.digest)
+    manifest = write_index(index_path, records, settings, root, commit, access.digest, skips)
     return IngestReport(
         root=root, index_path=index_path, files=manifest.n_files, chunks=manifest.n_chunks,
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,

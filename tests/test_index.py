@@ -140,3 +140,14 @@ def test_query_reads_only_what_it_needs(tmp_path: Path) -> None:
     chunk_reads = [s for s in statements if "FROM chunks" in s]
     assert len(chunk_reads) == 1
     assert len(chunk_reads[0].split(" IN (")[1].split(",")) == 2  # only the top 2 chunks
+
+
+def test_files_skipped_after_reading_are_not_read_again(tmp_path: Path, mocker) -> None:
+    repo = code_repo(tmp_path / "r")
+    write_tree(repo, {"empty.txt": "", "blob.dat": b"\0\1\2"})
+    first = ingest(repo)
+    assert first.skipped == {"empty": 1, "binary": 1}
+    reads = mocker.patch("rag.pipeline.read_text", side_effect=AssertionError("re-read"))
+    again = ingest(repo)
+    assert again.up_to_date and again.skipped == {"empty": 1, "binary": 1}
+    assert reads.call_count == 0

@@ -1,6 +1,6 @@
 """Run secret redaction over the real corpora: speed, every finding (masked), and a planted-secrets check.
 
-Usage: python bench/secrets.py   (corpora in ${RAG_CORPORA:-~/.cache/rag-corpora})
+Usage: python bench/secret_scan.py   (corpora in ${RAG_CORPORA:-~/.cache/rag-corpora})
 """
 
 from __future__ import annotations

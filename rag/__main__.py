@@ -1,0 +1,5 @@
+"""Run the rag command group: python -m rag ..."""
+
+from .cli import main
+
+main()
