@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .backends import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
+from .evaluate import DEPTH, MISS_K, format_misses, format_table, report_dict, run_eval
 from .index import Index, locate_index, remember_index
 from .search import DEFAULT_TOP_K, Hit, search
 from .tokens import MODES, TokenizerSettings
@@ -122,6 +124,11 @@ def _question(words: tuple[str, ...]) -> str:
     return question
 
 
+
+if TYPE_CHECKING:
+    from .answer import Answer
+
+
 @main.command("query")
 @click.argument("question", nargs=-1)
 @index_option
@@ -130,15 +137,93 @@ def _question(words: tuple[str, ...]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
 @click.option("--explain", is_flag=True, help="Show which query terms matched each passage and how much.")
+@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="auto", show_default=True,
+              envvar="RAG_BACKEND",
+              help="Who answers: auto = anthropic if ANTHROPIC_API_KEY is set, else claude if on PATH, "
+                   "else none.")
+@click.option("--model", default=DEFAULT_MODEL, show_default=True, envvar="RAG_MODEL",
+              help="Model that answers (anthropic and claude backends).")
+@click.option("--show-prompt", is_flag=True,
+              help="Print exactly what would be sent to the backend, then stop.")
+@click.option("--prompt-only", is_flag=True,
+              help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p")
 def query_cmd(
     question: tuple[str, ...], index_path: Path | None, top_k: int, as_json: bool, no_llm: bool,
-    explain: bool,
+    explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
 ) -> None:
-    """Answer QUESTION from the indexed code (retrieval: the top passages with scores)."""
+    """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
     text = _question(question)
+    if no_llm + show_prompt + prompt_only > 1:
+        raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
+    if no_llm:
+        with Index(locate_index(index_path)) as index:
+            hits = search(index, text, top_k, explain=explain)
+        click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
+        return
+    from .answer import INCOMPLETE, generate
+    from .backends import render_text_prompt, resolve_backend
+    from .errors import BackendError
+    from .prompts import build_prompt
+
+    # resolved before searching, so that a missing key or `claude` fails fast
+    backend = None if prompt_only else resolve_backend(backend_name, model)
     with Index(locate_index(index_path)) as index:
         hits = search(index, text, top_k, explain=explain)
-    click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
+    if not hits:
+        if prompt_only:
+            click.echo(NO_CONTEXT_MESSAGE, err=True)
+        elif as_json:
+            click.echo(format_answer_json(_no_context_answer(text, backend)))
+        else:
+            click.echo(NO_CONTEXT_MESSAGE)
+        return
+    prompt = build_prompt(text, hits)
+    if prompt_only:
+        click.echo(prompt.text)
+    elif show_prompt:
+        click.echo(backend.render(prompt) if backend else render_text_prompt(prompt))
+    elif backend is None:
+        if as_json:
+            click.echo(json.dumps({"question": text, "answer": None, "citations": [],
+                                   "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
+                                   "backend": "none", "model": None, "usage": None, "prompt": prompt.text},
+                                  ensure_ascii=False))
+        else:
+            click.echo(f"{format_hits(hits, explain)}\n\n--- prompt ---\n{prompt.text}\n")
+        click.echo(NO_BACKEND_HINT, err=True)
+    else:
+        result = generate(prompt, backend, None if as_json else _stream)
+        click.echo(format_answer_json(result, explain) if as_json else format_sources(result))
+        if not as_json:
+            click.echo(format_usage(result), err=True)
+        if result.stop_reason in INCOMPLETE:
+            raise BackendError(INCOMPLETE[result.stop_reason])
+
+
+@main.command("eval")
+@click.argument("questions", type=click.Path(path_type=Path))
+@index_option
+@click.option("--corpus-root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Run a question that names a corpus against DIR/<corpus> (indexed first if needed).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--misses", is_flag=True,
+              help="Also list questions with no hit in the top K, what came back instead, and why.")
+@click.option("-k", "--top-k", type=click.IntRange(1, DEPTH), default=MISS_K, show_default=True,
+              help="A question is a miss when no hit is in its top K passages.")
+@click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
+def eval_cmd(
+    questions: Path, index_path: Path | None, corpus_root: Path | None, as_json: bool, misses: bool,
+    top_k: int, full: bool,
+) -> None:
+    """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
+    report = run_eval(questions, index_path, corpus_root, top_k, explain=misses, full=full,
+                      on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
+    if as_json:
+        click.echo(json.dumps(report_dict(report, misses), ensure_ascii=False))
+    else:
+        click.echo(format_table(report))
+        if misses:
+            click.echo("\n" + format_misses(report))
 
 
 def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
@@ -189,3 +274,63 @@ def _standalone(command: click.Command) -> Callable[[], None]:
 
 ingest_main = _standalone(ingest_cmd)
 query_main = _standalone(query_cmd)
+
+
+# --- query: answers ------------------------------------------------------------------------------------
+
+NO_CONTEXT_MESSAGE = (
+    "The indexed code does not seem to cover this question: no passage matches its words, "
+    "so no model was asked."
+)
+NO_BACKEND_HINT = (
+    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+    "`python query.py --prompt-only QUESTION | claude -p`."
+)
+
+
+def _stream(text: str) -> None:
+    click.echo(text, nl=False)
+
+
+def _no_context_answer(question: str, backend: Any) -> Answer:
+    from .answer import NO_CONTEXT, Answer
+
+    name, model = (backend.name, backend.model) if backend is not None else ("none", None)
+    return Answer(question, "", (), (), name, model, {}, NO_CONTEXT)
+
+
+def format_sources(result: Answer) -> str:
+    """Return what follows a streamed answer: its numbered sources, unverifiable ones flagged."""
+    seen: dict[tuple[str, int, int], bool] = {}
+    for c in result.citations:
+        key = (c.path, c.start_line, c.end_line)
+        seen[key] = seen.get(key, False) or c.valid
+    if not seen:
+        return "\n\nSources: none cited."
+    lines = ["", "", "Sources:"]
+    for n, ((path, start, end), valid) in enumerate(seen.items(), 1):
+        where = f"{path}:{start}-{end}" if path else "(a document that was not sent)"
+        lines.append(f"  [{n}] {where}" + ("" if valid else "  (!) not among the passages sent: unverified"))
+    return "\n".join(lines)
+
+
+def format_usage(result: Answer) -> str:
+    """Return one line naming the model, backend and tokens used."""
+    tokens = result.usage
+    used = (f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens"
+            if "input_tokens" in tokens and "output_tokens" in tokens else "")
+    return f"({result.model} via {result.backend}{used})"
+
+
+def format_answer_json(result: Answer, explain: bool = False) -> str:
+    """Return an answer as one JSON object: answer, checked citations, and the passages sent."""
+    return json.dumps({
+        "question": result.question,
+        "answer": result.text,
+        "citations": [asdict(c) for c in result.citations],
+        "results": [hit_dict(i, h, explain) for i, h in enumerate(result.hits, 1)],
+        "backend": result.backend,
+        "model": result.model,
+        "usage": result.usage,
+        "stop_reason": result.stop_reason,
+    }, ensure_ascii=False)

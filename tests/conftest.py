@@ -38,3 +38,60 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 def worked_repo(tmp_path: Path) -> Path:
     """The four-file worked example of the original design."""
     return write_tree(tmp_path / "billing", WORKED_EXAMPLE)
+
+
+# --- model backends (tests of prompts, backends, answer and the query command) -------------------------
+
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+from rag.backends import ApiCitation, Generation  # noqa: E402
+from rag.prompts import Prompt  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_sdk_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep the SDK from finding a token, profile or endpoint of the user's."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path_factory.mktemp("anthropic-config")))
+
+
+@dataclass
+class FakeBackend:
+    """A backend that answers from a queue and records every prompt it was sent."""
+
+    answers: list[Generation | str | BaseException] = field(default_factory=list)
+    prompts: list[Prompt] = field(default_factory=list)
+    name: str = "fake"
+    model: str = "fake-model"
+
+    def queue(self, text: str, api_citations: tuple[ApiCitation, ...] = (), stop_reason: str = "end_turn",
+              usage: dict[str, int] | None = None) -> FakeBackend:
+        """Queue one answer; return self so calls chain."""
+        usage = {"input_tokens": 10, "output_tokens": 5} if usage is None else usage
+        self.answers.append(Generation(text, api_citations, stop_reason, usage))
+        return self
+
+    def generate(self, prompt: Prompt, on_text: Callable[[str], None] | None = None) -> Generation:
+        self.prompts.append(prompt)
+        if not self.answers:
+            raise AssertionError("FakeBackend was called more often than answers were queued")
+        queued = self.answers.pop(0)
+        if isinstance(queued, BaseException):
+            raise queued
+        gen = queued if isinstance(queued, Generation) else Generation(queued, stop_reason="end_turn")
+        if on_text is not None:
+            half = len(gen.text) // 2  # in two pieces, like a stream
+            on_text(gen.text[:half])
+            on_text(gen.text[half:])
+        return gen
+
+    def render(self, prompt: Prompt) -> str:
+        return f"--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}"
+
+
+@pytest.fixture
+def fake_backend() -> FakeBackend:
+    """A FakeBackend with nothing queued."""
+    return FakeBackend()

@@ -1,0 +1,95 @@
+"""Prompt building: retrieved passages framed as documents, then the question; templates live in prompts/."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .search import Hit
+
+if TYPE_CHECKING:
+    from string import Template
+
+TEMPLATE_PACKAGE = "rag.prompt_templates"  # where pyproject puts prompts/ in an installed wheel
+SOURCE_TEMPLATES = Path(__file__).resolve().parent.parent / "prompts"  # a source checkout
+
+# Anything that could open or close one of our framing elements, e.g. "</document>", "< /Documents",
+# "<question": its "<" becomes "&lt;" so a passage cannot end its document or start a new one.
+_FRAMING_TAG = re.compile(r"<(?=\s*/?\s*(?:documents?|question)(?![\w-]))", re.IGNORECASE)
+# in a double-quoted attribute only these matter; ">" stays readable ("Install > Linux")
+_ATTRIBUTE_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", '"': "&quot;", "\n": " ", "\r": " "})
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What is sent to a model: instructions, then the documents and the question."""
+
+    system: str
+    user: str
+    hits: tuple[Hit, ...]
+    question: str = ""
+
+    @property
+    def text(self) -> str:
+        """Return the prompt as one text, for a model that takes no separate system prompt (`claude -p`)."""
+        return render("standalone", system=self.system, user=self.user)
+
+
+@cache
+def template(name: str) -> Template:
+    """Return the template `prompts/<name>.md`, from the installed package or the source checkout."""
+    from importlib import resources  # loaded on first use: the retrieval-only path builds no prompt
+    from string import Template
+
+    filename = f"{name}.md"
+    try:
+        text = resources.files(TEMPLATE_PACKAGE).joinpath(filename).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        text = (SOURCE_TEMPLATES / filename).read_text(encoding="utf-8")
+    # a template file ends with a newline; the text it stands for does not
+    return Template(text.removesuffix("\n"))
+
+
+def render(name: str, **values: object) -> str:
+    """Fill template `name` with `values` (every placeholder must be given)."""
+    return template(name).substitute(values)
+
+
+def neutralise(text: str) -> str:
+    """Escape whatever in `text` looks like an opening or closing tag of our framing."""
+    return _FRAMING_TAG.sub("&lt;", text)
+
+
+def attribute(value: str | None) -> str:
+    """Escape `value` for a double-quoted attribute on one line."""
+    return (value or "").translate(_ATTRIBUTE_ESCAPES)
+
+
+def document_title(hit: Hit) -> str:
+    """Return the label of a passage: path:start-end and symbol."""
+    c = hit.chunk
+    return render("title", path=c.path, start_line=c.start_line, end_line=c.end_line,
+                  symbol=c.symbol or "").strip()
+
+
+def question_text(question: str) -> str:
+    """Return the question part of the user message."""
+    return render("question", question=neutralise(question.strip()))
+
+
+def build_prompt(question: str, hits: Sequence[Hit]) -> Prompt:
+    """Frame each hit as one labelled document, documents first and the question last."""
+    documents = "\n".join(
+        render(
+            "document", index=i, path=attribute(h.chunk.path), start_line=h.chunk.start_line,
+            end_line=h.chunk.end_line, symbol=attribute(h.chunk.symbol), context=attribute(h.chunk.context),
+            text=neutralise(h.chunk.text),
+        )
+        for i, h in enumerate(hits, 1)
+    )
+    user = render("user", documents=documents, question=question_text(question))
+    return Prompt(system=render("system"), user=user, hits=tuple(hits), question=question.strip())

@@ -1,0 +1,445 @@
+"""Tests for rag.backends: the SDK mocked and against a local Messages API, and `claude -p` faked on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from rag.backends import (
+    DEFAULT_MODEL,
+    AnthropicBackend,
+    ApiCitation,
+    ClaudeCliBackend,
+    parse_claude_result,
+    resolve_backend,
+)
+from rag.chunking import Chunk
+from rag.errors import BackendError
+from rag.prompts import build_prompt
+from rag.search import Hit
+
+FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"
+
+HITS = [
+    Hit(0.9, Chunk("rag/auth.py", 10, 13, "function", "check_password",
+                   "def check_password(user, password):\n    stored = load_hash(user)\n"
+                   "    return verify(stored, password)\n", "", 0)),
+    Hit(0.5, Chunk("rag/session.py", 1, 2, "class", "Session", "class Session:\n    token: str\n", "", 0)),
+]
+PROMPT = build_prompt("how does auth work?", HITS)
+CITED = "    stored = load_hash(user)\n"
+CITED_START = HITS[0].chunk.text.index(CITED)
+
+
+# --- the request ----------------------------------------------------------------------------------------
+
+
+def test_request_sends_each_hit_as_a_cited_document_then_the_question() -> None:
+    req = AnthropicBackend(model="m").request(PROMPT)
+    assert set(req) == {"model", "max_tokens", "system", "messages"}  # SDK 2.x: no temperature
+    assert req["model"] == "m" and req["system"] == PROMPT.system
+    [message] = req["messages"]
+    docs, question = message["content"][:-1], message["content"][-1]
+    assert [d["source"]["data"] for d in docs] == [h.chunk.text for h in HITS]
+    assert all(d["type"] == "document" and d["citations"] == {"enabled": True} for d in docs)
+    assert [d["title"] for d in docs] == ["rag/auth.py:10-13 check_password", "rag/session.py:1-2 Session"]
+    assert question["type"] == "text" and "<question>\nhow does auth work?\n</question>" in question["text"]
+
+
+# --- the SDK client mocked --------------------------------------------------------------------------------
+
+
+def _block(text: str, citations: list[Any] | None = None) -> SimpleNamespace:
+    return SimpleNamespace(type="text", text=text, citations=citations)
+
+
+def _char_citation(index: int, text: str, start: int) -> SimpleNamespace:
+    return SimpleNamespace(type="char_location", document_index=index, cited_text=text,
+                           start_char_index=start, end_char_index=start + len(text))
+
+
+def _mock_stream(mocker: Any, events: list[Any], message: Any) -> Any:
+    stream = mocker.MagicMock()
+    stream.__enter__.return_value = stream
+    stream.__iter__.return_value = iter(events)
+    stream.get_final_message.return_value = message
+    client = mocker.MagicMock()
+    client.messages.stream.return_value = stream
+    return client
+
+
+def test_generate_streams_text_and_keeps_only_text_blocks(mocker: Any) -> None:
+    cited = _block("Passwords are checked against a stored hash.", [_char_citation(0, CITED, CITED_START)])
+    thinking = SimpleNamespace(type="thinking", thinking="secret musings", signature="x")
+    message = SimpleNamespace(
+        content=[thinking, cited, _block(" That is all.")], stop_reason="end_turn", model="claude-x",
+        usage=SimpleNamespace(input_tokens=50, output_tokens=12, cache_read_input_tokens=None),
+    )
+    events = [
+        SimpleNamespace(type="thinking", thinking="secret musings"),
+        SimpleNamespace(type="text", text="Passwords are checked "),
+        SimpleNamespace(type="text", text="against a stored hash."),
+        SimpleNamespace(type="content_block_stop", content_block=cited),
+        SimpleNamespace(type="text", text=" That is all."),
+        SimpleNamespace(type="content_block_stop", content_block=message.content[2]),
+    ]
+    client = _mock_stream(mocker, events, message)
+    streamed: list[str] = []
+    gen = AnthropicBackend(client=client, model="m").generate(PROMPT, streamed.append)
+    assert "".join(streamed) == gen.text == "Passwords are checked against a stored hash. [1] That is all."
+    assert gen.api_citations == (ApiCitation(0, CITED, CITED_START, CITED_START + len(CITED)),)
+    assert gen.stop_reason == "end_turn" and gen.model == "claude-x"
+    assert gen.usage == {"input_tokens": 50, "output_tokens": 12}
+    kwargs = client.messages.stream.call_args.kwargs
+    assert "temperature" not in kwargs and kwargs["model"] == "m"
+
+
+def _status_error(cls: type[anthropic.APIStatusError], status: int, body: object = None) -> Exception:
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    return cls("error", response=httpx2.Response(status, request=request), body=body)
+
+
+def _request() -> httpx2.Request:
+    return httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (lambda: _status_error(anthropic.AuthenticationError, 401),
+         "rejected the API key (401) — check ANTHROPIC_API_KEY"),
+        (lambda: _status_error(anthropic.RateLimitError, 429), "Rate limited by the Anthropic API (429)"),
+        (lambda: _status_error(anthropic.OverloadedError, 529), "overloaded (529)"),
+        (lambda: _status_error(anthropic.APIStatusError, 200, {"error": {"type": "overloaded_error"}}),
+         "overloaded (529)"),
+        (lambda: _status_error(anthropic.NotFoundError, 404), "does not know model 'm' (404) — pick another"),
+        (lambda: _status_error(anthropic.BadRequestError, 400, {"error": {"message": "prompt is\ntoo long"}}),
+         "failed (400): prompt is too long"),
+        (lambda: anthropic.APITimeoutError(request=_request()), "timed out"),
+        (lambda: anthropic.APIConnectionError(request=_request()), "Cannot reach the Anthropic API"),
+    ],
+    ids=["auth", "rate-limit", "overloaded", "overloaded-in-stream", "unknown-model", "bad-request",
+         "timeout", "network"],
+)
+def test_sdk_errors_become_one_line_backend_errors(mocker: Any, error: Any, expected: str) -> None:
+    client = mocker.MagicMock()
+    client.messages.stream.side_effect = error()
+    with pytest.raises(BackendError) as info:
+        AnthropicBackend(client=client, model="m").generate(PROMPT)
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_ctrl_c_while_streaming_propagates_and_closes_the_stream(mocker: Any) -> None:
+    def interrupted() -> Iterator[Any]:
+        yield SimpleNamespace(type="text", text="Half an ans")
+        raise KeyboardInterrupt
+
+    client = _mock_stream(mocker, [], None)
+    stream = client.messages.stream.return_value
+    stream.__iter__.return_value = interrupted()
+    with pytest.raises(KeyboardInterrupt):
+        AnthropicBackend(client=client).generate(PROMPT, lambda _: None)
+    stream.__exit__.assert_called_once()
+
+
+# --- the real SDK against a local Messages API ------------------------------------------------------------
+
+
+@dataclass
+class FakeApi:
+    """A local HTTP server that answers POST /v1/messages from a script of responses."""
+
+    url: str
+    responses: list[tuple[int, dict[str, str], bytes | float]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def reply(self, status: int, body: object, **headers: str) -> FakeApi:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.responses.append((status, {"content-type": "application/json", **headers}, data))
+        return self
+
+    def stream(self, events: list[dict[str, Any]]) -> FakeApi:
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+        self.responses.append((200, {"content-type": "text/event-stream"}, data))
+        return self
+
+    def hang(self, seconds: float) -> FakeApi:
+        self.responses.append((200, {}, seconds))
+        return self
+
+    def client(self, max_retries: int = 1, timeout: float = 10.0) -> anthropic.Anthropic:
+        return anthropic.Anthropic(base_url=self.url, api_key="test", max_retries=max_retries,
+                                   timeout=timeout)
+
+
+@pytest.fixture
+def api() -> Iterator[FakeApi]:
+    fake = FakeApi(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            fake.requests.append({"path": self.path, "headers": headers, "json": json.loads(body)})
+            status, headers, data = fake.responses.pop(0)
+            if isinstance(data, float):
+                time.sleep(data)
+                return
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+def delta(index: int, **fields: Any) -> dict[str, Any]:
+    """Return a content_block_delta event."""
+    return {"type": "content_block_delta", "index": index, "delta": fields}
+
+
+def answer_events(model: str = DEFAULT_MODEL, stop_reason: str = "end_turn") -> list[dict[str, Any]]:
+    """A streamed reply: a thinking block, a text block with a citation, then an uncited text block."""
+    citation = {"type": "char_location", "cited_text": CITED, "document_index": 0,
+                "document_title": "rag/auth.py:10-13 check_password", "start_char_index": CITED_START,
+                "end_char_index": CITED_START + len(CITED)}
+    return [
+        {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 321, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "",
+                                                                      "signature": ""}},
+        delta(0, type="thinking_delta", thinking="hmm"),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "",
+                                                                      "citations": []}},
+        delta(1, type="citations_delta", citation=citation),
+        delta(1, type="text_delta", text="It loads "),
+        delta(1, type="text_delta", text="the stored hash."),
+        {"type": "content_block_stop", "index": 1},
+        {"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}},
+        delta(2, type="text_delta", text=" Then verifies."),
+        {"type": "content_block_stop", "index": 2},
+        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+         "usage": {"output_tokens": 42}},
+        {"type": "message_stop"},
+    ]
+
+
+def test_real_sdk_streams_a_cited_answer(api: FakeApi) -> None:
+    api.stream(answer_events())
+    streamed: list[str] = []
+    gen = AnthropicBackend(client=api.client()).generate(PROMPT, streamed.append)
+    assert streamed == ["It loads ", "the stored hash.", " [1]", " Then verifies."]
+    assert gen.text == "It loads the stored hash. [1] Then verifies."
+    assert gen.api_citations == (ApiCitation(0, CITED, CITED_START, CITED_START + len(CITED)),)
+    assert gen.stop_reason == "end_turn"
+    assert gen.usage == {"input_tokens": 321, "output_tokens": 42}
+    [sent] = api.requests
+    assert sent["path"] == "/v1/messages"
+    assert sent["json"]["stream"] is True and "temperature" not in sent["json"]
+    assert sent["json"]["model"] == DEFAULT_MODEL
+    assert sent["json"]["messages"][0]["content"][0]["citations"] == {"enabled": True}
+
+
+def test_real_sdk_retries_a_429_then_succeeds(api: FakeApi) -> None:
+    api.reply(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+              **{"retry-after-ms": "1"})
+    api.stream(answer_events())
+    gen = AnthropicBackend(client=api.client(max_retries=1)).generate(PROMPT)
+    assert gen.text.startswith("It loads")
+    assert len(api.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "expected"),
+    [
+        (429, "rate_limit_error", "Rate limited by the Anthropic API (429), even after retries"),
+        (529, "overloaded_error", "The Anthropic API is overloaded (529), even after retries"),
+        (401, "authentication_error", "rejected the API key (401)"),
+    ],
+    ids=["rate-limit", "overloaded", "auth"],
+)
+def test_real_sdk_errors_after_retries(api: FakeApi, status: int, kind: str, expected: str) -> None:
+    body = {"type": "error", "error": {"type": kind, "message": "nope"}}
+    for _ in range(2):
+        api.reply(status, body, **{"retry-after-ms": "1"})
+    with pytest.raises(BackendError, match=re.escape(expected)):
+        AnthropicBackend(client=api.client(max_retries=1)).generate(PROMPT)
+    assert len(api.requests) == (1 if status == 401 else 2)  # 401 is not retried
+
+
+def test_real_sdk_overload_inside_the_stream(api: FakeApi) -> None:
+    start = answer_events()[0]
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    api.stream([start, error])
+    with pytest.raises(BackendError, match="overloaded"):
+        AnthropicBackend(client=api.client()).generate(PROMPT)
+
+
+def test_real_sdk_refusal_is_reported_as_the_stop_reason(api: FakeApi) -> None:
+    api.stream(answer_events(stop_reason="refusal"))
+    assert AnthropicBackend(client=api.client()).generate(PROMPT).stop_reason == "refusal"
+
+
+def test_real_sdk_timeout(api: FakeApi) -> None:
+    api.hang(1.0)
+    with pytest.raises(BackendError, match="timed out"):
+        AnthropicBackend(client=api.client(max_retries=0, timeout=0.2)).generate(PROMPT)
+
+
+def test_real_sdk_network_down() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again before the request: nothing listens there
+    client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="test", max_retries=0)
+    with pytest.raises(BackendError, match="Cannot reach the Anthropic API — check your network"):
+        AnthropicBackend(client=client).generate(PROMPT)
+
+
+# --- claude -p ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put a fake `claude` first on PATH; return the file where it logs how it was called."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "claude"
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    log = tmp_path / "claude-call.json"
+    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(log))
+    return log
+
+
+def test_claude_runs_without_tools_from_a_temporary_directory(fake_claude: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    backend = resolve_backend("claude", "some-model")
+    assert isinstance(backend, ClaudeCliBackend)
+    streamed: list[str] = []
+    gen = backend.generate(PROMPT, streamed.append)
+    assert gen.text == "From the documents: see [rag/auth.py:10-13]. Also [nowhere.py:1-2]."
+    assert streamed == [gen.text]
+    assert gen.usage == {"input_tokens": 120, "output_tokens": 14}
+    call = json.loads(fake_claude.read_text())
+    assert call["argv"] == ["-p", "--output-format", "json", "--tools", "", "--model", "some-model",
+                            "--system-prompt", PROMPT.system]
+    assert call["stdin"] == PROMPT.user and call["stdin_is_pipe"]
+    assert Path(call["cwd"]).resolve() != tmp_path.resolve()
+    assert Path(call["cwd"]).name.startswith("rag-claude-")
+    assert not Path(call["cwd"]).exists()  # removed afterwards
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("error", r"`claude -p` returned an error \(exit 1\): Credit balance is too low"),
+        ("text-error", r"`claude -p` failed \(exit 1\): Error: Invalid API key · Please run /login"),
+        ("garbage", r"`claude -p` failed \(exit 0\): <html>not json</html>"),
+        ("empty", r"`claude -p` returned an empty answer"),
+    ],
+    ids=["json-error", "text-error", "not-json", "empty"],
+)
+def test_claude_failures_are_backend_errors(fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str,
+                                            expected: str) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
+    with pytest.raises(BackendError, match=expected):
+        ClaudeCliBackend().generate(PROMPT)
+
+
+def test_claude_hang_is_cut_by_the_timeout(fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
+    started = time.monotonic()
+    with pytest.raises(BackendError, match=r"no answer within 0.5 s"):
+        ClaudeCliBackend(timeout=0.5).generate(PROMPT)
+    assert time.monotonic() - started < 10
+
+
+def test_claude_not_installed(tmp_path: Path) -> None:
+    with pytest.raises(BackendError, match="is not installed or not on PATH"):
+        ClaudeCliBackend(executable=str(tmp_path / "no-claude")).generate(PROMPT)
+
+
+def test_claude_command_is_run_with_a_pipe_and_a_timeout(mocker: Any) -> None:
+    proc = mocker.MagicMock(returncode=0)
+    proc.communicate.return_value = (json.dumps({"is_error": False, "result": "ok [a.py:1-2]"}), "")
+    popen = mocker.patch("subprocess.Popen", return_value=proc)
+    gen = ClaudeCliBackend(executable="claude", timeout=7).generate(PROMPT)
+    assert gen.text == "ok [a.py:1-2]"
+    kwargs = popen.call_args.kwargs
+    assert kwargs["stdin"] is subprocess.PIPE and kwargs["start_new_session"] is True
+    proc.communicate.assert_called_once_with(PROMPT.user, timeout=7)
+
+
+@pytest.mark.parametrize(
+    ("returncode", "stdout", "expected"),
+    [
+        (0, {"is_error": False, "result": "fine"}, None),
+        (1, {"is_error": False, "result": "fine"}, "returned an error (exit 1)"),
+        (0, {"is_error": True, "result": "boom"}, "returned an error (exit 0): boom"),
+        (0, {"result": "no is_error field"}, "returned an error"),
+        (0, {"is_error": False, "result": "  \n"}, "empty answer"),
+        (0, {"is_error": False, "result": None}, "empty answer"),
+        (0, [1, 2], "failed (exit 0)"),
+    ],
+    ids=["ok", "nonzero-exit", "is-error", "no-is-error", "blank", "null-result", "not-an-object"],
+)
+def test_parse_claude_result(returncode: int, stdout: object, expected: str | None) -> None:
+    if expected is None:
+        assert parse_claude_result(returncode, json.dumps(stdout), "", "m").text == "fine"
+    else:
+        with pytest.raises(BackendError) as info:
+            parse_claude_result(returncode, json.dumps(stdout), "", "m")
+        assert expected in str(info.value)
+
+
+# --- choosing a backend -----------------------------------------------------------------------------------
+
+
+def test_resolve_backend(tmp_path: Path, fake_claude: Path) -> None:
+    with_claude = {"PATH": os.environ["PATH"]}
+    no_claude = {"PATH": str(tmp_path / "empty")}
+    keyed = {"ANTHROPIC_API_KEY": "sk-test", **no_claude}
+    assert resolve_backend("none", env=keyed) is None
+    assert isinstance(resolve_backend("auto", env=keyed), AnthropicBackend)
+    assert isinstance(resolve_backend("auto", env={**keyed, **with_claude}), AnthropicBackend)
+    assert isinstance(resolve_backend("auto", env=with_claude), ClaudeCliBackend)
+    assert resolve_backend("auto", env=no_claude) is None
+    anthropic_backend = resolve_backend("anthropic", "my-model", env=keyed)
+    assert isinstance(anthropic_backend, AnthropicBackend)
+    assert (anthropic_backend.model, anthropic_backend.api_key) == ("my-model", "sk-test")
+    with pytest.raises(BackendError, match="ANTHROPIC_API_KEY is not set — export it"):
+        resolve_backend("anthropic", env=no_claude)
+    with pytest.raises(BackendError, match="`claude` is not on PATH"):
+        resolve_backend("claude", env=no_claude)
