@@ -15,7 +15,7 @@ from .backends import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
 from .evaluate import DEPTH, MISS_K, format_misses, format_table, report_dict, run_eval
 from .index import Index, locate_index, remember_index
-from .search import DEFAULT_TOP_K, Hit, search
+from .search import DEFAULT_TOP_K, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
@@ -147,17 +147,29 @@ if TYPE_CHECKING:
               help="Print exactly what would be sent to the backend, then stop.")
 @click.option("--prompt-only", is_flag=True,
               help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p")
+@click.option("--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
+              help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
+                   "RAG_GROUPS takes a space-separated list).")
+@click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
 def query_cmd(
     question: tuple[str, ...], index_path: Path | None, top_k: int, as_json: bool, no_llm: bool,
     explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
+    groups: tuple[str, ...], refresh: bool,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
     text = _question(question)
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
+    def find() -> list[Hit]:
+        found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh)
+        if found.changed:
+            shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
+            click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
+                       "— re-run ingest or pass --refresh", err=True)
+        return found.hits
+
     if no_llm:
-        with Index(locate_index(index_path)) as index:
-            hits = search(index, text, top_k, explain=explain)
+        hits = find()
         click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
         return
     from .answer import INCOMPLETE, generate
@@ -167,8 +179,7 @@ def query_cmd(
 
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
-    with Index(locate_index(index_path)) as index:
-        hits = search(index, text, top_k, explain=explain)
+    hits = find()
     if not hits:
         if prompt_only:
             click.echo(NO_CONTEXT_MESSAGE, err=True)

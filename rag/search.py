@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import heapq
-from array import array
 import math
+from array import array
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from .chunking.base import Chunk
 from .index import Index
@@ -34,6 +35,38 @@ class Hit:
     score: float
     chunk: Chunk
     contributions: tuple[TermContribution, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """The hits for a question, and the files that changed since the index was built."""
+
+    hits: list[Hit]
+    changed: list[str]  # paths (directories end in '/') that look newer than the index
+    refreshed: bool = False
+
+
+def retrieve(
+    index_path: Path, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
+    groups: frozenset[str] = frozenset(), refresh: bool = False,
+) -> Retrieval:
+    """Open the index, re-ingest changed files first if asked, search, and check freshness.
+
+    The freshness check is cheap (stat calls, see Index.changed_files): the hits' own
+    files and every indexed directory.
+    """
+    if refresh:
+        with Index(index_path) as index:
+            root, settings = Path(index.manifest.root), index.manifest.tokenizer
+            stale = bool(index.changed_files(index.files()))
+        if stale:
+            from .pipeline import ingest  # only a refresh needs the ingest pipeline
+
+            ingest(root, index_path, settings)
+    with Index(index_path) as index:
+        hits = search(index, question, k, explain=explain, groups=groups)
+        changed = index.changed_files(h.chunk.path for h in hits)
+    return Retrieval(hits, changed, refreshed=refresh)
 
 
 def search(

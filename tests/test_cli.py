@@ -116,3 +116,36 @@ def test_every_command_has_help(runner: CliRunner) -> None:
     for name, command in main.commands.items():
         assert command.help, name
         assert runner.invoke(main, [name, "--help"]).exit_code == 0
+
+
+def test_query_warns_when_files_changed_and_refresh_updates(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
+    repo = write_tree(tmp_path / "r", {"a.txt": "alpha beta\n", "docs/b.txt": "gamma delta\n"})
+    assert runner.invoke(main, ["ingest", str(repo)]).exit_code == 0
+    monkeypatch.chdir(repo)
+    fresh = runner.invoke(main, ["query", "--no-llm", "alpha"])
+    assert "Note:" not in fresh.output
+    (repo / "a.txt").write_text("alpha beta epsilon, edited in place\n")
+    (repo / "docs" / "new.txt").write_text("zeta eta\n")
+    stale = runner.invoke(main, ["query", "--no-llm", "alpha"])
+    assert stale.exit_code == 0
+    assert "Note: 2 indexed file(s) or folder(s) changed since ingest (a.txt, docs/) — re-run ingest or pass --refresh" \
+        in stale.output
+    refreshed = runner.invoke(main, ["query", "--no-llm", "--refresh", "zeta"])
+    assert refreshed.exit_code == 0
+    assert "docs/new.txt:1-1" in refreshed.output and "Note:" not in refreshed.output
+
+
+def test_query_as_group(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
+    repo = write_tree(tmp_path / "r", {
+        ".rag-access": "hr/ people\n", "hr/salaries.txt": "salary bands for engineers\n",
+        "README.md": "engineers write code\n",
+    })
+    runner.invoke(main, ["ingest", str(repo)])
+    monkeypatch.chdir(repo)
+    public = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
+    assert [r["path"] for r in json.loads(public.output)["results"]] == ["README.md"]
+    member = runner.invoke(main, ["query", "--no-llm", "--json", "--as", "people", "salary engineers"])
+    assert [r["path"] for r in json.loads(member.output)["results"]] == ["hr/salaries.txt", "README.md"]
+    monkeypatch.setenv("RAG_GROUPS", "finance people")
+    env = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
+    assert json.loads(env.output)["results"][0]["path"] == "hr/salaries.txt"
