@@ -46,7 +46,7 @@ from rag.evaluate import (  # noqa: E402
     load_questions, metrics, report_dict,
 )
 from rag.index import Index  # noqa: E402
-from rag.pipeline import indexed_text  # noqa: E402
+from rag.fields import chunk_counts  # noqa: E402
 from rag.search import Hit, search  # noqa: E402
 from rag.tokens import Tokenizer  # noqa: E402
 
@@ -97,7 +97,7 @@ def check_tokens(chunks: Sequence[Chunk], tokens: Sequence[list[str]], tokenizer
     """Assert that a sample of stored terms is exactly what our tokenizer makes of the chunk."""
     rng = random.Random(0)
     for cid in rng.sample(range(len(chunks)), min(TOKEN_SAMPLE, len(chunks))):
-        expected = tokenizer.counts(indexed_text(chunks[cid]))
+        expected = chunk_counts(chunks[cid], tokenizer)
         got: dict[str, int] = {}
         for t in tokens[cid]:
             got[t] = got.get(t, 0) + 1

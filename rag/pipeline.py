@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .access import AccessList
 from .chunking import Chunk, chunk_file
+from .fields import chunk_counts
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
 from .index import FileRecord, Index, default_index_path, write_index
@@ -40,11 +41,6 @@ class IngestReport:
     up_to_date: bool = False  # nothing changed: the index was left as it was
 
 
-def indexed_text(chunk: Chunk) -> str:
-    """Return the text that is tokenized for a chunk: its breadcrumb, then its text."""
-    return f"{chunk.context}\n{chunk.text}" if chunk.context else chunk.text
-
-
 @dataclass(frozen=True, slots=True)
 class _Processed:
     record: FileRecord | None
@@ -60,7 +56,7 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
         return _Processed(None, read.skip_reason, read.n_bytes, {})
     text, redacted = redact(read.text)
     chunks = tuple(chunk_file(source.path, text))
-    counts = tuple(tokenizer.counts(indexed_text(c)) for c in chunks)
+    counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
     record = FileRecord(source.path, source.size, source.mtime_ns, read.sha1, chunks, counts)
     return _Processed(record, None, read.n_bytes, redacted)
 

@@ -6,7 +6,6 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +81,7 @@ def search(
     if k < 1:
         raise ValueError("k must be at least 1")
     tokenizer = Tokenizer(index.manifest.tokenizer)
-    qtf = Counter(tokenizer.tokenize(question))
+    qtf = tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
     terms = []  # (term, idf, query weight, ids, tfs)

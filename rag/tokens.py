@@ -131,6 +131,10 @@ class Tokenizer:
                 out[t] = get(t, 0) + n
         return out
 
+    def query_counts(self, question: str) -> dict[str, int]:
+        """Return term -> frequency for a question (the query side of the tokenizer)."""
+        return self.counts(question)
+
     def _terms_of(self, run: str) -> tuple[str, ...]:
         if self._plain:
             low = run.lower()
