@@ -1,16 +1,95 @@
-"""Split a file into chunks, choosing the chunker by the file's type."""
+"""Split a file into chunks, choosing the chunker by the file's type.
+
+The chunker modules are imported on first use: the query path imports `Chunk` from
+here and should not pay for the lexers and parsers.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from .base import Chunk
-from .text import chunk_text
 
-__all__ = ["Chunk", "chunk_file", "chunk_text"]
+__all__ = [
+    "Chunk",
+    "chunk_file",
+    "chunk_javascript",
+    "chunk_markdown",
+    "chunk_python",
+    "chunk_rst",
+    "chunk_text",
+    "chunker_for",
+    "lex",
+]
+
+PYTHON_EXTENSIONS = (".py", ".pyi")
+JAVASCRIPT_EXTENSIONS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx")
+# .txt is tried as reST (Django's docs are .txt); without titles it is chunked as paragraphs
+RST_EXTENSIONS = (".rst", ".txt")
+
+# public name -> the module that defines it
+_LAZY = {
+    "chunk_javascript": "javascript",
+    "lex": "javascript",
+    "chunk_markdown": "markdown",
+    "chunk_rst": "markdown",
+    "chunk_python": "python",
+    "chunk_text": "text",
+}
 
 
-def chunk_file(path: str, text: str) -> list[Chunk]:
-    """Chunk one file's text by its type and number the chunks in file order."""
-    chunks = chunk_text(path, text)
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def chunker_for(path: str, text: str = "") -> str:
+    """Name the chunker for a file: python, javascript, markdown, rst or text."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.endswith(PYTHON_EXTENSIONS):
+        return "python"
+    if name.endswith(JAVASCRIPT_EXTENSIONS):
+        return "javascript"
+    if name.endswith(MARKDOWN_EXTENSIONS):
+        return "markdown"
+    if name.endswith(RST_EXTENSIONS):
+        return "rst"
+    if "." not in name and text.startswith("#!"):  # an extensionless script: trust its shebang
+        shebang = text.split("\n", 1)[0]
+        if "python" in shebang:
+            return "python"
+        if "node" in shebang:
+            return "javascript"
+    return "text"
+
+
+def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None = None) -> list[Chunk]:
+    """Chunk one file's text by its type and number the chunks in file order.
+
+    `on_fallback` (if given) is called with the reason when a code file cannot be
+    chunked by its structure (syntax error, unbalanced brackets, minified).
+    """
+    from .base import window_chars
+    from .javascript import chunk_javascript
+    from .markdown import chunk_markdown, chunk_rst
+    from .python import chunk_python
+    from .text import chunk_text
+
+    kind = chunker_for(path, text)
+    if kind == "python":
+        chunks = chunk_python(path, text, on_fallback)
+    elif kind == "javascript":
+        chunks = chunk_javascript(path, text, on_fallback)
+    elif kind == "markdown":
+        chunks = chunk_markdown(path, text)
+    elif kind == "rst":
+        chunks = chunk_rst(path, text)
+    else:
+        # very long lines (data, source maps) would make giant paragraphs: cut them by characters
+        chunks = [w for c in chunk_text(path, text) for w in window_chars(c, text)]
     return [replace(c, ordinal=i) for i, c in enumerate(chunks)]

@@ -134,6 +134,18 @@ def merge_tiny(pieces: list[Piece], lines: list[str]) -> list[Piece]:
     return out
 
 
+def close_scope(pieces: list[Piece], lines: list[str]) -> list[Piece]:
+    """Join a tiny glue piece that ends a class body to the member before it.
+
+    Without this it would merge forward into whatever follows the class.
+    """
+    if len(pieces) > 1 and pieces[-1].glue and not pieces[-2].glue:
+        last = pieces[-1]
+        if word_count(span_text(lines, last.start_line, last.end_line)) < MERGE_WORDS:
+            return pieces[:-2] + [replace(pieces[-2], end_line=last.end_line)]
+    return pieces
+
+
 def assemble(
     path: str, text: str, lines: list[str], pieces: list[Piece], group_same_symbol: bool = False
 ) -> list[Chunk]:
@@ -187,7 +199,8 @@ def window_chars(chunk: Chunk, text: str, limit: int = HARD_MAX_CHARS) -> list[C
     while begin < stop:
         end = min(begin + MAX_CHARS, stop)
         if end < stop:
-            space = max(text.rfind(" ", begin + MAX_CHARS // 2, end), text.rfind("\n", begin + MAX_CHARS // 2, end))
+            half = begin + MAX_CHARS // 2
+            space = max(text.rfind(" ", half, end), text.rfind("\n", half, end))
             if space != -1:
                 end = space
         s, e = begin, end

@@ -6,8 +6,9 @@ import ast
 import re
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 
-from .base import MAX_CHARS, Chunk, Piece, assemble
+from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # the fallback splitter's cut lines: optional indentation, then def / async def / class NAME
@@ -89,7 +90,8 @@ def _definition_pieces(
         size = sum(len(line) + 1 for line in lines[start - 1 : end])
         if size > MAX_CHARS and any(isinstance(n, _DEFS) for n in node.body):
             inner = chain + ((node.lineno, header),)
-            return _body_pieces(node.body, start, end, lines, symbol + ".", inner, "class", symbol)
+            members = _body_pieces(node.body, start, end, lines, symbol + ".", inner, "class", symbol)
+            return close_scope(members, lines)
         kind = "class"
     else:
         kind = "method" if chain else "function"
@@ -137,7 +139,8 @@ def _fallback_pieces(lines: list[str]) -> list[Piece]:
         kind = "class" if is_class else ("method" if stack else "function")
         start = number
         # decorators and comments directly above, at the same indentation
-        while start > 1 and re.match(r"[ \t]*[@#]", lines[start - 2]) and (not cuts or start - 1 > cuts[-1].start_line):
+        floor = cuts[-1].start_line + 1 if cuts else 1
+        while start - 1 >= floor and re.match(r"[ \t]*[@#]", lines[start - 2]):
             start -= 1
         if cuts and cuts[-1].kind == "class" and stack and cuts[-1].symbol == stack[-1][2]:
             cuts[-1] = Piece(cuts[-1].start_line, 0, "class", cuts[-1].symbol, cuts[-1].context, glue=True)
@@ -149,5 +152,5 @@ def _fallback_pieces(lines: list[str]) -> list[Piece]:
         pieces.append(Piece(1, cuts[0].start_line - 1 if cuts else len(lines), "module", None, glue=True))
     for i, cut in enumerate(cuts):
         end = cuts[i + 1].start_line - 1 if i + 1 < len(cuts) else len(lines)
-        pieces.append(Piece(cut.start_line, end, cut.kind, cut.symbol, cut.context, cut.glue, cut.window_context))
+        pieces.append(replace(cut, end_line=end))
     return pieces

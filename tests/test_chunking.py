@@ -1,0 +1,256 @@
+"""Chunkers: golden cases in tests/data/chunking, the size policy, and the JS lexer.
+
+A golden case is a file `<case>.<ext>` beside `<case>.<ext>.json`, the expected chunks
+(text is implied by the span). To add a case, add the file and run
+`UPDATE_GOLDEN=1 python -m pytest tests/test_chunking.py`, then review the .json by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rag.chunking import (
+    chunk_file,
+    chunk_javascript,
+    chunk_markdown,
+    chunk_python,
+    chunk_rst,
+    chunker_for,
+    lex,
+)
+from rag.chunking.base import HARD_MAX_CHARS, MAX_CHARS, Chunk
+
+CASES = Path(__file__).parent / "data" / "chunking"
+CASE_FILES = sorted(p for p in CASES.iterdir() if p.suffix != ".json")
+FIELDS = ("start_line", "end_line", "kind", "symbol", "context")
+# cases whose structure cannot be used, and so must report a fallback
+FALLBACK_CASES = {"syntax_error.py", "unbalanced.js", "bundle.min.js"}
+
+
+def chunk_case(path: Path, reasons: list[str] | None = None) -> list[Chunk]:
+    text = path.read_text(encoding="utf-8")
+    return chunk_file(path.name, text, None if reasons is None else reasons.append)
+
+
+def assert_well_formed(text: str, chunks: list[Chunk]) -> None:
+    """Spans lie within the file, texts match them, and every non-blank line is covered."""
+    lines = text.split("\n")
+    covered: set[int] = set()
+    for i, c in enumerate(chunks):
+        assert c.ordinal == i
+        assert 1 <= c.start_line <= c.end_line <= len(lines), c
+        span = "\n".join(lines[c.start_line - 1 : c.end_line])
+        if c.kind == "text":  # the paragraph chunker's exact slices
+            assert c.text in span, c
+        else:
+            assert c.text == span, c
+        assert c.text.strip(), c
+        assert len(c.text) <= HARD_MAX_CHARS, c
+        assert c.context.count("\n") <= 1, c
+        covered.update(range(c.start_line, c.end_line + 1))
+    missing = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+def test_golden(path: Path) -> None:
+    chunks = chunk_case(path)
+    got = [{f: getattr(c, f) for f in FIELDS} for c in chunks]
+    expected_path = path.with_name(path.name + ".json")
+    if os.environ.get("UPDATE_GOLDEN"):
+        expected_path.write_text("[\n" + ",\n".join(json.dumps(g) for g in got) + "\n]\n", encoding="utf-8")
+    assert got == json.loads(expected_path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+def test_chunks_cover_the_file(path: Path) -> None:
+    assert_well_formed(path.read_text(encoding="utf-8"), chunk_case(path))
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+def test_fallback_is_reported_only_when_used(path: Path) -> None:
+    reasons: list[str] = []
+    chunk_case(path, reasons)
+    assert bool(reasons) == (path.name in FALLBACK_CASES)
+
+
+def test_windows_of_a_long_method_repeat_its_signature() -> None:
+    chunks = chunk_case(CASES / "large_class.py")
+    windows = [c for c in chunks if c.symbol == "LocMemCache.cull"]
+    assert len(windows) == 2
+    assert all(c.context == "class LocMemCache(BaseCache):\ndef cull(self):" for c in windows)
+    assert windows[1].start_line < windows[0].end_line  # they overlap
+
+
+def test_long_markdown_section_repeats_its_heading_path() -> None:
+    chunks = chunk_case(CASES / "guide.md")
+    running = [c for c in chunks if c.symbol == "Worker guide > Running"]
+    assert len(running) == 2
+    assert all(c.context == "Worker guide > Running" and len(c.text) <= MAX_CHARS for c in running)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("empty.py", ""),
+        ("blank.py", "\n\n   \n"),
+        ("bom.py", "\ufeffdef f():\n    return 1\n"),
+        ("crlf.py", "import os\r\n\r\ndef f():\r\n    return os.sep\r\n"),
+        ("nul.py", "x = 1\0\n"),
+        ("tabs.py", "if True:\n\tdef f(:\n"),
+        ("empty.js", ""),
+        ("only-comment.ts", "// nothing here\n"),
+        ("stray.js", "}\n}\nfunction f() {}\n"),
+        ("open-template.js", "const s = `never closed ${ {\n"),
+        ("empty.md", ""),
+        ("fence-open.md", "# Title\n\n```\n# inside a fence that never closes\n"),
+        ("front-matter-only.md", "---\ntitle: x\n---\n"),
+        ("empty.rst", ""),
+        ("plain.txt", "Just a line of text.\n"),
+        ("one-long-line.json", "[" + "1, " * 5000 + "1]\n"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "",
+)
+def test_odd_inputs_never_crash_or_lose_lines(name: str, text: str) -> None:
+    assert_well_formed(text, chunk_file(name, text))
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        ("src/app.py", "", "python"),
+        ("stubs/app.pyi", "", "python"),
+        ("lib/index.js", "", "javascript"),
+        ("src/types.d.ts", "", "javascript"),
+        ("src/App.tsx", "", "javascript"),
+        ("dist/index.cjs", "", "javascript"),
+        ("README.md", "", "markdown"),
+        ("docs/page.mdx", "", "markdown"),
+        ("docs/api.rst", "", "rst"),
+        ("docs/ref/settings.txt", "", "rst"),
+        ("LICENSE", "", "text"),
+        ("bin/tool", "#!/usr/bin/env python3\n", "python"),
+        ("bin/serve", "#!/usr/bin/env node\n", "javascript"),
+        ("setup.cfg", "", "text"),
+    ],
+)
+def test_chunker_for(path: str, text: str, expected: str) -> None:
+    assert chunker_for(path, text) == expected
+
+
+def test_txt_without_titles_is_chunked_as_paragraphs() -> None:
+    text = "First paragraph of a plain text file.\n\nSecond one.\n"
+    assert {c.kind for c in chunk_rst("notes.txt", text)} == {"text"}
+
+
+def test_a_tiny_module_gap_merges_forward_but_a_short_def_stays() -> None:
+    text = "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    chunks = chunk_python("m.py", text)
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [(1, 5, "a"), (8, 9, "b")]
+
+
+def test_a_heading_with_nothing_under_it_merges_forward() -> None:
+    text = "# Guide\n\n## Install\n\n" + "Run the installer and follow the prompts on the screen. " * 4 + "\n"
+    chunks = chunk_markdown("g.md", text)
+    assert [(c.start_line, c.symbol) for c in chunks] == [(1, "Guide > Install")]
+
+
+def test_small_class_is_one_chunk_and_large_class_is_split() -> None:
+    small = "class A:\n    x = 1\n\n    def f(self):\n        return self.x\n"
+    assert [(c.kind, c.symbol) for c in chunk_python("s.py", small)] == [("class", "A")]
+    chunks = chunk_case(CASES / "large_class.py")
+    assert ("method", "LocMemCache.Entry.is_expired") in [(c.kind, c.symbol) for c in chunks]
+
+
+# --- the JavaScript lexer -------------------------------------------------------------
+
+
+def top_level(text: str, jsx: bool = True) -> list[str]:
+    """The texts of the depth-0 tokens."""
+    return [t.text for t in lex(text, jsx).tokens if t.depth == 0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a = b / c / d", ["a", "=", "b", "/", "c", "/", "d"]),
+        ("x = /}/g.test(s)", ["x", "=", "/", ".", "test", "(", ")"]),
+        ("if (a) /[{]/.exec(b)", ["if", "(", ")", "/", ".", "exec", "(", ")"]),
+        ("return /a\\/}/", ["return", "/"]),
+        ("n = i++ / 2", ["n", "=", "i", "++", "/", "2"]),
+        ("s = '{' + \"}\"", ["s", "=", "'{'", "+", '"}"']),
+        ("t = `a ${ {b: `}${c}`} } z`", ["t", "=", "`", "`"]),
+        ("u = `{`; v = 1", ["u", "=", "`", ";", "v", "=", "1"]),
+        ("// { not code\nw = 1", ["w", "=", "1"]),
+        ("/* { */ x /* } */", ["x"]),
+        ("f(a, {b}) ; g", ["f", "(", ")", ";", "g"]),
+        ("el = <div>{x}</div>", ["el", "=", "<", "div", ">", "{", "}", "</div>"]),
+        ("#priv = 1", ["#priv", "=", "1"]),
+    ],
+    ids=[
+        "division",
+        "regex-with-brace",
+        "regex-after-paren-keyword",
+        "regex-escaped-slash",
+        "division-after-increment",
+        "strings-with-braces",
+        "template-nesting",
+        "template-brace",
+        "line-comment",
+        "block-comments",
+        "depth",
+        "jsx-closing-tag",
+        "private-name",
+    ],
+)
+def test_lexer_top_level_tokens(text: str, expected: list[str]) -> None:
+    lexed = lex(text)
+    assert lexed.balanced
+    assert top_level(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "balanced"),
+    [
+        ("function f() {", False),
+        ("}", False),
+        ("a = (1]", False),
+        ("s = `${`", False),
+        ("s = `${ `}` }`", True),
+        ("re = /[}]/; f()", True),
+    ],
+)
+def test_lexer_balance(text: str, balanced: bool) -> None:
+    assert lex(text).balanced is balanced
+
+
+def test_lexer_lines_and_comments() -> None:
+    lexed = lex("/** doc */\nfunction f() {\n  return `a\nb`\n}\n")
+    assert [(t.text, t.line, t.end_line, t.first) for t in lexed.tokens if t.depth == 0] == [
+        ("function", 2, 2, True),
+        ("f", 2, 2, False),
+        ("(", 2, 2, False),
+        (")", 2, 2, False),
+        ("{", 2, 2, False),
+        ("}", 5, 5, True),
+    ]
+    assert [(c.line, c.end_line, c.own_line, c.doc) for c in lexed.comments] == [(1, 1, True, True)]
+
+
+def test_jsdoc_attaches_to_its_declaration() -> None:
+    text = "import x from 'x'\n\n/**\n * Add two numbers.\n */\n"
+    text += "export function add(a, b) {\n  return a + b\n}\n"
+    chunks = chunk_javascript("m.js", text)
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [(1, 8, "add")]
+    assert chunks[0].text.startswith("import")  # the tiny import line merged forward
+
+
+def test_a_doc_block_ending_on_the_declaration_line_attaches() -> None:
+    text = "function one() {\n  return 1\n}\n"
+    text += "/**\n * Double a number.\n */ function double(x) {\n  return x * 2\n}\n"
+    chunks = chunk_javascript("m.js", text)
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [(1, 3, "one"), (4, 8, "double")]
