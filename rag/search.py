@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .chunking.base import Chunk
 from .index import Index
+from .rerank import candidate_count, rerank
 from .tokens import Tokenizer, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
@@ -108,14 +109,14 @@ def search(
             w = tfw[tf] if tf < 256 else tf_weight(tf)
             acc[cid] = get(cid, 0.0) + scale * w
     norms = view.norms
-    best = heapq.nlargest(k, ((s / norms[c], -c) for c, s in acc.items()))
+    best = heapq.nlargest(candidate_count(k), ((s / norms[c], -c) for c, s in acc.items()))
     chunks = index.chunks([-neg for _, neg in best])
     hits = []
     for score, neg in best:
         cid = -neg
         contributions = _explain(cid, terms, qnorm, norms[cid]) if explain else ()
         hits.append(Hit(score=score, chunk=chunks[cid], contributions=contributions))
-    return hits
+    return rerank(hits, k)
 
 
 def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
