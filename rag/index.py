@@ -1,25 +1,26 @@
-"""Building, saving and loading the index: an SQLite file a query reads piecemeal.
+"""Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 2):
+Layout (FORMAT_VERSION 3):
 
     meta(key, value)            -- the manifest, one JSON value per key
-    files(id, path, size, mtime_ns, sha1, n_chunks)
-    chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text, terms)
-                                -- terms: "term tf term tf ..." for re-ingest without re-reading
-    postings(term, df, ids, tfs)  -- term -> chunk ids (uint32, ascending) and raw tfs (uint16)
+    files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
+                                -- a file's chunks have consecutive ids first_chunk..+n_chunks
+    chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text)
+    terms(term, id, df, ids, tfs)  -- term -> chunk ids (uint32, ascending) and raw tfs (uint16)
+    forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
-                                -- as seen by callers of that view, by id
+                                -- as seen by callers of that view, by id (0.0 for unused ids)
     classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
-    views(key, classes, n_chunks)  -- a set of readable classes, e.g. "0,2", and its chunk count
-    dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
+    views(key, n_chunks)        -- a set of readable classes, e.g. "0,2", and its chunk count
     skipped(path, size, mtime_ns, reason)  -- files read and passed over (empty, binary, ...),
                                 -- so that re-ingest need not read them again while unchanged
+    dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
 
-A query reads the manifest, the postings of its own terms, the norms array, and the
-text of the top k chunks: never the whole corpus. The file is written under a temporary
-name and moved into place with os.replace, so an interrupted ingest leaves the previous
-index untouched and a query running meanwhile keeps reading a consistent file.
+A query reads the manifest, the postings of its own terms, one norms array, and the text of
+the best candidates: never the whole corpus. A full build writes a temporary file and moves
+it into place with os.replace; an update runs as one SQLite transaction. Either way an
+interrupted ingest leaves the previous index intact, and a query sees one or the other.
 """
 
 from __future__ import annotations
@@ -31,31 +32,36 @@ import sqlite3
 import sys
 import time
 from array import array
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import mul
 from pathlib import Path
 from typing import Any
 
 from .chunking.base import Chunk
-from .errors import IndexFormatError, NoIndexError
+from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .tokens import TokenizerSettings, idf_weight, tf_weight
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
+_BATCH = 2000  # rows per executemany while streaming
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
-                   mtime_ns INTEGER NOT NULL, sha1 TEXT NOT NULL, n_chunks INTEGER NOT NULL);
+                   mtime_ns INTEGER NOT NULL, sha1 TEXT NOT NULL, first_chunk INTEGER NOT NULL,
+                   n_chunks INTEGER NOT NULL, class INTEGER NOT NULL);
 CREATE TABLE chunks(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, ordinal INTEGER NOT NULL,
                     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL,
-                    symbol TEXT, context TEXT NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL);
-CREATE TABLE postings(term TEXT PRIMARY KEY, df INTEGER NOT NULL, ids BLOB NOT NULL,
-                      tfs BLOB NOT NULL) WITHOUT ROWID;
+                    symbol TEXT, context TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL, df INTEGER NOT NULL,
+                   ids BLOB NOT NULL, tfs BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE forward(chunk_id INTEGER PRIMARY KEY, tids BLOB NOT NULL, tfs BLOB NOT NULL);
 CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
 CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL) WITHOUT ROWID;
@@ -98,104 +104,342 @@ def default_index_path(root: Path) -> Path:
     return Path(root) / INDEX_DIRNAME / INDEX_FILENAME
 
 
+class _Postings:
+    """In-memory postings and forward lists, by term id, while an index is written."""
+
+    def __init__(self) -> None:
+        self.term_ids: dict[str, int] = {}
+        self.ids: list[array[int]] = []  # term id -> chunk ids
+        self.tfs: list[array[int]] = []  # term id -> tfs
+
+    def term_id(self, term: str) -> int:
+        tid = self.term_ids.get(term)
+        if tid is None:
+            tid = self.term_ids[term] = len(self.ids)
+            self.ids.append(array("I"))
+            self.tfs.append(array("H"))
+        return tid
+
+    def add(self, cid: int, counts: dict[str, int]) -> tuple[array[int], array[int]]:
+        """Add one chunk's terms; return its forward lists (term ids, tfs)."""
+        tids = array("I", [self.term_id(t) for t in counts])
+        tfs = array("H", [n if n <= _TF_MAX else _TF_MAX for n in counts.values()])
+        ids, tfl = self.ids, self.tfs
+        for tid, tf in zip(tids, tfs):
+            ids[tid].append(cid)
+            tfl[tid].append(tf)
+        return tids, tfs
+
+
+class IndexWriter:
+    """Write a new index from a stream of file records, then move it into place."""
+
+    def __init__(self, path: Path, tokenizer: TokenizerSettings, root: Path) -> None:
+        self.path = Path(path)
+        self.tokenizer = tokenizer
+        self.root = Path(root)
+        _prepare_dir(self.path)
+        self.tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
+        self.tmp.unlink(missing_ok=True)
+        self.conn = sqlite3.connect(self.tmp)
+        self.conn.execute("PRAGMA journal_mode=OFF")
+        self.conn.execute("PRAGMA synchronous=OFF")
+        self.conn.executescript(_SCHEMA)
+        self.postings = _Postings()
+        self.forward_tids: list[array[int]] = []
+        self.forward_tfs: list[array[int]] = []
+        self.class_ids: dict[frozenset[str], int] = {frozenset(): 0}  # access class 0 is public
+        self.chunk_class = array("H")
+        self.paths: list[str] = []
+        self._chunk_rows: list[tuple[Any, ...]] = []
+        self._forward_rows: list[tuple[Any, ...]] = []
+
+    def add(self, record: FileRecord) -> None:
+        """Append one file's chunks (records must come in path order for a canonical index)."""
+        fid = len(self.paths)
+        first = len(self.chunk_class)
+        klass = self.class_ids.setdefault(record.groups, len(self.class_ids))
+        self.paths.append(record.path)
+        self.conn.execute(
+            "INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
+            (fid, record.path, record.size, record.mtime_ns, record.sha1, first, len(record.chunks), klass),
+        )
+        for offset, (chunk, counts) in enumerate(zip(record.chunks, record.counts)):
+            cid = first + offset
+            tids, tfs = self.postings.add(cid, counts)
+            self.forward_tids.append(tids)
+            self.forward_tfs.append(tfs)
+            self.chunk_class.append(klass)
+            self._chunk_rows.append((cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind,
+                                     chunk.symbol, chunk.context, chunk.text))
+            self._forward_rows.append((cid, tids.tobytes(), tfs.tobytes()))
+        if len(self._chunk_rows) >= _BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", self._chunk_rows)
+        self.conn.executemany("INSERT INTO forward VALUES (?,?,?)", self._forward_rows)
+        self._chunk_rows.clear()
+        self._forward_rows.clear()
+
+    def finish(
+        self, commit: str | None = None, access: str | None = None,
+        skipped: Iterable[tuple[str, int, int, str]] = (),
+    ) -> Manifest:
+        """Compute document frequencies and norms, write them, and replace the index atomically."""
+        self._flush()
+        conn, post = self.conn, self.postings
+        terms = list(post.term_ids)
+        conn.executemany(
+            "INSERT INTO terms VALUES (?,?,?,?,?)",
+            ((t, tid, len(post.ids[tid]), post.ids[tid].tobytes(), post.tfs[tid].tobytes())
+             for t, tid in zip(terms, range(len(terms)))),
+        )
+        df = array("I", [len(ids) for ids in post.ids])
+        n_chunks = len(self.chunk_class)
+        groups_of_class = {i: g for g, i in self.class_ids.items()}
+        _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs, df, n_chunks)
+        conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (self.chunk_class.tobytes(),))
+        conn.executemany("INSERT INTO classes VALUES (?,?)",
+                         ((i, json.dumps(sorted(g))) for g, i in self.class_ids.items()))
+        conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
+        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(self.root, self.paths))
+        manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
+                            len(terms), time.time(), commit, access)
+        _write_meta(conn, manifest, next_chunk=n_chunks)
+        conn.commit()
+        conn.close()
+        _fsync(self.tmp)
+        os.replace(self.tmp, self.path)
+        return manifest
+
+    def abort(self) -> None:
+        """Discard the partly written index; the previous one stays."""
+        self.conn.close()
+        self.tmp.unlink(missing_ok=True)
+
+
 def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
     commit: str | None = None, access: str | None = None,
     skipped: Iterable[tuple[str, int, int, str]] = (),
 ) -> Manifest:
-    """Build postings and norms from file records and write them atomically to `path`."""
-    path = Path(path)
+    """Build a new index from file records (in path order) and write it atomically to `path`."""
+    writer = IndexWriter(path, tokenizer, root)
+    try:
+        for record in records:
+            writer.add(record)
+        if not writer.paths:  # keep the previous index rather than replace it with nothing
+            raise NothingToIndexError(
+                f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
+            )
+        return writer.finish(commit, access, skipped)
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def update_index(
+    path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
+    commit: str | None = None, skipped: Iterable[tuple[str, int, int, str]] = (),
+) -> Manifest:
+    """Apply changed files to an existing index in one transaction.
+
+    `removed` are the paths whose chunks go (deleted or changed files); `added` the new
+    records of changed or new files. Postings of the affected terms are edited in place;
+    N, document frequencies and norms are recomputed, so the result scores exactly as a
+    full rebuild would. The access rules must be unchanged (a change means a full build).
+    """
+    conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        meta = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        next_chunk = int(meta["next_chunk"])
+        class_ids = {frozenset(json.loads(g)): i for i, g in conn.execute("SELECT id, groups FROM classes")}
+        # term id -> removed chunk-id ranges, and -> added (chunk id, tf) pairs
+        removed_ranges: dict[int, list[tuple[int, int]]] = {}
+        for p in removed:
+            row = conn.execute("SELECT id, first_chunk, n_chunks FROM files WHERE path = ?", (p,)).fetchone()
+            if row is None:
+                continue
+            fid, first, n = row
+            for (tids_blob,) in conn.execute(
+                    "SELECT tids FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n)):
+                tids = array("I")
+                tids.frombytes(tids_blob)
+                for tid in tids:
+                    ranges = removed_ranges.setdefault(tid, [])
+                    if not ranges or ranges[-1] != (first, first + n):
+                        ranges.append((first, first + n))
+            conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", (first, first + n))
+            conn.execute("DELETE FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n))
+            conn.execute("DELETE FROM files WHERE id = ?", (fid,))
+        term_ids = _TermIds(conn)
+        added_postings: dict[int, tuple[array[int], array[int]]] = {}
+        new_classes: list[tuple[int, int, int]] = []  # (first chunk, count, class)
+        fid = (conn.execute("SELECT MAX(id) FROM files").fetchone()[0] or 0) + 1
+        for record in added:
+            klass = class_ids.setdefault(record.groups, len(class_ids))
+            first = next_chunk
+            conn.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
+                         (fid, record.path, record.size, record.mtime_ns, record.sha1, first,
+                          len(record.chunks), klass))
+            rows, fwd = [], []
+            for chunk, counts in zip(record.chunks, record.counts):
+                cid = next_chunk
+                next_chunk += 1
+                tids = array("I", [term_ids.get(t) for t in counts])
+                tfs = array("H", [n if n <= _TF_MAX else _TF_MAX for n in counts.values()])
+                for tid, tf in zip(tids, tfs):
+                    entry = added_postings.get(tid)
+                    if entry is None:
+                        entry = added_postings[tid] = (array("I"), array("H"))
+                    entry[0].append(cid)
+                    entry[1].append(tf)
+                rows.append((cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind,
+                             chunk.symbol, chunk.context, chunk.text))
+                fwd.append((cid, tids.tobytes(), tfs.tobytes()))
+            conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            conn.executemany("INSERT INTO forward VALUES (?,?,?)", fwd)
+            new_classes.append((first, len(record.chunks), klass))
+            fid += 1
+        _edit_postings(conn, term_ids, removed_ranges, added_postings)
+        # everything below is recomputed from the forward lists of the live chunks
+        chunk_class = array("H", bytes(2 * next_chunk))
+        for first, n, klass in conn.execute("SELECT first_chunk, n_chunks, class FROM files"):
+            chunk_class[first:first + n] = array("H", [klass]) * n
+        forward_tids: list[array[int]] = [array("I")] * next_chunk
+        forward_tfs: list[array[int]] = [array("H")] * next_chunk
+        for cid, tids_blob, tfs_blob in conn.execute("SELECT chunk_id, tids, tfs FROM forward"):
+            tids, tfs = array("I"), array("H")
+            tids.frombytes(tids_blob)
+            tfs.frombytes(tfs_blob)
+            forward_tids[cid] = tids
+            forward_tfs[cid] = tfs
+        live = array("b", bytes(next_chunk))
+        for first, n in conn.execute("SELECT first_chunk, n_chunks FROM files"):
+            live[first:first + n] = array("b", [1]) * n
+        df = term_ids.df_array()
+        n_live = sum(live)
+        conn.execute("DELETE FROM arrays")
+        conn.execute("DELETE FROM views")
+        conn.execute("DELETE FROM classes")
+        groups_of_class = {i: g for g, i in class_ids.items()}
+        _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
+        conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
+        conn.executemany("INSERT INTO classes VALUES (?,?)",
+                         ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
+        conn.execute("DELETE FROM skipped")
+        conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
+        paths = [p for (p,) in conn.execute("SELECT path FROM files")]
+        conn.execute("DELETE FROM dirs")
+        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, paths))
+        n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
+        manifest = Manifest(FORMAT_VERSION, TokenizerSettings.from_dict(meta["tokenizer"]), str(root),
+                            len(paths), n_live, n_terms, time.time(), commit, meta.get("access"))
+        conn.execute("DELETE FROM meta")
+        _write_meta(conn, manifest, next_chunk)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+    return manifest
+
+
+class _TermIds:
+    """Term ids of an index being updated, creating ids for terms it has not seen."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.known: dict[str, int] = {}
+        self.next = (conn.execute("SELECT MAX(id) FROM terms").fetchone()[0] or 0) + 1
+        self.new: dict[int, str] = {}
+
+    def get(self, term: str) -> int:
+        tid = self.known.get(term)
+        if tid is None:
+            row = self.conn.execute("SELECT id FROM terms WHERE term = ?", (term,)).fetchone()
+            if row is None:
+                tid = self.next
+                self.next += 1
+                self.new[tid] = term
+            else:
+                tid = row[0]
+            self.known[term] = tid
+        return tid
+
+    def df_array(self) -> array[int]:
+        """Return df by term id for every term in the index."""
+        df = array("I", bytes(4 * self.next))
+        for tid, n in self.conn.execute("SELECT id, df FROM terms"):
+            df[tid] = n
+        return df
+
+
+def _edit_postings(
+    conn: sqlite3.Connection, term_ids: _TermIds,
+    removed: dict[int, list[tuple[int, int]]], added: dict[int, tuple[array[int], array[int]]],
+) -> None:
+    """Cut removed chunk-id ranges out of the affected postings and append the new chunks."""
+    names = {tid: t for t, tid in term_ids.known.items()}
+    for tid in removed.keys() - names.keys():
+        (names[tid],) = conn.execute("SELECT term FROM terms WHERE id = ?", (tid,)).fetchone()
+    for tid in removed.keys() | added.keys():
+        term = names[tid]
+        row = conn.execute("SELECT ids, tfs FROM terms WHERE term = ?", (term,)).fetchone()
+        ids, tfs = array("I"), array("H")
+        if row is not None:
+            ids.frombytes(row[0])
+            tfs.frombytes(row[1])
+        for lo, hi in sorted(removed.get(tid, ()), reverse=True):
+            i, j = bisect_left(ids, lo), bisect_left(ids, hi)
+            del ids[i:j]
+            del tfs[i:j]
+        if tid in added:  # new chunk ids are above every existing one: order is kept
+            ids.extend(added[tid][0])
+            tfs.extend(added[tid][1])
+        if ids:
+            conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?)",
+                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes()))
+        else:
+            conn.execute("DELETE FROM terms WHERE term = ?", (term,))
+
+
+def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int) -> None:
+    meta = {
+        "format_version": FORMAT_VERSION, "tokenizer": manifest.tokenizer.to_dict(), "root": manifest.root,
+        "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
+        "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
+        "next_chunk": next_chunk, "byteorder": sys.byteorder,
+    }
+    conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
+
+
+def _write_views(
+    conn: sqlite3.Connection, groups_of_class: dict[int, frozenset[str]], chunk_class: array[int],
+    forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
+    live: array[int] | None = None,
+) -> None:
+    """Store the chunk count and norms of every view a caller can have."""
+    for view in realizable_views(groups_of_class):
+        if len(view) == len(groups_of_class):  # everything readable
+            n_view, view_df = n_live, df
+        else:
+            n_view, view_df = _view_df(forward_tids, chunk_class, view, len(df), live)
+        norms = view_norms(forward_tids, forward_tfs, chunk_class, view, n_view, view_df, live)
+        conn.execute("INSERT INTO views VALUES (?,?)", (view_key(view), n_view))
+        conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
+
+
+def _prepare_dir(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.parent.name == INDEX_DIRNAME and not (path.parent / ".gitignore").exists():
         # keep the index out of the repository's `git status`
         (path.parent / ".gitignore").write_text("# written by rag: ignore the index\n*\n")
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     _remove_stale_temps(path)
-    tmp.unlink(missing_ok=True)
-    conn = sqlite3.connect(tmp)
-    try:
-        conn.execute("PRAGMA journal_mode=OFF")
-        conn.execute("PRAGMA synchronous=OFF")
-        conn.executescript(_SCHEMA)
-        manifest = _fill(conn, records, tokenizer, root, commit, access)
-        conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
-        conn.commit()
-        conn.close()
-        _fsync(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        conn.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    return manifest
-
-
-def _fill(
-    conn: sqlite3.Connection, records: Iterable[FileRecord], tokenizer: TokenizerSettings,
-    root: Path, commit: str | None, access: str | None,
-) -> Manifest:
-    postings: dict[str, list[int]] = {}  # term -> [chunk id, tf, chunk id, tf, ...]
-    forward: list[tuple[list[str], list[int]]] = []  # chunk id -> (terms, tfs)
-    file_rows = []
-    chunk_rows = []
-    class_ids: dict[frozenset[str], int] = {frozenset(): 0}  # access class 0 is public
-    chunk_class = array("H")
-    cid = 0
-    for fid, rec in enumerate(records):
-        file_rows.append((fid, rec.path, rec.size, rec.mtime_ns, rec.sha1, len(rec.chunks)))
-        klass = class_ids.setdefault(rec.groups, len(class_ids))
-        for chunk, counts in zip(rec.chunks, rec.counts):
-            chunk_class.append(klass)
-            terms = list(counts)
-            tfs = [min(n, _TF_MAX) for n in counts.values()]
-            for term, tf in zip(terms, tfs):
-                plist = postings.get(term)
-                if plist is None:
-                    postings[term] = [cid, tf]
-                else:
-                    plist.append(cid)
-                    plist.append(tf)
-            forward.append((terms, tfs))
-            chunk_rows.append(
-                (cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind,
-                 chunk.symbol, chunk.context, chunk.text,
-                 " ".join(f"{t} {n}" for t, n in zip(terms, tfs)))
-            )
-            cid += 1
-    n_chunks = cid
-    groups_of_class = {i: g for g, i in class_ids.items()}
-    conn.executemany("INSERT INTO files VALUES (?,?,?,?,?,?)", file_rows)
-    conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", chunk_rows)
-    conn.executemany(
-        "INSERT INTO postings VALUES (?,?,?,?)",
-        ((t, len(p) // 2, array("I", p[0::2]).tobytes(), array("H", p[1::2]).tobytes())
-         for t, p in postings.items()),
-    )
-    conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
-    conn.executemany("INSERT INTO classes VALUES (?,?)",
-                     ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
-    for view in realizable_views(groups_of_class):
-        if len(view) == len(class_ids):  # everything readable: df straight from the postings
-            df = {t: len(p) // 2 for t, p in postings.items()}
-            n_view = n_chunks
-        else:
-            n_view, df = _view_df(forward, chunk_class, view)
-        norms = view_norms(forward, chunk_class, view, n_view, df)
-        conn.execute("INSERT INTO views VALUES (?,?)", (view_key(view), n_view))
-        conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
-    conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, [r[1] for r in file_rows]))
-    manifest = Manifest(
-        format_version=FORMAT_VERSION, tokenizer=tokenizer, root=str(root),
-        n_files=len(file_rows), n_chunks=n_chunks, n_terms=len(postings),
-        built_at=time.time(), commit=commit, access=access,
-    )
-    meta = {
-        "format_version": FORMAT_VERSION, "tokenizer": tokenizer.to_dict(), "root": str(root),
-        "n_files": manifest.n_files, "n_chunks": n_chunks, "n_terms": manifest.n_terms,
-        "built_at": manifest.built_at, "commit": commit, "access": access, "byteorder": sys.byteorder,
-    }
-    conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
-    return manifest
 
 
 # Precompute the norms of at most this many views; rarer combinations are computed per query.
@@ -231,28 +475,43 @@ def realizable_views(groups_of_class: dict[int, frozenset[str]]) -> list[frozens
 
 
 def _view_df(
-    forward: list[tuple[list[str], list[int]]], chunk_class: array[int], view: frozenset[int]
-) -> tuple[int, dict[str, int]]:
+    forward_tids: list[array[int]], chunk_class: array[int], view: frozenset[int], n_terms: int,
+    live: array[int] | None = None,
+) -> tuple[int, array[int]]:
     """Count the chunks and each term's document frequency within a view."""
-    df: Counter[str] = Counter()
+    counts: Counter[int] = Counter()
     n = 0
-    for (terms, _), klass in zip(forward, chunk_class):
-        if klass in view:
-            df.update(terms)
+    for cid, (tids, klass) in enumerate(zip(forward_tids, chunk_class)):
+        if klass in view and (live is None or live[cid]):
+            counts.update(tids)
             n += 1
+    df = array("I", bytes(4 * n_terms))
+    for tid, c in counts.items():
+        df[tid] = c
     return n, df
 
 
+@lru_cache(maxsize=1)
+def _tf_weight_squares() -> list[float]:
+    return [0.0] + [tf_weight(n) ** 2 for n in range(1, _TF_MAX + 1)]
+
+
 def view_norms(
-    forward: list[tuple[list[str], list[int]]], chunk_class: array[int], view: frozenset[int],
-    n_view: int, df: dict[str, int],
+    forward_tids: list[array[int]], forward_tfs: list[array[int]], chunk_class: array[int],
+    view: frozenset[int], n_view: int, df: array[int], live: array[int] | None = None,
 ) -> array[float]:
-    """Return each chunk's L2 norm under the IDF of a view (0.0 for chunks outside it)."""
-    idf = {t: idf_weight(n_view, d) for t, d in df.items() if d}
-    return array("d", (
-        _norm(terms, tfs, idf) if klass in view else 0.0
-        for (terms, tfs), klass in zip(forward, chunk_class)
-    ))
+    """Return each chunk's L2 norm under the IDF of a view (0.0 for chunks outside it).
+
+    Per chunk the sum runs at C speed: map/sum over its forward lists.
+    """
+    idf_sq = [idf_weight(n_view, d) ** 2 if d else 0.0 for d in df]
+    w_sq = _tf_weight_squares().__getitem__
+    get_idf = idf_sq.__getitem__
+    out = array("d", bytes(8 * len(forward_tids)))
+    for cid, (tids, tfs) in enumerate(zip(forward_tids, forward_tfs)):
+        if chunk_class[cid] in view and (live is None or live[cid]):
+            out[cid] = math.sqrt(sum(map(mul, map(w_sq, tfs), map(get_idf, tids))))
+    return out
 
 
 def _dir_mtimes(root: Path, paths: list[str]) -> list[tuple[str, int]]:
@@ -264,16 +523,6 @@ def _dir_mtimes(root: Path, paths: list[str]) -> list[tuple[str, int]]:
         except OSError:
             continue
     return out
-
-
-_TF_WEIGHT_SQ = [0.0] + [tf_weight(n) ** 2 for n in range(1, 256)]
-
-
-def _norm(terms: list[str], tfs: list[int], idf: dict[str, float]) -> float:
-    """Return the L2 norm of a chunk's tf-idf vector (C-speed map/sum over its terms)."""
-    weights = [_TF_WEIGHT_SQ[n] if n < 256 else tf_weight(n) ** 2 for n in tfs]
-    idfs = [idf[t] for t in terms]
-    return math.sqrt(sum(map(mul, weights, map(mul, idfs, idfs))))
 
 
 def _fsync(path: Path) -> None:
@@ -320,7 +569,7 @@ class Index:
         if not self.path.is_file():
             raise NoIndexError(f"No index at {self.path} — run `python ingest.py REPO` first")
         try:
-            self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            self._conn = _connect_for_reading(self.path)
             meta = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
         except (sqlite3.DatabaseError, ValueError) as exc:
             raise IndexFormatError(
@@ -359,7 +608,7 @@ class Index:
 
     def postings(self, term: str) -> tuple[array[int], array[int]] | None:
         """Return (chunk ids, tfs) of a term, or None if the index has never seen it."""
-        row = self._query("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
+        row = self._query("SELECT ids, tfs FROM terms WHERE term = ?", (term,)).fetchone()
         if row is None:
             return None
         ids, tfs = array("I"), array("H")
@@ -391,12 +640,16 @@ class Index:
             n_view, norms = row[0], self._array(f"norms:{key}", "d")
         else:  # a rare group combination: compute its statistics now
             assert chunk_class is not None
-            forward = [
-                (parts[0::2], [int(n) for n in parts[1::2]])
-                for parts in (t.split(" ") if t else [] for (t,) in self._query("SELECT terms FROM chunks ORDER BY id"))
-            ]
-            n_view, df = _view_df(forward, chunk_class, readable)
-            norms = view_norms(forward, chunk_class, readable, n_view, df)
+            n_ids = len(chunk_class)
+            forward_tids: list[array[int]] = [array("I")] * n_ids
+            forward_tfs: list[array[int]] = [array("H")] * n_ids
+            live = array("b", bytes(n_ids))
+            for cid, tids_blob, tfs_blob in self._query("SELECT chunk_id, tids, tfs FROM forward"):
+                forward_tids[cid], forward_tfs[cid] = self._decode("I", tids_blob), self._decode("H", tfs_blob)
+                live[cid] = 1
+            n_terms = self._query("SELECT MAX(id) FROM terms").fetchone()[0] + 1
+            n_view, df = _view_df(forward_tids, chunk_class, readable, n_terms, live)
+            norms = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
         view = View(None if everything else readable, n_view, norms, chunk_class)
         self._views[key] = view
         return view
@@ -405,8 +658,11 @@ class Index:
         row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise IndexFormatError(f"The index at {self.path} lacks {name!r} — re-run `python ingest.py REPO`")
+        return self._decode(typecode, row[0])
+
+    def _decode(self, typecode: str, data: bytes) -> array[Any]:
         out = array(typecode)
-        out.frombytes(row[0])
+        out.frombytes(data)
         if self._swap:
             out.byteswap()
         return out
@@ -421,11 +677,40 @@ class Index:
         )
         return {r[0]: Chunk(*r[1:]) for r in rows}
 
+    def places(self, ids: list[int]) -> dict[int, tuple[str, int, int]]:
+        """Return chunk id -> (path, start_line, end_line), without reading the texts."""
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            "SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" WHERE c.id IN ({marks})", tuple(ids),
+        )
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
     def chunk_terms(self, chunk_id: int) -> dict[str, int]:
-        """Return a chunk's term frequencies."""
-        row = self._query("SELECT terms FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-        parts = row[0].split(" ") if row and row[0] else []
-        return {parts[i]: int(parts[i + 1]) for i in range(0, len(parts), 2)}
+        """Return a chunk's term frequencies, in the order they were counted."""
+        row = self._query("SELECT tids, tfs FROM forward WHERE chunk_id = ?", (chunk_id,)).fetchone()
+        if row is None:
+            return {}
+        tids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
+        marks = ",".join("?" * len(tids))
+        names = dict(self._query(f"SELECT id, term FROM terms WHERE id IN ({marks})", tuple(tids)))
+        return {names[t]: n for t, n in zip(tids, tfs)}
+
+    def records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
+        """Yield the stored records (chunks and term counts) of indexed files, in path order."""
+        wanted = sorted(set(paths))
+        for path in wanted:
+            row = self._query("SELECT id, size, mtime_ns, sha1 FROM files WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                continue
+            fid, size, mtime_ns, sha1 = row
+            chunks, counts = [], []
+            for cid, start, end, kind, symbol, text, context, ordinal in self._query(
+                    "SELECT id, start_line, end_line, kind, symbol, text, context, ordinal FROM chunks"
+                    " WHERE file_id = ? ORDER BY id", (fid,)):
+                chunks.append(Chunk(path, start, end, kind, symbol, text, context, ordinal))
+                counts.append(self.chunk_terms(cid))
+            yield FileRecord(path, size, mtime_ns, sha1, tuple(chunks), tuple(counts))
 
     def files(self) -> dict[str, tuple[int, int, str]]:
         """Return path -> (size, mtime_ns, sha1) of every indexed file."""
@@ -472,6 +757,18 @@ class Index:
             raise IndexFormatError(
                 f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
             ) from None
+
+
+def _connect_for_reading(path: Path) -> sqlite3.Connection:
+    """Open an index to read it; read-write when allowed, so that SQLite can roll back the
+    journal of an update that was killed, read-only otherwise. A query waits for an update
+    that is committing rather than failing."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
 
 
 def _state_file() -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import os
 import subprocess
 import time
@@ -16,13 +17,15 @@ from .chunking import Chunk, chunk_file
 from .fields import chunk_counts
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
-from .index import FileRecord, Index, default_index_path, write_index
+from .index import FileRecord, Index, default_index_path, update_index, write_index
 from .secrets import redact
 from .tokens import Tokenizer, TokenizerSettings
 
 # Below this many bytes to read, worker processes cost more than they save.
 _PARALLEL_MIN_BYTES = 2_000_000
 _BATCH_BYTES = 256_000
+# Update the index in place when at most this share of its files changed; else rebuild it.
+_INCREMENTAL_SHARE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +142,12 @@ def ingest(
     progress: Callable[[int], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> IngestReport:
-    """Index the repository at `root`, reusing the chunks of files unchanged since the last ingest.
+    """Index the repository at `root`, re-reading only files that changed since the last ingest.
 
-    `on_start` is called with the number of files to process, `progress` with each
-    increment. With `full`, nothing is reused. The index is replaced atomically.
+    Unchanged files (same size and mtime) keep their chunks. When few files changed, the
+    index is updated in place in one transaction; otherwise it is rebuilt into a new file
+    that replaces the old one. Either way the result equals a full rebuild. With `full`,
+    nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
     """
     started = time.perf_counter()
     settings = settings or TokenizerSettings()
@@ -152,7 +157,7 @@ def ingest(
     previous = None if full else _reusable(index_path, settings)
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}
-    reused: dict[str, FileRecord] = {}
+    unchanged: list[str] = []
     skips: list[tuple[str, int, int, str]] = []  # files passed over after reading, remembered
     skipped = Counter(listing.skipped)
     todo: list[SourceFile] = []
@@ -160,71 +165,67 @@ def ingest(
         old = old_files.get(f.path)
         old_skip = old_skips.get(f.path)
         if old is not None and old[0] == f.size and old[1] == f.mtime_ns:
-            reused[f.path] = FileRecord(f.path, f.size, f.mtime_ns, old[2], (), ())
+            unchanged.append(f.path)
         elif old_skip is not None and old_skip[0] == f.size and old_skip[1] == f.mtime_ns:
             skips.append((f.path, f.size, f.mtime_ns, old_skip[2]))
             skipped[old_skip[2]] += 1
         else:
             todo.append(f)
-    commit = _git_commit(root) if listing.git else None
+    listed = {f.path for f in listing.files}
+    deleted = [p for p in old_files if p not in listed]
     access = AccessList.load(root)
-    if (previous is not None and not todo and set(old_files) == set(reused)
-            and previous.manifest.access == access.digest):
+    same_access = previous is not None and previous.manifest.access == access.digest
+    commit = _git_commit(root) if listing.git else None
+    if previous is not None and same_access and not todo and not deleted:
+        n_chunks = previous.manifest.n_chunks
         previous.close()
-        return IngestReport(
-            root, index_path, len(reused), Index(index_path).manifest.n_chunks, dict(skipped), 0,
-            time.perf_counter() - started, reused=len(reused), up_to_date=True,
-        )
+        return IngestReport(root, index_path, len(unchanged), n_chunks, dict(skipped), 0,
+                            time.perf_counter() - started, reused=len(unchanged), up_to_date=True)
     if on_start:
         on_start(len(todo))
     redacted: Counter[str] = Counter()
     bytes_read = 0
-    fresh: dict[str, FileRecord] = {}
-    for source, done in zip(todo, _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1,
-                                                progress or (lambda n: None))):
-        bytes_read += done.n_bytes
-        redacted.update(done.redacted)
-        if done.record is None:
-            reason = done.skip_reason or "unreadable"
-            skipped[reason] += 1
-            if reason != "unreadable":  # an unreadable file may be readable next time
-                skips.append((source.path, source.size, source.mtime_ns, reason))
+
+    def fresh_records() -> Iterator[FileRecord]:
+        nonlocal bytes_read
+        processed = _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1,
+                                 progress or (lambda n: None))
+        for source, done in zip(todo, processed):
+            bytes_read += done.n_bytes
+            redacted.update(done.redacted)
+            if done.record is None:
+                reason = done.skip_reason or "unreadable"
+                skipped[reason] += 1
+                if reason != "unreadable":  # an unreadable file may be readable next time
+                    skips.append((source.path, source.size, source.mtime_ns, reason))
+            else:
+                yield replace(done.record, groups=access.groups_of(done.record.path))
+
+    try:
+        incremental = (previous is not None and same_access
+                       and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
+        if incremental:
+            assert previous is not None
+            previous.close()
+            fresh = list(fresh_records())
+            if not fresh and not unchanged:
+                raise NothingToIndexError(
+                    f"No indexable files in {root} — check --include/--exclude, or point at a directory "
+                    "with source files"
+                )
+            changed = [f.path for f in todo if f.path in old_files]
+            manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips)
         else:
-            fresh[done.record.path] = done.record
-    if previous is not None and reused:
-        reused = _load_records(previous, reused)
-    if previous is not None:
-        previous.close()
-    records = sorted(
-        (replace(r, groups=access.groups_of(r.path)) for r in (*reused.values(), *fresh.values())),
-        key=lambda r: r.path,
-    )
-    if not records:
-        raise NothingToIndexError(
-            f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
-        )
-    manifest = write_index(index_path, records, settings, root, commit, access.digest, skips)
+            stored: Iterator[FileRecord] = iter(())
+            if previous is not None:
+                stored = (replace(r, groups=access.groups_of(r.path)) for r in previous.records(unchanged))
+            records = heapq.merge(stored, fresh_records(), key=lambda r: r.path)
+            manifest = write_index(index_path, records, settings, root, commit, access.digest, skips)
+    finally:
+        if previous is not None:
+            previous.close()
     return IngestReport(
         root=root, index_path=index_path, files=manifest.n_files, chunks=manifest.n_chunks,
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
-        reused=len(reused), redacted=dict(redacted),
+        reused=len(unchanged), redacted=dict(redacted),
     )
-
-
-def _load_records(previous: Index, wanted: dict[str, FileRecord]) -> dict[str, FileRecord]:
-    """Rebuild the records of unchanged files from the previous index's chunks and terms."""
-    chunks: dict[str, list[Chunk]] = {p: [] for p in wanted}
-    counts: dict[str, list[dict[str, int]]] = {p: [] for p in wanted}
-    rows = previous._query(
-        "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
-        " c.terms FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
-    )
-    for path, start, end, kind, symbol, text, context, ordinal, terms in rows:
-        if path not in wanted:
-            continue
-        chunks[path].append(Chunk(path, start, end, kind, symbol, text, context, ordinal))
-        parts = terms.split(" ") if terms else []
-        counts[path].append({parts[i]: int(parts[i + 1]) for i in range(0, len(parts), 2)})
-    return {
-        p: replace(rec, chunks=tuple(chunks[p]), counts=tuple(counts[p])) for p, rec in wanted.items()
-    }

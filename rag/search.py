@@ -71,7 +71,7 @@ def retrieve(
 
 def search(
     index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
-    groups: frozenset[str] = frozenset(),
+    groups: frozenset[str] = frozenset(), prune: bool = True,
 ) -> list[Hit]:
     """Return the top `k` chunks for `question` by cosine similarity, best first.
 
@@ -100,23 +100,84 @@ def search(
     if not terms:
         return []
     qnorm = math.sqrt(sum(w * w for _, _, w, _, _ in terms))
-    tfw = [0.0] + [tf_weight(n) for n in range(1, 256)]
-    acc: dict[int, float] = {}
-    get = acc.get
-    for _, idf, qw, ids, tfs in terms:
-        scale = qw * idf / qnorm
-        for cid, tf in zip(ids, tfs):
-            w = tfw[tf] if tf < 256 else tf_weight(tf)
-            acc[cid] = get(cid, 0.0) + scale * w
+    terms.sort(key=lambda t: -t[2])  # heaviest query terms first: the order scores are summed in
     norms = view.norms
-    best = heapq.nlargest(candidate_count(k), ((s / norms[c], -c) for c, s in acc.items()))
-    chunks = index.chunks([-neg for _, neg in best])
+    scored = top_scores(
+        [(qw / qnorm, idf, ids, tfs) for _, idf, qw, ids, tfs in terms], norms, candidate_count(k), prune
+    )
+    # equal scores are ordered by place (path, then line), not by chunk id, so that an index
+    # updated in place ranks exactly as a fresh build would
+    places = index.places([cid for _, cid in scored])
+    scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
+    scored = scored[: candidate_count(k)]
+    chunks = index.chunks([cid for _, cid in scored])
     hits = []
-    for score, neg in best:
-        cid = -neg
+    for score, cid in scored:
         contributions = _explain(cid, terms, qnorm, norms[cid]) if explain else ()
         hits.append(Hit(score=score, chunk=chunks[cid], contributions=contributions))
     return rerank(hits, k)
+
+
+_EPSILON = 1e-12  # slack for rounding when comparing score bounds
+_TF_WEIGHTS = [0.0] + [tf_weight(n) for n in range(1, 256)]
+
+
+def top_scores(
+    terms: list[tuple[float, float, array[int], array[int]]], norms: array[float], n: int, prune: bool = True,
+) -> list[tuple[float, int]]:
+    """Return the (cosine, chunk id) pairs of the n best chunks, plus any tied with the last.
+
+    `terms` are (normalised query weight q, idf, chunk ids, tfs), heaviest first. A term adds
+    q * idf * tf_weight / norm to a chunk, and that is at most q, since it is one component of
+    a unit vector. So once the summed q of the terms not yet read falls below the n-th best
+    score so far, no chunk outside the current candidates can reach the top n (max-score
+    pruning): the remaining terms are only looked up, by binary search, for the candidates
+    that can still make it. With `prune` off every posting is read; the result is the same.
+    """
+    remaining = [0.0] * (len(terms) + 1)
+    for i in range(len(terms) - 1, -1, -1):
+        remaining[i] = remaining[i + 1] + terms[i][0]
+    acc: dict[int, float] = {}  # chunk id -> sum of q * idf * tf_weight (divided by norm at the end)
+    threshold = 0.0
+    done = 0
+    for q, idf, ids, tfs in terms:
+        if prune and len(acc) >= n:
+            threshold = heapq.nlargest(n, (s / norms[c] for c, s in acc.items()))[-1]
+            if remaining[done] + _EPSILON < threshold:
+                break
+        scale = q * idf
+        if not acc:
+            acc = dict(zip(ids, [scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf)) for tf in tfs]))
+        else:
+            get = acc.get
+            for cid, tf in zip(ids, tfs):
+                acc[cid] = get(cid, 0.0) + scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
+        done += 1
+    if done < len(terms):
+        rest = remaining[done]
+        candidates = [c for c, s in acc.items() if s / norms[c] + rest + _EPSILON >= threshold]
+        for q, idf, ids, tfs in terms[done:]:
+            scale = q * idf
+            if len(candidates) * 8 < len(ids):
+                for cid in candidates:
+                    j = bisect_left(ids, cid)
+                    if j < len(ids) and ids[j] == cid:
+                        tf = tfs[j]
+                        acc[cid] += scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
+            else:
+                wanted = set(candidates)
+                for cid, tf in zip(ids, tfs):
+                    if cid in wanted:
+                        acc[cid] += scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
+        acc = {c: acc[c] for c in candidates}
+    scored = [(s / norms[c], c) for c, s in acc.items()]
+    if len(scored) <= n:
+        return scored
+    best = heapq.nlargest(n + 8, scored)
+    last = best[n - 1][0]
+    if best[-1][0] == last and len(scored) > len(best):  # many ties at the boundary: take them all
+        return [sc for sc in scored if sc[0] >= last]
+    return [sc for sc in best if sc[0] >= last]
 
 
 def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_interrupted_ingest_leaves_previous_index_intact(tmp_path: Path, mocker)
     report = ingest(repo)
     before = snapshot(report.index_path, QUESTIONS)
     (repo / "app" / "db.py").write_text("def connect(url):\n    raise NotImplementedError\n")
-    mocker.patch("rag.index._fill", side_effect=KeyboardInterrupt)
+    mocker.patch("rag.index._write_views", side_effect=KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         ingest(repo)
     assert snapshot(report.index_path, QUESTIONS) == before
@@ -137,8 +138,8 @@ def test_query_reads_only_what_it_needs(tmp_path: Path) -> None:
     with Index(path) as index:
         index._conn.set_trace_callback(statements.append)
         search(index, "topic7 shared", k=2)
-    assert sum("FROM postings" in s for s in statements) == 2
-    chunk_reads = [s for s in statements if "FROM chunks" in s]
+    assert sum("FROM terms WHERE term" in s for s in statements) == 2
+    chunk_reads = [s for s in statements if "c.text" in s]
     assert len(chunk_reads) == 1
     # only the candidates for the top 2, not the 50 chunks that share a term with the query
     assert len(chunk_reads[0].split(" IN (")[1].split(",")) == candidate_count(2) < 50
@@ -153,3 +154,55 @@ def test_files_skipped_after_reading_are_not_read_again(tmp_path: Path, mocker) 
     again = ingest(repo)
     assert again.up_to_date and again.skipped == {"empty": 1, "binary": 1}
     assert reads.call_count == 0
+
+
+def big_repo(root: Path) -> Path:
+    files = {
+        f"pkg/mod{i:02d}.py": f"def handler_{i}(request):\n    \"\"\"Handle request {i} with the session.\"\"\"\n"
+                              f"    return render(request, 'page{i}.html', session=request.session)\n\n\n"
+                              f"class Model{i}:\n    table = 'table_{i}'\n"
+        for i in range(40)
+    }
+    files["README.md"] = "# Pages\n\nEvery handler renders a page with the session of the request.\n"
+    files["secret/keys.md"] = "# Rotation\n\nRotate the session signing key every month.\n"
+    files[".rag-access"] = "secret/ ops\n"
+    return write_tree(root, files)
+
+
+BIG_QUESTIONS = ["handler session request", "render page", "model table", "rotate signing key", "brandnewterm",
+                 "handle request 7", "Model39"]
+
+
+def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker) -> None:
+    repo = big_repo(tmp_path / "r")
+    ingest(repo)
+    (repo / "pkg" / "mod03.py").write_text("def handler_3(request):\n    return brandnewterm(request)\n")
+    (repo / "pkg" / "mod07.py").unlink()
+    (repo / "pkg" / "extra.py").write_text("def extra(session):\n    \"\"\"Rotate the session.\"\"\"\n    return 1\n")
+    (repo / "pkg" / "mod39.py").write_text("")  # now empty: its chunks and its unique terms go
+    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    report = ingest(repo)
+    assert update.call_count == 1 and report.reused == 39
+    full = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full, full=True)
+    for groups in (frozenset(), frozenset({"ops"})):
+        with Index(report.index_path) as a, Index(full) as b:
+            for q in BIG_QUESTIONS:
+                got = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score) for h in search(a, q, 10, groups=groups)]
+                want = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score) for h in search(b, q, 10, groups=groups)]
+                assert [g[:3] for g in got] == [w[:3] for w in want], q
+                assert all(abs(g[3] - w[3]) < 1e-12 for g, w in zip(got, want)), q
+            assert a.manifest.n_chunks == b.manifest.n_chunks and a.manifest.n_terms == b.manifest.n_terms
+    with Index(report.index_path) as a:
+        assert a.postings("model39") is None  # a term whose last chunk went is gone
+
+
+def test_update_killed_mid_transaction_leaves_previous_index(tmp_path: Path, mocker) -> None:
+    repo = big_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    before = snapshot(path, BIG_QUESTIONS)
+    (repo / "pkg" / "mod05.py").write_text("def changed():\n    return 'brandnewterm'\n")
+    mocker.patch("rag.index._write_views", side_effect=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        ingest(repo)
+    assert snapshot(path, BIG_QUESTIONS) == before

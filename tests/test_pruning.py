@@ -1,0 +1,55 @@
+"""Max-score pruning returns exactly the exhaustive top k."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from rag import Index, ingest, search
+
+
+def zipf_repo(root: Path, n_files: int, seed: int) -> tuple[Path, list[str]]:
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(400)]
+    weights = [1 / (i + 1) for i in range(len(vocab))]
+    files = {}
+    for f in range(n_files):
+        paragraphs = []
+        for _ in range(rng.randint(1, 4)):
+            paragraphs.append(" ".join(rng.choices(vocab, weights, k=rng.randint(5, 60))))
+        files[f"doc{f:03d}.txt"] = "\n\n".join(paragraphs) + "\n"
+    return write_tree(root, files), vocab
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pruned_top_k_equals_exhaustive(tmp_path: Path, seed: int) -> None:
+    repo, vocab = zipf_repo(tmp_path / "r", 150, seed)
+    ingest(repo)
+    rng = random.Random(seed)
+    weights = [1 / (i + 1) ** 0.5 for i in range(len(vocab))]
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        for _ in range(60):
+            question = " ".join(rng.choices(vocab, weights, k=rng.randint(1, 8)))
+            k = rng.choice([1, 4, 10])
+            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, k)]
+            slow = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, k, prune=False)]
+            assert fast == slow, question
+
+
+def test_pruning_probes_common_terms_instead_of_scanning_them(tmp_path: Path, mocker) -> None:
+    # 30 chunks hold the rare words; "common" is in all 1,000: once the rare terms have filled
+    # the candidate list, the common term's postings are probed for those candidates only
+    files = {f"f{i:04d}.txt": "common filler text\n" for i in range(1000)}
+    files.update({f"target{i:02d}.txt": f"rare needle common {'needle ' * (i % 3)}\n" for i in range(30)})
+    repo = write_tree(tmp_path / "r", files)
+    ingest(repo)
+    spy = mocker.spy(sys.modules["rag.search"], "bisect_left")
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        hits = search(index, "rare needle common", k=4)
+        assert [h.chunk.path for h in hits] == [h.chunk.path for h in search(index, "rare needle common", 4, prune=False)]
+    assert all(h.chunk.path.startswith("target") for h in hits)
+    assert 0 < spy.call_count <= 30
