@@ -34,6 +34,8 @@ EXCLUDED_NAMES = (
     "Cargo.lock", "composer.lock", "Gemfile.lock", "go.sum", "*.min.js", "*.min.css", "*.map",
     "*.bundle.js", "*.chunk.js", "*.pyc", "*.pyo",
 )
+# Data, not code or prose: translation catalogs, vector images, map data, certificates.
+DATA_SUFFIXES = frozenset(".po .pot .svg .geojson .topojson .crt .cer .csr .srl .der".split())
 BINARY_SUFFIXES = frozenset(
     ".png .jpg .jpeg .gif .bmp .ico .icns .webp .tif .tiff .psd .pdf .zip .gz .tgz .bz2 .xz .zst"
     " .7z .rar .tar .jar .war .whl .egg .so .dll .dylib .a .o .obj .exe .bin .class .pyd .mo"
@@ -253,8 +255,11 @@ def _excluded_by_name(
         return "ragignore"
     if any(fnmatch.fnmatchcase(name, pat) for pat in EXCLUDED_NAMES):
         return "generated"
-    if os.path.splitext(name)[1].lower() in BINARY_SUFFIXES:
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in BINARY_SUFFIXES:
         return "binary"
+    if suffix in DATA_SUFFIXES:
+        return "data"
     return None
 
 
@@ -288,7 +293,9 @@ def _ts_module_suffixes(paths: list[str]) -> set[str]:
 
 
 def _is_compiled_copy(rel: str, ts_modules: set[str]) -> bool:
+    """A script whose module path, or a tail of it of two or more folders, is a TypeScript module's."""
     module = _module_of(rel, _COMPILED_SUFFIXES)
     if module is None or rel.endswith(_TS_SUFFIXES) and not rel.endswith((".d.ts", ".d.cts", ".d.mts")):
         return False
-    return module in ts_modules
+    parts = module.split("/")
+    return module in ts_modules or any("/".join(parts[i:]) in ts_modules for i in range(1, len(parts) - 1))

@@ -125,3 +125,20 @@ def test_unreadable_file_is_counted_not_fatal(tmp_path: Path) -> None:
     (repo / "b.txt").chmod(0)
     report = ingest(repo)
     assert report.skipped == {"unreadable": 1}
+
+
+def test_compiled_copies_are_found_below_a_common_parent(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        "pkg/src/v4/locales/fr.ts": "export default {};\n",
+        "pkg/v4/locales/fr.cjs": "module.exports = {};\n",
+        "pkg/v4/locales/fr.d.cts": "export {};\n",
+        "other/fr.js": "module.exports = 1;\n",  # only the file name matches: kept
+    })
+    assert paths(repo) == ["other/fr.js", "pkg/src/v4/locales/fr.ts"]
+
+
+def test_data_files_are_skipped(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"locale/fr/django.po": 'msgid "Hello"\nmsgstr "Bonjour"\n',
+                                       "logo.svg": "<svg></svg>\n", "app.py": "x = 1\n"})
+    listing = walk(repo)
+    assert [f.path for f in listing.files] == ["app.py"] and listing.skipped["data"] == 2
