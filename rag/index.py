@@ -1,12 +1,14 @@
 """Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 3):
+Layout (FORMAT_VERSION 4):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
                                 -- a file's chunks have consecutive ids first_chunk..+n_chunks
     chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text)
-    terms(term, id, df, ids, tfs)  -- term -> chunk ids (uint32, ascending) and raw tfs (uint16)
+    terms(term, id, df, ids, tfs, maxw)  -- term -> chunk ids (uint32, ascending), raw tfs
+                                -- (uint16), and the largest normalised weight it has in any
+                                -- chunk (a bound for pruning, for the everything-readable view)
     forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
@@ -37,7 +39,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import mul
+from operator import mul, truediv
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,7 @@ from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .tokens import TokenizerSettings, idf_weight, tf_weight
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -60,7 +62,7 @@ CREATE TABLE chunks(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, ordinal IN
                     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL,
                     symbol TEXT, context TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL, df INTEGER NOT NULL,
-                   ids BLOB NOT NULL, tfs BLOB NOT NULL) WITHOUT ROWID;
+                   ids BLOB NOT NULL, tfs BLOB NOT NULL, maxw REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE forward(chunk_id INTEGER PRIMARY KEY, tids BLOB NOT NULL, tfs BLOB NOT NULL);
 CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
@@ -190,15 +192,17 @@ class IndexWriter:
         self._flush()
         conn, post = self.conn, self.postings
         terms = list(post.term_ids)
-        conn.executemany(
-            "INSERT INTO terms VALUES (?,?,?,?,?)",
-            ((t, tid, len(post.ids[tid]), post.ids[tid].tobytes(), post.tfs[tid].tobytes())
-             for t, tid in zip(terms, range(len(terms)))),
-        )
         df = array("I", [len(ids) for ids in post.ids])
         n_chunks = len(self.chunk_class)
         groups_of_class = {i: g for g, i in self.class_ids.items()}
-        _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs, df, n_chunks)
+        norms = _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs, df,
+                             n_chunks)
+        conn.executemany(
+            "INSERT INTO terms VALUES (?,?,?,?,?,?)",
+            ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
+              max_weight(post.ids[tid], post.tfs[tid], idf_weight(n_chunks, df[tid]), norms))
+             for t, tid in zip(terms, range(len(terms)))),
+        )
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (self.chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in self.class_ids.items()))
@@ -325,7 +329,13 @@ def update_index(
         conn.execute("DELETE FROM views")
         conn.execute("DELETE FROM classes")
         groups_of_class = {i: g for g, i in class_ids.items()}
-        _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
+        norms = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
+        # N and the norms moved, so every term's bound moves: recompute them all
+        bounds = [
+            (max_weight(_decode("I", ids), _decode("H", tfs), idf_weight(n_live, d), norms), term)
+            for term, d, ids, tfs in conn.execute("SELECT term, df, ids, tfs FROM terms")
+        ]
+        conn.executemany("UPDATE terms SET maxw = ? WHERE term = ?", bounds)
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
@@ -347,6 +357,12 @@ def update_index(
     finally:
         conn.close()
     return manifest
+
+
+def _decode(typecode: str, data: bytes) -> array[Any]:
+    out = array(typecode)
+    out.frombytes(data)
+    return out
 
 
 class _TermIds:
@@ -401,9 +417,9 @@ def _edit_postings(
         if tid in added:  # new chunk ids are above every existing one: order is kept
             ids.extend(added[tid][0])
             tfs.extend(added[tid][1])
-        if ids:
-            conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?)",
-                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes()))
+        if ids:  # the bound is recomputed once the norms are known
+            conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?)",
+                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), 1.0))
         else:
             conn.execute("DELETE FROM terms WHERE term = ?", (term,))
 
@@ -422,16 +438,21 @@ def _write_views(
     conn: sqlite3.Connection, groups_of_class: dict[int, frozenset[str]], chunk_class: array[int],
     forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
     live: array[int] | None = None,
-) -> None:
-    """Store the chunk count and norms of every view a caller can have."""
+) -> array[float]:
+    """Store the chunk count and norms of every view a caller can have; return the norms of
+    the view that reads everything."""
+    everything = array("d")
     for view in realizable_views(groups_of_class):
         if len(view) == len(groups_of_class):  # everything readable
             n_view, view_df = n_live, df
         else:
             n_view, view_df = _view_df(forward_tids, chunk_class, view, len(df), live)
         norms = view_norms(forward_tids, forward_tfs, chunk_class, view, n_view, view_df, live)
+        if len(view) == len(groups_of_class):
+            everything = norms
         conn.execute("INSERT INTO views VALUES (?,?)", (view_key(view), n_view))
         conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
+    return everything
 
 
 def _prepare_dir(path: Path) -> None:
@@ -489,6 +510,18 @@ def _view_df(
     for tid, c in counts.items():
         df[tid] = c
     return n, df
+
+
+def max_weight(ids: array[int], tfs: array[int], idf: float, norms: array[float]) -> float:
+    """Return a term's largest normalised tf-idf weight over its postings (at C speed)."""
+    if not ids:
+        return 0.0
+    return idf * max(map(truediv, map(_tf_weights().__getitem__, tfs), map(norms.__getitem__, ids)))
+
+
+@lru_cache(maxsize=1)
+def _tf_weights() -> list[float]:
+    return [0.0] + [tf_weight(n) for n in range(1, _TF_MAX + 1)]
 
 
 @lru_cache(maxsize=1)
@@ -608,16 +641,15 @@ class Index:
 
     def postings(self, term: str) -> tuple[array[int], array[int]] | None:
         """Return (chunk ids, tfs) of a term, or None if the index has never seen it."""
-        row = self._query("SELECT ids, tfs FROM terms WHERE term = ?", (term,)).fetchone()
+        found = self.term(term)
+        return None if found is None else (found[0], found[1])
+
+    def term(self, term: str) -> tuple[array[int], array[int], float] | None:
+        """Return a term's chunk ids, tfs and largest normalised weight, or None if unseen."""
+        row = self._query("SELECT ids, tfs, maxw FROM terms WHERE term = ?", (term,)).fetchone()
         if row is None:
             return None
-        ids, tfs = array("I"), array("H")
-        ids.frombytes(row[0])
-        tfs.frombytes(row[1])
-        if self._swap:
-            ids.byteswap()
-            tfs.byteswap()
-        return ids, tfs
+        return self._decode("I", row[0]), self._decode("H", row[1]), row[2]
 
     def view(self, caller_groups: frozenset[str] = frozenset()) -> View:
         """Return what a caller with these groups may see: its chunk count and norms.

@@ -6,6 +6,7 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,25 +86,28 @@ def search(
     qtf = tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
-    terms = []  # (term, idf, query weight, ids, tfs)
+    terms = []  # (term, idf, query weight, ids, tfs, largest weight in a chunk)
     for term, n in qtf.items():
-        plist = index.postings(term)
-        if plist is None:
+        found = index.term(term)
+        if found is None:
             continue
-        ids, tfs = plist
-        if view.classes is not None:
+        ids, tfs, maxw = found
+        if view.classes is not None:  # the stored bound is for the full view; 1 always holds
             ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
+            maxw = 1.0
             if not ids:
                 continue
         idf = idf_weight(n_docs, len(ids))
-        terms.append((term, idf, tf_weight(n) * idf, ids, tfs))
+        terms.append((term, idf, tf_weight(n) * idf, ids, tfs, maxw))
     if not terms:
         return []
-    qnorm = math.sqrt(sum(w * w for _, _, w, _, _ in terms))
-    terms.sort(key=lambda t: -t[2])  # heaviest query terms first: the order scores are summed in
+    qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
+    # terms that can add the most first: the order scores are summed in, pruned or not
+    terms.sort(key=lambda t: (-t[2] * t[5], t[0]))
     norms = view.norms
     scored = top_scores(
-        [(qw / qnorm, idf, ids, tfs) for _, idf, qw, ids, tfs in terms], norms, candidate_count(k), prune
+        [(qw / qnorm, idf, ids, tfs, qw / qnorm * maxw) for _, idf, qw, ids, tfs, maxw in terms],
+        norms, candidate_count(k), prune,
     )
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
     # updated in place ranks exactly as a fresh build would
@@ -119,30 +123,35 @@ def search(
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds
+_THRESHOLD_SAMPLE = 20_000
 _TF_WEIGHTS = [0.0] + [tf_weight(n) for n in range(1, 256)]
 
 
 def top_scores(
-    terms: list[tuple[float, float, array[int], array[int]]], norms: array[float], n: int, prune: bool = True,
+    terms: list[tuple[float, float, array[int], array[int], float]], norms: array[float], n: int,
+    prune: bool = True,
 ) -> list[tuple[float, int]]:
     """Return the (cosine, chunk id) pairs of the n best chunks, plus any tied with the last.
 
-    `terms` are (normalised query weight q, idf, chunk ids, tfs), heaviest first. A term adds
-    q * idf * tf_weight / norm to a chunk, and that is at most q, since it is one component of
-    a unit vector. So once the summed q of the terms not yet read falls below the n-th best
-    score so far, no chunk outside the current candidates can reach the top n (max-score
-    pruning): the remaining terms are only looked up, by binary search, for the candidates
-    that can still make it. With `prune` off every posting is read; the result is the same.
+    `terms` are (normalised query weight q, idf, chunk ids, tfs, bound), in summing order. A
+    term adds q * idf * tf_weight / norm to a chunk, at most its bound: q times its largest
+    normalised weight in any chunk (never more than q, one component of a unit vector). So
+    once the bounds of the terms not yet read add up to less than the n-th best score so far,
+    no chunk outside the current candidates can reach the top n (max-score pruning): the
+    remaining terms are only looked up, by binary search, for the candidates that can still
+    make it. With `prune` off every posting is read; the result is the same.
     """
     remaining = [0.0] * (len(terms) + 1)
     for i in range(len(terms) - 1, -1, -1):
-        remaining[i] = remaining[i + 1] + terms[i][0]
+        remaining[i] = remaining[i + 1] + terms[i][4]
     acc: dict[int, float] = {}  # chunk id -> sum of q * idf * tf_weight (divided by norm at the end)
     threshold = 0.0
     done = 0
-    for q, idf, ids, tfs in terms:
+    for q, idf, ids, tfs, _ in terms:
         if prune and len(acc) >= n:
-            threshold = heapq.nlargest(n, (s / norms[c] for c, s in acc.items()))[-1]
+            # any n candidates give a lower bound on the n-th best: look at no more than a sample
+            sample = islice(acc.items(), _THRESHOLD_SAMPLE)
+            threshold = heapq.nlargest(n, (s / norms[c] for c, s in sample))[-1]
             if remaining[done] + _EPSILON < threshold:
                 break
         scale = q * idf
@@ -156,7 +165,7 @@ def top_scores(
     if done < len(terms):
         rest = remaining[done]
         candidates = [c for c, s in acc.items() if s / norms[c] + rest + _EPSILON >= threshold]
-        for q, idf, ids, tfs in terms[done:]:
+        for q, idf, ids, tfs, _ in terms[done:]:
             scale = q * idf
             if len(candidates) * 8 < len(ids):
                 for cid in candidates:
@@ -190,7 +199,7 @@ def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
 
 def _explain(cid: int, terms: list, qnorm: float, norm: float) -> tuple[TermContribution, ...]:
     out = []
-    for term, idf, qw, ids, tfs in terms:
+    for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)
         if i < len(ids) and ids[i] == cid:
             tf = tfs[i]

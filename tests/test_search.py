@@ -100,7 +100,7 @@ def test_identifier_question_finds_the_defining_file(tmp_path: Path) -> None:
 
 
 def test_ties_break_by_file_order(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {"b.txt": "alpha beta\n", "a.txt": "alpha beta\n"})
+    repo = write_tree(tmp_path / "r", {"b.txt": "alpha beta\n", "a.txt": "alpha gamma\n"})  # equal scores
     ingest(repo, settings=PLAIN)
     with Index(repo / ".rag" / "index.sqlite") as index:
         assert [h.chunk.path for h in search(index, "alpha", k=2)] == ["a.txt", "b.txt"]
