@@ -243,9 +243,20 @@ def write_index(
         raise
 
 
+def retime_files(path: Path, retimed: Iterable[tuple[str, int]]) -> None:
+    """Record new mtimes of files whose bytes did not change (e.g. after `touch`)."""
+    conn = sqlite3.connect(path, timeout=60)
+    try:
+        with conn:
+            conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
+    finally:
+        conn.close()
+
+
 def update_index(
     path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
     commit: str | None = None, skipped: Iterable[tuple[str, int, int, str]] = (),
+    retimed: Iterable[tuple[str, int]] = (),
 ) -> Manifest:
     """Apply changed files to an existing index in one transaction.
 
@@ -257,6 +268,7 @@ def update_index(
     conn = sqlite3.connect(path, timeout=60, isolation_level=None)
     try:
         conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
         meta = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
         next_chunk = int(meta["next_chunk"])
         class_ids = {frozenset(json.loads(g)): i for i, g in conn.execute("SELECT id, groups FROM classes")}

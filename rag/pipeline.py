@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import os
 import subprocess
@@ -13,11 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .access import AccessList
-from .chunking import Chunk, chunk_file
+from .chunking import Chunk, chunk_file, chunker_for
 from .fields import chunk_counts
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
-from .index import FileRecord, Index, default_index_path, update_index, write_index
+from .index import FileRecord, Index, default_index_path, retime_files, update_index, write_index
 from .secrets import redact
 from .tokens import Tokenizer, TokenizerSettings
 
@@ -108,6 +109,57 @@ def _process_all(
             progress(len(batch))
 
 
+def _match_contents(
+    todo: list[SourceFile], old_files: dict[str, tuple[int, int, str]], deleted: list[str],
+) -> tuple[list[SourceFile], list[SourceFile], list[tuple[str, SourceFile]]]:
+    """Split files that look changed by their content hash: (really changed or new, same bytes
+    with a new mtime, renamed from a deleted file's path)."""
+    sources = {old_files[p][2]: p for p in deleted}  # sha1 -> path of a file that disappeared
+    changed: list[SourceFile] = []
+    retimed: list[SourceFile] = []
+    moved: list[tuple[str, SourceFile]] = []
+    for f in todo:
+        old = old_files.get(f.path)
+        if (old is None and not sources) or (old is not None and old[0] != f.size):
+            changed.append(f)
+            continue
+        digest = _sha1(f.abspath)
+        if old is not None and digest == old[2]:
+            retimed.append(f)
+        elif old is None and digest in sources and chunker_for(sources[digest]) == chunker_for(f.path):
+            moved.append((sources.pop(digest), f))
+        else:
+            changed.append(f)
+    return changed, retimed, moved
+
+
+def _sha1(abspath: str) -> str | None:
+    try:
+        with open(abspath, "rb") as fh:
+            return hashlib.sha1(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _moved_records(
+    previous: Index | None, moved: list[tuple[str, SourceFile]], access: AccessList, settings: TokenizerSettings,
+) -> list[FileRecord]:
+    """Reuse the chunks of renamed files under their new paths (the terms are recounted: a
+    chunk's path is part of what is indexed)."""
+    if previous is None or not moved:
+        return []
+    new_of = {old: f for old, f in moved}
+    tokenizer = Tokenizer(settings)
+    out = []
+    for record in previous.records(new_of):
+        f = new_of[record.path]
+        chunks = tuple(replace(c, path=f.path) for c in record.chunks)
+        out.append(replace(record, path=f.path, size=f.size, mtime_ns=f.mtime_ns, chunks=chunks,
+                           counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
+                           groups=access.groups_of(f.path)))
+    return out
+
+
 def _reusable(index_path: Path, settings: TokenizerSettings) -> Index | None:
     """Open the previous index if its chunks can be reused (same format and tokenizer)."""
     try:
@@ -173,12 +225,18 @@ def ingest(
             todo.append(f)
     listed = {f.path for f in listing.files}
     deleted = [p for p in old_files if p not in listed]
+    todo, retimed, moved = _match_contents(todo, old_files, deleted)
+    unchanged.extend(f.path for f in retimed)
+    moved_from = {old for old, _ in moved}
+    deleted = [p for p in deleted if p not in moved_from]
     access = AccessList.load(root)
     same_access = previous is not None and previous.manifest.access == access.digest
     commit = _git_commit(root) if listing.git else None
-    if previous is not None and same_access and not todo and not deleted:
+    if previous is not None and same_access and not todo and not deleted and not moved:
         n_chunks = previous.manifest.n_chunks
         previous.close()
+        if retimed:  # same bytes, new mtime: remember the mtime so the file is not hashed again
+            retime_files(index_path, [(f.path, f.mtime_ns) for f in retimed])
         return IngestReport(root, index_path, len(unchanged), n_chunks, dict(skipped), 0,
                             time.perf_counter() - started, reused=len(unchanged), up_to_date=True)
     if on_start:
@@ -206,19 +264,26 @@ def ingest(
                        and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
         if incremental:
             assert previous is not None
-            previous.close()
-            fresh = list(fresh_records())
+            fresh = [*_moved_records(previous, moved, access, settings), *fresh_records()]
             if not fresh and not unchanged:
                 raise NothingToIndexError(
                     f"No indexable files in {root} — check --include/--exclude, or point at a directory "
                     "with source files"
                 )
-            changed = [f.path for f in todo if f.path in old_files]
-            manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips)
+            previous.close()
+            changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
+            manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips,
+                                    [(f.path, f.mtime_ns) for f in retimed])
         else:
             stored: Iterator[FileRecord] = iter(())
             if previous is not None:
-                stored = (replace(r, groups=access.groups_of(r.path)) for r in previous.records(unchanged))
+                retimes = {f.path: f.mtime_ns for f in retimed}
+                stored = heapq.merge(
+                    (replace(r, groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
+                     for r in previous.records(unchanged)),
+                    sorted(_moved_records(previous, moved, access, settings), key=lambda r: r.path),
+                    key=lambda r: r.path,
+                )
             records = heapq.merge(stored, fresh_records(), key=lambda r: r.path)
             manifest = write_index(index_path, records, settings, root, commit, access.digest, skips)
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import os
 import sys
 from pathlib import Path
 
@@ -206,3 +207,21 @@ def test_update_killed_mid_transaction_leaves_previous_index(tmp_path: Path, moc
     with pytest.raises(KeyboardInterrupt):
         ingest(repo)
     assert snapshot(path, BIG_QUESTIONS) == before
+
+
+def test_touched_file_is_not_rechunked_and_renamed_file_reuses_its_chunks(tmp_path: Path, mocker) -> None:
+    repo = big_repo(tmp_path / "r")
+    ingest(repo)
+    os.utime(repo / "pkg" / "mod01.py", ns=(1, 1))  # same bytes, new mtime
+    chunked = mocker.spy(sys.modules["rag.pipeline"], "chunk_file")
+    assert ingest(repo).up_to_date
+    assert chunked.call_count == 0
+    assert ingest(repo).up_to_date  # the new mtime was remembered: nothing is hashed again
+    (repo / "pkg" / "mod02.py").rename(repo / "pkg" / "renamed.py")
+    report = ingest(repo)
+    assert chunked.call_count == 0 and not report.up_to_date
+    with Index(report.index_path) as index:
+        assert search(index, "handler_2")[0].chunk.path == "pkg/renamed.py"
+    full = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full, full=True)
+    assert snapshot(report.index_path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
