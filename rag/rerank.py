@@ -1,7 +1,19 @@
-"""After scoring: choose the final top k from the best-scored candidates."""
+"""After scoring: choose the final top k from the best-scored candidates.
+
+Three adjustments, each measured in bench/LEVERS.md:
+
+* tests: a passage under a test folder or in a test file is scored TEST_FACTOR times
+  its cosine; a question about how the code behaves is answered by the code and its
+  docs, which the tests of that behaviour otherwise outrank by repeating its words.
+* dedupe: a passage whose words are nearly those of a better one already chosen
+  (compiled copies, vendored files, the same text in two places) is dropped.
+* mix: the first PROMPT_K passages (the ones a prompt gets) hold both a docs section and
+  code when the best passage of the missing kind scores within MIX_RATIO of the last of them.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -10,6 +22,13 @@ if TYPE_CHECKING:
 # How many scored candidates search() hands to rerank() for a top k.
 CANDIDATES_PER_K = 3
 MIN_CANDIDATES = 12
+TEST_FACTOR = 0.5
+DUPLICATE_JACCARD = 0.8  # word-set overlap above which two passages count as the same text
+PROMPT_K = 4  # the passages a prompt gets (rag.search.DEFAULT_TOP_K)
+MIX_RATIO = 0.8
+
+_WORD = re.compile(r"[^\W_]+")
+_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")
 
 
 def candidate_count(k: int) -> int:
@@ -17,6 +36,59 @@ def candidate_count(k: int) -> int:
     return max(k * CANDIDATES_PER_K, MIN_CANDIDATES)
 
 
-def rerank(hits: list[Hit], k: int) -> list[Hit]:
-    """Return the final top k from candidates sorted best first (today: the first k)."""
-    return hits[:k]
+def is_test_path(path: str) -> bool:
+    """Return whether a path is a test file or lies under a test folder."""
+    return _TEST_PATH.search(path) is not None
+
+
+def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
+           test_factor: float = TEST_FACTOR) -> list[Hit]:
+    """Return the final top k from candidates sorted best first."""
+    if tests:
+        order = sorted(range(len(hits)),
+                       key=lambda i: (-hits[i].score * (test_factor if is_test_path(hits[i].chunk.path) else 1.0), i))
+        hits = [hits[i] for i in order]
+    if dedupe:
+        hits = _drop_duplicates(hits, k + PROMPT_K)
+    top = hits[:k]
+    if mix and k >= PROMPT_K:
+        top = _mix(top, hits[k:])
+    return top
+
+
+def _drop_duplicates(hits: list[Hit], want: int) -> list[Hit]:
+    kept: list[Hit] = []
+    seen: list[frozenset[str]] = []
+    for hit in hits:
+        words = frozenset(w.lower() for w in _WORD.findall(hit.chunk.text))
+        if any(_jaccard(words, s) >= DUPLICATE_JACCARD for s in seen):
+            continue
+        kept.append(hit)
+        seen.append(words)
+        if len(kept) >= want:
+            break
+    return kept
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 1.0 if a == b else 0.0
+    return len(a & b) / len(a | b)
+
+
+def _is_doc(hit: Hit) -> bool:
+    return hit.chunk.kind in ("section", "text")
+
+
+def _mix(top: list[Hit], rest: list[Hit]) -> list[Hit]:
+    head = top[:PROMPT_K]
+    kinds = {_is_doc(h) for h in head}
+    if len(kinds) != 1:
+        return top
+    missing = not kinds.pop()
+    pool = top[PROMPT_K:] + rest
+    best = next((h for h in pool if _is_doc(h) == missing), None)
+    if best is None or best.score < MIX_RATIO * head[-1].score:
+        return top
+    out = head[:-1] + [best] + [h for h in top[PROMPT_K - 1:] if h is not best]
+    return out[: len(top)]

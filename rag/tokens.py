@@ -7,9 +7,15 @@ tokenized exactly as the passages were:
   minus PLAIN_STOPWORDS. No splitting, no stemming.
 * ``code`` (default): the same runs, each also split at snake_case, camelCase,
   PascalCase and acronym boundaries (``parseHTTPResponse`` -> parse, http,
-  response), lowercased, conservatively stemmed (see ``stem``), minus stopwords.
-  With ``identifiers`` on, a compound identifier is also kept whole
-  (``validateToken`` -> validatetoken, validate, token) so an exact name ranks first.
+  response), lowercased, stemmed (``stem``: none, the conservative ``suffix`` stemmer,
+  or ``porter2``, the Snowball English stemmer), minus stopwords and terms shorter
+  than ``min_length``. With ``identifiers`` on, a compound identifier is also kept
+  whole (``validateToken`` -> validatetoken, validate, token) so an exact name ranks
+  first. On the query side only, ``query_stopwords`` drops words that ask rather than
+  name (how, does, what, ...; see QUERY_STOPWORDS) when they stand alone.
+
+The ``path_weight`` and ``symbol_weight`` settings are read by rag.fields (what is
+indexed for a chunk); they live here so that they are saved with the index too.
 """
 
 from __future__ import annotations
@@ -21,6 +27,18 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 PLAIN_STOPWORDS = frozenset("the a an and or of to in is for on with".split())
+# Words of a question that ask rather than name: dropped from a query (code mode,
+# query_stopwords on) when they stand alone as a word, never as part of an identifier
+# (`get_or_create` keeps get). Question words, auxiliaries, pronouns, determiners and
+# prepositions: none says which code is meant.
+QUERY_STOPWORDS = frozenset("""
+    how does do did doing done what when where which who whom whose why whether
+    happens happen happened work works use used uses using get gets got
+    can could should would will shall may might must am are was were be been being has have had
+    i me my mine we us our you your he she they them their it its this that these those there here
+    if not no so as at by from into onto about any some than then but also just still instead
+    way want wants need needs something anything thing things
+""".split())
 
 # Identifier runs: letters, digits and underscores, so snake_case stays one run to split.
 _RUN = re.compile(r"[^\W_]+(?:_+[^\W_]+)*")
@@ -31,6 +49,7 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _NON_ASCII_PART = re.compile(r"[^\W_]+")
 
 MODES = ("code", "plain")
+STEMMERS = ("none", "suffix", "porter2")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +57,12 @@ class TokenizerSettings:
     """How text becomes terms; saved in the index manifest."""
 
     mode: str = "code"
-    stem: bool = True
+    stem: str = "porter2"  # one of STEMMERS
     identifiers: bool = True
+    min_length: int = 2  # shorter terms (`t` of isn't, `i`) are dropped, index and query side
+    query_stopwords: bool = True
+    path_weight: int = 2  # tf added per path term (rag.fields); 0: the path is not indexed
+    symbol_weight: int = 2  # tf added per symbol/heading term (rag.fields)
 
     def to_dict(self) -> dict[str, object]:
         """Return the settings as a JSON-ready dict."""
@@ -47,10 +70,21 @@ class TokenizerSettings:
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> TokenizerSettings:
-        """Build settings from a manifest dict, rejecting unknown keys or modes."""
+        """Build settings from a manifest dict, rejecting unknown keys or modes.
+
+        A setting missing from an older manifest takes the value that reproduces the
+        older tokenizer (no new lever on), so an old index still reads the same.
+        """
+        old = {"stem": "suffix", "min_length": 1, "query_stopwords": False, "path_weight": 0,
+               "symbol_weight": 0}
+        data = {**old, **data}
+        if isinstance(data["stem"], bool):  # manifests before STEMMERS: true meant the suffix stemmer
+            data["stem"] = "suffix" if data["stem"] else "none"
         settings = cls(**data)  # type: ignore[arg-type]
         if settings.mode not in MODES:
             raise ValueError(f"unknown tokenizer mode {settings.mode!r}")
+        if settings.stem not in STEMMERS:
+            raise ValueError(f"unknown stemmer {settings.stem!r}")
         return settings
 
 
@@ -103,6 +137,8 @@ class Tokenizer:
         self.settings = settings or TokenizerSettings()
         if self.settings.mode not in MODES:
             raise ValueError(f"unknown tokenizer mode {self.settings.mode!r}")
+        if self.settings.stem not in STEMMERS:
+            raise ValueError(f"unknown stemmer {self.settings.stem!r}")
         self._cache: dict[str, tuple[str, ...]] = {}
         self._plain = self.settings.mode == "plain"
         self._finder = _PLAIN.findall if self._plain else _RUN.findall
@@ -132,14 +168,21 @@ class Tokenizer:
         return out
 
     def query_counts(self, question: str) -> dict[str, int]:
-        """Return term -> frequency for a question (the query side of the tokenizer)."""
-        return self.counts(question)
+        """Return term -> frequency for a question (the query side of the tokenizer).
+
+        In code mode with query_stopwords on, a word of QUERY_STOPWORDS standing alone
+        is dropped first.
+        """
+        if self._plain or not self.settings.query_stopwords:
+            return self.counts(question)
+        return self.counts(" ".join(r for r in self._finder(question) if r.lower() not in QUERY_STOPWORDS))
 
     def _terms_of(self, run: str) -> tuple[str, ...]:
         if self._plain:
             low = run.lower()
             return () if low in PLAIN_STOPWORDS else (low,)
-        return _code_terms(run, self.settings.stem, self.settings.identifiers)
+        s = self.settings
+        return _code_terms(run, s.stem, s.identifiers, s.min_length)
 
 
 @lru_cache(maxsize=None)
@@ -155,13 +198,195 @@ def _split_identifier(run: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def _code_terms(run: str, use_stem: bool, identifiers: bool) -> tuple[str, ...]:
+def _code_terms(run: str, stemmer: str, identifiers: bool, min_length: int) -> tuple[str, ...]:
     parts = _split_identifier(run)
-    terms = [stem(p) if use_stem else p for p in parts if p not in PLAIN_STOPWORDS]
+    fn = _STEMMERS[stemmer]
+    terms = [fn(p) for p in parts if p not in PLAIN_STOPWORDS and len(p) >= min_length]
     if identifiers and len(parts) > 1:
         whole = "".join(parts)
         terms.append(whole)
     return tuple(terms)
+
+
+def _no_stem(word: str) -> str:
+    return word
+
+
+def _porter2_term(word: str) -> str:
+    # Porter2 is defined on English letters; numbers and other scripts pass unchanged
+    return porter2(word) if word.isascii() and word.isalpha() else word
+
+
+# Porter2, the Snowball English stemmer (https://snowballstem.org/algorithms/english/stemmer.html),
+# as Snowball 3.1 generates it; tests/test_tokens.py checks it against the snowballstemmer package.
+_V = frozenset("aeiouy")
+_V_WXY = frozenset("aeiouywxY")
+_VALID_LI = frozenset("cdeghkmnrt")
+_EXCEPTIONS = {
+    "skis": "ski", "skies": "sky", "idly": "idl", "gently": "gentl", "ugly": "ugli", "early": "earli",
+    "only": "onli", "singly": "singl", "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas",
+    "cosmos": "cosmos", "bias": "bias", "andes": "andes",
+}
+_R1_PREFIXES = ("arsen", "commun", "emerg", "gener", "inter", "later", "organ", "past", "univers")
+_STEP2 = (  # longest first: suffix -> replacement (None: see _porter2)
+    ("ational", "ate"), ("ization", "ize"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
+    ("biliti", "ble"), ("lessli", "less"), ("tional", "tion"), ("aliti", "al"), ("iviti", "ive"),
+    ("fulli", "ful"), ("ousli", "ous"), ("entli", "ent"), ("alism", "al"), ("ation", "ate"), ("ogist", "og"),
+    ("anci", "ance"), ("enci", "ence"), ("abli", "able"), ("alli", "al"), ("izer", "ize"), ("ator", "ate"),
+    ("bli", "ble"), ("ogi", None), ("li", None),
+)
+_STEP3 = (
+    ("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"),
+    ("ative", None), ("ical", "ic"), ("ness", ""), ("ful", ""),
+)
+_STEP4 = ("ement", "ment", "able", "ible", "ance", "ence", "ate", "iti", "ion", "ism", "ive", "ize",
+          "ous", "ant", "ent", "al", "er", "ic")
+_DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
+
+
+def _regions(w: str) -> tuple[int, int]:
+    n = len(w)
+    p1 = n
+    for prefix in _R1_PREFIXES:
+        if w.startswith(prefix):
+            p1 = len(prefix)
+            break
+    else:
+        p1 = _after_vc(w, 0)
+    return p1, _after_vc(w, p1)
+
+
+def _after_vc(w: str, start: int) -> int:
+    """Return the index after the first non-vowel that follows a vowel, from `start`."""
+    for i in range(start + 1, len(w)):
+        if w[i] not in _V and w[i - 1] in _V:
+            return i + 1
+    return len(w)
+
+
+def _short_v(w: str) -> bool:
+    """Return whether `w` ends in a short syllable (Snowball's shortv)."""
+    n = len(w)
+    if n >= 3 and w[-1] not in _V_WXY and w[-2] in _V and w[-3] not in _V:
+        return True
+    if n == 2 and w[0] in _V and w[1] not in _V:
+        return True
+    return w.endswith("past")
+
+
+def porter2(word: str) -> str:
+    """Stem an English word as the Snowball English (Porter2) stemmer does.
+
+    `word` is lowercase; apostrophes are not handled (the tokenizer never keeps them).
+    """
+    if word in _EXCEPTIONS:
+        return _EXCEPTIONS[word]
+    if len(word) < 3:
+        return word
+    w = word
+    y_found = "y" in w
+    if y_found:  # initial y, and y after a vowel, are consonants: mark them Y
+        chars = list(w)
+        if chars[0] == "y":
+            chars[0] = "Y"
+        for i in range(1, len(chars)):
+            if chars[i] == "y" and chars[i - 1] in _V:
+                chars[i] = "Y"
+        w = "".join(chars)
+    p1, p2 = _regions(w)
+    # Step 1a
+    if w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith(("ied", "ies")):
+        w = w[:-3] + ("i" if len(w) > 4 else "ie")
+    elif w.endswith("s") and not w.endswith(("ss", "us")):
+        if any(c in _V for c in w[:-2]):
+            w = w[:-1]
+    # Step 1b
+    w = _step1b(w, p1)
+    # Step 1c
+    if len(w) > 2 and w[-1] in "yY" and w[-2] not in _V:
+        w = w[:-1] + "i"
+    # Step 2
+    for suffix, repl in _STEP2:
+        if w.endswith(suffix):
+            start = len(w) - len(suffix)
+            if start >= p1:
+                if suffix == "ogi":
+                    if w[start - 1 : start] == "l":
+                        w = w[:start] + "og"
+                elif suffix == "li":
+                    if start > 0 and w[start - 1] in _VALID_LI:
+                        w = w[:start]
+                else:
+                    w = w[:start] + repl  # type: ignore[operator]
+            break
+    # Step 3
+    for suffix, repl in _STEP3:
+        if w.endswith(suffix):
+            start = len(w) - len(suffix)
+            if start >= p1:
+                if repl is None:
+                    if start >= p2:
+                        w = w[:start]
+                else:
+                    w = w[:start] + repl
+            break
+    # Step 4
+    for suffix in _STEP4:
+        if w.endswith(suffix):
+            start = len(w) - len(suffix)
+            if start >= p2:
+                if suffix != "ion":
+                    w = w[:start]
+                elif start > 0 and w[start - 1] in "st":
+                    w = w[:start]
+            break
+    # Step 5
+    if w.endswith("e"):
+        start = len(w) - 1
+        if start >= p2 or (start >= p1 and not _short_v(w[:start])):
+            w = w[:start]
+    elif w.endswith("l"):
+        start = len(w) - 1
+        if start >= p2 and w[start - 1] == "l":
+            w = w[:start]
+    return w.replace("Y", "y") if y_found else w
+
+
+def _step1b(w: str, p1: int) -> str:
+    if w.endswith(("eedly", "eed")):
+        start = len(w) - (5 if w.endswith("eedly") else 3)
+        if start >= p1 and w[:start] not in ("succ", "proc", "exc"):
+            return w[:start] + "ee"
+        return w
+    for suffix in ("ingly", "edly", "ing", "ed"):
+        if w.endswith(suffix):
+            break
+    else:
+        return w
+    start = len(w) - len(suffix)
+    stem_ = w[:start]
+    if suffix == "ing":
+        if stem_.endswith("y") and len(stem_) == 2 and stem_[0] not in _V:
+            return stem_[0] + "ie"
+        if stem_ in ("even", "cann", "inn", "earr", "herr", "out"):
+            return w
+    if not any(c in _V for c in stem_):
+        return w
+    if stem_.endswith(("at", "bl", "iz")):
+        return stem_ + "e"
+    if stem_.endswith(_DOUBLES):
+        if len(stem_) == 3 and stem_[0] in "aeo":
+            return stem_
+        return stem_[:-1]
+    if len(stem_) == p1:
+        if _short_v(stem_):
+            return stem_ + "e"
+    return stem_
+
+
+_STEMMERS = {"none": _no_stem, "suffix": stem, "porter2": _porter2_term}
 
 
 def tf_weight(tf: int) -> float:

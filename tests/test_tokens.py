@@ -4,11 +4,14 @@ from collections import Counter
 
 import pytest
 
-from rag.tokens import Tokenizer, TokenizerSettings, idf_weight, stem, tf_weight
+from rag.tokens import QUERY_STOPWORDS, Tokenizer, TokenizerSettings, idf_weight, porter2, stem, tf_weight
 
 PLAIN = Tokenizer(TokenizerSettings(mode="plain"))
 CODE = Tokenizer(TokenizerSettings(mode="code"))
 CODE_PARTS_ONLY = Tokenizer(TokenizerSettings(mode="code", identifiers=False))
+# the code tokenizer as it was before the levers of bench/LEVERS.md: suffix stemmer, every length
+SUFFIX_PARTS_ONLY = Tokenizer(TokenizerSettings(mode="code", stem="suffix", identifiers=False, min_length=1,
+                                                query_stopwords=False))
 
 
 @pytest.mark.parametrize(
@@ -44,12 +47,52 @@ def test_plain_mode(text: str, expected: list[str]) -> None:
          "non-ascii-snake"],
 )
 def test_code_mode_splits_and_stems(text: str, expected: list[str]) -> None:
+    assert SUFFIX_PARTS_ONLY.tokenize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("parseHTTPResponse", ["pars", "http", "respons"]),
+        ("getHTTP2Client", ["get", "http", "client"]),  # the 1-letter part 2 is dropped
+        ("isn't I x", ["isn"]),
+        ("MAX_RETRIES", ["max", "retri"]),
+        ("calculating the totals", ["calcul", "total"]),
+        ("generously organized", ["generous", "organiz"]),
+        ("naïve café 東京 42 v2", ["naïve", "café", "東京", "42"]),
+    ],
+    ids=["camel-acronym", "digits", "one-letter", "screaming-snake", "stem+stopword", "derivational",
+         "non-ascii-unstemmed"],
+)
+def test_default_code_mode(text: str, expected: list[str]) -> None:
     assert CODE_PARTS_ONLY.tokenize(text) == expected
 
 
 def test_code_mode_keeps_whole_identifier_too() -> None:
-    assert CODE.tokenize("validateToken") == ["validat", "token", "validatetoken"]
+    assert CODE.tokenize("validateToken") == ["valid", "token", "validatetoken"]
     assert CODE.tokenize("token") == ["token"]  # a plain word is not doubled
+    assert CODE.tokenize("getX") == ["get", "getx"]  # the whole keeps its 1-letter part
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How does the session cookie work?", {"session": 1, "cooki": 1}),
+        ("What happens when I use get_or_create?", {"get": 1, "creat": 1, "getorcreate": 1}),
+        ("Why isn't it saved", {"isn": 1, "save": 1}),
+        ("how what which", {}),
+    ],
+    ids=["question-words", "kept-inside-identifier", "one-letter-and-pronoun", "only-question-words"],
+)
+def test_query_drops_question_words(question: str, expected: dict[str, int]) -> None:
+    assert CODE.query_counts(question) == expected
+
+
+def test_query_stopwords_off_and_plain_mode_keep_every_word() -> None:
+    keep = Tokenizer(TokenizerSettings(query_stopwords=False))
+    assert keep.query_counts("How does it work") == keep.counts("How does it work") == {"how": 1, "doe": 1, "it": 1, "work": 1}
+    assert PLAIN.query_counts("How does billing work") == {"how": 1, "does": 1, "billing": 1, "work": 1}
+    assert {"how", "does", "what", "when", "which", "happens", "work", "use", "get"} <= QUERY_STOPWORDS
 
 
 @pytest.mark.parametrize(
@@ -64,6 +107,38 @@ def test_code_mode_keeps_whole_identifier_too() -> None:
 )
 def test_stemmer_is_conservative(word: str, expected: str) -> None:
     assert stem(word) == expected
+
+
+# Porter2 pairs from the published Snowball English vocabulary and the algorithm's own
+# special cases (https://snowballstem.org/algorithms/english/stemmer.html).
+PORTER2_PAIRS = [
+    ("consign", "consign"), ("consigned", "consign"), ("consigning", "consign"), ("consignment", "consign"),
+    ("consist", "consist"), ("consisted", "consist"), ("consistency", "consist"), ("consistent", "consist"),
+    ("knack", "knack"), ("knackeries", "knackeri"), ("knaves", "knave"), ("generously", "generous"),
+    ("skies", "sky"), ("dying", "die"), ("cries", "cri"), ("ties", "tie"), ("gaps", "gap"), ("kiwis", "kiwi"),
+    ("gas", "gas"), ("this", "this"), ("inning", "inning"), ("outing", "outing"), ("proceed", "proceed"),
+    ("succeeded", "succeed"), ("hoped", "hope"), ("hopping", "hop"), ("agreed", "agre"), ("caresses", "caress"),
+    ("universal", "universal"), ("university", "universiti"), ("generate", "generat"), ("news", "news"),
+    ("running", "run"), ("sized", "size"), ("queries", "queri"), ("validate", "valid"), ("yes", "yes"),
+    ("by", "by"), ("cry", "cri"), ("say", "say"), ("ability", "abil"), ("rational", "ration"),
+]
+
+
+@pytest.mark.parametrize(("word", "expected"), PORTER2_PAIRS, ids=[w for w, _ in PORTER2_PAIRS])
+def test_porter2_known_pairs(word: str, expected: str) -> None:
+    assert porter2(word) == expected
+
+
+def test_porter2_matches_snowball() -> None:
+    snowballstemmer = pytest.importorskip("snowballstemmer")
+    oracle = snowballstemmer.stemmer("english")
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    words = {w for p in [*root.glob("rag/**/*.py"), *root.glob("*.md"), *root.glob("tests/*.py")]
+             for w in __import__("re").findall(r"[a-z]+", p.read_text(encoding="utf-8").lower())}
+    words |= {w for w, _ in PORTER2_PAIRS}
+    assert len(words) > 1000
+    wrong = {w: (porter2(w), oracle.stemWord(w)) for w in sorted(words) if porter2(w) != oracle.stemWord(w)}
+    assert wrong == {}
 
 
 @pytest.mark.parametrize("tokenizer", [PLAIN, CODE], ids=["plain", "code"])
@@ -82,3 +157,13 @@ def test_weights_follow_the_formulas() -> None:
 def test_unknown_mode_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown tokenizer mode"):
         TokenizerSettings.from_dict({"mode": "fancy", "stem": True, "identifiers": True})
+    with pytest.raises(ValueError, match="unknown stemmer"):
+        TokenizerSettings.from_dict({"mode": "code", "stem": "lancaster"})
+
+
+def test_settings_round_trip_and_old_manifests_read_as_before() -> None:
+    assert TokenizerSettings.from_dict(TokenizerSettings().to_dict()) == TokenizerSettings()
+    old = TokenizerSettings.from_dict({"mode": "code", "stem": True, "identifiers": True})
+    assert old == TokenizerSettings(stem="suffix", min_length=1, query_stopwords=False, path_weight=0,
+                                    symbol_weight=0)
+    assert TokenizerSettings.from_dict({"mode": "code", "stem": False, "identifiers": True}).stem == "none"

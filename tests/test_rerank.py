@@ -1,0 +1,75 @@
+"""The rerank stage: tests demoted, near-duplicates collapsed, docs and code both in the prompt."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.chunking import Chunk
+from rag.rerank import PROMPT_K, candidate_count, is_test_path, rerank
+from rag.search import Hit
+
+
+def hit(score: float, path: str, text: str | None = None, kind: str = "function") -> Hit:
+    return Hit(score, Chunk(path, 1, 3, kind, None, text if text is not None else f"def {path}(): pass  # {score}"))
+
+
+def paths(hits: list[Hit]) -> list[str]:
+    return [h.chunk.path for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("tests/test_app.py", True), ("src/test/Foo.java", True), ("pkg/tests", True), ("test_utils.py", True),
+     ("src/__tests__/query.ts", True), ("src/query.test.ts", True), ("lib/axios.spec.js", True),
+     ("src/flask/testing.py", False), ("src/contest.py", False), ("docs/testing.rst", False),
+     ("src/attestation/x.py", False)],
+)
+def test_is_test_path(path: str, expected: bool) -> None:
+    assert is_test_path(path) is expected
+
+
+def test_candidates_cover_k_three_times_over() -> None:
+    assert candidate_count(4) == 12
+    assert candidate_count(10) == 30
+
+
+def test_test_files_are_demoted_not_dropped() -> None:
+    hits = [hit(0.50, "tests/test_a.py"), hit(0.40, "src/a.py"), hit(0.20, "src/b.py"), hit(0.10, "src/c.py")]
+    assert paths(rerank(hits, 4, mix=False)) == ["src/a.py", "tests/test_a.py", "src/b.py", "src/c.py"]
+    assert paths(rerank(hits, 4, tests=False, mix=False)) == paths(hits)
+
+
+def test_near_duplicates_collapse_to_the_best() -> None:
+    text = "def parse(value):\n    '''Parse a header value into its parts.'''\n    return value.split(';')\n"
+    hits = [hit(0.9, "src/a.py", text), hit(0.8, "dist/a.js", text + "\n// compiled"),
+            hit(0.7, "src/b.py", "def other(): return 1"), hit(0.6, "vendor/a.py", text)]
+    assert paths(rerank(hits, 2, mix=False)) == ["src/a.py", "src/b.py"]
+    assert paths(rerank(hits, 2, dedupe=False, mix=False)) == ["src/a.py", "dist/a.js"]
+
+
+def test_docs_and_code_both_reach_the_prompt() -> None:
+    code = [hit(1.0 - i / 20, f"src/m{i}.py") for i in range(6)]
+    doc = hit(0.80, "docs/guide.md", "Sessions\n\nHow the session is saved.", kind="section")
+    top = rerank([*code, doc], 6)
+    assert paths(top[:PROMPT_K]) == ["src/m0.py", "src/m1.py", "src/m2.py", "docs/guide.md"]
+    assert paths(top[PROMPT_K:]) == ["src/m3.py", "src/m4.py"]
+    assert len({h.chunk.path for h in top}) == 6
+
+
+def test_a_weak_doc_does_not_displace_code() -> None:
+    code = [hit(1.0 - i / 20, f"src/m{i}.py") for i in range(6)]
+    doc = hit(0.30, "docs/guide.md", "Unrelated.", kind="section")
+    assert paths(rerank([*code, doc], 4)) == [f"src/m{i}.py" for i in range(4)]
+
+
+def test_code_is_mixed_into_an_all_docs_top() -> None:
+    docs = [hit(1.0 - i / 20, f"docs/d{i}.md", f"Section {i} about a topic {i}", kind="section") for i in range(5)]
+    code = hit(0.84, "src/impl.py")
+    assert paths(rerank([*docs, code], 4)) == ["docs/d0.md", "docs/d1.md", "docs/d2.md", "src/impl.py"]
+
+
+def test_rerank_keeps_order_without_adjustments_and_handles_few_hits() -> None:
+    hits = [hit(0.5, "tests/test_a.py"), hit(0.4, "src/a.py")]
+    assert rerank(hits, 4, tests=False, dedupe=False, mix=False) == hits
+    assert rerank([], 4) == []
+    assert paths(rerank(hits, 1)) == ["src/a.py"]
