@@ -102,8 +102,9 @@ def search(
     if not terms:
         return []
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
-    # terms that can add the most first: the order scores are summed in, pruned or not
-    terms.sort(key=lambda t: (-t[2] * t[5], t[0]))
+    # heaviest query terms first: the order scores are summed in, pruned or not. It depends
+    # only on the view's statistics, so equal views give bit-identical scores
+    terms.sort(key=lambda t: (-t[2], t[0]))
     norms = view.norms
     scored = top_scores(
         [(qw / qnorm, idf, ids, tfs, qw / qnorm * maxw) for _, idf, qw, ids, tfs, maxw in terms],
