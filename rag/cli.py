@@ -13,7 +13,6 @@ import click
 
 from .backends import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
-from .evaluate import DEPTH, MISS_K, format_misses, format_table, report_dict, run_eval
 from .index import Index, locate_index, remember_index
 from .search import DEFAULT_TOP_K, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
@@ -91,6 +90,12 @@ def ingest_cmd(
             bar.__exit__(None, None, None)
     remember_index(Path.cwd(), report.index_path)
     click.echo(format_ingest_report(report))
+
+
+def _evaluate() -> Any:
+    from . import evaluate  # imported when the eval command runs, not by every query
+
+    return evaluate
 
 
 def _files() -> Any:
@@ -219,14 +224,19 @@ def query_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--misses", is_flag=True,
               help="Also list questions with no hit in the top K, what came back instead, and why.")
-@click.option("-k", "--top-k", type=click.IntRange(1, DEPTH), default=MISS_K, show_default=True,
-              help="A question is a miss when no hit is in its top K passages.")
+@click.option("-k", "--top-k", type=click.IntRange(1), default=lambda: _evaluate().MISS_K, show_default="4",
+              help="A question is a miss when no hit is in its top K passages (at most 10).")
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
 def eval_cmd(
     questions: Path, index_path: Path | None, corpus_root: Path | None, as_json: bool, misses: bool,
     top_k: int, full: bool,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
+    from .evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
+
+    if top_k > DEPTH:
+        raise click.BadParameter(f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}",
+                                 param_hint="'-k'")
     report = run_eval(questions, index_path, corpus_root, top_k, explain=misses, full=full,
                       on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
     if as_json:

@@ -770,9 +770,10 @@ class Index:
         """Return what changed since ingest, cheaply: the given files by size and mtime, and
         every indexed directory by mtime (which moves when a file in it is added, removed,
         renamed, or saved by an editor that writes a new file). Empty if the root is gone."""
-        root = Path(self.manifest.root)
-        if not root.is_dir():
+        root = self.manifest.root
+        if not os.path.isdir(root):
             return []
+        stat = os.stat
         changed: list[str] = []
         wanted = list(dict.fromkeys(paths))
         if wanted:
@@ -780,7 +781,7 @@ class Index:
             rows = self._query(f"SELECT path, size, mtime_ns FROM files WHERE path IN ({marks})", tuple(wanted))
             for path, size, mtime_ns in rows:
                 try:
-                    st = os.stat(root / path)
+                    st = stat(f"{root}/{path}")
                 except OSError:
                     changed.append(path)
                     continue
@@ -788,7 +789,7 @@ class Index:
                     changed.append(path)
         for path, mtime_ns in self._query("SELECT path, mtime_ns FROM dirs"):
             try:
-                if os.stat(root / path).st_mtime_ns != mtime_ns:
+                if stat(f"{root}/{path}").st_mtime_ns != mtime_ns:
                     changed.append(f"{path or '.'}/")
             except OSError:
                 changed.append(f"{path or '.'}/")
