@@ -159,7 +159,7 @@ class Tokenizer:
         cache = self._cache
         out: dict[str, int] = {}
         get = out.get
-        for run, n in Counter(self._finder(text)).items():
+        for run, n in Counter(self._finder(text)).items():  # each distinct word once
             terms = cache.get(run)
             if terms is None:
                 terms = cache[run] = self._terms_of(run)
@@ -241,6 +241,8 @@ _STEP3 = (
 )
 _STEP4 = ("ement", "ment", "able", "ible", "ance", "ence", "ate", "iti", "ion", "ism", "ive", "ize",
           "ous", "ant", "ent", "al", "er", "ic")
+_STEP2_SUFFIXES = tuple(suffix for suffix, _ in _STEP2)
+_STEP3_SUFFIXES = tuple(suffix for suffix, _ in _STEP3)
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 
 
@@ -307,8 +309,10 @@ def porter2(word: str) -> str:
     # Step 1c
     if len(w) > 2 and w[-1] in "yY" and w[-2] not in _V:
         w = w[:-1] + "i"
+    # Steps 2-4 scan suffix lists in order; one tuple endswith first skips the scan for the
+    # many words that end in none of them
     # Step 2
-    for suffix, repl in _STEP2:
+    for suffix, repl in _STEP2 if w.endswith(_STEP2_SUFFIXES) else ():
         if w.endswith(suffix):
             start = len(w) - len(suffix)
             if start >= p1:
@@ -322,7 +326,7 @@ def porter2(word: str) -> str:
                     w = w[:start] + repl  # type: ignore[operator]
             break
     # Step 3
-    for suffix, repl in _STEP3:
+    for suffix, repl in _STEP3 if w.endswith(_STEP3_SUFFIXES) else ():
         if w.endswith(suffix):
             start = len(w) - len(suffix)
             if start >= p1:
@@ -333,7 +337,7 @@ def porter2(word: str) -> str:
                     w = w[:start] + repl
             break
     # Step 4
-    for suffix in _STEP4:
+    for suffix in _STEP4 if w.endswith(_STEP4) else ():
         if w.endswith(suffix):
             start = len(w) - len(suffix)
             if start >= p2:
