@@ -82,14 +82,11 @@ def _identity(tokens: list[str]) -> list[str]:
 
 def load_chunks(index: Index) -> tuple[list[Chunk], list[list[str]]]:
     """Read every chunk of the index, in id order, with its stored terms expanded to a token list."""
-    n = index.manifest.n_chunks
     chunks: list[Chunk] = []
-    for start in range(0, n, 20_000):
-        batch = index.chunks(list(range(start, min(n, start + 20_000))))
-        chunks.extend(batch[i] for i in sorted(batch))
     tokens = []
-    for cid in range(n):
-        tokens.append([t for t, tf in index.chunk_terms(cid).items() for _ in range(tf)])
+    for _, chunk, counts in index.all_chunks():
+        chunks.append(chunk)
+        tokens.append([t for t, tf in counts.items() for _ in range(tf)])
     return chunks, tokens
 
 
@@ -122,7 +119,9 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
         check_tokens(chunks, tokens, tokenizer)
         paths = frozenset(index.files())
         ids = {(c.path, c.ordinal): i for i, c in enumerate(chunks)}
-        qtokens = {q.id: tokenizer.tokenize(q.question) for q in questions}
+        # the query side as rag.search sees it (query stopwords dropped)
+        qtokens = {q.id: [t for t, n in tokenizer.query_counts(q.question).items() for _ in range(n)]
+                   for q in questions}
 
         t0 = time.perf_counter()
         tfidf = TfidfVectorizer(sublinear_tf=True, smooth_idf=True, analyzer=_identity, lowercase=False)

@@ -740,6 +740,19 @@ class Index:
         names = dict(self._query(f"SELECT id, term FROM terms WHERE id IN ({marks})", tuple(tids)))
         return {names[t]: n for t, n in zip(tids, tfs)}
 
+    def all_chunks(self) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
+        """Yield every chunk with its id and stored term frequencies, in id order (for benches
+        and checks that need the whole corpus; a query never does this)."""
+        names = dict(self._query("SELECT id, term FROM terms"))
+        rows = self._query(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
+            " w.tids, w.tfs FROM chunks c JOIN files f ON f.id = c.file_id JOIN forward w ON w.chunk_id = c.id"
+            " ORDER BY c.id"
+        )
+        for cid, *fields, tids, tfs in rows:
+            counts = {names[t]: n for t, n in zip(self._decode("I", tids), self._decode("H", tfs))}
+            yield cid, Chunk(*fields), counts
+
     def records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
         """Yield the stored records (chunks and term counts) of indexed files, in path order."""
         wanted = sorted(set(paths))
