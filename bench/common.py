@@ -60,3 +60,109 @@ def median_run(args: list[str], repeat: int, cwd: Path | None = None) -> tuple[f
 def versions() -> str:
     """Describe the interpreter and machine the figures come from."""
     return f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Sum the resident memory (kB) of a process and all its descendants, from /proc."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                total += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue  # the process ended while we looked
+    return total
+
+
+def run_process_tree(
+    args: list[str], cwd: Path | None = None, interval: float = 0.05, report_every: float = 0.0,
+) -> tuple[Run, float]:
+    """Run a command like run_process, also sampling the summed RSS of its process tree.
+
+    wait4's peak is that of the largest single process (the parent or one worker); a
+    command that forks workers holds their memory at the same time, so the sampled sum
+    (every `interval` s, so a short spike can be missed) is the figure to hold against a
+    memory budget. With `report_every`, print elapsed time and memory to stderr that often.
+    """
+    import threading
+
+    peak = 0
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        last = start
+        while not done.wait(interval):
+            rss = _tree_rss_kb(proc.pid)
+            peak = max(peak, rss)
+            now = time.perf_counter()
+            if report_every and now - last >= report_every:
+                print(f"    ... {now - start:5.0f} s, tree RSS {rss / 1024:6.0f} MB (peak {peak / 1024:.0f})",
+                      file=sys.stderr, flush=True)
+                last = now
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out = proc.stdout.read()
+    done.set()  # stop sampling before the child is reaped, so its pid is not reused under us
+    sampler.join()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode, out), peak / 1024
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Return the p-th percentile (0-100) of values, nearest-rank."""
+    ordered = sorted(values)
+    rank = -(-p * len(ordered) // 100)  # ceil(p% of n), 1-based
+    return ordered[min(len(ordered), max(1, int(rank))) - 1]
+
+
+# Runs a command and reports its own wall time and peak RSS. Started with -I -S it is small
+# (~8 MB), so the command it forks does not inherit a large high-water mark: wait4's ru_maxrss
+# counts the memory of the process that forked, as it was at the fork, because the mark
+# survives exec. A bench that has loaded corpora or numpy would otherwise inflate every peak.
+_TRAMPOLINE = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+os.write(2, f"{seconds} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}".encode())
+"""
+
+
+def run_isolated(args: list[str], cwd: Path | None = None) -> Run:
+    """Run a command like run_process, but forked from a small trampoline process, so that its
+    peak RSS is its own and not this (possibly large) process's memory at fork time."""
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _TRAMPOLINE, *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, report = proc.communicate()
+    if proc.returncode != 0 or len(report.split()) != 3:
+        return Run(0.0, 0.0, proc.returncode or 1, out)
+    seconds, max_rss_kb, code = report.split()
+    return Run(float(seconds), int(max_rss_kb) / 1024, int(code), out)
+
+
+def median_isolated(args: list[str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
+    """Return (median seconds, max peak MB) over `repeat` runs of run_isolated."""
+    runs = [run_isolated(args, cwd) for _ in range(repeat)]
+    bad = [r for r in runs if r.returncode != 0]
+    if bad:
+        sys.exit(f"command failed ({bad[0].returncode}): {' '.join(args)}")
+    return statistics.median(r.seconds for r in runs), max(r.max_rss_mb for r in runs)

@@ -20,8 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from bench.common import CORPORA, PROJECT, versions
 from hostile import build_hostile_repo, readable_lines
+
+from bench.common import CORPORA, PROJECT, versions
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]
 

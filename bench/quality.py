@@ -42,11 +42,20 @@ from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from rag.chunking import Chunk  # noqa: E402
 from rag.evaluate import (  # noqa: E402
-    DEPTH, MAX_PASSAGE_CHARS, EvalReport, Metrics, Outcome, Question, corpus_index, evaluate,
-    load_questions, metrics, report_dict,
+    DEPTH,
+    MAX_PASSAGE_CHARS,
+    EvalReport,
+    Metrics,
+    Outcome,
+    Question,
+    corpus_index,
+    evaluate,
+    load_questions,
+    metrics,
+    report_dict,
 )
-from rag.index import Index  # noqa: E402
 from rag.fields import chunk_counts  # noqa: E402
+from rag.index import Index  # noqa: E402
 from rag.search import Hit, search  # noqa: E402
 from rag.tokens import Tokenizer  # noqa: E402
 

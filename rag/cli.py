@@ -13,7 +13,7 @@ import click
 
 from .backends import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
-from .index import Index, locate_index, remember_index
+from .index import locate_index, remember_index
 from .search import DEFAULT_TOP_K, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
 

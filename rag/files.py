@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError
 from .access import ACCESS_FILENAME
+from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
 from .index import INDEX_DIRNAME
 from .secrets import is_secret_file
@@ -35,12 +35,9 @@ EXCLUDED_NAMES = (
     "*.bundle.js", "*.chunk.js", "*.pyc", "*.pyo",
 )
 # Data, not code or prose: translation catalogs, vector images, map data, certificates.
-DATA_SUFFIXES = frozenset(".po .pot .svg .geojson .topojson .crt .cer .csr .srl .der".split())
+DATA_SUFFIXES = frozenset([".po", ".pot", ".svg", ".geojson", ".topojson", ".crt", ".cer", ".csr", ".srl", ".der"])
 BINARY_SUFFIXES = frozenset(
-    ".png .jpg .jpeg .gif .bmp .ico .icns .webp .tif .tiff .psd .pdf .zip .gz .tgz .bz2 .xz .zst"
-    " .7z .rar .tar .jar .war .whl .egg .so .dll .dylib .a .o .obj .exe .bin .class .pyd .mo"
-    " .woff .woff2 .ttf .otf .eot .mp3 .mp4 .wav .ogg .flac .avi .mov .mkv .webm .sqlite .db"
-    " .dbf .shp .shx .mmdb .npy .npz .pkl .pickle .parquet .feather .h5 .onnx .pt .ckpt".split()
+    [".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".webp", ".tif", ".tiff", ".psd", ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".tar", ".jar", ".war", ".whl", ".egg", ".so", ".dll", ".dylib", ".a", ".o", ".obj", ".exe", ".bin", ".class", ".pyd", ".mo", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".flac", ".avi", ".mov", ".mkv", ".webm", ".sqlite", ".db", ".dbf", ".shp", ".shx", ".mmdb", ".npy", ".npz", ".pkl", ".pickle", ".parquet", ".feather", ".h5", ".onnx", ".pt", ".ckpt"]
 )
 # Compiled JavaScript and declaration files; skipped when a TypeScript source of the same
 # module exists (tsc output shipped beside its source, e.g. dist/, v4/ copies).

@@ -528,7 +528,8 @@ def max_weight(ids: array[int], tfs: array[int], idf: float, norms: array[float]
     """Return a term's largest normalised tf-idf weight over its postings (at C speed)."""
     if not ids:
         return 0.0
-    return idf * max(map(truediv, map(_tf_weights().__getitem__, tfs), map(norms.__getitem__, ids)))
+    largest: float = max(map(truediv, map(_tf_weights().__getitem__, tfs), map(norms.__getitem__, ids)))
+    return idf * largest
 
 
 @lru_cache(maxsize=1)

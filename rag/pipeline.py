@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .access import AccessList
-from .chunking import Chunk, chunk_file, chunker_for
-from .fields import chunk_counts
+from .chunking import chunk_file, chunker_for
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
+from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
 from .index import FileRecord, Index, default_index_path, retime_files, update_index, write_index
 from .secrets import redact

@@ -6,8 +6,8 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from .chunking.base import Chunk
@@ -86,7 +86,7 @@ def search(
     qtf = tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
-    terms = []  # (term, idf, query weight, ids, tfs, largest weight in a chunk)
+    terms: list[_QueryTerm] = []
     for term, n in qtf.items():
         found = index.term(term)
         if found is None:
@@ -198,7 +198,11 @@ def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
     return array("I", [ids[i] for i in keep]), array("H", [tfs[i] for i in keep])
 
 
-def _explain(cid: int, terms: list, qnorm: float, norm: float) -> tuple[TermContribution, ...]:
+# a query term while scoring: (term, idf, query weight, chunk ids, tfs, largest weight in a chunk)
+_QueryTerm = tuple[str, float, float, "array[int]", "array[int]", float]
+
+
+def _explain(cid: int, terms: list[_QueryTerm], qnorm: float, norm: float) -> tuple[TermContribution, ...]:
     out = []
     for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)

@@ -24,21 +24,14 @@ import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache
 
-PLAIN_STOPWORDS = frozenset("the a an and or of to in is for on with".split())
+PLAIN_STOPWORDS = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "is", "for", "on", "with"])
 # Words of a question that ask rather than name: dropped from a query (code mode,
 # query_stopwords on) when they stand alone as a word, never as part of an identifier
 # (`get_or_create` keeps get). Question words, auxiliaries, pronouns, determiners and
 # prepositions: none says which code is meant.
-QUERY_STOPWORDS = frozenset("""
-    how does do did doing done what when where which who whom whose why whether
-    happens happen happened work works use used uses using get gets got
-    can could should would will shall may might must am are was were be been being has have had
-    i me my mine we us our you your he she they them their it its this that these those there here
-    if not no so as at by from into onto about any some than then but also just still instead
-    way want wants need needs something anything thing things
-""".split())
+QUERY_STOPWORDS = frozenset(["how", "does", "do", "did", "doing", "done", "what", "when", "where", "which", "who", "whom", "whose", "why", "whether", "happens", "happen", "happened", "work", "works", "use", "used", "uses", "using", "get", "gets", "got", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "am", "are", "was", "were", "be", "been", "being", "has", "have", "had", "i", "me", "my", "mine", "we", "us", "our", "you", "your", "he", "she", "they", "them", "their", "it", "its", "this", "that", "these", "those", "there", "here", "if", "not", "no", "so", "as", "at", "by", "from", "into", "onto", "about", "any", "some", "than", "then", "but", "also", "just", "still", "instead", "way", "want", "wants", "need", "needs", "something", "anything", "thing", "things"])
 
 # Identifier runs: letters, digits and underscores, so snake_case stays one run to split.
 _RUN = re.compile(r"[^\W_]+(?:_+[^\W_]+)*")
@@ -102,9 +95,7 @@ def stem(word: str) -> str:
     if len(word) < 4 or not word.isalpha():
         return word
     w = word
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("ied") and len(w) > 4:
+    if w.endswith("ies") and len(w) > 4 or w.endswith("ied") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith(("sses", "shes", "ches", "xes", "zes")):
         w = w[:-2]
@@ -185,7 +176,7 @@ class Tokenizer:
         return _code_terms(run, s.stem, s.identifiers, s.min_length)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _split_identifier(run: str) -> tuple[str, ...]:
     parts: list[str] = []
     for piece in run.split("_"):
@@ -301,9 +292,8 @@ def porter2(word: str) -> str:
         w = w[:-2]
     elif w.endswith(("ied", "ies")):
         w = w[:-3] + ("i" if len(w) > 4 else "ie")
-    elif w.endswith("s") and not w.endswith(("ss", "us")):
-        if any(c in _V for c in w[:-2]):
-            w = w[:-1]
+    elif w.endswith("s") and not w.endswith(("ss", "us")) and any(c in _V for c in w[:-2]):
+        w = w[:-1]
     # Step 1b
     w = _step1b(w, p1)
     # Step 1c
@@ -340,11 +330,8 @@ def porter2(word: str) -> str:
     for suffix in _STEP4 if w.endswith(_STEP4) else ():
         if w.endswith(suffix):
             start = len(w) - len(suffix)
-            if start >= p2:
-                if suffix != "ion":
-                    w = w[:start]
-                elif start > 0 and w[start - 1] in "st":
-                    w = w[:start]
+            if start >= p2 and (suffix != "ion" or start > 0 and w[start - 1] in "st"):
+                w = w[:start]
             break
     # Step 5
     if w.endswith("e"):
@@ -384,9 +371,8 @@ def _step1b(w: str, p1: int) -> str:
         if len(stem_) == 3 and stem_[0] in "aeo":
             return stem_
         return stem_[:-1]
-    if len(stem_) == p1:
-        if _short_v(stem_):
-            return stem_ + "e"
+    if len(stem_) == p1 and _short_v(stem_):
+        return stem_ + "e"
     return stem_
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
+
 from rag import Index, InputError, ingest, search
 from rag.access import AccessList, can_read
 

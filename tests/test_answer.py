@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from conftest import FakeBackend, write_tree
 
+from rag import Index, ingest
 from rag.answer import NO_CONTEXT, Citation, answer, bracket_citations, check_citations
 from rag.backends import ApiCitation
 from rag.chunking import Chunk
-from rag import Index, ingest
 from rag.search import Hit
 
 HITS = [

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import write_tree
+
 from rag import ingest
 from rag.cli import main
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
+
 from rag import Index, TokenizerSettings, ingest, search
 from rag.chunking import Chunk
 from rag.fields import chunk_counts, path_text

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
+
 from rag import InputError, ingest, walk
 from rag.files import read_text
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
 from hostile import build_hostile_repo, readable_lines
+
 from rag import Index, ingest, search
 
 PROJECT = Path(__file__).resolve().parent.parent

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-import sqlite3
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
-from rag import Index, TokenizerSettings, IndexFormatError, NoIndexError, NothingToIndexError, ingest, locate_index, search
+
+from rag import (
+    Index,
+    IndexFormatError,
+    NoIndexError,
+    NothingToIndexError,
+    TokenizerSettings,
+    ingest,
+    locate_index,
+    search,
+)
 from rag.index import FORMAT_VERSION, remember_index
 from rag.rerank import candidate_count
 
@@ -109,9 +118,8 @@ def test_truncated_index_fails_cleanly_at_query_time(tmp_path: Path) -> None:
     path = ingest(repo).index_path
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(IndexFormatError):
-        with Index(path) as index:
-            search(index, "login password")
+    with pytest.raises(IndexFormatError), Index(path) as index:
+        search(index, "login password")
 
 
 def test_repo_without_indexable_files(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
+
 from rag import Index, ingest, search
 
 

@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conftest import WORKED_EXAMPLE, write_tree
+
 from rag import Index, TokenizerSettings, ingest, search
 from rag.tokens import Tokenizer
 

@@ -41,17 +41,16 @@ _OPEN = {"(": ")", "[": "]", "{": "}", "if(": ")"}  # "if(": the condition of if
 _CLOSE = {")", "]", "}"}
 # after these keywords an expression starts, so `/` begins a regular expression
 _EXPRESSION_KEYWORDS = frozenset(
-    "return typeof instanceof in of new delete void throw case do else yield await extends".split()
+    ["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await", "extends"]
 )
 # a statement cannot end on these: the next line continues it
 _CONTINUING_KEYWORDS = (_EXPRESSION_KEYWORDS - {"void"}) | frozenset(
-    "export default import from const let var function class interface enum extends implements "
-    "as satisfies declare abstract static readonly public private protected keyof is".split()
+    ["export", "default", "import", "from", "const", "let", "var", "function", "class", "interface", "enum", "extends", "implements", "as", "satisfies", "declare", "abstract", "static", "readonly", "public", "private", "protected", "keyof", "is"]
 )
 # a line starting with these continues the statement above
-_CONTINUATION_WORDS = frozenset("else catch finally instanceof in of as satisfies extends implements".split())
+_CONTINUATION_WORDS = frozenset(["else", "catch", "finally", "instanceof", "in", "of", "as", "satisfies", "extends", "implements"])
 _MODIFIERS = frozenset(
-    "export default declare abstract async static public private protected readonly override accessor".split()
+    ["export", "default", "declare", "abstract", "async", "static", "public", "private", "protected", "readonly", "override", "accessor"]
 )
 _MEMBER_MODIFIERS = _MODIFIERS | {"get", "set", "*"}
 _AFTER_NAME = frozenset(["(", "<", "=", ":", "?", ";"])
@@ -114,8 +113,8 @@ def lex(text: str, jsx: bool = True) -> Lexed:
 
     while pos < n:
         m = match(text, pos)
-        assert m is not None  # the last alternative matches any character
-        group = m.lastgroup
+        assert m is not None and m.lastgroup is not None  # the last alternative matches any character
+        group: str = m.lastgroup
         end = m.end()
         if group == "nl":
             line += m.group(group).count("\n")
@@ -139,7 +138,9 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             if group == "punct":  # the `}` that closes a `${`: the template literal goes on
                 stack.pop()
                 depth = len(stack)
-            end = _TEMPLATE.match(text, end).end()
+            tail = _TEMPLATE.match(text, end)
+            assert tail is not None  # the template pattern also matches the empty string
+            end = tail.end()
             if text.startswith("${", end):
                 stack.append("`")
                 end += 2

@@ -17,8 +17,7 @@ _EXPLICIT_MARKUP = re.compile(r"^\.\. \S")  # `.. _target:`, `.. setting:: NAME`
 _DIRECTIVE = re.compile(r"^([ \t]*)\.\. ([\w:-]+)::[ \t]*(\S.*)?$")
 # reST directives that describe one API entry or setting: a long section splits at them
 _ENTRY_DIRECTIVES = frozenset(
-    "attribute class data decorator exception function method module-attribute setting option envvar "
-    "describe object confval templatetag templatefilter django-admin django-admin-option fieldlookup".split()
+    ["attribute", "class", "data", "decorator", "exception", "function", "method", "module-attribute", "setting", "option", "envvar", "describe", "object", "confval", "templatetag", "templatefilter", "django-admin", "django-admin-option", "fieldlookup"]
 )
 _NOT_ENTRIES = frozenset(["py:module", "py:currentmodule", "js:module"])
 
