@@ -16,7 +16,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import CORPORA, CORPUS_NAMES, PROJECT, median_run, require_corpora, run_process, versions
+from bench.common import (
+    CORPORA,
+    CORPUS_NAMES,
+    PROJECT,
+    median_isolated,
+    require_corpora,
+    run_isolated,
+    versions,
+)
 
 QUESTIONS = [
     "how does the session cookie get signed",
@@ -49,7 +57,7 @@ def main() -> None:
     names = [n for n in CORPUS_NAMES if any(n.startswith(c) for c in args.corpora.split(","))]
     py = sys.executable
     print(versions())
-    click_s, click_mb = median_run([py, "-c", "import click"], args.repeat)
+    click_s, click_mb = median_isolated([py, "-c", "import click"], args.repeat)
     print(f"reference: python -c 'import click'  median {click_s * 1000:.0f} ms, peak {click_mb:.0f} MB\n")
     header = (f"{'corpus':30} {'files':>6} {'chunks':>7} {'MB':>6} {'ingest s':>8} {'MB/s':>6} "
               f"{'read s':>6} {'regex s':>7} {'peak MB':>7} {'index MB':>8} {'query ms':>8} {'x click':>7} {'q MB':>5}")
@@ -60,7 +68,7 @@ def main() -> None:
             targets.append(("all together", CORPORA, [f"--include={n}/*" for n in names]))
         for name, root, extra in targets:
             index = Path(tmp) / f"{name.replace(' ', '-')}.sqlite"
-            ingest = run_process([py, str(PROJECT / "ingest.py"), str(root), "--index", str(index), "--full", *extra])
+            ingest = run_isolated([py, str(PROJECT / "ingest.py"), str(root), "--index", str(index), "--full", *extra])
             if ingest.returncode != 0:
                 sys.exit(f"ingest failed for {name}")
             with Index(index) as idx:
@@ -69,7 +77,7 @@ def main() -> None:
             read_s, regex_s, n_bytes = floors(root, indexed)
             mb = n_bytes / 1e6
             query = [py, str(PROJECT / "query.py"), "--json", "--no-llm", "--index", str(index)]
-            times = [median_run([*query, q], args.repeat) for q in QUESTIONS]
+            times = [median_isolated([*query, q], args.repeat) for q in QUESTIONS]
             q_s = sorted(t for t, _ in times)[len(times) // 2]
             q_mb = max(m for _, m in times)
             print(f"{name:30} {len(indexed):6d} {chunks:7d} {mb:6.1f} {ingest.seconds:8.2f} {mb / ingest.seconds:6.1f} "
