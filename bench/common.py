@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -36,25 +37,16 @@ class Run:
     stdout: str
 
 
-def run_process(args: list[str], cwd: Path | None = None) -> Run:
-    """Run a command, returning its wall time and peak resident memory (from wait4)."""
+def floors(root: Path, files: list[str]) -> tuple[float, float, int]:
+    """Seconds to read and decode every file, and to run one regex tokenising pass; bytes."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode, out)
-
-
-def median_run(args: list[str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
-    """Return (median seconds, max peak MB) over `repeat` runs."""
-    runs = [run_process(args, cwd) for _ in range(repeat)]
-    bad = [r for r in runs if r.returncode != 0]
-    if bad:
-        sys.exit(f"command failed ({bad[0].returncode}): {' '.join(args)}")
-    return statistics.median(r.seconds for r in runs), max(r.max_rss_mb for r in runs)
+    texts = [(root / f).read_bytes().decode("utf-8", "replace") for f in files]
+    read = time.perf_counter() - start
+    word = re.compile(r"[^\W_]+")
+    start = time.perf_counter()
+    for text in texts:
+        word.findall(text)
+    return read, time.perf_counter() - start, sum(len(t.encode()) for t in texts)
 
 
 def versions() -> str:
@@ -81,7 +73,7 @@ def _tree_rss_kb(pid: int) -> int:
 def run_process_tree(
     args: list[str], cwd: Path | None = None, interval: float = 0.05, report_every: float = 0.0,
 ) -> tuple[Run, float]:
-    """Run a command like run_process, also sampling the summed RSS of its process tree.
+    """Run a command, timing it and sampling the summed RSS of its process tree.
 
     wait4's peak is that of the largest single process (the parent or one worker); a
     command that forks workers holds their memory at the same time, so the sampled sum
@@ -148,7 +140,7 @@ os.write(2, f"{seconds} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}".e
 
 
 def run_isolated(args: list[str], cwd: Path | None = None) -> Run:
-    """Run a command like run_process, but forked from a small trampoline process, so that its
+    """Run a command, timing it, forked from a small trampoline process so that its
     peak RSS is its own and not this (possibly large) process's memory at fork time."""
     proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _TRAMPOLINE, *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -33,7 +33,6 @@ import re
 import statistics
 import sys
 import tempfile
-import time
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
@@ -43,6 +42,7 @@ from bench.common import (
     CORPORA,
     CORPUS_NAMES,
     PROJECT,
+    floors,
     require_corpora,
     run_isolated,
     run_process_tree,
@@ -114,18 +114,6 @@ def _vectorize(texts: list[str], tokenizer, out: Path) -> int:
     with open(out.with_suffix(".vocab.json"), "w") as fh:
         json.dump({t: int(i) for t, i in vectorizer.vocabulary_.items()}, fh)
     return matrix.shape[0]
-
-
-def floors(root: Path, files: list[str]) -> tuple[float, float, int]:
-    """Seconds to read and decode every file, and to run one regex tokenising pass; bytes."""
-    start = time.perf_counter()
-    texts = [(root / f).read_bytes().decode("utf-8", "replace") for f in files]
-    read = time.perf_counter() - start
-    word = re.compile(r"[^\W_]+")
-    start = time.perf_counter()
-    for text in texts:
-        word.findall(text)
-    return read, time.perf_counter() - start, sum(len(t.encode()) for t in texts)
 
 
 def main() -> None:

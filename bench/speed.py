@@ -9,10 +9,8 @@ Floors, measured on the same bytes in the same run: reading them (cat speed) and
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -20,6 +18,7 @@ from bench.common import (
     CORPORA,
     CORPUS_NAMES,
     PROJECT,
+    floors,
     median_isolated,
     require_corpora,
     run_isolated,
@@ -32,18 +31,6 @@ QUESTIONS = [
     "QuerySet.get_or_create",
     "where are default headers merged into the request config",
 ]
-
-
-def floors(root: Path, files: list[str]) -> tuple[float, float, int]:
-    """Seconds to read and decode every file, and to run one regex tokenising pass."""
-    start = time.perf_counter()
-    texts = [(root / f).read_bytes().decode("utf-8", "replace") for f in files]
-    read = time.perf_counter() - start
-    word = re.compile(r"[^\W_]+")
-    start = time.perf_counter()
-    for text in texts:
-        word.findall(text)
-    return read, time.perf_counter() - start, sum(len(t.encode()) for t in texts)
 
 
 def main() -> None:

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from conftest import write_tree
+
 from rag import Index, ingest, search
 from rag.cli import main
 from rag.prompts import build_prompt
