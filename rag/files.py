@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import re
 import stat
 import subprocess
 from collections import Counter
@@ -36,6 +37,7 @@ EXCLUDED_NAMES = (
 )
 # Data, not code or prose: translation catalogs, vector images, map data, certificates.
 DATA_SUFFIXES = frozenset([".po", ".pot", ".svg", ".geojson", ".topojson", ".crt", ".cer", ".csr", ".srl", ".der"])
+_EXCLUDED_NAME = re.compile("|".join(fnmatch.translate(p) for p in EXCLUDED_NAMES))
 BINARY_SUFFIXES = frozenset(
     [".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".webp", ".tif", ".tiff", ".psd", ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".tar", ".jar", ".war", ".whl", ".egg", ".so", ".dll", ".dylib", ".a", ".o", ".obj", ".exe", ".bin", ".class", ".pyd", ".mo", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".flac", ".avi", ".mov", ".mkv", ".webm", ".sqlite", ".db", ".dbf", ".shp", ".shx", ".mmdb", ".npy", ".npz", ".pkl", ".pickle", ".parquet", ".feather", ".h5", ".onnx", ".pt", ".ckpt"]
 )
@@ -236,9 +238,9 @@ def _under(rel: str, prefix: str) -> bool:
 def _excluded_by_name(
     rel: str, include: tuple[str, ...], exclude: tuple[str, ...], rag_rules: list[IgnoreRules]
 ) -> str | None:
-    name = rel.rsplit("/", 1)[-1]
-    parts = rel.split("/")[:-1]
-    if any(p in EXCLUDED_DIRS or p.endswith(".egg-info") for p in parts):
+    parts = rel.split("/")
+    name = parts.pop()
+    if not EXCLUDED_DIRS.isdisjoint(parts) or (".egg-info/" in rel and any(p.endswith(".egg-info") for p in parts)):
         return "excluded-dir"
     if is_secret_file(rel):
         return "secret"
@@ -248,9 +250,9 @@ def _excluded_by_name(
         return "not-included"
     if any(_glob(rel, g) for g in exclude):
         return "excluded"
-    if is_ignored(rag_rules, rel, False):
+    if any(r.rules for r in rag_rules) and is_ignored(rag_rules, rel, False):
         return "ragignore"
-    if any(fnmatch.fnmatchcase(name, pat) for pat in EXCLUDED_NAMES):
+    if _EXCLUDED_NAME.match(name):
         return "generated"
     suffix = os.path.splitext(name)[1].lower()
     if suffix in BINARY_SUFFIXES:

@@ -1,14 +1,15 @@
 """Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 4):
+Layout (FORMAT_VERSION 5):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
                                 -- a file's chunks have consecutive ids first_chunk..+n_chunks
     chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text)
     terms(term, id, df, ids, tfs, maxw)  -- term -> chunk ids (uint32, ascending), raw tfs
-                                -- (uint16), and the largest normalised weight it has in any
-                                -- chunk (a bound for pruning, for the everything-readable view)
+                                -- (uint16), and a bound on its tf_weight / norm over its chunks:
+                                -- maxw * meta.bound_scale >= the largest (for pruning, in the
+                                -- everything-readable view)
     forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
@@ -47,7 +48,7 @@ from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .tokens import TokenizerSettings, idf_weight, tf_weight
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -99,6 +100,7 @@ class Manifest:
     built_at: float
     commit: str | None = None
     access: str | None = None  # sha1 of the .rag-access rules the index was built with
+    bound_scale: float = 1.0  # stored pruning bounds are multiplied by this (widened by updates)
 
 
 def default_index_path(root: Path) -> Path:
@@ -200,7 +202,7 @@ class IndexWriter:
         conn.executemany(
             "INSERT INTO terms VALUES (?,?,?,?,?,?)",
             ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
-              max_weight(post.ids[tid], post.tfs[tid], idf_weight(n_chunks, df[tid]), norms))
+              max_weight(post.ids[tid], post.tfs[tid], norms))
              for t, tid in zip(terms, range(len(terms)))),
         )
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (self.chunk_class.tobytes(),))
@@ -337,17 +339,26 @@ def update_index(
             live[first:first + n] = array("b", [1]) * n
         df = term_ids.df_array()
         n_live = sum(live)
+        everything_key = view_key(frozenset(class_ids.values()))
+        old_row = conn.execute("SELECT data FROM arrays WHERE name = ?", (f"norms:{everything_key}",)).fetchone()
+        old_norms = _decode("d", old_row[0]) if old_row else array("d")
         conn.execute("DELETE FROM arrays")
         conn.execute("DELETE FROM views")
         conn.execute("DELETE FROM classes")
         groups_of_class = {i: g for g, i in class_ids.items()}
         norms = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
-        # N and the norms moved, so every term's bound moves: recompute them all
-        bounds = [
-            (max_weight(_decode("I", ids), _decode("H", tfs), idf_weight(n_live, d), norms), term)
-            for term, d, ids, tfs in conn.execute("SELECT term, df, ids, tfs FROM terms")
-        ]
-        conn.executemany("UPDATE terms SET maxw = ? WHERE term = ?", bounds)
+        # N and the norms moved. Rather than rescan every term's postings, widen all stored
+        # bounds by the most any surviving chunk's norm shrank, and make the bounds of the
+        # terms whose postings changed exact again
+        shrink = max((o / n for o, n in zip(old_norms, norms) if o and n), default=1.0)
+        scale = float(meta.get("bound_scale", 1.0)) * max(1.0, shrink)
+        touched = term_ids.names(removed_ranges.keys() | added_postings.keys())
+        exact = []
+        for term in touched:
+            row = conn.execute("SELECT ids, tfs FROM terms WHERE term = ?", (term,)).fetchone()
+            if row is not None:
+                exact.append((max_weight(_decode("I", row[0]), _decode("H", row[1]), norms) / scale, term))
+        conn.executemany("UPDATE terms SET maxw = ? WHERE term = ?", exact)
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
@@ -360,7 +371,7 @@ def update_index(
         manifest = Manifest(FORMAT_VERSION, TokenizerSettings.from_dict(meta["tokenizer"]), str(root),
                             len(paths), n_live, n_terms, time.time(), commit, meta.get("access"))
         conn.execute("DELETE FROM meta")
-        _write_meta(conn, manifest, next_chunk)
+        _write_meta(conn, manifest, next_chunk, scale)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -399,6 +410,11 @@ class _TermIds:
             self.known[term] = tid
         return tid
 
+    def names(self, tids: Iterable[int]) -> list[str]:
+        """Return the terms of these ids that are (still) in the index."""
+        wanted = set(tids)
+        return [t for t, tid in self.conn.execute("SELECT term, id FROM terms") if tid in wanted]
+
     def df_array(self) -> array[int]:
         """Return df by term id for every term in the index."""
         df = array("I", bytes(4 * self.next))
@@ -436,12 +452,12 @@ def _edit_postings(
             conn.execute("DELETE FROM terms WHERE term = ?", (term,))
 
 
-def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int) -> None:
+def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> None:
     meta = {
         "format_version": FORMAT_VERSION, "tokenizer": manifest.tokenizer.to_dict(), "root": manifest.root,
         "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
         "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
-        "next_chunk": next_chunk, "byteorder": sys.byteorder,
+        "next_chunk": next_chunk, "bound_scale": bound_scale, "byteorder": sys.byteorder,
     }
     conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
 
@@ -524,12 +540,13 @@ def _view_df(
     return n, df
 
 
-def max_weight(ids: array[int], tfs: array[int], idf: float, norms: array[float]) -> float:
-    """Return a term's largest normalised tf-idf weight over its postings (at C speed)."""
+def max_weight(ids: array[int], tfs: array[int], norms: array[float]) -> float:
+    """Return a term's largest tf_weight / norm over its postings (at C speed); times the
+    term's idf, that bounds its normalised weight in any chunk."""
     if not ids:
         return 0.0
     largest: float = max(map(truediv, map(_tf_weights().__getitem__, tfs), map(norms.__getitem__, ids)))
-    return idf * largest
+    return largest
 
 
 @lru_cache(maxsize=1)
@@ -633,7 +650,7 @@ class Index:
                 tokenizer=TokenizerSettings.from_dict(meta["tokenizer"]),
                 root=meta["root"], n_files=meta["n_files"], n_chunks=meta["n_chunks"],
                 n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
-                access=meta.get("access"),
+                access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(

@@ -92,9 +92,10 @@ def search(
         if found is None:
             continue
         ids, tfs, maxw = found
+        maxw *= index.manifest.bound_scale
         if view.classes is not None:  # the stored bound is for the full view; 1 always holds
             ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
-            maxw = 1.0
+            maxw = math.inf
             if not ids:
                 continue
         idf = idf_weight(n_docs, len(ids))
@@ -107,7 +108,7 @@ def search(
     terms.sort(key=lambda t: (-t[2], t[0]))
     norms = view.norms
     scored = top_scores(
-        [(qw / qnorm, idf, ids, tfs, qw / qnorm * maxw) for _, idf, qw, ids, tfs, maxw in terms],
+        [(qw / qnorm, idf, ids, tfs, qw / qnorm * min(1.0, idf * maxw)) for _, idf, qw, ids, tfs, maxw in terms],
         norms, candidate_count(k), prune,
     )
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index

@@ -53,3 +53,28 @@ def test_pruning_probes_common_terms_instead_of_scanning_them(tmp_path: Path, mo
         assert [h.chunk.path for h in hits] == [h.chunk.path for h in search(index, "rare needle common", 4, prune=False)]
     assert all(h.chunk.path.startswith("target") for h in hits)
     assert 0 < spy.call_count <= 30
+
+
+def test_pruning_stays_exact_after_in_place_updates(tmp_path: Path, mocker) -> None:
+    # updates widen the stored bounds instead of recomputing them all; they must stay bounds
+    repo, vocab = zipf_repo(tmp_path / "r", 150, 7)
+    ingest(repo)
+    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    rng = random.Random(7)
+    docs = sorted(repo.glob("doc*.txt"))
+    for step in range(4):
+        for path in rng.sample(docs, 6):  # shrink files: fewer terms, smaller df, smaller norms
+            if path.exists():
+                path.write_text(" ".join(path.read_text().split()[: rng.randint(3, 12)]) + f" step{step}\n")
+        victim = docs[step]
+        if victim.exists():
+            victim.unlink()
+        ingest(repo)
+    assert update.call_count == 4
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        assert index.manifest.bound_scale >= 1.0
+        for _ in range(80):
+            question = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
+            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, 4)]
+            slow = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, 4, prune=False)]
+            assert fast == slow, question
