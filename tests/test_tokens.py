@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -132,9 +134,9 @@ def test_porter2_known_pairs(word: str, expected: str) -> None:
 def test_porter2_matches_snowball() -> None:
     snowballstemmer = pytest.importorskip("snowballstemmer")
     oracle = snowballstemmer.stemmer("english")
-    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent.parent
     words = {w for p in [*root.glob("rag/**/*.py"), *root.glob("*.md"), *root.glob("tests/*.py")]
-             for w in __import__("re").findall(r"[a-z]+", p.read_text(encoding="utf-8").lower())}
+             for w in re.findall(r"[a-z]+", p.read_text(encoding="utf-8").lower())}
     words |= {w for w, _ in PORTER2_PAIRS}
     assert len(words) > 1000
     wrong = {w: (porter2(w), oracle.stemWord(w)) for w in sorted(words) if porter2(w) != oracle.stemWord(w)}
