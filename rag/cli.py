@@ -129,7 +129,6 @@ def _question(words: tuple[str, ...]) -> str:
     return question
 
 
-
 if TYPE_CHECKING:
     from .answer import Answer
 
@@ -165,6 +164,7 @@ def query_cmd(
     text = _question(question)
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
+
     def find() -> list[Hit]:
         found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh)
         if found.changed:
@@ -200,10 +200,7 @@ def query_cmd(
         click.echo(backend.render(prompt) if backend else render_text_prompt(prompt))
     elif backend is None:
         if as_json:
-            click.echo(json.dumps({"question": text, "answer": None, "citations": [],
-                                   "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
-                                   "backend": "none", "model": None, "usage": None, "prompt": prompt.text},
-                                  ensure_ascii=False))
+            click.echo(format_unanswered_json(text, hits, prompt.text, explain))
         else:
             click.echo(f"{format_hits(hits, explain)}\n\n--- prompt ---\n{prompt.text}\n")
         click.echo(NO_BACKEND_HINT, err=True)
@@ -245,6 +242,13 @@ def eval_cmd(
         click.echo(format_table(report))
         if misses:
             click.echo("\n" + format_misses(report))
+
+
+def format_unanswered_json(question: str, hits: list[Hit], prompt: str, explain: bool = False) -> str:
+    """Return the answer JSON shape for the `none` backend: passages and prompt, no answer."""
+    return json.dumps({"question": question, "answer": None, "citations": [],
+                       "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
+                       "backend": "none", "model": None, "usage": None, "prompt": prompt}, ensure_ascii=False)
 
 
 def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
