@@ -29,6 +29,11 @@ class RagCommand(click.Command):
             return super().invoke(ctx)
         except RagError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # the disk said no: a path, a permission, a full disk
+            where = f": {exc.filename}" if exc.filename else ""
+            raise click.ClickException(
+                f"{exc.strerror or exc}{where} — check that the path exists and is writable"
+            ) from None
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)

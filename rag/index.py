@@ -108,6 +108,15 @@ def default_index_path(root: Path) -> Path:
     return Path(root) / INDEX_DIRNAME / INDEX_FILENAME
 
 
+def index_file(path: Path) -> Path:
+    """Return the index file an --index value names: a file as given; a folder means the index
+    inside it (DIR/.rag/index.sqlite, or DIR/index.sqlite for a .rag folder), for every command."""
+    path = Path(path)
+    if path.is_dir():
+        return path / INDEX_FILENAME if path.name == INDEX_DIRNAME else default_index_path(path)
+    return path
+
+
 class _Postings:
     """In-memory postings and forward lists, by term id, while an index is written."""
 
@@ -874,9 +883,7 @@ def remember_index(cwd: Path, index_path: Path) -> None:
 def locate_index(explicit: Path | None = None, cwd: Path | None = None) -> Path:
     """Find the index to query: `explicit`, else ./.rag in cwd or a parent, else the one ingested from cwd."""
     if explicit is not None:
-        path = Path(explicit)
-        if path.is_dir():
-            path = path / INDEX_FILENAME if path.name == INDEX_DIRNAME else default_index_path(path)
+        path = index_file(explicit)
         if not path.is_file():
             raise NoIndexError(f"No index at {explicit} — run `python ingest.py REPO --index {explicit}` first")
         return path

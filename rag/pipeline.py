@@ -18,7 +18,15 @@ from .chunking import chunk_file, chunker_for
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
-from .index import FileRecord, Index, default_index_path, retime_files, update_index, write_index
+from .index import (
+    FileRecord,
+    Index,
+    default_index_path,
+    index_file,
+    retime_files,
+    update_index,
+    write_index,
+)
 from .secrets import redact
 from .tokens import Tokenizer, TokenizerSettings
 
@@ -205,7 +213,7 @@ def ingest(
     settings = settings or TokenizerSettings()
     listing = walk(Path(root), include, exclude, max_bytes)
     root = listing.root
-    index_path = Path(index_path) if index_path else default_index_path(root)
+    index_path = index_file(index_path) if index_path else default_index_path(root)
     previous = None if full else _reusable(index_path, settings)
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}

@@ -149,3 +149,21 @@ def test_query_as_group(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("RAG_GROUPS", "finance people")
     env = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
     assert json.loads(env.output)["results"][0]["path"] == "hr/salaries.txt"
+
+
+def test_index_option_may_name_a_folder(runner: CliRunner, worked_repo: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "indexes"
+    folder.mkdir()
+    assert runner.invoke(main, ["ingest", str(worked_repo), "--index", str(folder)]).exit_code == 0
+    assert (folder / ".rag" / "index.sqlite").is_file()
+    result = runner.invoke(main, ["query", "--no-llm", "--index", str(folder), "-k", "1", "refunds"])
+    assert result.exit_code == 0 and "refunds.txt:1-1" in result.output
+
+
+def test_unwritable_index_location_is_one_line(runner: CliRunner, worked_repo: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = runner.invoke(main, ["ingest", str(worked_repo), "--index", str(blocker / "sub" / "index.sqlite")])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ") and "check that the path exists and is writable" in result.output
+    assert "Traceback" not in result.output and result.output.count("\n") == 1
