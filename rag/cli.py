@@ -59,8 +59,9 @@ def main() -> None:
 @main.command("ingest")
 @click.argument("repo", type=click.Path(path_type=Path))
 @index_option
-@click.option("--tokenizer", type=click.Choice(MODES), default=TokenizerSettings().mode, show_default=True,
-              help="code: split identifiers and stem; plain: lowercase words only.")
+@click.option("--tokenizer", type=click.Choice(MODES), default=None,
+              help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
+                   f"index's, else {TokenizerSettings().mode}]")
 @click.option("--include", multiple=True, metavar="GLOB", help="Index only paths matching GLOB (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("--max-file-size", "max_bytes", type=click.IntRange(1), default=lambda: _files().DEFAULT_MAX_BYTES,
@@ -68,13 +69,13 @@ def main() -> None:
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
 def ingest_cmd(
-    repo: Path, index_path: Path | None, tokenizer: str, include: tuple[str, ...],
+    repo: Path, index_path: Path | None, tokenizer: str | None, include: tuple[str, ...],
     exclude: tuple[str, ...], max_bytes: int, full: bool, workers: int | None,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import ingest  # the pipeline is only loaded by the command that needs it
 
-    settings = TokenizerSettings(mode=tokenizer)
+    settings = TokenizerSettings(mode=tokenizer) if tokenizer else None
     bar: Any = None
 
     def on_start(total: int) -> None:

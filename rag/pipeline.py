@@ -168,6 +168,15 @@ def _moved_records(
     return out
 
 
+def _saved_settings(index_path: Path) -> TokenizerSettings | None:
+    """Return the tokenizer an existing index was built with, so re-ingest keeps the user's choice."""
+    try:
+        with Index(index_path) as previous:
+            return previous.manifest.tokenizer
+    except (NoIndexError, IndexFormatError):
+        return None
+
+
 def _reusable(index_path: Path, settings: TokenizerSettings) -> Index | None:
     """Open the previous index if its chunks can be reused (same format and tokenizer)."""
     try:
@@ -204,16 +213,18 @@ def ingest(
 ) -> IngestReport:
     """Index the repository at `root`, re-reading only files that changed since the last ingest.
 
+    Without `settings`, an existing index keeps the tokenizer it was built with; a new one
+    gets the default.
     Unchanged files (same size and mtime) keep their chunks. When few files changed, the
     index is updated in place in one transaction; otherwise it is rebuilt into a new file
     that replaces the old one. Either way the result equals a full rebuild. With `full`,
     nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
     """
     started = time.perf_counter()
-    settings = settings or TokenizerSettings()
     listing = walk(Path(root), include, exclude, max_bytes)
     root = listing.root
     index_path = index_file(index_path) if index_path else default_index_path(root)
+    settings = settings or _saved_settings(index_path) or TokenizerSettings()
     previous = None if full else _reusable(index_path, settings)
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}

@@ -233,3 +233,12 @@ def test_touched_file_is_not_rechunked_and_renamed_file_reuses_its_chunks(tmp_pa
     full = tmp_path / "full.sqlite"
     ingest(repo, index_path=full, full=True)
     assert snapshot(report.index_path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
+
+
+def test_reingest_keeps_the_tokenizer_the_index_was_built_with(worked_repo: Path) -> None:
+    ingest(worked_repo, settings=TokenizerSettings(mode="plain"))
+    (worked_repo / "new.txt").write_text("Refund requests are handled by billing.\n")
+    report = ingest(worked_repo)  # no tokenizer given: keep plain, and so reuse the unchanged files
+    assert report.reused == 4
+    with Index(report.index_path) as index:
+        assert index.manifest.tokenizer.mode == "plain"
