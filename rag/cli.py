@@ -62,15 +62,17 @@ def main() -> None:
 @click.option("--tokenizer", type=click.Choice(MODES), default=None,
               help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
                    f"index's, else {TokenizerSettings().mode}]")
-@click.option("--include", multiple=True, metavar="GLOB", help="Index only paths matching GLOB (repeatable).")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
-@click.option("--max-file-size", "max_bytes", type=click.IntRange(1), default=lambda: _files().DEFAULT_MAX_BYTES,
-              show_default="1 MB", help="Skip files larger than this many bytes.")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Index only paths matching GLOB (repeatable). [default: the existing index's, else all]")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Skip paths matching GLOB (repeatable). [default: the existing index's, else none]")
+@click.option("--max-file-size", "max_bytes", type=click.IntRange(1), default=None,
+              help="Skip files larger than this many bytes. [default: the existing index's, else 1 MB]")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
 def ingest_cmd(
     repo: Path, index_path: Path | None, tokenizer: str | None, include: tuple[str, ...],
-    exclude: tuple[str, ...], max_bytes: int, full: bool, workers: int | None,
+    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import ingest  # the pipeline is only loaded by the command that needs it
@@ -89,8 +91,8 @@ def ingest_cmd(
             bar.update(n)
 
     try:
-        report = ingest(repo, index_path, settings, include, exclude, max_bytes, workers, full,
-                        progress, on_start)
+        report = ingest(repo, index_path, settings, include or None, exclude or None, max_bytes, workers,
+                        full, progress, on_start)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -102,12 +104,6 @@ def _evaluate() -> Any:
     from . import evaluate  # imported when the eval command runs, not by every query
 
     return evaluate
-
-
-def _files() -> Any:
-    from . import files  # imported when the ingest command runs, not by every query
-
-    return files
 
 
 def format_ingest_report(report: IngestReport) -> str:

@@ -101,6 +101,7 @@ class Manifest:
     commit: str | None = None
     access: str | None = None  # sha1 of the .rag-access rules the index was built with
     bound_scale: float = 1.0  # stored pruning bounds are multiplied by this (widened by updates)
+    walk: dict[str, Any] | None = None  # the ingest's --include/--exclude/--max-file-size, for re-ingest
 
 
 def default_index_path(root: Path) -> Path:
@@ -197,7 +198,7 @@ class IndexWriter:
 
     def finish(
         self, commit: str | None = None, access: str | None = None,
-        skipped: Iterable[tuple[str, int, int, str]] = (),
+        skipped: Iterable[tuple[str, int, int, str]] = (), walk: dict[str, Any] | None = None,
     ) -> Manifest:
         """Compute document frequencies and norms, write them, and replace the index atomically."""
         self._flush()
@@ -220,7 +221,7 @@ class IndexWriter:
         conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
         conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(self.root, self.paths))
         manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
-                            len(terms), time.time(), commit, access)
+                            len(terms), time.time(), commit, access, walk=walk)
         _write_meta(conn, manifest, next_chunk=n_chunks)
         conn.commit()
         conn.close()
@@ -237,7 +238,7 @@ class IndexWriter:
 def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
     commit: str | None = None, access: str | None = None,
-    skipped: Iterable[tuple[str, int, int, str]] = (),
+    skipped: Iterable[tuple[str, int, int, str]] = (), walk: dict[str, Any] | None = None,
 ) -> Manifest:
     """Build a new index from file records (in path order) and write it atomically to `path`."""
     writer = IndexWriter(path, tokenizer, root)
@@ -248,7 +249,7 @@ def write_index(
             raise NothingToIndexError(
                 f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
             )
-        return writer.finish(commit, access, skipped)
+        return writer.finish(commit, access, skipped, walk)
     except BaseException:
         writer.abort()
         raise
@@ -267,7 +268,7 @@ def retime_files(path: Path, retimed: Iterable[tuple[str, int]]) -> None:
 def update_index(
     path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
     commit: str | None = None, skipped: Iterable[tuple[str, int, int, str]] = (),
-    retimed: Iterable[tuple[str, int]] = (),
+    retimed: Iterable[tuple[str, int]] = (), walk: dict[str, Any] | None = None,
 ) -> Manifest:
     """Apply changed files to an existing index in one transaction.
 
@@ -378,7 +379,8 @@ def update_index(
         conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, paths))
         n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
         manifest = Manifest(FORMAT_VERSION, TokenizerSettings.from_dict(meta["tokenizer"]), str(root),
-                            len(paths), n_live, n_terms, time.time(), commit, meta.get("access"))
+                            len(paths), n_live, n_terms, time.time(), commit, meta.get("access"),
+                            walk=walk if walk is not None else meta.get("walk"))
         conn.execute("DELETE FROM meta")
         _write_meta(conn, manifest, next_chunk, scale)
         conn.execute("COMMIT")
@@ -466,7 +468,7 @@ def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, b
         "format_version": FORMAT_VERSION, "tokenizer": manifest.tokenizer.to_dict(), "root": manifest.root,
         "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
         "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
-        "next_chunk": next_chunk, "bound_scale": bound_scale, "byteorder": sys.byteorder,
+        "next_chunk": next_chunk, "bound_scale": bound_scale, "walk": manifest.walk, "byteorder": sys.byteorder,
     }
     conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
 
@@ -660,6 +662,7 @@ class Index:
                 root=meta["root"], n_files=meta["n_files"], n_chunks=meta["n_chunks"],
                 n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
                 access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
+                walk=meta.get("walk"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(

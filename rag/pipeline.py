@@ -21,6 +21,7 @@ from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
 from .index import (
     FileRecord,
     Index,
+    Manifest,
     default_index_path,
     index_file,
     retime_files,
@@ -168,11 +169,11 @@ def _moved_records(
     return out
 
 
-def _saved_settings(index_path: Path) -> TokenizerSettings | None:
-    """Return the tokenizer an existing index was built with, so re-ingest keeps the user's choice."""
+def _saved_manifest(index_path: Path) -> Manifest | None:
+    """Return how an existing index was built, so that re-ingest keeps the user's choices."""
     try:
         with Index(index_path) as previous:
-            return previous.manifest.tokenizer
+            return previous.manifest
     except (NoIndexError, IndexFormatError):
         return None
 
@@ -203,9 +204,9 @@ def ingest(
     root: Path,
     index_path: Path | None = None,
     settings: TokenizerSettings | None = None,
-    include: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    include: tuple[str, ...] | None = None,
+    exclude: tuple[str, ...] | None = None,
+    max_bytes: int | None = None,
     workers: int | None = None,
     full: bool = False,
     progress: Callable[[int], None] | None = None,
@@ -213,18 +214,24 @@ def ingest(
 ) -> IngestReport:
     """Index the repository at `root`, re-reading only files that changed since the last ingest.
 
-    Without `settings`, an existing index keeps the tokenizer it was built with; a new one
-    gets the default.
+    Settings, include/exclude globs and the size limit that are not given (None) are those
+    the existing index was built with, else the defaults: re-ingest and --refresh keep them.
     Unchanged files (same size and mtime) keep their chunks. When few files changed, the
     index is updated in place in one transaction; otherwise it is rebuilt into a new file
     that replaces the old one. Either way the result equals a full rebuild. With `full`,
     nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
     """
     started = time.perf_counter()
+    index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
+    saved = _saved_manifest(index_path)
+    settings = settings or (saved.tokenizer if saved else TokenizerSettings())
+    options = (saved.walk if saved else None) or {}
+    include = tuple(options.get("include", ())) if include is None else include
+    exclude = tuple(options.get("exclude", ())) if exclude is None else exclude
+    max_bytes = int(options.get("max_bytes", DEFAULT_MAX_BYTES)) if max_bytes is None else max_bytes
+    walk_options = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
     listing = walk(Path(root), include, exclude, max_bytes)
     root = listing.root
-    index_path = index_file(index_path) if index_path else default_index_path(root)
-    settings = settings or _saved_settings(index_path) or TokenizerSettings()
     previous = None if full else _reusable(index_path, settings)
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}
@@ -251,7 +258,8 @@ def ingest(
     access = AccessList.load(root)
     same_access = previous is not None and previous.manifest.access == access.digest
     commit = _git_commit(root) if listing.git else None
-    if previous is not None and same_access and not todo and not deleted and not moved:
+    same_options = previous is not None and previous.manifest.walk == walk_options
+    if previous is not None and same_access and same_options and not todo and not deleted and not moved:
         n_chunks = previous.manifest.n_chunks
         previous.close()
         if retimed:  # same bytes, new mtime: remember the mtime so the file is not hashed again
@@ -292,7 +300,7 @@ def ingest(
             previous.close()
             changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
             manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips,
-                                    [(f.path, f.mtime_ns) for f in retimed])
+                                    [(f.path, f.mtime_ns) for f in retimed], walk_options)
         else:
             stored: Iterator[FileRecord] = iter(())
             if previous is not None:
@@ -304,7 +312,8 @@ def ingest(
                     key=lambda r: r.path,
                 )
             records = heapq.merge(stored, fresh_records(), key=lambda r: r.path)
-            manifest = write_index(index_path, records, settings, root, commit, access.digest, skips)
+            manifest = write_index(index_path, records, settings, root, commit, access.digest, skips,
+                                   walk_options)
     finally:
         if previous is not None:
             previous.close()

@@ -242,3 +242,21 @@ def test_reingest_keeps_the_tokenizer_the_index_was_built_with(worked_repo: Path
     assert report.reused == 4
     with Index(report.index_path) as index:
         assert index.manifest.tokenizer.mode == "plain"
+
+
+def test_reingest_and_refresh_keep_the_walk_options(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    first = ingest(repo, include=("*.py",), max_bytes=10_000)
+    assert first.files == 2
+    (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=7)\n")
+    again = ingest(repo)  # nothing given: --include *.py and the size limit still apply
+    assert (again.files, again.reused) == (2, 1)
+    from rag.search import retrieve
+
+    (repo / "app" / "auth.py").write_text("def login(user):\n    return True\n")
+    found = retrieve(first.index_path, "guide log session", 10, refresh=True)
+    assert {h.chunk.path for h in found.hits} <= {"app/auth.py", "app/db.py"}
+    with Index(first.index_path) as index:
+        assert index.manifest.walk == {"include": ["*.py"], "exclude": [], "max_bytes": 10_000}
+    wider = ingest(repo, include=("*",))
+    assert wider.files == 4
