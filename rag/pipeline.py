@@ -281,7 +281,7 @@ def ingest(
             if done.record is None:
                 reason = done.skip_reason or "unreadable"
                 skipped[reason] += 1
-                if reason != "unreadable":  # an unreadable file may be readable next time
+                if reason not in ("unreadable", "too-large"):  # these depend on the moment and the options
                     skips.append((source.path, source.size, source.mtime_ns, reason))
             else:
                 yield replace(done.record, groups=access.groups_of(done.record.path))

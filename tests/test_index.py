@@ -260,3 +260,9 @@ def test_reingest_and_refresh_keep_the_walk_options(tmp_path: Path) -> None:
         assert index.manifest.walk == {"include": ["*.py"], "exclude": [], "max_bytes": 10_000}
     wider = ingest(repo, include=("*",))
     assert wider.files == 4
+
+
+def test_raising_the_size_limit_indexes_files_that_were_too_large(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"small.txt": "alpha words\n", "big.txt": "beta words " * 200 + "\n"})
+    assert ingest(repo, max_bytes=1000).files == 1
+    assert ingest(repo, max_bytes=100_000).files == 2
