@@ -670,6 +670,7 @@ class Index:
             ) from None
         self._swap = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._views: dict[str, View] = {}
+        self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
 
     def close(self) -> None:
         """Close the database connection."""
@@ -760,44 +761,37 @@ class Index:
         )
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
-    def chunk_terms(self, chunk_id: int) -> dict[str, int]:
-        """Return a chunk's term frequencies, in the order they were counted."""
-        row = self._query("SELECT tids, tfs FROM forward WHERE chunk_id = ?", (chunk_id,)).fetchone()
-        if row is None:
-            return {}
-        tids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
-        marks = ",".join("?" * len(tids))
-        names = dict(self._query(f"SELECT id, term FROM terms WHERE id IN ({marks})", tuple(tids)))
-        return {names[t]: n for t, n in zip(tids, tfs)}
-
     def all_chunks(self) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
         """Yield every chunk with its id and stored term frequencies, in id order (for benches
         and checks that need the whole corpus; a query never does this)."""
-        names = dict(self._query("SELECT id, term FROM terms"))
+        return self._stored_chunks("", ())
+
+    def records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
+        """Yield the stored records (chunks and term counts) of indexed files, in path order."""
+        for path in sorted(set(paths)):
+            row = self._query("SELECT size, mtime_ns, sha1, first_chunk, n_chunks FROM files WHERE path = ?",
+                              (path,)).fetchone()
+            if row is None:
+                continue
+            size, mtime_ns, sha1, first, n = row
+            # a file's chunks have consecutive ids: a range on the primary key, not a scan
+            stored = list(self._stored_chunks("WHERE c.id >= ? AND c.id < ?", (first, first + n)))
+            yield FileRecord(path, size, mtime_ns, sha1, tuple(c for _, c, _ in stored),
+                             tuple(n for _, _, n in stored))
+
+    def _stored_chunks(self, where: str, args: tuple[object, ...]) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
+        """Yield (id, chunk, term counts) of the chunks matching `where`, in id order."""
+        if self._term_names is None:  # term id -> term, read once per Index
+            self._term_names = dict(self._query("SELECT id, term FROM terms"))
+        names = self._term_names
         rows = self._query(
             "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
             " w.tids, w.tfs FROM chunks c JOIN files f ON f.id = c.file_id JOIN forward w ON w.chunk_id = c.id"
-            " ORDER BY c.id"
+            f" {where} ORDER BY c.id", args,
         )
         for cid, *fields, tids, tfs in rows:
             counts = {names[t]: n for t, n in zip(self._decode("I", tids), self._decode("H", tfs))}
             yield cid, Chunk(*fields), counts
-
-    def records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
-        """Yield the stored records (chunks and term counts) of indexed files, in path order."""
-        wanted = sorted(set(paths))
-        for path in wanted:
-            row = self._query("SELECT id, size, mtime_ns, sha1 FROM files WHERE path = ?", (path,)).fetchone()
-            if row is None:
-                continue
-            fid, size, mtime_ns, sha1 = row
-            chunks, counts = [], []
-            for cid, start, end, kind, symbol, text, context, ordinal in self._query(
-                    "SELECT id, start_line, end_line, kind, symbol, text, context, ordinal FROM chunks"
-                    " WHERE file_id = ? ORDER BY id", (fid,)):
-                chunks.append(Chunk(path, start, end, kind, symbol, text, context, ordinal))
-                counts.append(self.chunk_terms(cid))
-            yield FileRecord(path, size, mtime_ns, sha1, tuple(chunks), tuple(counts))
 
     def files(self) -> dict[str, tuple[int, int, str]]:
         """Return path -> (size, mtime_ns, sha1) of every indexed file."""
