@@ -21,7 +21,6 @@ from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
 from .index import (
     FileRecord,
     Index,
-    Manifest,
     default_index_path,
     index_file,
     retime_files,
@@ -169,25 +168,12 @@ def _moved_records(
     return out
 
 
-def _saved_manifest(index_path: Path) -> Manifest | None:
-    """Return how an existing index was built, so that re-ingest keeps the user's choices."""
+def _open_previous(index_path: Path) -> Index | None:
+    """Open the existing index, or None when there is none this tool can read."""
     try:
-        with Index(index_path) as previous:
-            return previous.manifest
+        return Index(index_path)
     except (NoIndexError, IndexFormatError):
         return None
-
-
-def _reusable(index_path: Path, settings: TokenizerSettings) -> Index | None:
-    """Open the previous index if its chunks can be reused (same format and tokenizer)."""
-    try:
-        previous = Index(index_path)
-    except (NoIndexError, IndexFormatError):
-        return None
-    if previous.manifest.tokenizer != settings:
-        previous.close()
-        return None
-    return previous
 
 
 def _git_commit(root: Path) -> str | None:
@@ -223,16 +209,24 @@ def ingest(
     """
     started = time.perf_counter()
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
-    saved = _saved_manifest(index_path)
+    previous = _open_previous(index_path)
+    saved = previous.manifest if previous else None
     settings = settings or (saved.tokenizer if saved else TokenizerSettings())
     options = (saved.walk if saved else None) or {}
     include = tuple(options.get("include", ())) if include is None else include
     exclude = tuple(options.get("exclude", ())) if exclude is None else exclude
     max_bytes = int(options.get("max_bytes", DEFAULT_MAX_BYTES)) if max_bytes is None else max_bytes
     walk_options = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
-    listing = walk(Path(root), include, exclude, max_bytes)
+    if previous is not None and (full or previous.manifest.tokenizer != settings):
+        previous.close()  # nothing of it can be reused
+        previous = None
+    try:
+        listing = walk(Path(root), include, exclude, max_bytes)
+    except BaseException:
+        if previous is not None:
+            previous.close()
+        raise
     root = listing.root
-    previous = None if full else _reusable(index_path, settings)
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}
     unchanged: list[str] = []
