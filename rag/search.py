@@ -44,7 +44,6 @@ class Retrieval:
 
     hits: list[Hit]
     changed: list[str]  # paths (directories end in '/') that look newer than the index
-    refreshed: bool = False
 
 
 def retrieve(
@@ -67,7 +66,7 @@ def retrieve(
     with Index(index_path) as index:
         hits = search(index, question, k, explain=explain, groups=groups)
         changed = index.changed_files(h.chunk.path for h in hits)
-    return Retrieval(hits, changed, refreshed=refresh)
+    return Retrieval(hits, changed)
 
 
 def search(
