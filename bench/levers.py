@@ -174,19 +174,22 @@ class MemoryIndex:
         self.matrix = sparse.csc_matrix(sparse.diags(1.0 / norms) @ m)
         self.paths = frozenset(c.path for c in chunks)
 
-    def search(self, question: str, k: int, rerank_kwargs: dict[str, object]) -> list[Hit]:
-        """Return rag.search's top k for `question`, reranked."""
-        qtf = self.tokenizer.query_counts(question)
+    def query_vector(self, question: str) -> tuple[list[int], np.ndarray]:
+        """Return the term columns of a question and its unit tf-idf weights over them."""
         cols, qw = [], []
-        for term, n in qtf.items():
+        for term, n in self.tokenizer.query_counts(question).items():
             c = self.vocab.get(term)
             if c is not None:
                 cols.append(c)
                 qw.append((1.0 + math.log(n)) * self.idf[c])
+        q = np.asarray(qw, dtype=np.float64)
+        return cols, q / np.sqrt((q * q).sum()) if cols else q
+
+    def search(self, question: str, k: int, rerank_kwargs: dict[str, object]) -> list[Hit]:
+        """Return rag.search's top k for `question`, reranked."""
+        cols, q = self.query_vector(question)
         if not cols:
             return []
-        q = np.asarray(qw)
-        q /= np.sqrt((q * q).sum())
         scores = self.matrix[:, cols] @ q
         cand = np.flatnonzero(scores > 0)
         want = rerank_module.candidate_count(k)

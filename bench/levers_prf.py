@@ -10,7 +10,6 @@ rest (candidates, rerank) is as in bench/levers.py. Results are recorded in benc
 from __future__ import annotations
 
 import argparse
-import math
 import runpy
 import sys
 from pathlib import Path
@@ -32,17 +31,11 @@ def main() -> None:
     rerank_module, hit_type = levers["rerank_module"], levers["Hit"]
 
     def search(self: Any, question: str, k: int, rerank_kwargs: dict[str, object]) -> list[Any]:
-        cols, weights = [], []
-        for term, n in self.tokenizer.query_counts(question).items():
-            c = self.vocab.get(term)
-            if c is not None:
-                cols.append(c)
-                weights.append((1.0 + math.log(n)) * self.idf[c])
+        cols, weights = self.query_vector(question)
         if not cols:
             return []
         q = np.zeros(self.matrix.shape[1])
         q[cols] = weights
-        q /= np.linalg.norm(q)
         scores = self.matrix[:, cols] @ q[cols]
         top = [i for i in np.argsort(-scores)[: args.passages] if scores[i] > 0]
         if args.beta > 0 and top:
