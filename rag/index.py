@@ -118,6 +118,17 @@ def index_file(path: Path) -> Path:
     return path
 
 
+def _stored_tfs(counts: dict[str, int]) -> array[int]:
+    """Return a chunk's tfs as stored: uint16, capped at _TF_MAX."""
+    return array("H", [n if n <= _TF_MAX else _TF_MAX for n in counts.values()])
+
+
+def _chunk_row(cid: int, fid: int, chunk: Chunk) -> tuple[Any, ...]:
+    """Return the chunks-table row of a chunk, in column order."""
+    return (cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind, chunk.symbol,
+            chunk.context, chunk.text)
+
+
 class _Postings:
     """In-memory postings and forward lists, by term id, while an index is written."""
 
@@ -137,7 +148,7 @@ class _Postings:
     def add(self, cid: int, counts: dict[str, int]) -> tuple[array[int], array[int]]:
         """Add one chunk's terms; return its forward lists (term ids, tfs)."""
         tids = array("I", [self.term_id(t) for t in counts])
-        tfs = array("H", [n if n <= _TF_MAX else _TF_MAX for n in counts.values()])
+        tfs = _stored_tfs(counts)
         ids, tfl = self.ids, self.tfs
         for tid, tf in zip(tids, tfs):
             ids[tid].append(cid)
@@ -184,8 +195,7 @@ class IndexWriter:
             self.forward_tids.append(tids)
             self.forward_tfs.append(tfs)
             self.chunk_class.append(klass)
-            self._chunk_rows.append((cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind,
-                                     chunk.symbol, chunk.context, chunk.text))
+            self._chunk_rows.append(_chunk_row(cid, fid, chunk))
             self._forward_rows.append((cid, tids.tobytes(), tfs.tobytes()))
         if len(self._chunk_rows) >= _BATCH:
             self._flush()
@@ -317,15 +327,14 @@ def update_index(
                 cid = next_chunk
                 next_chunk += 1
                 tids = array("I", [term_ids.get(t) for t in counts])
-                tfs = array("H", [n if n <= _TF_MAX else _TF_MAX for n in counts.values()])
+                tfs = _stored_tfs(counts)
                 for tid, tf in zip(tids, tfs):
                     entry = added_postings.get(tid)
                     if entry is None:
                         entry = added_postings[tid] = (array("I"), array("H"))
                     entry[0].append(cid)
                     entry[1].append(tf)
-                rows.append((cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind,
-                             chunk.symbol, chunk.context, chunk.text))
+                rows.append(_chunk_row(cid, fid, chunk))
                 fwd.append((cid, tids.tobytes(), tfs.tobytes()))
             conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
             conn.executemany("INSERT INTO forward VALUES (?,?,?)", fwd)
