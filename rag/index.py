@@ -340,7 +340,7 @@ def update_index(
             conn.executemany("INSERT INTO forward VALUES (?,?,?)", fwd)
             new_classes.append((first, len(record.chunks), klass))
             fid += 1
-        _edit_postings(conn, term_ids, removed_ranges, added_postings)
+        edited = _edit_postings(conn, term_ids, removed_ranges, added_postings)
         # everything below is recomputed from the forward lists of the live chunks
         chunk_class = array("H", bytes(2 * next_chunk))
         for first, n, klass in conn.execute("SELECT first_chunk, n_chunks, class FROM files"):
@@ -371,13 +371,8 @@ def update_index(
         # terms whose postings changed exact again
         shrink = max((o / n for o, n in zip(old_norms, norms) if o and n), default=1.0)
         scale = float(meta.get("bound_scale", 1.0)) * max(1.0, shrink)
-        touched = term_ids.names(removed_ranges.keys() | added_postings.keys())
-        exact = []
-        for term in touched:
-            row = conn.execute("SELECT ids, tfs FROM terms WHERE term = ?", (term,)).fetchone()
-            if row is not None:
-                exact.append((max_weight(_decode("I", row[0]), _decode("H", row[1]), norms) / scale, term))
-        conn.executemany("UPDATE terms SET maxw = ? WHERE term = ?", exact)
+        conn.executemany("UPDATE terms SET maxw = ? WHERE term = ?",
+                         ((max_weight(ids, tfs, norms) / scale, term) for term, (ids, tfs) in edited.items()))
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
@@ -430,11 +425,6 @@ class _TermIds:
             self.known[term] = tid
         return tid
 
-    def names(self, tids: Iterable[int]) -> list[str]:
-        """Return the terms of these ids that are (still) in the index."""
-        wanted = set(tids)
-        return [t for t, tid in self.conn.execute("SELECT term, id FROM terms") if tid in wanted]
-
     def df_array(self) -> array[int]:
         """Return df by term id for every term in the index."""
         df = array("I", bytes(4 * self.next))
@@ -446,8 +436,10 @@ class _TermIds:
 def _edit_postings(
     conn: sqlite3.Connection, term_ids: _TermIds,
     removed: dict[int, list[tuple[int, int]]], added: dict[int, tuple[array[int], array[int]]],
-) -> None:
-    """Cut removed chunk-id ranges out of the affected postings and append the new chunks."""
+) -> dict[str, tuple[array[int], array[int]]]:
+    """Cut removed chunk-id ranges out of the affected postings and append the new chunks;
+    return the edited postings of the terms that remain."""
+    edited: dict[str, tuple[array[int], array[int]]] = {}
     names = {tid: t for t, tid in term_ids.known.items()}
     for tid in removed.keys() - names.keys():
         (names[tid],) = conn.execute("SELECT term FROM terms WHERE id = ?", (tid,)).fetchone()
@@ -468,8 +460,10 @@ def _edit_postings(
         if ids:  # the bound is recomputed once the norms are known
             conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?)",
                          (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), 1.0))
+            edited[term] = (ids, tfs)
         else:
             conn.execute("DELETE FROM terms WHERE term = ?", (term,))
+    return edited
 
 
 def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> None:
