@@ -46,7 +46,7 @@ from typing import Any
 
 from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
-from .tokens import TokenizerSettings, idf_weight, tf_weight
+from .tokens import Tokenizer, TokenizerSettings, idf_weight, tf_weight
 
 FORMAT_VERSION = 5
 INDEX_FILENAME = "index.sqlite"
@@ -674,6 +674,8 @@ class Index:
         self._swap = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._views: dict[str, View] = {}
         self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
+        # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
+        self.tokenizer = Tokenizer(self.manifest.tokenizer)
 
     def close(self) -> None:
         """Close the database connection."""

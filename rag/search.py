@@ -13,7 +13,7 @@ from pathlib import Path
 from .chunking.base import Chunk
 from .index import Index
 from .rerank import candidate_count, rerank
-from .tokens import Tokenizer, idf_weight, tf_weight
+from .tokens import idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
 
@@ -81,8 +81,7 @@ def search(
     """
     if k < 1:
         raise ValueError("k must be at least 1")
-    tokenizer = Tokenizer(index.manifest.tokenizer)
-    qtf = tokenizer.query_counts(question)
+    qtf = index.tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
     terms: list[_QueryTerm] = []
