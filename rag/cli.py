@@ -14,7 +14,7 @@ import click
 from .backends import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
 from .index import locate_index, remember_index
-from .search import DEFAULT_TOP_K, Hit, retrieve
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
@@ -48,6 +48,13 @@ class RagGroup(click.Group):
 index_option = click.option(
     "--index", "index_path", type=click.Path(path_type=Path), envvar="RAG_INDEX",
     help="Index file to use (default: REPO/.rag/index.sqlite, found from the current directory).",
+)
+
+
+scoring_option = click.option(
+    "--scoring", type=click.Choice(SCORINGS), default=DEFAULT_SCORING, show_default=True, envvar="RAG_SCORING",
+    help="How passages are scored: tfidf = cosine of TF-IDF vectors; bm25 = BM25 (k1 4, b 0.9) "
+         "on the same index.",
 )
 
 
@@ -157,10 +164,11 @@ if TYPE_CHECKING:
               help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
                    "RAG_GROUPS takes a space-separated list).")
 @click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
+@scoring_option
 def query_cmd(
     question: tuple[str, ...], index_path: Path | None, top_k: int, as_json: bool, no_llm: bool,
     explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
-    groups: tuple[str, ...], refresh: bool,
+    groups: tuple[str, ...], refresh: bool, scoring: str,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
     text = _question(question)
@@ -168,7 +176,7 @@ def query_cmd(
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
 
     def find() -> list[Hit]:
-        found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh)
+        found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh, scoring)
         if found.changed:
             shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
             click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
@@ -226,9 +234,10 @@ def query_cmd(
 @click.option("-k", "--top-k", type=click.IntRange(1), default=lambda: _evaluate().MISS_K, show_default="4",
               help="A question is a miss when no hit is in its top K passages (at most 10).")
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
+@scoring_option
 def eval_cmd(
     questions: Path, index_path: Path | None, corpus_root: Path | None, as_json: bool, misses: bool,
-    top_k: int, full: bool,
+    top_k: int, full: bool, scoring: str,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from .evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
@@ -236,7 +245,7 @@ def eval_cmd(
     if top_k > DEPTH:
         raise click.BadParameter(f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}",
                                  param_hint="'-k'")
-    report = run_eval(questions, index_path, corpus_root, top_k, explain=misses, full=full,
+    report = run_eval(questions, index_path, corpus_root, top_k, explain=misses, full=full, scoring=scoring,
                       on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
     if as_json:
         click.echo(json.dumps(report_dict(report, misses), ensure_ascii=False))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .index import Index, default_index_path, locate_index
-from .search import DEFAULT_TOP_K, Hit, search
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K, Hit, search
 
 if TYPE_CHECKING:
     from .pipeline import IngestReport
@@ -305,7 +305,7 @@ def corpus_index(root: Path, full: bool = False) -> IngestReport:
 def run_eval(
     questions_path: Path, index_path: Path | None = None, corpus_root: Path | None = None,
     k: int = MISS_K, explain: bool = False, full: bool = False,
-    on_ingest: Callable[[IngestReport], None] | None = None,
+    on_ingest: Callable[[IngestReport], None] | None = None, scoring: str = DEFAULT_SCORING,
 ) -> EvalReport:
     """Load a questions file, retrieve for each question from its index, and score the result."""
     questions = load_questions(questions_path)
@@ -314,7 +314,7 @@ def run_eval(
     with Indexes(index_path, corpus_root, full, on_ingest) as indexes:
         report = evaluate(
             questions,
-            lambda q: search(indexes.get(q)[0], q.question, DEPTH, explain=explain),
+            lambda q: search(indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring),
             k,
             indexed=lambda q: indexes.get(q)[1],
         )

@@ -1,6 +1,6 @@
 """Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 5):
+Layout (FORMAT_VERSION 6):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
@@ -13,9 +13,11 @@ Layout (FORMAT_VERSION 5):
     forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
-                                -- as seen by callers of that view, by id (0.0 for unused ids)
+                                -- as seen by callers of that view, by id (0.0 for unused ids);
+                                -- 'lengths': uint32 sum of each chunk's stored tfs (for BM25)
     classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
-    views(key, n_chunks)        -- a set of readable classes, e.g. "0,2", and its chunk count
+    views(key, n_chunks, length)  -- a set of readable classes, e.g. "0,2", its chunk count and
+                                -- the sum of its chunks' lengths
     skipped(path, size, mtime_ns, reason)  -- files read and passed over (empty, binary, ...),
                                 -- so that re-ingest need not read them again while unchanged
     dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
@@ -48,7 +50,7 @@ from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .tokens import Tokenizer, TokenizerSettings, idf_weight, tf_weight
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -67,7 +69,7 @@ CREATE TABLE terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL, df INTEGER NOT NU
 CREATE TABLE forward(chunk_id INTEGER PRIMARY KEY, tids BLOB NOT NULL, tfs BLOB NOT NULL);
 CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
-CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL, length INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                      reason TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
@@ -481,9 +483,11 @@ def _write_views(
     forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
     live: array[int] | None = None,
 ) -> array[float]:
-    """Store the chunk count and norms of every view a caller can have; return the norms of
-    the view that reads everything."""
+    """Store each chunk's length, and the chunk count, total length and norms of every view a
+    caller can have; return the norms of the view that reads everything."""
     everything = array("d")
+    lengths = chunk_lengths(forward_tfs, live)
+    conn.execute("INSERT INTO arrays VALUES ('lengths', ?)", (lengths.tobytes(),))
     for view in realizable_views(groups_of_class):
         if len(view) == len(groups_of_class):  # everything readable
             n_view, view_df = n_live, df
@@ -492,9 +496,24 @@ def _write_views(
         norms = view_norms(forward_tids, forward_tfs, chunk_class, view, n_view, view_df, live)
         if len(view) == len(groups_of_class):
             everything = norms
-        conn.execute("INSERT INTO views VALUES (?,?)", (view_key(view), n_view))
+        conn.execute("INSERT INTO views VALUES (?,?,?)",
+                     (view_key(view), n_view, view_length(lengths, chunk_class, view)))
         conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
     return everything
+
+
+def chunk_lengths(forward_tfs: list[array[int]], live: array[int] | None = None) -> array[int]:
+    """Return each chunk's length, the sum of its stored tfs (0 for unused ids)."""
+    if live is None:
+        return array("I", map(sum, forward_tfs))
+    return array("I", [sum(tfs) if alive else 0 for tfs, alive in zip(forward_tfs, live)])
+
+
+def view_length(lengths: array[int], chunk_class: array[int], view: frozenset[int]) -> int:
+    """Return the total length of the chunks a view can read (unused ids have length 0)."""
+    if set(chunk_class) <= view:
+        return sum(lengths)
+    return sum(n for n, klass in zip(lengths, chunk_class) if klass in view)
 
 
 def _prepare_dir(path: Path) -> None:
@@ -635,6 +654,7 @@ class View:
     classes: frozenset[int] | None  # readable access classes; None = all (nothing to filter)
     n_chunks: int  # N for the IDF
     norms: array[float]  # by chunk id, under this view's IDF
+    length: int  # the total length of its chunks (BM25's average length is length / n_chunks)
     chunk_class: array[int] | None  # access class by chunk id, when filtering is needed
 
 
@@ -673,6 +693,7 @@ class Index:
             ) from None
         self._swap = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._views: dict[str, View] = {}
+        self._lengths: array[int] | None = None
         self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
         # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
         self.tokenizer = Tokenizer(self.manifest.tokenizer)
@@ -715,9 +736,9 @@ class Index:
             return cached
         everything = len(readable) == len(groups_of_class)
         chunk_class = None if everything else self._array("classes", "H")
-        row = self._query("SELECT n_chunks FROM views WHERE key = ?", (key,)).fetchone()
+        row = self._query("SELECT n_chunks, length FROM views WHERE key = ?", (key,)).fetchone()
         if row is not None:
-            n_view, norms = row[0], self._array(f"norms:{key}", "d")
+            n_view, length, norms = row[0], row[1], self._array(f"norms:{key}", "d")
         else:  # a rare group combination: compute its statistics now
             assert chunk_class is not None
             n_ids = len(chunk_class)
@@ -730,9 +751,16 @@ class Index:
             n_terms = self._query("SELECT MAX(id) FROM terms").fetchone()[0] + 1
             n_view, df = _view_df(forward_tids, chunk_class, readable, n_terms, live)
             norms = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
-        view = View(None if everything else readable, n_view, norms, chunk_class)
+            length = view_length(self.lengths(), chunk_class, readable)
+        view = View(None if everything else readable, n_view, norms, length, chunk_class)
         self._views[key] = view
         return view
+
+    def lengths(self) -> array[int]:
+        """Return each chunk's length (the sum of its stored tfs), by chunk id; read once."""
+        if self._lengths is None:
+            self._lengths = self._array("lengths", "I")
+        return self._lengths
 
     def _array(self, name: str, typecode: str) -> array[Any]:
         row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()

@@ -1,4 +1,5 @@
-"""Scoring and top-k: cosine similarity of TF-IDF vectors over the inverted index."""
+"""Scoring and top-k over the inverted index: cosine similarity of TF-IDF vectors (the
+default), or BM25 on the same postings."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -16,6 +18,12 @@ from .rerank import candidate_count, rerank
 from .tokens import idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
+SCORINGS = ("tfidf", "bm25")
+DEFAULT_SCORING = "tfidf"
+# BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
+# bench/LEVERS.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
+BM25_K1 = 4.0
+BM25_B = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +33,7 @@ class TermContribution:
     term: str
     idf: float
     tf: int  # occurrences of the term in the passage
-    weight: float  # the term's normalised tf-idf weight in the passage
+    weight: float  # the term's normalised tf-idf weight in the passage (BM25: idf times tf part)
     score: float  # its share of the hit's score (the contributions sum to the score)
 
 
@@ -33,7 +41,7 @@ class TermContribution:
 class Hit:
     """A retrieved chunk, its cosine score and, when asked for, why it scored."""
 
-    score: float
+    score: float  # cosine in [0, 1] under tfidf scoring; BM25's sum under bm25
     chunk: Chunk
     contributions: tuple[TermContribution, ...] = ()
 
@@ -48,7 +56,7 @@ class Retrieval:
 
 def retrieve(
     index_path: Path, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
-    groups: frozenset[str] = frozenset(), refresh: bool = False,
+    groups: frozenset[str] = frozenset(), refresh: bool = False, scoring: str = DEFAULT_SCORING,
 ) -> Retrieval:
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
 
@@ -64,16 +72,16 @@ def retrieve(
 
             ingest(root, index_path, settings)
     with Index(index_path) as index:
-        hits = search(index, question, k, explain=explain, groups=groups)
+        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
         changed = index.changed_files(h.chunk.path for h in hits)
     return Retrieval(hits, changed)
 
 
 def search(
     index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
-    groups: frozenset[str] = frozenset(), prune: bool = True,
+    groups: frozenset[str] = frozenset(), prune: bool = True, scoring: str = DEFAULT_SCORING,
 ) -> list[Hit]:
-    """Return the top `k` chunks for `question` by cosine similarity, best first.
+    """Return the top `k` chunks for `question` by cosine similarity (or BM25), best first.
 
     Only chunks a caller with `groups` may read are scored, with the statistics of that
     view (see Index.view). Query terms the index (or the view) has never seen drop out; a
@@ -81,6 +89,8 @@ def search(
     """
     if k < 1:
         raise ValueError("k must be at least 1")
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
     qtf = index.tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
@@ -96,30 +106,81 @@ def search(
             maxw = math.inf
             if not ids:
                 continue
-        idf = idf_weight(n_docs, len(ids))
-        terms.append((term, idf, tf_weight(n) * idf, ids, tfs, maxw))
+        if scoring == "bm25":
+            idf = bm25_idf(n_docs, len(ids))
+            terms.append((term, idf, n * idf, ids, tfs, maxw))
+        else:
+            idf = idf_weight(n_docs, len(ids))
+            terms.append((term, idf, tf_weight(n) * idf, ids, tfs, maxw))
     if not terms:
         return []
-    qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends
     # only on the view's statistics, so equal views give bit-identical scores
     terms.sort(key=lambda t: (-t[2], t[0]))
+    if scoring == "bm25":
+        return _search_bm25(index, view.n_chunks, view.length, terms, k, explain)
+    qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.norms
     scored = top_scores(
         [(qw / qnorm, idf, ids, tfs, qw / qnorm * min(1.0, idf * maxw)) for _, idf, qw, ids, tfs, maxw in terms],
         norms, candidate_count(k), prune,
     )
+    return _hits(index, scored, k, lambda cid: _explain(cid, terms, qnorm, norms[cid]) if explain else ())
+
+
+def _hits(
+    index: Index, scored: list[tuple[float, int]], k: int,
+    explain: Callable[[int], tuple[TermContribution, ...]],
+) -> list[Hit]:
+    """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
     # updated in place ranks exactly as a fresh build would
     places = index.places([cid for _, cid in scored])
     scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
     scored = scored[: candidate_count(k)]
     chunks = index.chunks([cid for _, cid in scored])
-    hits = []
-    for score, cid in scored:
-        contributions = _explain(cid, terms, qnorm, norms[cid]) if explain else ()
-        hits.append(Hit(score=score, chunk=chunks[cid], contributions=contributions))
+    hits = [Hit(score=score, chunk=chunks[cid], contributions=explain(cid)) for score, cid in scored]
     return rerank(hits, k)
+
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    """Return BM25's inverse document frequency, ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's form)."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def _search_bm25(
+    index: Index, n_docs: int, total_length: int, terms: list[_QueryTerm], k: int, explain: bool,
+) -> list[Hit]:
+    """Score every posting of the query terms with BM25 (k1 = BM25_K1, b = BM25_B).
+
+    A term adds qtf * idf * tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen)) to a chunk,
+    where len is the chunk's length (the sum of its stored tfs, fields included). Every
+    posting is read: BM25's bound per term, idf (k1 + 1), is too loose to prune with.
+    """
+    lengths = index.lengths()
+    k1 = BM25_K1
+    base = k1 * (1.0 - BM25_B)
+    per_length = k1 * BM25_B / (total_length / n_docs) if total_length else 0.0
+    acc: dict[int, float] = {}
+    get = acc.get
+    for _, _, qw, ids, tfs, _ in terms:
+        scale = qw * (k1 + 1.0)
+        for cid, tf in zip(ids, tfs):
+            acc[cid] = get(cid, 0.0) + scale * tf / (tf + base + per_length * lengths[cid])
+
+    def contributions(cid: int) -> tuple[TermContribution, ...]:
+        out = []
+        for term, idf, qw, ids, tfs, _ in terms:
+            i = bisect_left(ids, cid)
+            if i < len(ids) and ids[i] == cid:
+                tf = tfs[i]
+                weight = idf * tf * (k1 + 1.0) / (tf + base + per_length * lengths[cid])
+                out.append(TermContribution(term, idf, tf, weight, weight * qw / idf))
+        out.sort(key=lambda c: -c.score)
+        return tuple(out)
+
+    scored = _best([(s, c) for c, s in acc.items()], candidate_count(k))
+    return _hits(index, scored, k, contributions if explain else lambda cid: ())
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds
@@ -179,7 +240,11 @@ def top_scores(
                     if cid in wanted:
                         acc[cid] += scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
         acc = {c: acc[c] for c in candidates}
-    scored = [(s / norms[c], c) for c, s in acc.items()]
+    return _best([(s / norms[c], c) for c, s in acc.items()], n)
+
+
+def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
+    """Return the n best (score, chunk id) pairs, plus any tied with the n-th."""
     if len(scored) <= n:
         return scored
     best = heapq.nlargest(n + 8, scored)

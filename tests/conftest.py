@@ -17,7 +17,7 @@ WORKED_EXAMPLE = {
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Remove user settings and keys, and point user state at a temporary folder."""
-    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS"):
+    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS", "RAG_SCORING"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 

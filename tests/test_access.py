@@ -31,11 +31,11 @@ def reference_index(tmp_path: Path, hidden: tuple[str, ...]) -> Path:
     return ingest(write_tree(tmp_path / "reference", kept)).index_path
 
 
-def results(index_path: Path, groups: frozenset[str]) -> list[list[tuple[str, int, int, float]]]:
+def results(index_path: Path, groups: frozenset[str], scoring: str = "tfidf") -> list[list[tuple[str, int, int, float]]]:
     with Index(index_path) as index:
         return [
             [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
-             for h in search(index, q, k=10, groups=groups)]
+             for h in search(index, q, k=10, groups=groups, scoring=scoring)]
             for q in QUESTIONS
         ]
 
@@ -51,11 +51,15 @@ def results(index_path: Path, groups: frozenset[str]) -> list[list[tuple[str, in
     ],
     ids=["public", "finance", "admins", "both", "unknown-group"],
 )
-def test_caller_sees_exactly_an_index_without_forbidden_files(tmp_path: Path, groups, hidden) -> None:
+@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+def test_caller_sees_exactly_an_index_without_forbidden_files(tmp_path: Path, groups, hidden, scoring) -> None:
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     full = ingest(repo).index_path
     reference = reference_index(tmp_path, hidden)
-    assert results(full, groups) == results(reference, frozenset())  # scores to the last bit
+    got = results(full, groups, scoring)
+    assert got == results(reference, frozenset(), scoring)  # scores to the last bit
+    if hidden:  # and the hidden files did matter: seeing everything ranks differently
+        assert got != results(full, frozenset({"finance", "security"}), scoring)
 
 
 def test_restricted_file_does_not_change_public_idf(tmp_path: Path) -> None:
@@ -78,12 +82,13 @@ def test_changing_the_access_file_reindexes(tmp_path: Path) -> None:
         assert "finance/payroll.py" in {h.chunk.path for h in search(index, "payroll bank")}
 
 
-def test_group_combinations_beyond_the_stored_views_are_computed_exactly(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+def test_group_combinations_beyond_the_stored_views_are_computed_exactly(tmp_path: Path, monkeypatch, scoring) -> None:
     monkeypatch.setattr("rag.index.MAX_STORED_VIEWS", 1)  # store only the public view
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     full = ingest(repo).index_path
     reference = reference_index(tmp_path, ("security/",))
-    assert results(full, frozenset({"finance"})) == results(reference, frozenset())
+    assert results(full, frozenset({"finance"}), scoring) == results(reference, frozenset(), scoring)
 
 
 @pytest.mark.parametrize(

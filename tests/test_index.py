@@ -182,7 +182,8 @@ BIG_QUESTIONS = ["handler session request", "render page", "model table", "rotat
                  "handle request 7", "Model39"]
 
 
-def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker) -> None:
+@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker, scoring: str) -> None:
     repo = big_repo(tmp_path / "r")
     ingest(repo)
     (repo / "pkg" / "mod03.py").write_text("def handler_3(request):\n    return brandnewterm(request)\n")
@@ -197,8 +198,10 @@ def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker) -> None:
     for groups in (frozenset(), frozenset({"ops"})):
         with Index(report.index_path) as a, Index(full) as b:
             for q in BIG_QUESTIONS:
-                got = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score) for h in search(a, q, 10, groups=groups)]
-                want = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score) for h in search(b, q, 10, groups=groups)]
+                got = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
+                       for h in search(a, q, 10, groups=groups, scoring=scoring)]
+                want = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
+                        for h in search(b, q, 10, groups=groups, scoring=scoring)]
                 assert [g[:3] for g in got] == [w[:3] for w in want], q
                 assert all(abs(g[3] - w[3]) < 1e-12 for g, w in zip(got, want)), q
             assert a.manifest.n_chunks == b.manifest.n_chunks and a.manifest.n_terms == b.manifest.n_terms
