@@ -6,6 +6,7 @@ methods rank the SAME chunks, read out of that index, with the SAME tokens (the 
 tokenizer stored for each chunk, and our tokenizer on the question):
 
   rag          rag.search: cosine of sublinear tf-idf vectors (what `rag eval` measures)
+  rag-bm25     rag.search(scoring="bm25"): BM25 (k1=4, b=0.9) on the same index, fields and rerank
   sklearn      TfidfVectorizer(sublinear_tf=True, smooth_idf=True), cosine; also an oracle:
                its scores must equal ours to 1e-9 (asserted, max difference printed)
   bm25s        bm25s.BM25() defaults (lucene, k1=1.5, b=0.75)
@@ -65,7 +66,7 @@ SETS = {  # name -> (questions file, corpus root)
     "docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
     "dev": ("dev-questions.jsonl", CORPORA),
 }
-METHODS = ("rag", "sklearn", "bm25s")
+METHODS = ("rag", "rag-bm25", "sklearn", "bm25s")
 TOLERANCE = 1e-9
 TOKEN_SAMPLE = 300  # chunks per corpus re-tokenized to check the stored terms are our tokenizer's
 
@@ -157,6 +158,7 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
 
         retrievers: dict[str, Callable[[Question], Sequence[Hit]]] = {
             "rag": lambda q: search(index, q.question, DEPTH),
+            "rag-bm25": lambda q: search(index, q.question, DEPTH, scoring="bm25"),
             "sklearn": lambda q: hits(sklearn_scores(q)),
             "bm25s": bm25_hits,
         }
@@ -192,11 +194,11 @@ def combine(runs: Sequence[CorpusRun], method: str) -> EvalReport:
 def format_set(name: str, runs: Sequence[CorpusRun], reports: dict[str, EvalReport]) -> str:
     """Return one set's table: corpus x method rows of hit@k, MRR@10 and top-4 passage size."""
     width = max(len("corpus"), len("overall"), *(len(r.corpus) for r in runs))
-    head = f"{'corpus':<{width}}  {'method':<8} questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars"
+    head = f"{'corpus':<{width}}  {'method':<9} questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars"
 
     def row(label: str, method: str, m: Metrics) -> str:
         flag = " !" if m.mean_top4_chars > MAX_PASSAGE_CHARS else ""
-        return (f"{label:<{width}}  {method:<8} {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}"
+        return (f"{label:<{width}}  {method:<9} {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}"
                 f"  {m.hit_at_10:>6.3f}  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}")
 
     lines = [head]

@@ -836,10 +836,13 @@ class Index:
         rows = self._query("SELECT path, size, mtime_ns, reason FROM skipped")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
-    def changed_files(self, paths: Iterable[str] = ()) -> list[str]:
+    def changed_files(self, paths: Iterable[str] = (), everywhere: bool = True) -> list[str]:
         """Return what changed since ingest, cheaply: the given files by size and mtime, and
-        every indexed directory by mtime (which moves when a file in it is added, removed,
-        renamed, or saved by an editor that writes a new file). Empty if the root is gone."""
+        indexed directories by mtime (which moves when a file in it is added, removed,
+        renamed, or saved by an editor that writes a new file). `everywhere` checks every
+        indexed directory; otherwise only those holding the given files and their ancestors,
+        so that the cost depends on the files asked about, not on the size of the repository.
+        Empty if the root is gone."""
         root = self.manifest.root
         if not os.path.isdir(root):
             return []
@@ -857,7 +860,13 @@ class Index:
                     continue
                 if st.st_size != size or st.st_mtime_ns != mtime_ns:
                     changed.append(path)
-        for path, mtime_ns in self._query("SELECT path, mtime_ns FROM dirs"):
+        if everywhere:
+            dirs = self._query("SELECT path, mtime_ns FROM dirs")
+        else:
+            near = sorted({d for path in wanted for d in _ancestors(path)})
+            marks = ",".join("?" * len(near))
+            dirs = self._query(f"SELECT path, mtime_ns FROM dirs WHERE path IN ({marks}) ORDER BY path", tuple(near))
+        for path, mtime_ns in dirs:
             try:
                 if stat(f"{root}/{path}").st_mtime_ns != mtime_ns:
                     changed.append(f"{path or '.'}/")
@@ -872,6 +881,14 @@ class Index:
             raise IndexFormatError(
                 f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
             ) from None
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    """Yield the folders above a relative path, innermost first, ending with the root ('')."""
+    while "/" in path:
+        path = path.rsplit("/", 1)[0]
+        yield path
+    yield ""
 
 
 def _connect_for_reading(path: Path) -> sqlite3.Connection:

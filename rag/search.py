@@ -60,8 +60,9 @@ def retrieve(
 ) -> Retrieval:
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
 
-    The freshness check is cheap (stat calls, see Index.changed_files): the hits' own
-    files and every indexed directory.
+    The freshness check is cheap, and does not grow with the repository: stat calls on the
+    hits' own files and the folders that hold them, up to the root (Index.changed_files).
+    A refresh checks every file and folder.
     """
     if refresh:
         with Index(index_path) as index:
@@ -73,7 +74,7 @@ def retrieve(
             ingest(root, index_path, settings)
     with Index(index_path) as index:
         hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
-        changed = index.changed_files(h.chunk.path for h in hits)
+        changed = index.changed_files((h.chunk.path for h in hits), everywhere=False)
     return Retrieval(hits, changed)
 
 

@@ -128,8 +128,12 @@ def test_query_warns_when_files_changed_and_refresh_updates(runner: CliRunner, t
     (repo / "docs" / "new.txt").write_text("zeta eta\n")
     stale = runner.invoke(main, ["query", "--no-llm", "alpha"])
     assert stale.exit_code == 0
-    assert "Note: 2 indexed file(s) or folder(s) changed since ingest (a.txt, docs/) — re-run ingest or pass --refresh" \
+    # a query checks the files it returns and the folders above them, not the whole tree
+    assert "Note: 1 indexed file(s) or folder(s) changed since ingest (a.txt) — re-run ingest or pass --refresh" \
         in stale.output
+    near = runner.invoke(main, ["query", "--no-llm", "gamma"])
+    assert "Note: 1 indexed file(s) or folder(s) changed since ingest (docs/) — re-run ingest or pass --refresh" \
+        in near.output
     refreshed = runner.invoke(main, ["query", "--no-llm", "--refresh", "zeta"])
     assert refreshed.exit_code == 0
     assert "docs/new.txt:1-1" in refreshed.output and "Note:" not in refreshed.output

@@ -269,3 +269,15 @@ def test_raising_the_size_limit_indexes_files_that_were_too_large(tmp_path: Path
     repo = write_tree(tmp_path / "r", {"small.txt": "alpha words\n", "big.txt": "beta words " * 200 + "\n"})
     assert ingest(repo, max_bytes=1000).files == 1
     assert ingest(repo, max_bytes=100_000).files == 2
+
+
+def test_query_freshness_checks_only_the_folders_above_its_files(tmp_path: Path, mocker) -> None:
+    repo = write_tree(tmp_path / "r", {f"pkg{i}/sub/m.py": f"def f{i}():\n    return {i}\n" for i in range(30)})
+    path = ingest(repo).index_path
+    (repo / "pkg3" / "sub" / "new.py").write_text("def g():\n    return 0\n")
+    with Index(path) as index:
+        stat = mocker.spy(os, "stat")
+        assert index.changed_files(["pkg3/sub/m.py"], everywhere=False) == ["pkg3/sub/"]
+        assert stat.call_count == 3  # the root exists, the file, its folder: not the 29 other folders
+        assert index.changed_files(["pkg4/sub/m.py"], everywhere=False) == []
+        assert index.changed_files(everywhere=True) == ["pkg3/sub/"]
