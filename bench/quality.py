@@ -253,7 +253,8 @@ def main() -> None:
 
     env = versions()
     print("versions: " + ", ".join(f"{k} {v}" for k, v in env.items()))
-    print("methods: rag = rag.search (tf-idf cosine); sklearn = TfidfVectorizer(sublinear_tf=True, "
+    print("methods: rag = rag.search (tf-idf cosine); rag-bm25 = rag.search(scoring='bm25') (k1=4, b=0.9);\n"
+          "         sklearn = TfidfVectorizer(sublinear_tf=True, "
           "smooth_idf=True, analyzer=<our tokens>);\n         bm25s = BM25(k1=1.5, b=0.75, method='lucene'), "
           "same tokens")
     print(f"top-4 chars: mean characters of the top-4 passages "
