@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .backend_choices import BACKENDS, DEFAULT_MODEL
 from .errors import BackendError
 
 if TYPE_CHECKING:
@@ -21,10 +22,8 @@ if TYPE_CHECKING:
 
     from .prompts import Prompt
 
-DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_CLAUDE_TIMEOUT = 300.0  # seconds for one `claude -p` run
-BACKENDS = ("auto", "anthropic", "claude", "none")
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 OnText = Callable[[str], None]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .backends import BACKENDS, DEFAULT_MODEL
+from .backend_choices import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
 from .index import locate_index, remember_index
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
