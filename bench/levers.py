@@ -69,7 +69,8 @@ LEVERS: dict[str, list[str]] = {
     "fields": ["defaults:", "no path field:path_weight=0", "no symbol field:symbol_weight=0",
                "neither:path_weight=0;symbol_weight=0"],
     "rerank": ["defaults:", "test factor 0.8:rerank.test_factor=0.8", "no test demotion:rerank.tests=0", "no dedupe:rerank.dedupe=0",
-               "no docs/code mix:rerank.mix=0", "identity:rerank.tests=0;rerank.dedupe=0;rerank.mix=0"],
+               "no docs/code mix:rerank.mix=0", "identity:rerank.tests=0;rerank.dedupe=0;rerank.mix=0;rerank.boilerplate=0"],
+    "boilerplate": ["defaults:", "no licence/changelog demotion:rerank.boilerplate=0"],
 }
 
 

@@ -29,11 +29,12 @@ EXCLUDED_DIRS = frozenset(
         ".cache", ".gradle", "target", "vendor", "third_party",
     }
 )
-# Lock files and generated artefacts: long, repetitive and never what a question is about.
+# Lock files and generated artefacts (PKG-INFO: sdist metadata, a copy of the README): long,
+# repetitive and never what a question is about.
 EXCLUDED_NAMES = (
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "Pipfile.lock",
     "Cargo.lock", "composer.lock", "Gemfile.lock", "go.sum", "*.min.js", "*.min.css", "*.map",
-    "*.bundle.js", "*.chunk.js", "*.pyc", "*.pyo",
+    "*.bundle.js", "*.chunk.js", "*.pyc", "*.pyo", "PKG-INFO",
 )
 # Data, not code or prose: translation catalogs, vector images, map data, certificates.
 DATA_SUFFIXES = frozenset([".po", ".pot", ".svg", ".geojson", ".topojson", ".crt", ".cer", ".csr", ".srl", ".der"])

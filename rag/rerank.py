@@ -5,6 +5,8 @@ Three adjustments, each measured in bench/LEVERS.md:
 * tests: a passage under a test folder or in a test file is scored TEST_FACTOR times
   its cosine; a question about how the code behaves is answered by the code and its
   docs, which the tests of that behaviour otherwise outrank by repeating its words.
+  Licence texts and change logs (LICENSE, COPYING, NOTICE, CHANGELOG, CHANGES, HISTORY,
+  NEWS, release-notes folders) are demoted the same way: they mention everything once.
 * dedupe: a passage whose words are nearly those of a better one already chosen
   (compiled copies, vendored files, the same text in two places) is dropped.
 * mix: the first PROMPT_K passages (the ones a prompt gets) hold both a docs section and
@@ -29,6 +31,11 @@ MIX_RATIO = 0.8
 
 _WORD = re.compile(r"[^\W_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")
+_BOILERPLATE_PATH = re.compile(
+    r"(^|/)((licen[cs]e|copying|notice|change_?log|changes|history|news)(\.(md|rst|txt|markdown|adoc))?"
+    r"|licen[cs]e[-.][\w.-]+)$|(^|/)(releases|release-notes|changelog)/",
+    re.IGNORECASE,
+)
 
 
 def candidate_count(k: int) -> int:
@@ -41,12 +48,20 @@ def is_test_path(path: str) -> bool:
     return _TEST_PATH.search(path) is not None
 
 
+def is_boilerplate_path(path: str) -> bool:
+    """Return whether a path is a licence text or a change log / release notes."""
+    return _BOILERPLATE_PATH.search(path) is not None
+
+
 def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
-           test_factor: float = TEST_FACTOR) -> list[Hit]:
+           test_factor: float = TEST_FACTOR, boilerplate: bool = True) -> list[Hit]:
     """Return the final top k from candidates sorted best first."""
-    if tests:
+    if tests or boilerplate:
+        def demoted(path: str) -> bool:
+            return (tests and is_test_path(path)) or (boilerplate and is_boilerplate_path(path))
+
         order = sorted(range(len(hits)),
-                       key=lambda i: (-hits[i].score * (test_factor if is_test_path(hits[i].chunk.path) else 1.0), i))
+                       key=lambda i: (-hits[i].score * (test_factor if demoted(hits[i].chunk.path) else 1.0), i))
         hits = [hits[i] for i in order]
     if dedupe:
         hits = _drop_duplicates(hits, k + PROMPT_K)

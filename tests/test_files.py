@@ -50,6 +50,7 @@ def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> 
         "dist/bundle.js": "var a=1\n",
         "web/app.min.js": "var a=1\n",
         "package-lock.json": "{}\n",
+        "PKG-INFO": "Metadata-Version: 2.1\nName: pkg\n\n# Pkg (a copy of the README)\n",
         "docs/.gitignore": "drafts/\n",
         "docs/drafts/wip.md": "# wip\n",
         "docs/index.md": "# Docs\n",
@@ -58,7 +59,7 @@ def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> 
     assert not listing.git
     assert [f.path for f in listing.files] == ["docs/.gitignore", "docs/index.md", "pkg/mod.py"]
     assert listing.skipped["gitignored"] == 1
-    assert listing.skipped["generated"] == 2
+    assert listing.skipped["generated"] == 3  # the lock file, the minified script, PKG-INFO
 
 
 def test_compiled_copies_of_typescript_sources_are_skipped(tmp_path: Path) -> None:

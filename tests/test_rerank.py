@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.chunking import Chunk
-from rag.rerank import PROMPT_K, candidate_count, is_test_path, rerank
+from rag.rerank import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rerank
 from rag.search import Hit
 
 
@@ -26,6 +26,26 @@ def paths(hits: list[Hit]) -> list[str]:
 )
 def test_is_test_path(path: str, expected: bool) -> None:
     assert is_test_path(path) is expected
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("LICENSE", True), ("LICENSE.txt", True), ("licence.md", True), ("COPYING", True), ("NOTICE", True),
+     ("CHANGELOG.md", True), ("CHANGES.rst", True), ("HISTORY.md", True), ("NEWS", True), ("pkg/change_log.txt", True),
+     ("docs/releases/5.2.txt", True), ("changelog/1.0.md", True),
+     ("LICENSE-MIT", True), ("src/license_check.py", False), ("src/history.py", False), ("src/flask/sessions.py", False),
+     ("docs/news_feed/index.md", False), ("src/notices.ts", False), ("lib/changes_tracker.js", False)],
+)
+def test_is_boilerplate_path(path: str, expected: bool) -> None:
+    assert is_boilerplate_path(path) is expected
+
+
+def test_licences_and_change_logs_are_demoted_like_tests() -> None:
+    hits = [hit(0.50, "LICENSE", "Permission is hereby granted ...", kind="text"),
+            hit(0.45, "HISTORY.md", "0.7.5: hooks for responses", kind="section"),
+            hit(0.30, "src/hooks.py"), hit(0.20, "src/models.py"), hit(0.10, "src/utils.py")]
+    assert paths(rerank(hits, 4, mix=False)) == ["src/hooks.py", "LICENSE", "HISTORY.md", "src/models.py"]
+    assert paths(rerank(hits, 4, boilerplate=False, mix=False)) == paths(hits)[:4]
 
 
 def test_candidates_cover_k_three_times_over() -> None:
