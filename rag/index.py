@@ -6,10 +6,11 @@ Layout (FORMAT_VERSION 6):
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
                                 -- a file's chunks have consecutive ids first_chunk..+n_chunks
     chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text)
-    terms(term, id, df, ids, tfs, maxw)  -- term -> chunk ids (uint32, ascending), raw tfs
-                                -- (uint16), and a bound on its tf_weight / norm over its chunks:
-                                -- maxw * meta.bound_scale >= the largest (for pruning, in the
-                                -- everything-readable view)
+    terms(term, id, df, ids, tfs, maxw, maxb)  -- term -> chunk ids (uint32, ascending), raw
+                                -- tfs (uint16), and two bounds for pruning in the everything-
+                                -- readable view: maxw * meta.bound_scale >= its largest
+                                -- tf_weight / norm; maxb >= its largest BM25 tf part
+                                -- tf / (tf + k1 (1 - b + b len / meta.bm25_avglen))
     forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
@@ -42,13 +43,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import mul, truediv
+from itertools import repeat
+from operator import add, mul, truediv
 from pathlib import Path
 from typing import Any
 
 from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
-from .tokens import Tokenizer, TokenizerSettings, idf_weight, tf_weight
+from .tokens import BM25_B, BM25_K1, Tokenizer, TokenizerSettings, idf_weight, tf_weight
 
 FORMAT_VERSION = 6
 INDEX_FILENAME = "index.sqlite"
@@ -65,7 +67,7 @@ CREATE TABLE chunks(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, ordinal IN
                     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL,
                     symbol TEXT, context TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL, df INTEGER NOT NULL,
-                   ids BLOB NOT NULL, tfs BLOB NOT NULL, maxw REAL NOT NULL) WITHOUT ROWID;
+                   ids BLOB NOT NULL, tfs BLOB NOT NULL, maxw REAL NOT NULL, maxb REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE forward(chunk_id INTEGER PRIMARY KEY, tids BLOB NOT NULL, tfs BLOB NOT NULL);
 CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
@@ -103,6 +105,7 @@ class Manifest:
     commit: str | None = None
     access: str | None = None  # sha1 of the .rag-access rules the index was built with
     bound_scale: float = 1.0  # stored pruning bounds are multiplied by this (widened by updates)
+    bm25_avglen: float = 1.0  # the average chunk length the stored BM25 bounds were computed with
     walk: dict[str, Any] | None = None  # the ingest's --include/--exclude/--max-file-size, for re-ingest
 
 
@@ -219,12 +222,13 @@ class IndexWriter:
         df = array("I", [len(ids) for ids in post.ids])
         n_chunks = len(self.chunk_class)
         groups_of_class = {i: g for g, i in self.class_ids.items()}
-        norms = _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs, df,
-                             n_chunks)
+        norms, lengths = _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs,
+                                      df, n_chunks)
+        avglen = sum(lengths) / n_chunks if n_chunks else 1.0
         conn.executemany(
-            "INSERT INTO terms VALUES (?,?,?,?,?,?)",
+            "INSERT INTO terms VALUES (?,?,?,?,?,?,?)",
             ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
-              max_weight(post.ids[tid], post.tfs[tid], norms))
+              max_weight(post.ids[tid], post.tfs[tid], norms), max_bm25(post.ids[tid], post.tfs[tid], lengths, avglen))
              for t, tid in zip(terms, range(len(terms)))),
         )
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (self.chunk_class.tobytes(),))
@@ -233,7 +237,7 @@ class IndexWriter:
         conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
         conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(self.root, self.paths))
         manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
-                            len(terms), time.time(), commit, access, walk=walk)
+                            len(terms), time.time(), commit, access, bm25_avglen=avglen, walk=walk)
         _write_meta(conn, manifest, next_chunk=n_chunks)
         conn.commit()
         conn.close()
@@ -367,14 +371,18 @@ def update_index(
         conn.execute("DELETE FROM views")
         conn.execute("DELETE FROM classes")
         groups_of_class = {i: g for g, i in class_ids.items()}
-        norms = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
+        norms, lengths = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
         # N and the norms moved. Rather than rescan every term's postings, widen all stored
         # bounds by the most any surviving chunk's norm shrank, and make the bounds of the
         # terms whose postings changed exact again
         shrink = max((o / n for o, n in zip(old_norms, norms) if o and n), default=1.0)
         scale = float(meta.get("bound_scale", 1.0)) * max(1.0, shrink)
-        conn.executemany("UPDATE terms SET maxw = ? WHERE term = ?",
-                         ((max_weight(ids, tfs, norms) / scale, term) for term, (ids, tfs) in edited.items()))
+        # a BM25 bound depends on chunk lengths, which never change, and on the average length:
+        # the edited terms' are computed with the one the others were (meta.bm25_avglen)
+        avglen = float(meta["bm25_avglen"])
+        conn.executemany("UPDATE terms SET maxw = ?, maxb = ? WHERE term = ?",
+                         ((max_weight(ids, tfs, norms) / scale, max_bm25(ids, tfs, lengths, avglen), term)
+                          for term, (ids, tfs) in edited.items()))
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
@@ -386,7 +394,7 @@ def update_index(
         n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
         manifest = Manifest(FORMAT_VERSION, TokenizerSettings.from_dict(meta["tokenizer"]), str(root),
                             len(paths), n_live, n_terms, time.time(), commit, meta.get("access"),
-                            walk=walk if walk is not None else meta.get("walk"))
+                            bm25_avglen=avglen, walk=walk if walk is not None else meta.get("walk"))
         conn.execute("DELETE FROM meta")
         _write_meta(conn, manifest, next_chunk, scale)
         conn.execute("COMMIT")
@@ -460,8 +468,8 @@ def _edit_postings(
             ids.extend(added[tid][0])
             tfs.extend(added[tid][1])
         if ids:  # the bound is recomputed once the norms are known
-            conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?)",
-                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), 1.0))
+            conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?,?)",
+                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), 1.0, 1.0))
             edited[term] = (ids, tfs)
         else:
             conn.execute("DELETE FROM terms WHERE term = ?", (term,))
@@ -473,7 +481,8 @@ def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, b
         "format_version": FORMAT_VERSION, "tokenizer": manifest.tokenizer.to_dict(), "root": manifest.root,
         "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
         "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
-        "next_chunk": next_chunk, "bound_scale": bound_scale, "walk": manifest.walk, "byteorder": sys.byteorder,
+        "next_chunk": next_chunk, "bound_scale": bound_scale, "bm25_avglen": manifest.bm25_avglen,
+        "walk": manifest.walk, "byteorder": sys.byteorder,
     }
     conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
 
@@ -482,9 +491,9 @@ def _write_views(
     conn: sqlite3.Connection, groups_of_class: dict[int, frozenset[str]], chunk_class: array[int],
     forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
     live: array[int] | None = None,
-) -> array[float]:
+) -> tuple[array[float], array[int]]:
     """Store each chunk's length, and the chunk count, total length and norms of every view a
-    caller can have; return the norms of the view that reads everything."""
+    caller can have; return the norms of the view that reads everything, and the lengths."""
     everything = array("d")
     lengths = chunk_lengths(forward_tfs, live)
     conn.execute("INSERT INTO arrays VALUES ('lengths', ?)", (lengths.tobytes(),))
@@ -499,7 +508,7 @@ def _write_views(
         conn.execute("INSERT INTO views VALUES (?,?,?)",
                      (view_key(view), n_view, view_length(lengths, chunk_class, view)))
         conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
-    return everything
+    return everything, lengths
 
 
 def chunk_lengths(forward_tfs: list[array[int]], live: array[int] | None = None) -> array[int]:
@@ -579,6 +588,18 @@ def max_weight(ids: array[int], tfs: array[int], norms: array[float]) -> float:
     if not ids:
         return 0.0
     largest: float = max(map(truediv, map(_tf_weights().__getitem__, tfs), map(norms.__getitem__, ids)))
+    return largest
+
+
+def max_bm25(ids: array[int], tfs: array[int], lengths: array[int], avglen: float) -> float:
+    """Return a term's largest BM25 tf part, tf / (tf + k1 (1 - b + b len / avglen)), over its
+    postings (at C speed, in the order rag.search computes it); it is below 1."""
+    if not ids:
+        return 0.0
+    base = BM25_K1 * (1.0 - BM25_B)
+    per_length = BM25_K1 * BM25_B / avglen
+    denominators = map(add, map(add, tfs, repeat(base)), map(mul, repeat(per_length), map(lengths.__getitem__, ids)))
+    largest: float = max(map(truediv, tfs, denominators))
     return largest
 
 
@@ -685,6 +706,7 @@ class Index:
                 root=meta["root"], n_files=meta["n_files"], n_chunks=meta["n_chunks"],
                 n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
                 access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
+                bm25_avglen=float(meta["bm25_avglen"]),
                 walk=meta.get("walk"),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -713,12 +735,13 @@ class Index:
         found = self.term(term)
         return None if found is None else (found[0], found[1])
 
-    def term(self, term: str) -> tuple[array[int], array[int], float] | None:
-        """Return a term's chunk ids, tfs and largest normalised weight, or None if unseen."""
-        row = self._query("SELECT ids, tfs, maxw FROM terms WHERE term = ?", (term,)).fetchone()
+    def term(self, term: str) -> tuple[array[int], array[int], float, float] | None:
+        """Return a term's chunk ids, tfs and its two pruning bounds (see the terms table), or
+        None if unseen."""
+        row = self._query("SELECT ids, tfs, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
         if row is None:
             return None
-        return self._decode("I", row[0]), self._decode("H", row[1]), row[2]
+        return self._decode("I", row[0]), self._decode("H", row[1]), row[2], row[3]
 
     def view(self, caller_groups: frozenset[str] = frozenset()) -> View:
         """Return what a caller with these groups may see: its chunk count and norms.

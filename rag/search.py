@@ -7,23 +7,20 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
+from operator import add, mul, truediv
 from pathlib import Path
 
 from .chunking.base import Chunk
 from .index import Index
 from .rerank import candidate_count, rerank
-from .tokens import idf_weight, tf_weight
+from .tokens import BM25_B, BM25_K1, bm25_idf, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
 SCORINGS = ("tfidf", "bm25")
 DEFAULT_SCORING = "tfidf"
-# BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
-# bench/LEVERS.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
-BM25_K1 = 4.0
-BM25_B = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,40 +89,50 @@ def search(
         raise ValueError("k must be at least 1")
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
+    bm25 = scoring == "bm25"
     qtf = index.tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
+    avglen = view.length / n_docs if view.length else 1.0
+    # the stored BM25 bounds hold for the average length they were computed with; a larger
+    # one (after updates) raises every tf part by at most the ratio
+    bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
     terms: list[_QueryTerm] = []
     for term, n in qtf.items():
         found = index.term(term)
         if found is None:
             continue
-        ids, tfs, maxw = found
-        maxw *= index.manifest.bound_scale
-        if view.classes is not None:  # the stored bound is for the full view; 1 always holds
+        ids, tfs, maxw, maxb = found
+        if view.classes is None:
+            bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
+        else:  # the stored bounds are for the full view; 1 always holds
             ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
-            maxw = math.inf
+            bound = math.inf
             if not ids:
                 continue
-        if scoring == "bm25":
+        if bm25:
             idf = bm25_idf(n_docs, len(ids))
-            terms.append((term, idf, n * idf, ids, tfs, maxw))
+            terms.append((term, idf, n * idf, ids, tfs, bound))
         else:
             idf = idf_weight(n_docs, len(ids))
-            terms.append((term, idf, tf_weight(n) * idf, ids, tfs, maxw))
+            terms.append((term, idf, tf_weight(n) * idf, ids, tfs, bound))
     if not terms:
         return []
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends
     # only on the view's statistics, so equal views give bit-identical scores
     terms.sort(key=lambda t: (-t[2], t[0]))
-    if scoring == "bm25":
-        return _search_bm25(index, view.n_chunks, view.length, terms, k, explain)
+    want = candidate_count(k)
+    if bm25:
+        # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
+        lengths = index.lengths()
+        work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
+                for _, _, qw, ids, tfs, bound in terms]
+        scored = top_scores(work, want, _bm25_weights(lengths, avglen), None, prune)
+        return _hits(index, scored, k, lambda cid: _explain_bm25(cid, terms, lengths, avglen) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.norms
-    scored = top_scores(
-        [(qw / qnorm, idf, ids, tfs, qw / qnorm * min(1.0, idf * maxw)) for _, idf, qw, ids, tfs, maxw in terms],
-        norms, candidate_count(k), prune,
-    )
+    work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
+    scored = top_scores(work, want, _cosine_weights, norms, prune)
     return _hits(index, scored, k, lambda cid: _explain(cid, terms, qnorm, norms[cid]) if explain else ())
 
 
@@ -144,104 +151,87 @@ def _hits(
     return rerank(hits, k)
 
 
-def bm25_idf(n_docs: int, df: int) -> float:
-    """Return BM25's inverse document frequency, ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's form)."""
-    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+# A term's contributions to the chunks of its postings, given its scale: computed at C speed
+# (chains of map), in the same floating-point order everywhere, so that pruned and exhaustive
+# search, and the bounds stored at ingest, agree to the last bit.
+Weights = Callable[[float, "array[int]", "array[int]"], Iterator[float]]
 
 
-def _search_bm25(
-    index: Index, n_docs: int, total_length: int, terms: list[_QueryTerm], k: int, explain: bool,
-) -> list[Hit]:
-    """Score every posting of the query terms with BM25 (k1 = BM25_K1, b = BM25_B).
+def _cosine_weights(scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
+    """scale * (1 + ln tf): the unnormalised tf-idf part (divided by the chunk's norm later)."""
+    return map(mul, repeat(scale), map(add, repeat(1.0), map(math.log, tfs)))
 
-    A term adds qtf * idf * tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen)) to a chunk,
-    where len is the chunk's length (the sum of its stored tfs, fields included). Every
-    posting is read: BM25's bound per term, idf (k1 + 1), is too loose to prune with.
-    """
-    lengths = index.lengths()
-    k1 = BM25_K1
-    base = k1 * (1.0 - BM25_B)
-    per_length = k1 * BM25_B / (total_length / n_docs) if total_length else 0.0
-    acc: dict[int, float] = {}
-    get = acc.get
-    for _, _, qw, ids, tfs, _ in terms:
-        scale = qw * (k1 + 1.0)
-        for cid, tf in zip(ids, tfs):
-            acc[cid] = get(cid, 0.0) + scale * tf / (tf + base + per_length * lengths[cid])
 
-    def contributions(cid: int) -> tuple[TermContribution, ...]:
-        out = []
-        for term, idf, qw, ids, tfs, _ in terms:
-            i = bisect_left(ids, cid)
-            if i < len(ids) and ids[i] == cid:
-                tf = tfs[i]
-                weight = idf * tf * (k1 + 1.0) / (tf + base + per_length * lengths[cid])
-                out.append(TermContribution(term, idf, tf, weight, weight * qw / idf))
-        out.sort(key=lambda c: -c.score)
-        return tuple(out)
+def _bm25_weights(lengths: array[int], avglen: float) -> Weights:
+    """scale * tf / (tf + k1 (1 - b) + k1 b len / avglen), len being each chunk's length."""
+    base = BM25_K1 * (1.0 - BM25_B)
+    per_length = BM25_K1 * BM25_B / avglen
 
-    scored = _best([(s, c) for c, s in acc.items()], candidate_count(k))
-    return _hits(index, scored, k, contributions if explain else lambda cid: ())
+    def weights(scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
+        denominators = map(add, map(add, tfs, repeat(base)), map(mul, repeat(per_length), map(lengths.__getitem__, ids)))
+        return map(truediv, map(mul, repeat(scale), tfs), denominators)
+
+    return weights
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds
 _THRESHOLD_SAMPLE = 20_000
-_TF_WEIGHTS = [0.0] + [tf_weight(n) for n in range(1, 256)]
 
 
 def top_scores(
-    terms: list[tuple[float, float, array[int], array[int], float]], norms: array[float], n: int,
-    prune: bool = True,
+    terms: list[tuple[float, array[int], array[int], float]], n: int, weights: Weights,
+    norms: array[float] | None, prune: bool = True,
 ) -> list[tuple[float, int]]:
-    """Return the (cosine, chunk id) pairs of the n best chunks, plus any tied with the last.
+    """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
 
-    `terms` are (normalised query weight q, idf, chunk ids, tfs, bound), in summing order. A
-    term adds q * idf * tf_weight / norm to a chunk, at most its bound: q times its largest
-    normalised weight in any chunk (never more than q, one component of a unit vector). So
-    once the bounds of the terms not yet read add up to less than the n-th best score so far,
-    no chunk outside the current candidates can reach the top n (max-score pruning): the
-    remaining terms are only looked up, by binary search, for the candidates that can still
-    make it. With `prune` off every posting is read; the result is the same.
+    `terms` are (scale, chunk ids, tfs, bound), in summing order; `weights` turns a term's
+    postings into its contribution to each chunk, divided by the chunk's norm at the end when
+    `norms` are given (cosine). A term adds at most its bound to any chunk. So once the bounds
+    of the terms not yet read add up to less than the n-th best score so far, no chunk outside
+    the current candidates can reach the top n (max-score pruning): the remaining terms are
+    only looked up, by binary search, for the candidates that can still make it. With `prune`
+    off every posting is read; the result is the same.
     """
     remaining = [0.0] * (len(terms) + 1)
     for i in range(len(terms) - 1, -1, -1):
-        remaining[i] = remaining[i + 1] + terms[i][4]
-    acc: dict[int, float] = {}  # chunk id -> sum of q * idf * tf_weight (divided by norm at the end)
+        remaining[i] = remaining[i + 1] + terms[i][3]
+    acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
+
+    def score(cid: int, total: float) -> float:
+        return total if norms is None else total / norms[cid]
+
     threshold = 0.0
     done = 0
-    for q, idf, ids, tfs, _ in terms:
+    for scale, ids, tfs, _ in terms:
         if prune and len(acc) >= n:
             # any n candidates give a lower bound on the n-th best: look at no more than a sample
             sample = islice(acc.items(), _THRESHOLD_SAMPLE)
-            threshold = heapq.nlargest(n, (s / norms[c] for c, s in sample))[-1]
+            threshold = heapq.nlargest(n, (score(c, s) for c, s in sample))[-1]
             if remaining[done] + _EPSILON < threshold:
                 break
-        scale = q * idf
         if not acc:
-            acc = dict(zip(ids, [scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf)) for tf in tfs]))
+            acc = dict(zip(ids, weights(scale, ids, tfs)))
         else:
             get = acc.get
-            for cid, tf in zip(ids, tfs):
-                acc[cid] = get(cid, 0.0) + scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
+            for cid, w in zip(ids, weights(scale, ids, tfs)):
+                acc[cid] = get(cid, 0.0) + w
         done += 1
     if done < len(terms):
         rest = remaining[done]
-        candidates = [c for c, s in acc.items() if s / norms[c] + rest + _EPSILON >= threshold]
-        for q, idf, ids, tfs, _ in terms[done:]:
-            scale = q * idf
+        candidates = [c for c, s in acc.items() if score(c, s) + rest + _EPSILON >= threshold]
+        for scale, ids, tfs, _ in terms[done:]:
             if len(candidates) * 8 < len(ids):
                 for cid in candidates:
                     j = bisect_left(ids, cid)
                     if j < len(ids) and ids[j] == cid:
-                        tf = tfs[j]
-                        acc[cid] += scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
+                        acc[cid] += next(weights(scale, ids[j:j + 1], tfs[j:j + 1]))
             else:
                 wanted = set(candidates)
-                for cid, tf in zip(ids, tfs):
+                for cid, w in zip(ids, weights(scale, ids, tfs)):
                     if cid in wanted:
-                        acc[cid] += scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
+                        acc[cid] += w
         acc = {c: acc[c] for c in candidates}
-    return _best([(s / norms[c], c) for c, s in acc.items()], n)
+    return _best([(score(c, s), c) for c, s in acc.items()], n)
 
 
 def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
@@ -275,5 +265,18 @@ def _explain(cid: int, terms: list[_QueryTerm], qnorm: float, norm: float) -> tu
             tf = tfs[i]
             weight = tf_weight(tf) * idf / norm
             out.append(TermContribution(term, idf, tf, weight, weight * qw / qnorm))
+    out.sort(key=lambda c: -c.score)
+    return tuple(out)
+
+
+def _explain_bm25(cid: int, terms: list[_QueryTerm], lengths: array[int], avglen: float) -> tuple[TermContribution, ...]:
+    weights = _bm25_weights(lengths, avglen)
+    out = []
+    for term, idf, qw, ids, tfs, _ in terms:
+        i = bisect_left(ids, cid)
+        if i < len(ids) and ids[i] == cid:
+            tf = tfs[i]
+            score = next(weights(qw * (BM25_K1 + 1.0), ids[i:i + 1], tfs[i:i + 1]))
+            out.append(TermContribution(term, idf, tf, score * idf / qw, score))
     out.sort(key=lambda c: -c.score)
     return tuple(out)

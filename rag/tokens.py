@@ -387,3 +387,14 @@ def tf_weight(tf: int) -> float:
 def idf_weight(n_docs: int, df: int) -> float:
     """Return the smoothed inverse document frequency ln((1 + N) / (1 + df)) + 1."""
     return math.log((1 + n_docs) / (1 + df)) + 1.0
+
+
+# BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
+# bench/LEVERS.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
+BM25_K1 = 4.0
+BM25_B = 0.9
+
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    """Return BM25's inverse document frequency, ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's form)."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))

@@ -1,4 +1,4 @@
-"""Max-score pruning returns exactly the exhaustive top k."""
+"""Max-score pruning returns exactly the exhaustive top k, under cosine and under BM25."""
 
 from __future__ import annotations
 
@@ -25,8 +25,12 @@ def zipf_repo(root: Path, n_files: int, seed: int) -> tuple[Path, list[str]]:
     return write_tree(root, files), vocab
 
 
+SCORINGS = pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+
+
+@SCORINGS
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_pruned_top_k_equals_exhaustive(tmp_path: Path, seed: int) -> None:
+def test_pruned_top_k_equals_exhaustive(tmp_path: Path, seed: int, scoring: str) -> None:
     repo, vocab = zipf_repo(tmp_path / "r", 150, seed)
     ingest(repo)
     rng = random.Random(seed)
@@ -35,12 +39,14 @@ def test_pruned_top_k_equals_exhaustive(tmp_path: Path, seed: int) -> None:
         for _ in range(60):
             question = " ".join(rng.choices(vocab, weights, k=rng.randint(1, 8)))
             k = rng.choice([1, 4, 10])
-            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, k)]
-            slow = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, k, prune=False)]
+            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, k, scoring=scoring)]
+            slow = [(h.chunk.path, h.chunk.start_line, h.score)
+                    for h in search(index, question, k, prune=False, scoring=scoring)]
             assert fast == slow, question
 
 
-def test_pruning_probes_common_terms_instead_of_scanning_them(tmp_path: Path, mocker) -> None:
+@SCORINGS
+def test_pruning_probes_common_terms_instead_of_scanning_them(tmp_path: Path, mocker, scoring: str) -> None:
     # 30 chunks hold the rare words; "common" is in all 1,000: once the rare terms have filled
     # the candidate list, the common term's postings are probed for those candidates only
     files = {f"f{i:04d}.txt": "common filler text\n" for i in range(1000)}
@@ -49,32 +55,43 @@ def test_pruning_probes_common_terms_instead_of_scanning_them(tmp_path: Path, mo
     ingest(repo)
     spy = mocker.spy(sys.modules["rag.search"], "bisect_left")
     with Index(repo / ".rag" / "index.sqlite") as index:
-        hits = search(index, "rare needle common", k=4)
-        assert [h.chunk.path for h in hits] == [h.chunk.path for h in search(index, "rare needle common", 4, prune=False)]
+        hits = search(index, "rare needle common", k=4, scoring=scoring)
+        calls = spy.call_count
+        exhaustive = search(index, "rare needle common", 4, prune=False, scoring=scoring)
+        assert [h.chunk.path for h in hits] == [h.chunk.path for h in exhaustive]
     assert all(h.chunk.path.startswith("target") for h in hits)
-    assert 0 < spy.call_count <= 30
+    assert 0 < calls <= 30
 
 
-def test_pruning_stays_exact_after_in_place_updates(tmp_path: Path, mocker) -> None:
-    # updates widen the stored bounds instead of recomputing them all; they must stay bounds
+@SCORINGS
+def test_pruning_stays_exact_after_in_place_updates(tmp_path: Path, mocker, scoring: str) -> None:
+    # updates widen the stored bounds instead of recomputing them all; they must stay bounds,
+    # whether files shrink (smaller norms) or grow (a longer average chunk for BM25)
     repo, vocab = zipf_repo(tmp_path / "r", 150, 7)
     ingest(repo)
     update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
     rng = random.Random(7)
     docs = sorted(repo.glob("doc*.txt"))
-    for step in range(4):
-        for path in rng.sample(docs, 6):  # shrink files: fewer terms, smaller df, smaller norms
-            if path.exists():
-                path.write_text(" ".join(path.read_text().split()[: rng.randint(3, 12)]) + f" step{step}\n")
+    for step in range(6):
+        for path in rng.sample(docs, 6):
+            if not path.exists():
+                continue
+            words = path.read_text().split()
+            if step < 3:  # shrink: fewer terms, smaller df, smaller norms
+                path.write_text(" ".join(words[: rng.randint(3, 12)]) + f" step{step}\n")
+            else:  # grow: one long paragraph, a longer average chunk
+                path.write_text(" ".join(words * 3 + rng.choices(vocab, k=40)) + f" step{step}\n")
         victim = docs[step]
         if victim.exists():
             victim.unlink()
         ingest(repo)
-    assert update.call_count == 4
+    assert update.call_count == 6
     with Index(repo / ".rag" / "index.sqlite") as index:
         assert index.manifest.bound_scale >= 1.0
+        assert index.view().length / index.view().n_chunks > index.manifest.bm25_avglen  # the bounds are scaled
         for _ in range(80):
             question = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
-            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, 4)]
-            slow = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, 4, prune=False)]
+            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, 4, scoring=scoring)]
+            slow = [(h.chunk.path, h.chunk.start_line, h.score)
+                    for h in search(index, question, 4, prune=False, scoring=scoring)]
             assert fast == slow, question
