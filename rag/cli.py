@@ -53,8 +53,8 @@ index_option = click.option(
 
 scoring_option = click.option(
     "--scoring", type=click.Choice(SCORINGS), default=DEFAULT_SCORING, show_default=True, envvar="RAG_SCORING",
-    help="How passages are scored: tfidf = cosine of TF-IDF vectors; bm25 = BM25 (k1 4, b 0.9) "
-         "on the same index.",
+    help="How passages are scored: bm25 = BM25 (k1 4, b 0.9); tfidf = cosine of TF-IDF vectors; "
+         "auto = bm25, or tfidf for an index built with --tokenizer plain.",
 )
 
 

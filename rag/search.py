@@ -1,10 +1,11 @@
-"""Scoring and top-k over the inverted index: cosine similarity of TF-IDF vectors (the
-default), or BM25 on the same postings."""
+"""Scoring and top-k over the inverted index: BM25, or cosine similarity of TF-IDF vectors,
+on the same postings."""
 
 from __future__ import annotations
 
 import heapq
 import math
+import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
@@ -19,8 +20,10 @@ from .rerank import candidate_count, rerank
 from .tokens import BM25_B, BM25_K1, bm25_idf, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
-SCORINGS = ("tfidf", "bm25")
-DEFAULT_SCORING = "tfidf"
+# auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
+# bench/LEVERS.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
+SCORINGS = ("auto", "tfidf", "bm25")
+DEFAULT_SCORING = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,17 +82,19 @@ def search(
     index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
     groups: frozenset[str] = frozenset(), prune: bool = True, scoring: str = DEFAULT_SCORING,
 ) -> list[Hit]:
-    """Return the top `k` chunks for `question` by cosine similarity (or BM25), best first.
+    """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first.
 
-    Only chunks a caller with `groups` may read are scored, with the statistics of that
-    view (see Index.view). Query terms the index (or the view) has never seen drop out; a
-    query made only of them returns []. Ties are broken by chunk order (path, then line).
+    `scoring` is "bm25", "tfidf" (cosine of TF-IDF vectors) or "auto": BM25 unless the index
+    was built with the plain tokenizer. Only chunks a caller with `groups` may read are
+    scored, with the statistics of that view (see Index.view). Query terms the index (or the
+    view) has never seen drop out; a query made only of them returns []. Ties are broken by
+    chunk order (path, then line).
     """
     if k < 1:
         raise ValueError("k must be at least 1")
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
-    bm25 = scoring == "bm25"
+    bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     qtf = index.tokenizer.query_counts(question)
     view = index.view(groups)
     n_docs = view.n_chunks
@@ -127,12 +132,12 @@ def search(
         lengths = index.lengths()
         work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
                 for _, _, qw, ids, tfs, bound in terms]
-        scored = top_scores(work, want, _bm25_weights(lengths, avglen), None, prune)
+        scored = top_scores(work, want, _BM25(lengths, avglen), None, prune)
         return _hits(index, scored, k, lambda cid: _explain_bm25(cid, terms, lengths, avglen) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.norms
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
-    scored = top_scores(work, want, _cosine_weights, norms, prune)
+    scored = top_scores(work, want, _Cosine(), norms, prune)
     return _hits(index, scored, k, lambda cid: _explain(cid, terms, qnorm, norms[cid]) if explain else ())
 
 
@@ -151,27 +156,41 @@ def _hits(
     return rerank(hits, k)
 
 
-# A term's contributions to the chunks of its postings, given its scale: computed at C speed
-# (chains of map), in the same floating-point order everywhere, so that pruned and exhaustive
-# search, and the bounds stored at ingest, agree to the last bit.
-Weights = Callable[[float, "array[int]", "array[int]"], Iterator[float]]
+# How a term contributes to a chunk, given the term's scale and its tf there: for all of a
+# term's postings at once (at C speed: a table or chains of map) or for one probed posting,
+# in the same floating-point order either way, so that pruned and exhaustive search, and the
+# bounds stored at ingest, agree to the last bit.
+_TF_WEIGHTS = [tf_weight(n) if n else 0.0 for n in range(256)]
+_HIGH_BYTE = 1 if sys.byteorder == "little" else 0  # of a uint16 tf, in memory
 
 
-def _cosine_weights(scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
+class _Cosine:
     """scale * (1 + ln tf): the unnormalised tf-idf part (divided by the chunk's norm later)."""
-    return map(mul, repeat(scale), map(add, repeat(1.0), map(math.log, tfs)))
+
+    def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
+        if not tfs.tobytes()[_HIGH_BYTE::2].strip(b"\0"):  # no tf above 255: nearly always
+            return map([scale * w for w in _TF_WEIGHTS].__getitem__, tfs)
+        return map(mul, repeat(scale), map(add, repeat(1.0), map(math.log, tfs)))
+
+    def one(self, scale: float, cid: int, tf: int) -> float:
+        return scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
 
 
-def _bm25_weights(lengths: array[int], avglen: float) -> Weights:
-    """scale * tf / (tf + k1 (1 - b) + k1 b len / avglen), len being each chunk's length."""
-    base = BM25_K1 * (1.0 - BM25_B)
-    per_length = BM25_K1 * BM25_B / avglen
+class _BM25:
+    """scale * tf / (tf + k1 (1 - b) + k1 b len / avglen), len being the chunk's length."""
 
-    def weights(scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
-        denominators = map(add, map(add, tfs, repeat(base)), map(mul, repeat(per_length), map(lengths.__getitem__, ids)))
+    def __init__(self, lengths: array[int], avglen: float) -> None:
+        self.lengths = lengths
+        self.base = BM25_K1 * (1.0 - BM25_B)
+        self.per_length = BM25_K1 * BM25_B / avglen
+
+    def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
+        denominators = map(add, map(add, tfs, repeat(self.base)),
+                           map(mul, repeat(self.per_length), map(self.lengths.__getitem__, ids)))
         return map(truediv, map(mul, repeat(scale), tfs), denominators)
 
-    return weights
+    def one(self, scale: float, cid: int, tf: int) -> float:
+        return scale * tf / (tf + self.base + self.per_length * self.lengths[cid])
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds
@@ -179,7 +198,7 @@ _THRESHOLD_SAMPLE = 20_000
 
 
 def top_scores(
-    terms: list[tuple[float, array[int], array[int], float]], n: int, weights: Weights,
+    terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
     norms: array[float] | None, prune: bool = True,
 ) -> list[tuple[float, int]]:
     """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
@@ -196,42 +215,44 @@ def top_scores(
     for i in range(len(terms) - 1, -1, -1):
         remaining[i] = remaining[i + 1] + terms[i][3]
     acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
-
-    def score(cid: int, total: float) -> float:
-        return total if norms is None else total / norms[cid]
-
     threshold = 0.0
     done = 0
     for scale, ids, tfs, _ in terms:
         if prune and len(acc) >= n:
             # any n candidates give a lower bound on the n-th best: look at no more than a sample
-            sample = islice(acc.items(), _THRESHOLD_SAMPLE)
-            threshold = heapq.nlargest(n, (score(c, s) for c, s in sample))[-1]
+            if norms is None:
+                threshold = heapq.nlargest(n, islice(acc.values(), _THRESHOLD_SAMPLE))[-1]
+            else:
+                sample = islice(acc.items(), _THRESHOLD_SAMPLE)
+                threshold = heapq.nlargest(n, (s / norms[c] for c, s in sample))[-1]
             if remaining[done] + _EPSILON < threshold:
                 break
         if not acc:
-            acc = dict(zip(ids, weights(scale, ids, tfs)))
+            acc = dict(zip(ids, weights.many(scale, ids, tfs)))
         else:
             get = acc.get
-            for cid, w in zip(ids, weights(scale, ids, tfs)):
+            for cid, w in zip(ids, weights.many(scale, ids, tfs)):
                 acc[cid] = get(cid, 0.0) + w
         done += 1
     if done < len(terms):
         rest = remaining[done]
-        candidates = [c for c, s in acc.items() if score(c, s) + rest + _EPSILON >= threshold]
+        floor = threshold - rest - _EPSILON
+        candidates = [c for c, s in acc.items() if (s if norms is None else s / norms[c]) >= floor]
         for scale, ids, tfs, _ in terms[done:]:
             if len(candidates) * 8 < len(ids):
                 for cid in candidates:
                     j = bisect_left(ids, cid)
                     if j < len(ids) and ids[j] == cid:
-                        acc[cid] += next(weights(scale, ids[j:j + 1], tfs[j:j + 1]))
+                        acc[cid] += weights.one(scale, cid, tfs[j])
             else:
                 wanted = set(candidates)
-                for cid, w in zip(ids, weights(scale, ids, tfs)):
+                for cid, w in zip(ids, weights.many(scale, ids, tfs)):
                     if cid in wanted:
                         acc[cid] += w
         acc = {c: acc[c] for c in candidates}
-    return _best([(score(c, s), c) for c, s in acc.items()], n)
+    if norms is None:
+        return _best(list(zip(acc.values(), acc)), n)
+    return _best([(s / norms[c], c) for c, s in acc.items()], n)
 
 
 def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
@@ -270,13 +291,13 @@ def _explain(cid: int, terms: list[_QueryTerm], qnorm: float, norm: float) -> tu
 
 
 def _explain_bm25(cid: int, terms: list[_QueryTerm], lengths: array[int], avglen: float) -> tuple[TermContribution, ...]:
-    weights = _bm25_weights(lengths, avglen)
+    weights = _BM25(lengths, avglen)
     out = []
     for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)
         if i < len(ids) and ids[i] == cid:
             tf = tfs[i]
-            score = next(weights(qw * (BM25_K1 + 1.0), ids[i:i + 1], tfs[i:i + 1]))
+            score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
             out.append(TermContribution(term, idf, tf, score * idf / qw, score))
     out.sort(key=lambda c: -c.score)
     return tuple(out)

@@ -102,7 +102,7 @@ def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypa
     monkeypatch.setenv("RAG_SCORING", "bm25")
     assert json.loads(runner.invoke(main, args).output)["results"] == bm25
     bad = runner.invoke(main, [*args, "--scoring", "bm26"])
-    assert bad.exit_code == 2 and "'bm26' is not one of 'tfidf', 'bm25'" in bad.output
+    assert bad.exit_code == 2 and "'bm26' is not one of 'auto', 'tfidf', 'bm25'" in bad.output
     questions = tmp_path / "q.jsonl"  # a miss: its listing shows the scores of the chosen scoring
     questions.write_text(json.dumps({"id": "q", "question": "billing",
                                      "answers": [{"path": "plans.txt", "start_line": 1, "end_line": 1}]}) + "\n")
@@ -111,3 +111,17 @@ def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypa
                                       "--scoring", scoring])
         miss, = json.loads(result.output)["misses"]
         assert (miss["results"][0]["path"], round(miss["results"][0]["score"], 4)) == ("team.txt", top)
+
+
+def test_auto_is_bm25_except_on_plain_indexes(worked_repo: Path, tmp_path: Path) -> None:
+    """The default: BM25 (better on both eval sets), but `--tokenizer plain` keeps the original design."""
+    plain, code = tmp_path / "plain.sqlite", tmp_path / "code.sqlite"
+    ingest(worked_repo, plain, PLAIN)
+    ingest(worked_repo, code)
+
+    def scores(path: Path, scoring: str) -> list[tuple[str, float]]:
+        with Index(path) as index:
+            return [(h.chunk.path, h.score) for h in search(index, "billing team refunds", 4, scoring=scoring)]
+
+    assert scores(plain, "auto") == scores(plain, "tfidf") != scores(plain, "bm25")
+    assert scores(code, "auto") == scores(code, "bm25") != scores(code, "tfidf")

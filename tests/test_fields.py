@@ -77,9 +77,13 @@ def test_path_and_symbol_rank_the_session_cookie_interface_first(tmp_path: Path)
         index_path = tmp_path / f"{name}.sqlite"
         ingest(repo, index_path, settings)
         with Index(index_path) as index:
-            scores[name] = [(h.chunk.symbol, round(h.score, 4)) for h in search(index, "session cookie", k=3)]
+            scores[name] = [(h.chunk.symbol, round(h.score, 4))
+                            for h in search(index, "session cookie", k=3, scoring="tfidf")]
+            scores[f"{name}, bm25"] = [h.chunk.symbol for h in search(index, "session cookie", k=3, scoring="bm25")]
     # the class line alone puts it first; its path and symbol more than double the lead
     assert scores["no fields"] == [("SecureCookieSessionInterface", 0.337), ("make_response", 0.2343),
                                    ("client", 0.1473)]
     assert scores["fields"] == [("SecureCookieSessionInterface", 0.4081), ("make_response", 0.173),
                                 ("client", 0.124)]
+    assert scores["fields, bm25"] == scores["no fields, bm25"] == ["SecureCookieSessionInterface", "make_response",
+                                                                  "client"]

@@ -95,3 +95,18 @@ def test_pruning_stays_exact_after_in_place_updates(tmp_path: Path, mocker, scor
             slow = [(h.chunk.path, h.chunk.start_line, h.score)
                     for h in search(index, question, 4, prune=False, scoring=scoring)]
             assert fast == slow, question
+
+
+@SCORINGS
+def test_a_term_repeated_hundreds_of_times_scores_like_the_formula(tmp_path: Path, scoring: str) -> None:
+    # tfs above 255 leave the cosine weight table for the computed path: same figures
+    repo = write_tree(tmp_path / "r", {"loud.py": f"def loud():\n    return '{'echo ' * 300}tail'\n",
+                                       "quiet.txt": "echo once tail\n", "other.txt": "nothing here\n"})
+    ingest(repo)
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        hits = search(index, "echo tail", 4, explain=True, scoring=scoring)
+        assert [h.chunk.path for h in hits] == [h.chunk.path for h in search(index, "echo tail", 4, prune=False,
+                                                                               scoring=scoring)]
+    loud = next(h for h in hits if h.chunk.path == "loud.py")
+    assert max(c.tf for c in loud.contributions) >= 300
+    assert sum(c.score for c in loud.contributions) == pytest.approx(loud.score, abs=1e-12)
