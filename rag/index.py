@@ -40,7 +40,7 @@ import time
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
@@ -668,15 +668,30 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
 class View:
-    """The part of an index one caller may read."""
+    """The part of an index one caller may read. Its norms are read on first use (cosine
+    needs them, BM25 does not)."""
 
-    classes: frozenset[int] | None  # readable access classes; None = all (nothing to filter)
-    n_chunks: int  # N for the IDF
-    norms: array[float]  # by chunk id, under this view's IDF
-    length: int  # the total length of its chunks (BM25's average length is length / n_chunks)
-    chunk_class: array[int] | None  # access class by chunk id, when filtering is needed
+    __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_norms", "_load_norms")
+
+    def __init__(
+        self, classes: frozenset[int] | None, n_chunks: int, length: int, chunk_class: array[int] | None,
+        norms: array[float] | None, load_norms: Callable[[], array[float]] | None = None,
+    ) -> None:
+        self.classes = classes  # readable access classes; None = all (nothing to filter)
+        self.n_chunks = n_chunks  # N for the IDF
+        self.length = length  # the total length of its chunks (BM25's average length is length / n_chunks)
+        self.chunk_class = chunk_class  # access class by chunk id, when filtering is needed
+        self._norms = norms
+        self._load_norms = load_norms
+
+    @property
+    def norms(self) -> array[float]:
+        """Each chunk's L2 norm under this view's IDF, by chunk id (0.0 outside the view)."""
+        if self._norms is None:
+            assert self._load_norms is not None
+            self._norms = self._load_norms()
+        return self._norms
 
 
 class Index:
@@ -760,8 +775,9 @@ class Index:
         everything = len(readable) == len(groups_of_class)
         chunk_class = None if everything else self._array("classes", "H")
         row = self._query("SELECT n_chunks, length FROM views WHERE key = ?", (key,)).fetchone()
+        norms: array[float] | None = None
         if row is not None:
-            n_view, length, norms = row[0], row[1], self._array(f"norms:{key}", "d")
+            n_view, length = row[0], row[1]
         else:  # a rare group combination: compute its statistics now
             assert chunk_class is not None
             n_ids = len(chunk_class)
@@ -775,7 +791,8 @@ class Index:
             n_view, df = _view_df(forward_tids, chunk_class, readable, n_terms, live)
             norms = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
             length = view_length(self.lengths(), chunk_class, readable)
-        view = View(None if everything else readable, n_view, norms, length, chunk_class)
+        view = View(None if everything else readable, n_view, length, chunk_class, norms,
+                    lambda: self._array(f"norms:{key}", "d"))
         self._views[key] = view
         return view
 

@@ -139,15 +139,18 @@ def test_index_found_from_a_subdirectory_and_from_where_ingest_ran(tmp_path: Pat
     assert locate_index(repo, tmp_path) == path  # --index may name the repo
 
 
-def test_query_reads_only_what_it_needs(tmp_path: Path) -> None:
-    # A query fetches the postings of its terms and the text of the top k, not every chunk.
+@pytest.mark.parametrize(("scoring", "array_read"), [("tfidf", "norms:0"), ("bm25", "lengths")])
+def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, array_read: str) -> None:
+    # A query fetches the postings of its terms, one per-chunk array (cosine: norms, BM25:
+    # lengths) and the text of the top k, not every chunk.
     repo = write_tree(tmp_path / "r", {f"f{i}.txt": f"topic{i} shared words here\n" for i in range(50)})
     path = ingest(repo, settings=TokenizerSettings(mode="plain")).index_path
     statements: list[str] = []
     with Index(path) as index:
         index._conn.set_trace_callback(statements.append)
-        search(index, "topic7 shared", k=2)
+        search(index, "topic7 shared", k=2, scoring=scoring)
     assert sum("FROM terms WHERE term" in s for s in statements) == 2
+    assert [s.split("name = ")[1] for s in statements if "FROM arrays" in s] == [f"'{array_read}'"]
     chunk_reads = [s for s in statements if "c.text" in s]
     assert len(chunk_reads) == 1
     # only the candidates for the top 2, not the 50 chunks that share a term with the query
