@@ -373,16 +373,17 @@ def update_index(
         groups_of_class = {i: g for g, i in class_ids.items()}
         norms, lengths = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
         # N and the norms moved. Rather than rescan every term's postings, widen all stored
-        # bounds by the most any surviving chunk's norm shrank, and make the bounds of the
-        # terms whose postings changed exact again
+        # bounds by the most any surviving chunk's norm shrank, and raise the bounds of the
+        # terms that gained postings to cover those (a removed posting leaves a bound valid)
         shrink = max((o / n for o, n in zip(old_norms, norms) if o and n), default=1.0)
         scale = float(meta.get("bound_scale", 1.0)) * max(1.0, shrink)
         # a BM25 bound depends on chunk lengths, which never change, and on the average length:
-        # the edited terms' are computed with the one the others were (meta.bm25_avglen)
+        # the new postings' are computed with the one the others were (meta.bm25_avglen)
         avglen = float(meta["bm25_avglen"])
         conn.executemany("UPDATE terms SET maxw = ?, maxb = ? WHERE term = ?",
-                         ((max_weight(ids, tfs, norms) / scale, max_bm25(ids, tfs, lengths, avglen), term)
-                          for term, (ids, tfs) in edited.items()))
+                         ((max(maxw, max_weight(ids, tfs, norms) / scale), max(maxb, max_bm25(ids, tfs, lengths, avglen)),
+                           term)
+                          for term, (maxw, maxb, ids, tfs) in edited.items() if ids))
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
@@ -446,31 +447,34 @@ class _TermIds:
 def _edit_postings(
     conn: sqlite3.Connection, term_ids: _TermIds,
     removed: dict[int, list[tuple[int, int]]], added: dict[int, tuple[array[int], array[int]]],
-) -> dict[str, tuple[array[int], array[int]]]:
+) -> dict[str, tuple[float, float, array[int], array[int]]]:
     """Cut removed chunk-id ranges out of the affected postings and append the new chunks;
-    return the edited postings of the terms that remain."""
-    edited: dict[str, tuple[array[int], array[int]]] = {}
+    return, for each term that remains, its stored bounds before the edit (0 for a new term)
+    and its added postings."""
+    edited: dict[str, tuple[float, float, array[int], array[int]]] = {}
     names = {tid: t for t, tid in term_ids.known.items()}
     for tid in removed.keys() - names.keys():
         (names[tid],) = conn.execute("SELECT term FROM terms WHERE id = ?", (tid,)).fetchone()
     for tid in removed.keys() | added.keys():
         term = names[tid]
-        row = conn.execute("SELECT ids, tfs FROM terms WHERE term = ?", (term,)).fetchone()
+        row = conn.execute("SELECT ids, tfs, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
         ids, tfs = array("I"), array("H")
+        maxw = maxb = 0.0
         if row is not None:
             ids.frombytes(row[0])
             tfs.frombytes(row[1])
+            maxw, maxb = row[2], row[3]
         for lo, hi in sorted(removed.get(tid, ()), reverse=True):
             i, j = bisect_left(ids, lo), bisect_left(ids, hi)
             del ids[i:j]
             del tfs[i:j]
-        if tid in added:  # new chunk ids are above every existing one: order is kept
-            ids.extend(added[tid][0])
-            tfs.extend(added[tid][1])
-        if ids:  # the bound is recomputed once the norms are known
+        new_ids, new_tfs = added.get(tid, (array("I"), array("H")))
+        ids.extend(new_ids)  # new chunk ids are above every existing one: order is kept
+        tfs.extend(new_tfs)
+        if ids:  # the bounds are updated once the norms are known
             conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?,?)",
-                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), 1.0, 1.0))
-            edited[term] = (ids, tfs)
+                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), maxw, maxb))
+            edited[term] = (maxw, maxb, new_ids, new_tfs)
         else:
             conn.execute("DELETE FROM terms WHERE term = ?", (term,))
     return edited
