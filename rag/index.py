@@ -15,7 +15,9 @@ Layout (FORMAT_VERSION 6):
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
                                 -- as seen by callers of that view, by id (0.0 for unused ids);
-                                -- 'lengths': uint32 sum of each chunk's stored tfs (for BM25)
+                                -- 'lengths': uint32 sum of each chunk's stored tfs;
+                                -- 'bm25k:<view>': float64 k1 (1 - b + b len / avglen) of each
+                                -- chunk, avglen being that view's (BM25's length normaliser)
     classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
     views(key, n_chunks, length)  -- a set of readable classes, e.g. "0,2", its chunk count and
                                 -- the sum of its chunks' lengths
@@ -225,10 +227,11 @@ class IndexWriter:
         norms, lengths = _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs,
                                       df, n_chunks)
         avglen = sum(lengths) / n_chunks if n_chunks else 1.0
+        normalisers = bm25_normalisers(lengths, avglen)
         conn.executemany(
             "INSERT INTO terms VALUES (?,?,?,?,?,?,?)",
             ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
-              max_weight(post.ids[tid], post.tfs[tid], norms), max_bm25(post.ids[tid], post.tfs[tid], lengths, avglen))
+              max_weight(post.ids[tid], post.tfs[tid], norms), max_bm25(post.ids[tid], post.tfs[tid], normalisers))
              for t, tid in zip(terms, range(len(terms)))),
         )
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (self.chunk_class.tobytes(),))
@@ -380,8 +383,9 @@ def update_index(
         # a BM25 bound depends on chunk lengths, which never change, and on the average length:
         # the new postings' are computed with the one the others were (meta.bm25_avglen)
         avglen = float(meta["bm25_avglen"])
+        normalisers = bm25_normalisers(lengths, avglen)
         conn.executemany("UPDATE terms SET maxw = ?, maxb = ? WHERE term = ?",
-                         ((max(maxw, max_weight(ids, tfs, norms) / scale), max(maxb, max_bm25(ids, tfs, lengths, avglen)),
+                         ((max(maxw, max_weight(ids, tfs, norms) / scale), max(maxb, max_bm25(ids, tfs, normalisers)),
                            term)
                           for term, (maxw, maxb, ids, tfs) in edited.items() if ids))
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
@@ -496,8 +500,9 @@ def _write_views(
     forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
     live: array[int] | None = None,
 ) -> tuple[array[float], array[int]]:
-    """Store each chunk's length, and the chunk count, total length and norms of every view a
-    caller can have; return the norms of the view that reads everything, and the lengths."""
+    """Store each chunk's length, and the chunk count, total length, norms and BM25 length
+    normalisers of every view a caller can have; return the norms of the view that reads
+    everything, and the lengths."""
     everything = array("d")
     lengths = chunk_lengths(forward_tfs, live)
     conn.execute("INSERT INTO arrays VALUES ('lengths', ?)", (lengths.tobytes(),))
@@ -509,10 +514,20 @@ def _write_views(
         norms = view_norms(forward_tids, forward_tfs, chunk_class, view, n_view, view_df, live)
         if len(view) == len(groups_of_class):
             everything = norms
-        conn.execute("INSERT INTO views VALUES (?,?,?)",
-                     (view_key(view), n_view, view_length(lengths, chunk_class, view)))
+        length = view_length(lengths, chunk_class, view)
+        conn.execute("INSERT INTO views VALUES (?,?,?)", (view_key(view), n_view, length))
         conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
+        conn.execute("INSERT INTO arrays VALUES (?,?)",
+                     (f"bm25k:{view_key(view)}", bm25_normalisers(lengths, length / n_view if length else 1.0).tobytes()))
     return everything, lengths
+
+
+def bm25_normalisers(lengths: array[int], avglen: float) -> array[float]:
+    """Return k1 (1 - b + b len / avglen) for each chunk length, as k1 (1 - b) + (k1 b / avglen) len:
+    BM25's tf part of a posting is tf / (tf + this)."""
+    base = BM25_K1 * (1.0 - BM25_B)
+    per_length = BM25_K1 * BM25_B / avglen
+    return array("d", map(add, repeat(base), map(mul, repeat(per_length), lengths)))
 
 
 def chunk_lengths(forward_tfs: list[array[int]], live: array[int] | None = None) -> array[int]:
@@ -595,15 +610,12 @@ def max_weight(ids: array[int], tfs: array[int], norms: array[float]) -> float:
     return largest
 
 
-def max_bm25(ids: array[int], tfs: array[int], lengths: array[int], avglen: float) -> float:
-    """Return a term's largest BM25 tf part, tf / (tf + k1 (1 - b + b len / avglen)), over its
-    postings (at C speed, in the order rag.search computes it); it is below 1."""
+def max_bm25(ids: array[int], tfs: array[int], normalisers: array[float]) -> float:
+    """Return a term's largest BM25 tf part, tf / (tf + normaliser), over its postings (at C
+    speed); it is below 1."""
     if not ids:
         return 0.0
-    base = BM25_K1 * (1.0 - BM25_B)
-    per_length = BM25_K1 * BM25_B / avglen
-    denominators = map(add, map(add, tfs, repeat(base)), map(mul, repeat(per_length), map(lengths.__getitem__, ids)))
-    largest: float = max(map(truediv, tfs, denominators))
+    largest: float = max(map(truediv, tfs, map(add, tfs, map(normalisers.__getitem__, ids))))
     return largest
 
 
@@ -676,26 +688,34 @@ class View:
     """The part of an index one caller may read. Its norms are read on first use (cosine
     needs them, BM25 does not)."""
 
-    __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_norms", "_load_norms")
+    __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_arrays", "_load")
 
     def __init__(
         self, classes: frozenset[int] | None, n_chunks: int, length: int, chunk_class: array[int] | None,
-        norms: array[float] | None, load_norms: Callable[[], array[float]] | None = None,
+        load: Callable[[str], array[float]], arrays: dict[str, array[float]] | None = None,
     ) -> None:
         self.classes = classes  # readable access classes; None = all (nothing to filter)
         self.n_chunks = n_chunks  # N for the IDF
         self.length = length  # the total length of its chunks (BM25's average length is length / n_chunks)
         self.chunk_class = chunk_class  # access class by chunk id, when filtering is needed
-        self._norms = norms
-        self._load_norms = load_norms
+        self._arrays = arrays or {}
+        self._load = load
 
     @property
     def norms(self) -> array[float]:
         """Each chunk's L2 norm under this view's IDF, by chunk id (0.0 outside the view)."""
-        if self._norms is None:
-            assert self._load_norms is not None
-            self._norms = self._load_norms()
-        return self._norms
+        return self._array("norms")
+
+    @property
+    def bm25k(self) -> array[float]:
+        """Each chunk's BM25 length normaliser k1 (1 - b + b len / avglen) under this view."""
+        return self._array("bm25k")
+
+    def _array(self, name: str) -> array[float]:
+        found = self._arrays.get(name)
+        if found is None:
+            found = self._arrays[name] = self._load(name)
+        return found
 
 
 class Index:
@@ -779,7 +799,7 @@ class Index:
         everything = len(readable) == len(groups_of_class)
         chunk_class = None if everything else self._array("classes", "H")
         row = self._query("SELECT n_chunks, length FROM views WHERE key = ?", (key,)).fetchone()
-        norms: array[float] | None = None
+        arrays: dict[str, array[float]] = {}
         if row is not None:
             n_view, length = row[0], row[1]
         else:  # a rare group combination: compute its statistics now
@@ -793,10 +813,11 @@ class Index:
                 live[cid] = 1
             n_terms = self._query("SELECT MAX(id) FROM terms").fetchone()[0] + 1
             n_view, df = _view_df(forward_tids, chunk_class, readable, n_terms, live)
-            norms = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
+            arrays["norms"] = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
             length = view_length(self.lengths(), chunk_class, readable)
-        view = View(None if everything else readable, n_view, length, chunk_class, norms,
-                    lambda: self._array(f"norms:{key}", "d"))
+            arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
+        view = View(None if everything else readable, n_view, length, chunk_class,
+                    lambda name: self._array(f"{name}:{key}", "d"), arrays)
         self._views[key] = view
         return view
 

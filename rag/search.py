@@ -17,7 +17,7 @@ from pathlib import Path
 from .chunking.base import Chunk
 from .index import Index
 from .rerank import candidate_count, rerank
-from .tokens import BM25_B, BM25_K1, bm25_idf, idf_weight, tf_weight
+from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
@@ -129,11 +129,11 @@ def search(
     want = candidate_count(k)
     if bm25:
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
-        lengths = index.lengths()
+        weights = _BM25(view.bm25k)
         work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
                 for _, _, qw, ids, tfs, bound in terms]
-        scored = top_scores(work, want, _BM25(lengths, avglen), None, prune)
-        return _hits(index, scored, k, lambda cid: _explain_bm25(cid, terms, lengths, avglen) if explain else ())
+        scored = top_scores(work, want, weights, None, prune)
+        return _hits(index, scored, k, lambda cid: _explain_bm25(cid, terms, weights) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.norms
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
@@ -177,20 +177,16 @@ class _Cosine:
 
 
 class _BM25:
-    """scale * tf / (tf + k1 (1 - b) + k1 b len / avglen), len being the chunk's length."""
+    """scale * tf / (tf + k1 (1 - b + b len / avglen)), the normaliser being stored per chunk."""
 
-    def __init__(self, lengths: array[int], avglen: float) -> None:
-        self.lengths = lengths
-        self.base = BM25_K1 * (1.0 - BM25_B)
-        self.per_length = BM25_K1 * BM25_B / avglen
+    def __init__(self, normalisers: array[float]) -> None:
+        self.normalisers = normalisers
 
     def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
-        denominators = map(add, map(add, tfs, repeat(self.base)),
-                           map(mul, repeat(self.per_length), map(self.lengths.__getitem__, ids)))
-        return map(truediv, map(mul, repeat(scale), tfs), denominators)
+        return map(truediv, map(mul, repeat(scale), tfs), map(add, tfs, map(self.normalisers.__getitem__, ids)))
 
     def one(self, scale: float, cid: int, tf: int) -> float:
-        return scale * tf / (tf + self.base + self.per_length * self.lengths[cid])
+        return scale * tf / (tf + self.normalisers[cid])
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds
@@ -290,8 +286,7 @@ def _explain(cid: int, terms: list[_QueryTerm], qnorm: float, norm: float) -> tu
     return tuple(out)
 
 
-def _explain_bm25(cid: int, terms: list[_QueryTerm], lengths: array[int], avglen: float) -> tuple[TermContribution, ...]:
-    weights = _BM25(lengths, avglen)
+def _explain_bm25(cid: int, terms: list[_QueryTerm], weights: _BM25) -> tuple[TermContribution, ...]:
     out = []
     for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)

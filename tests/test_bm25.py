@@ -13,8 +13,7 @@ from conftest import WORKED_EXAMPLE, write_tree
 
 from rag import Index, TokenizerSettings, ingest, search
 from rag.cli import main
-from rag.search import BM25_B, BM25_K1
-from rag.tokens import Tokenizer
+from rag.tokens import BM25_B, BM25_K1, Tokenizer
 
 PLAIN = TokenizerSettings(mode="plain")
 

@@ -139,10 +139,10 @@ def test_index_found_from_a_subdirectory_and_from_where_ingest_ran(tmp_path: Pat
     assert locate_index(repo, tmp_path) == path  # --index may name the repo
 
 
-@pytest.mark.parametrize(("scoring", "array_read"), [("tfidf", "norms:0"), ("bm25", "lengths")])
+@pytest.mark.parametrize(("scoring", "array_read"), [("tfidf", "norms:0"), ("bm25", "bm25k:0")])
 def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, array_read: str) -> None:
-    # A query fetches the postings of its terms, one per-chunk array (cosine: norms, BM25:
-    # lengths) and the text of the top k, not every chunk.
+    # A query fetches the postings of its terms, one per-chunk array (cosine: norms, BM25: its
+    # length normalisers) and the text of the top k, not every chunk.
     repo = write_tree(tmp_path / "r", {f"f{i}.txt": f"topic{i} shared words here\n" for i in range(50)})
     path = ingest(repo, settings=TokenizerSettings(mode="plain")).index_path
     statements: list[str] = []
