@@ -347,7 +347,7 @@ def main() -> None:
         out.append(table)
     if args.record:
         defaults = ", ".join(f"{k}={v}" for k, v in TokenizerSettings().to_dict().items())
-        cmd = "python bench/levers.py " + " ".join(repr(a) if " " in a else a for a in sys.argv[1:])
+        cmd = "python " + " ".join(repr(a) if " " in a else a for a in sys.orig_argv[1:])  # as typed
         with RECORD.open("a") as f:
             f.write(f"\n### {args.title or args.lever or 'run'} — {datetime.date.today()}\n\n"
                     f"`{cmd}`  \ndefaults: {defaults}\n\n" + "\n\n".join(out) + "\n")

@@ -1,12 +1,15 @@
 """BM25 scoring on top of bench/levers.py's in-memory search: rag's chunks, fields and rerank kept.
 
-    python bench/levers_bm25.py --k1 1.2 --b 0.75 [--sets docstring,dev]
+    python bench/levers_bm25.py --k1 1.2 --b 0.75 [--sets docstring,dev] [--mix M]
+    python bench/levers_bm25.py --k1 4 --b 0.9 --lever fields [--record --title T]   # levers under BM25
 
 Each chunk's stored terms (text, path and symbol fields, as rag.fields.chunk_counts weighs them)
 are scored with Lucene's BM25: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf part
 tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), dl = the chunk's term count. A query term counts
 once per occurrence. Candidates and rerank are as in bench/levers.py. This differs from the
-bench's `ref bm25s` row, which has no query stopwords and no rerank. Results go in bench/LEVERS.md.
+bench's `ref bm25s` row, which has no query stopwords and no rerank. With --lever/--record/--title
+the arguments go to bench/levers.py: its lever tables, every configuration scored with BM25.
+Results go in bench/LEVERS.md.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def main() -> None:
     parser.add_argument("--corpora", default="")
     parser.add_argument("--mix", type=float, default=0.0,
                         help="score = (1 - mix) * bm25 / its best + mix * cosine / its best (0: BM25 only)")
-    args = parser.parse_args()
+    args, passed_on = parser.parse_known_args()
     levers = runpy.run_path(str(LEVERS), run_name="levers")
     memory_index = levers["MemoryIndex"]
     cosine_init = memory_index.__init__
@@ -85,8 +88,8 @@ def main() -> None:
 
     memory_index.__init__ = bm25_init
     memory_index.search = search
-    sys.argv = [str(LEVERS), "--config", f"bm25 k1={args.k1} b={args.b} mix={args.mix}:", "--sets", args.sets,
-                "--corpora", args.corpora]
+    configs = [] if "--lever" in passed_on else ["--config", f"bm25 k1={args.k1} b={args.b} mix={args.mix}:"]
+    sys.argv = [str(LEVERS), *configs, "--sets", args.sets, "--corpora", args.corpora, *passed_on]
     levers["main"]()
 
 
