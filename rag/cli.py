@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,6 +18,7 @@ from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
+
     from .pipeline import IngestReport
 
 
@@ -46,7 +47,7 @@ class RagGroup(click.Group):
 
 
 index_option = click.option(
-    "--index", "index_path", type=click.Path(path_type=Path), envvar="RAG_INDEX",
+    "--index", "index_path", type=click.Path(), envvar="RAG_INDEX",
     help="Index file to use (default: REPO/.rag/index.sqlite, found from the current directory).",
 )
 
@@ -64,7 +65,7 @@ def main() -> None:
 
 
 @main.command("ingest")
-@click.argument("repo", type=click.Path(path_type=Path))
+@click.argument("repo", type=click.Path())
 @index_option
 @click.option("--tokenizer", type=click.Choice(MODES), default=None,
               help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
@@ -78,7 +79,7 @@ def main() -> None:
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
 def ingest_cmd(
-    repo: Path, index_path: Path | None, tokenizer: str | None, include: tuple[str, ...],
+    repo: str, index_path: str | None, tokenizer: str | None, include: tuple[str, ...],
     exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
@@ -103,7 +104,7 @@ def ingest_cmd(
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    remember_index(Path.cwd(), report.index_path)
+    remember_index(os.getcwd(), report.index_path)
     click.echo(format_ingest_report(report))
 
 
@@ -166,7 +167,7 @@ if TYPE_CHECKING:
 @click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
 @scoring_option
 def query_cmd(
-    question: tuple[str, ...], index_path: Path | None, top_k: int, as_json: bool, no_llm: bool,
+    question: tuple[str, ...], index_path: str | None, top_k: int, as_json: bool, no_llm: bool,
     explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
     groups: tuple[str, ...], refresh: bool, scoring: str,
 ) -> None:
@@ -224,9 +225,9 @@ def query_cmd(
 
 
 @main.command("eval")
-@click.argument("questions", type=click.Path(path_type=Path))
+@click.argument("questions", type=click.Path())
 @index_option
-@click.option("--corpus-root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+@click.option("--corpus-root", type=click.Path(exists=True, file_okay=False),
               help="Run a question that names a corpus against DIR/<corpus> (indexed first if needed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--misses", is_flag=True,
@@ -236,16 +237,19 @@ def query_cmd(
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
 @scoring_option
 def eval_cmd(
-    questions: Path, index_path: Path | None, corpus_root: Path | None, as_json: bool, misses: bool,
+    questions: str, index_path: str | None, corpus_root: str | None, as_json: bool, misses: bool,
     top_k: int, full: bool, scoring: str,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
+    from pathlib import Path
+
     from .evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
 
     if top_k > DEPTH:
         raise click.BadParameter(f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}",
                                  param_hint="'-k'")
-    report = run_eval(questions, index_path, corpus_root, top_k, explain=misses, full=full, scoring=scoring,
+    report = run_eval(Path(questions), Path(index_path) if index_path else None,
+                      Path(corpus_root) if corpus_root else None, top_k, explain=misses, full=full, scoring=scoring,
                       on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
     if as_json:
         click.echo(json.dumps(report_dict(report, misses), ensure_ascii=False))
@@ -303,7 +307,7 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
 
 def _standalone(command: click.Command) -> Callable[[], None]:
     def run() -> None:
-        command.main(prog_name=Path(sys.argv[0]).name)
+        command.main(prog_name=os.path.basename(sys.argv[0]))
 
     return run
 

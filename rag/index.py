@@ -47,12 +47,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 from operator import add, mul, truediv
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .tokens import BM25_B, BM25_K1, Tokenizer, TokenizerSettings, idf_weight, tf_weight
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
+# (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
 FORMAT_VERSION = 6
 INDEX_FILENAME = "index.sqlite"
@@ -111,17 +116,30 @@ class Manifest:
     walk: dict[str, Any] | None = None  # the ingest's --include/--exclude/--max-file-size, for re-ingest
 
 
-def default_index_path(root: Path) -> Path:
+def default_index_path(root: str | os.PathLike[str]) -> Path:
     """Return where the index of `root` lives by default: ROOT/.rag/index.sqlite."""
-    return Path(root) / INDEX_DIRNAME / INDEX_FILENAME
+    from pathlib import Path
+
+    return Path(_default_index_file(os.fspath(root)))
 
 
-def index_file(path: Path) -> Path:
+def _default_index_file(root: str) -> str:
+    return os.path.join(root, INDEX_DIRNAME, INDEX_FILENAME)
+
+
+def index_file(path: str | os.PathLike[str]) -> Path:
     """Return the index file an --index value names: a file as given; a folder means the index
     inside it (DIR/.rag/index.sqlite, or DIR/index.sqlite for a .rag folder), for every command."""
-    path = Path(path)
-    if path.is_dir():
-        return path / INDEX_FILENAME if path.name == INDEX_DIRNAME else default_index_path(path)
+    from pathlib import Path
+
+    return Path(_index_file(os.fspath(path)))
+
+
+def _index_file(path: str) -> str:
+    if os.path.isdir(path):
+        if os.path.basename(os.path.normpath(path)) == INDEX_DIRNAME:
+            return os.path.join(path, INDEX_FILENAME)
+        return _default_index_file(path)
     return path
 
 
@@ -167,6 +185,8 @@ class IndexWriter:
     """Write a new index from a stream of file records, then move it into place."""
 
     def __init__(self, path: Path, tokenizer: TokenizerSettings, root: Path) -> None:
+        from pathlib import Path
+
         self.path = Path(path)
         self.tokenizer = tokenizer
         self.root = Path(root)
@@ -652,7 +672,7 @@ def _dir_mtimes(root: Path, paths: list[str]) -> list[tuple[str, int]]:
     out = []
     for d in sorted(dirs):
         try:
-            out.append((d, os.stat(Path(root) / d).st_mtime_ns))
+            out.append((d, os.stat(os.path.join(root, d)).st_mtime_ns))
         except OSError:
             continue
     return out
@@ -721,9 +741,9 @@ class View:
 class Index:
     """A saved index opened for reading; loads only the manifest until asked for more."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        if not self.path.is_file():
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        if not os.path.isfile(self.path):
             raise NoIndexError(f"No index at {self.path} — run `python ingest.py REPO` first")
         try:
             self._conn = _connect_for_reading(self.path)
@@ -956,7 +976,7 @@ def _ancestors(path: str) -> Iterator[str]:
     yield ""
 
 
-def _connect_for_reading(path: Path) -> sqlite3.Connection:
+def _connect_for_reading(path: str) -> sqlite3.Connection:
     """Open an index to read it; read-write when allowed, so that SQLite can roll back the
     journal of an update that was killed, read-only otherwise. A query waits for an update
     that is committing rather than failing."""
@@ -968,14 +988,16 @@ def _connect_for_reading(path: Path) -> sqlite3.Connection:
         return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
 
 
-def _state_file() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "rag" / "indexes.json"
+def _state_file() -> str:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "rag", "indexes.json")
 
 
-def remember_index(cwd: Path, index_path: Path) -> None:
+def remember_index(cwd: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> None:
     """Record that an ingest run from `cwd` wrote `index_path`, so a query from there finds it."""
-    state = _state_file()
+    from pathlib import Path
+
+    state = Path(_state_file())
     try:
         known = json.loads(state.read_text())
         if not isinstance(known, dict):
@@ -992,23 +1014,27 @@ def remember_index(cwd: Path, index_path: Path) -> None:
         pass  # remembering is a convenience; --index and the upward search still work
 
 
-def locate_index(explicit: Path | None = None, cwd: Path | None = None) -> Path:
+def locate_index(explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None) -> str:
     """Find the index to query: `explicit`, else ./.rag in cwd or a parent, else the one ingested from cwd."""
     if explicit is not None:
-        path = index_file(explicit)
-        if not path.is_file():
+        path = _index_file(os.fspath(explicit))
+        if not os.path.isfile(path):
             raise NoIndexError(f"No index at {explicit} — run `python ingest.py REPO --index {explicit}` first")
         return path
-    here = Path(cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = default_index_path(folder)
-        if candidate.is_file():
+    here = folder = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    while True:
+        candidate = _default_index_file(folder)
+        if os.path.isfile(candidate):
             return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
     try:
-        known = json.loads(_state_file().read_text())
-        remembered = Path(known[str(here)])
-        if remembered.is_file():
-            return remembered
+        with open(_state_file(), encoding="utf-8") as fh:
+            remembered = json.load(fh)[here]
+        if os.path.isfile(remembered):
+            return str(remembered)
     except (OSError, ValueError, KeyError, TypeError):
         pass
     raise NoIndexError(f"No index found for {here} — run `python ingest.py REPO` first (or pass --index PATH)")

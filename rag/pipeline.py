@@ -187,8 +187,8 @@ def _git_commit(root: Path) -> str | None:
 
 
 def ingest(
-    root: Path,
-    index_path: Path | None = None,
+    root: str | os.PathLike[str],
+    index_path: str | os.PathLike[str] | None = None,
     settings: TokenizerSettings | None = None,
     include: tuple[str, ...] | None = None,
     exclude: tuple[str, ...] | None = None,

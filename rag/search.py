@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
 import sys
 from array import array
 from bisect import bisect_left
@@ -12,7 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import add, mul, truediv
-from pathlib import Path
 
 from .chunking.base import Chunk
 from .index import Index
@@ -55,7 +55,7 @@ class Retrieval:
 
 
 def retrieve(
-    index_path: Path, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
+    index_path: str | os.PathLike[str], question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
     groups: frozenset[str] = frozenset(), refresh: bool = False, scoring: str = DEFAULT_SCORING,
 ) -> Retrieval:
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
@@ -66,7 +66,7 @@ def retrieve(
     """
     if refresh:
         with Index(index_path) as index:
-            root, settings = Path(index.manifest.root), index.manifest.tokenizer
+            root, settings = index.manifest.root, index.manifest.tokenizer
             stale = bool(index.changed_files(index.files()))
         if stale:
             from .pipeline import ingest  # only a refresh needs the ingest pipeline

@@ -131,12 +131,13 @@ def test_repo_without_indexable_files(tmp_path: Path) -> None:
 def test_index_found_from_a_subdirectory_and_from_where_ingest_ran(tmp_path: Path) -> None:
     repo = code_repo(tmp_path / "r")
     path = ingest(repo).index_path
-    assert locate_index(None, repo / "app") == path
+    assert locate_index(None, repo / "app") == str(path)  # a str: a query does not import pathlib
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     remember_index(elsewhere, path)
-    assert locate_index(None, elsewhere) == path
-    assert locate_index(repo, tmp_path) == path  # --index may name the repo
+    assert locate_index(None, elsewhere) == str(path)
+    assert locate_index(repo, tmp_path) == str(path)  # --index may name the repo
+    assert locate_index(repo / ".rag", tmp_path) == str(path)  # or its .rag folder
 
 
 @pytest.mark.parametrize(("scoring", "array_read"), [("tfidf", "norms:0"), ("bm25", "bm25k:0")])

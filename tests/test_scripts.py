@@ -53,7 +53,8 @@ def test_retrieval_only_does_not_import_the_sdk(worked_repo: Path) -> None:
         "import sys; sys.argv=['query.py','--json','--no-llm','billing'];"
         "from rag.cli import query_main\n"
         "try:\n    query_main()\nexcept SystemExit:\n    pass\n"
-        "print([m for m in ('anthropic', 'rag.backends', 'rag.pipeline', 'rag.chunking.python') if m in sys.modules],"
+        "print([m for m in ('anthropic', 'rag.backends', 'rag.pipeline', 'rag.chunking.python', 'pathlib')"
+        " if m in sys.modules],"
         " file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=worked_repo, capture_output=True, text=True,
