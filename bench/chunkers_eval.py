@@ -13,7 +13,6 @@ import argparse
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from unittest import mock
 
@@ -25,7 +24,7 @@ from rag.evaluate import evaluate, load_questions
 
 
 def paragraph_chunks(path: str, text: str, on_fallback: object = None) -> list:
-    return [replace(c, ordinal=i) for i, c in enumerate(chunk_text(path, text))]
+    return [c._replace(ordinal=i) for i, c in enumerate(chunk_text(path, text))]
 
 
 def main() -> None:

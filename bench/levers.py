@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # bench/secrets.py must not shadow `secrets`
@@ -88,7 +88,7 @@ def parse_config(spec: str) -> Config:
     label, _, body = spec.partition(":")
     overrides: dict[str, object] = {}
     rr: dict[str, object] = {}
-    types = {f.name: f.type for f in fields(TokenizerSettings)}
+    types = {name: str(kind) for name, kind in TokenizerSettings.__annotations__.items()}
     for item in filter(None, (s.strip() for s in body.split(";"))):
         key, _, raw = item.partition("=")
         value: object = _value(raw)
@@ -100,7 +100,7 @@ def parse_config(spec: str) -> Config:
             overrides[key] = value
         else:
             raise SystemExit(f"unknown setting {key!r} in {spec!r}")
-    return Config(label or body, replace(TokenizerSettings(), **overrides), rr)
+    return Config(label or body, TokenizerSettings()._replace(**overrides), rr)
 
 
 def _value(raw: str) -> object:

@@ -6,7 +6,6 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -274,7 +273,7 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "end_line": c.end_line, "chunk": c.ordinal, "kind": c.kind, "symbol": c.symbol, "text": c.text,
     }
     if explain:
-        out["explain"] = [asdict(t) for t in hit.contributions]
+        out["explain"] = [t._asdict() for t in hit.contributions]
     return out
 
 
@@ -364,6 +363,8 @@ def format_usage(result: Answer) -> str:
 
 def format_answer_json(result: Answer, explain: bool = False) -> str:
     """Return an answer as one JSON object: answer, checked citations, and the passages sent."""
+    from dataclasses import asdict  # answers only: a query without a model never loads dataclasses
+
     return json.dumps({
         "question": result.question,
         "answer": result.text,

@@ -417,7 +417,7 @@ def _miss_dict(o: Outcome, k: int) -> dict[str, Any]:
         "results": [
             {"rank": r, "score": h.score, "path": h.chunk.path, "start_line": h.chunk.start_line,
              "end_line": h.chunk.end_line, "kind": h.chunk.kind, "symbol": h.chunk.symbol,
-             "chars": len(h.chunk.text), "explain": [asdict(t) for t in h.contributions]}
+             "chars": len(h.chunk.text), "explain": [t._asdict() for t in h.contributions]}
             for r, h in enumerate(o.hits[:k], 1)
         ],
     }

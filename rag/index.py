@@ -43,11 +43,10 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 from operator import add, mul, truediv
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
@@ -85,8 +84,7 @@ CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWI
 """
 
 
-@dataclass(frozen=True, slots=True)
-class FileRecord:
+class FileRecord(NamedTuple):
     """One indexed file: where it is, how to tell it changed, and its chunks with their terms."""
 
     path: str
@@ -98,8 +96,7 @@ class FileRecord:
     groups: frozenset[str] = frozenset()  # who may read it (.rag-access); empty = public
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(NamedTuple):
     """What an index is: format, tokenizer, counts and where it came from."""
 
     format_version: int

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .access import AccessList
@@ -161,8 +161,8 @@ def _moved_records(
     out = []
     for record in previous.records(new_of):
         f = new_of[record.path]
-        chunks = tuple(replace(c, path=f.path) for c in record.chunks)
-        out.append(replace(record, path=f.path, size=f.size, mtime_ns=f.mtime_ns, chunks=chunks,
+        chunks = tuple(c._replace(path=f.path) for c in record.chunks)
+        out.append(record._replace(path=f.path, size=f.size, mtime_ns=f.mtime_ns, chunks=chunks,
                            counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
                            groups=access.groups_of(f.path)))
     return out
@@ -278,7 +278,7 @@ def ingest(
                 if reason not in ("unreadable", "too-large"):  # these depend on the moment and the options
                     skips.append((source.path, source.size, source.mtime_ns, reason))
             else:
-                yield replace(done.record, groups=access.groups_of(done.record.path))
+                yield done.record._replace(groups=access.groups_of(done.record.path))
 
     try:
         incremental = (previous is not None and same_access
@@ -300,7 +300,7 @@ def ingest(
             if previous is not None:
                 retimes = {f.path: f.mtime_ns for f in retimed}
                 stored = heapq.merge(
-                    (replace(r, groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
+                    (r._replace(groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
                      for r in previous.records(unchanged)),
                     sorted(_moved_records(previous, moved, access, settings), key=lambda r: r.path),
                     key=lambda r: r.path,

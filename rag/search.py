@@ -10,9 +10,9 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import add, mul, truediv
+from typing import NamedTuple
 
 from .chunking.base import Chunk
 from .index import Index
@@ -26,8 +26,7 @@ SCORINGS = ("auto", "tfidf", "bm25")
 DEFAULT_SCORING = "auto"
 
 
-@dataclass(frozen=True, slots=True)
-class TermContribution:
+class TermContribution(NamedTuple):
     """How one query term contributed to a hit's score."""
 
     term: str
@@ -37,8 +36,7 @@ class TermContribution:
     score: float  # its share of the hit's score (the contributions sum to the score)
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """A retrieved chunk, its cosine score and, when asked for, why it scored."""
 
     score: float  # cosine in [0, 1] under tfidf scoring; BM25's sum under bm25
@@ -46,8 +44,7 @@ class Hit:
     contributions: tuple[TermContribution, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Retrieval:
+class Retrieval(NamedTuple):
     """The hits for a question, and the files that changed since the index was built."""
 
     hits: list[Hit]

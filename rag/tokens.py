@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
 from functools import cache
+from typing import NamedTuple
 
 PLAIN_STOPWORDS = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "is", "for", "on", "with"])
 # Words of a question that ask rather than name: dropped from a query (code mode,
@@ -45,8 +45,7 @@ MODES = ("code", "plain")
 STEMMERS = ("none", "suffix", "porter2")
 
 
-@dataclass(frozen=True, slots=True)
-class TokenizerSettings:
+class TokenizerSettings(NamedTuple):
     """How text becomes terms; saved in the index manifest."""
 
     mode: str = "code"
@@ -59,7 +58,7 @@ class TokenizerSettings:
 
     def to_dict(self) -> dict[str, object]:
         """Return the settings as a JSON-ready dict."""
-        return asdict(self)
+        return dict(self._asdict())
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> TokenizerSettings:

@@ -47,13 +47,15 @@ def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
 
 
 def test_retrieval_only_does_not_import_the_sdk(worked_repo: Path) -> None:
-    """Nor the backends, nor the ingest pipeline and chunkers: a query loads what retrieval needs."""
+    """Nor the backends, the ingest pipeline, the chunkers, pathlib or dataclasses (each costs
+    startup time): a query loads what retrieval needs."""
     run("ingest.py", str(worked_repo), cwd=worked_repo)
     code = (
         "import sys; sys.argv=['query.py','--json','--no-llm','billing'];"
         "from rag.cli import query_main\n"
         "try:\n    query_main()\nexcept SystemExit:\n    pass\n"
-        "print([m for m in ('anthropic', 'rag.backends', 'rag.pipeline', 'rag.chunking.python', 'pathlib')"
+        "print([m for m in ('anthropic', 'rag.backends', 'rag.pipeline', 'rag.chunking.python', 'pathlib',"
+        " 'dataclasses')"
         " if m in sys.modules],"
         " file=sys.stderr)"
     )

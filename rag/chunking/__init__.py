@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from .base import Chunk
@@ -92,4 +91,4 @@ def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None =
     else:
         # very long lines (data, source maps) would make giant paragraphs: cut them by characters
         chunks = [w for c in chunk_text(path, text) for w in window_chars(c, text)]
-    return [replace(c, ordinal=i) for i, c in enumerate(chunks)]
+    return [c._replace(ordinal=i) for i, c in enumerate(chunks)]

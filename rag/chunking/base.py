@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 # Size policy, one for all chunkers (see README "How it works").
 MERGE_WORDS = 25  # a piece under this many words merges forward into the next one
@@ -18,9 +18,9 @@ KINDS = ("function", "method", "class", "module", "section", "text")
 _WORD = re.compile(r"\S+")
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One passage of a file: what is indexed, retrieved, shown and cited."""
+class Chunk(NamedTuple):
+    """One passage of a file: what is indexed, retrieved, shown and cited. (A NamedTuple rather
+    than a dataclass: defining one costs a query's startup far less.)"""
 
     path: str  # relative to the repo root, '/'-separated
     start_line: int  # 1-based, inclusive
@@ -72,7 +72,7 @@ def window_lines(chunk: Chunk, lines: list[str]) -> list[Chunk]:
         if chunk.end_line - end < OVERLAP_LINES:
             end = chunk.end_line
         text = "\n".join(lines[start - 1 : end])
-        out.append(replace(chunk, start_line=start, end_line=end, text=text))
+        out.append(chunk._replace(start_line=start, end_line=end, text=text))
         if end >= chunk.end_line:
             return out
         start += step
@@ -84,8 +84,7 @@ HARD_MAX_CHARS = 4 * MAX_CHARS  # a chunk still longer than this (very long line
 OVERLAP_CHARS = MAX_CHARS // 8
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
+class Piece(NamedTuple):
     """A span a chunker found, before the size policy turns it into chunks."""
 
     start_line: int
@@ -122,13 +121,13 @@ def merge_tiny(pieces: list[Piece], lines: list[str]) -> list[Piece]:
     for piece in pieces:
         start = piece.start_line if pending is None else pending.start_line
         if piece.glue and word_count(span_text(lines, start, piece.end_line)) < MERGE_WORDS:
-            pending = replace(piece, start_line=start)
+            pending = piece._replace(start_line=start)
             continue
-        out.append(replace(piece, start_line=start))
+        out.append(piece._replace(start_line=start))
         pending = None
     if pending is not None:
         if out:
-            out[-1] = replace(out[-1], end_line=pending.end_line)
+            out[-1] = out[-1]._replace(end_line=pending.end_line)
         else:
             out.append(pending)
     return out
@@ -142,7 +141,7 @@ def close_scope(pieces: list[Piece], lines: list[str]) -> list[Piece]:
     if len(pieces) > 1 and pieces[-1].glue and not pieces[-2].glue:
         last = pieces[-1]
         if word_count(span_text(lines, last.start_line, last.end_line)) < MERGE_WORDS:
-            return pieces[:-2] + [replace(pieces[-2], end_line=last.end_line)]
+            return pieces[:-2] + [pieces[-2]._replace(end_line=last.end_line)]
     return pieces
 
 
@@ -169,15 +168,15 @@ def assemble(
             and piece.symbol is not None
             and (prev.symbol, prev.kind) == (piece.symbol, piece.kind)
         ):
-            trimmed[-1] = replace(prev, end_line=end)
+            trimmed[-1] = prev._replace(end_line=end)
             continue
-        trimmed.append(replace(piece, start_line=start, end_line=end))
+        trimmed.append(piece._replace(start_line=start, end_line=end))
     chunks: list[Chunk] = []
     for piece in merge_tiny(trimmed, lines):
         body = span_text(lines, piece.start_line, piece.end_line)
         chunk = Chunk(path, piece.start_line, piece.end_line, piece.kind, piece.symbol, body, piece.context)
         if len(body) > MAX_CHARS and piece.window_context:
-            chunk = replace(chunk, context=piece.window_context)
+            chunk = chunk._replace(context=piece.window_context)
         for window in window_lines(chunk, lines):
             chunks.extend(window_chars(window, text))
     return chunks
@@ -210,8 +209,7 @@ def window_chars(chunk: Chunk, text: str, limit: int = HARD_MAX_CHARS) -> list[C
             e -= 1
         if s < e:
             out.append(
-                replace(
-                    chunk,
+                chunk._replace(
                     start_line=line_of_offset(starts, s),
                     end_line=line_of_offset(starts, e - 1),
                     text=text[s:e],

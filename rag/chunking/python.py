@@ -6,7 +6,6 @@ import ast
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 
 from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope
 
@@ -152,5 +151,5 @@ def _fallback_pieces(lines: list[str]) -> list[Piece]:
         pieces.append(Piece(1, cuts[0].start_line - 1 if cuts else len(lines), "module", None, glue=True))
     for i, cut in enumerate(cuts):
         end = cuts[i + 1].start_line - 1 if i + 1 < len(cuts) else len(lines)
-        pieces.append(replace(cut, end_line=end))
+        pieces.append(cut._replace(end_line=end))
     return pieces
