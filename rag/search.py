@@ -9,9 +9,9 @@ import os
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
-from itertools import islice, repeat
-from operator import add, mul, truediv
+from collections.abc import Callable, Iterable, Iterator
+from itertools import compress, islice, repeat
+from operator import add, ge, mul, truediv
 from typing import NamedTuple
 
 from .chunking.base import Chunk
@@ -129,12 +129,12 @@ def search(
         weights = _BM25(view.bm25k)
         work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
                 for _, _, qw, ids, tfs, bound in terms]
-        scored = top_scores(work, want, weights, None, prune)
+        scored = top_scores(work, want, weights, None, len(view.bm25k), prune)
         return _hits(index, scored, k, lambda cid: _explain_bm25(cid, terms, weights) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.norms
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
-    scored = top_scores(work, want, _Cosine(), norms, prune)
+    scored = top_scores(work, want, _Cosine(), norms, len(norms), prune)
     return _hits(index, scored, k, lambda cid: _explain(cid, terms, qnorm, norms[cid]) if explain else ())
 
 
@@ -190,9 +190,14 @@ _EPSILON = 1e-12  # slack for rounding when comparing score bounds
 _THRESHOLD_SAMPLE = 20_000
 
 
+# Postings per chunk id above which scores add up in one float array over all chunk ids
+# (8 bytes a chunk) rather than in a dict of the chunks touched (about 100 bytes each).
+DENSE_RATIO = 0.25
+
+
 def top_scores(
     terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
-    norms: array[float] | None, prune: bool = True,
+    norms: array[float] | None, n_ids: int, prune: bool = True,
 ) -> list[tuple[float, int]]:
     """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
 
@@ -202,11 +207,14 @@ def top_scores(
     of the terms not yet read add up to less than the n-th best score so far, no chunk outside
     the current candidates can reach the top n (max-score pruning): the remaining terms are
     only looked up, by binary search, for the candidates that can still make it. With `prune`
-    off every posting is read; the result is the same.
+    off every posting is read; the result is the same. Queries with many postings (for
+    `n_ids` chunk ids) add up in an array, which bounds their memory; others in a dict.
     """
     remaining = [0.0] * (len(terms) + 1)
     for i in range(len(terms) - 1, -1, -1):
         remaining[i] = remaining[i + 1] + terms[i][3]
+    if sum(len(t[1]) for t in terms) > DENSE_RATIO * n_ids:
+        return _best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
     acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
     threshold = 0.0
     done = 0
@@ -246,6 +254,57 @@ def top_scores(
     if norms is None:
         return _best(list(zip(acc.values(), acc)), n)
     return _best([(s / norms[c], c) for c, s in acc.items()], n)
+
+
+def _top_dense(
+    terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
+    norms: array[float] | None, n_ids: int, prune: bool, remaining: list[float],
+) -> list[tuple[float, int]]:
+    """top_scores with the sums in a float array indexed by chunk id: the same pruning, and
+    candidates found at C speed (compress) in the postings that were read."""
+    acc = array("d", [0.0]) * n_ids
+    total = acc.__getitem__
+
+    def scores(ids: Iterable[int]) -> Iterator[float]:
+        if norms is None:
+            return map(total, ids)
+        return map(truediv, map(total, ids), map(norms.__getitem__, ids))
+
+    read: list[array[int]] = []  # the postings read in full: every chunk with a score is in one
+    # distinct chunks to sample a threshold from: the heaviest term's postings that hold n
+    sample: array[int] | None = None
+    threshold = 0.0
+    done = 0
+    for scale, ids, tfs, _ in terms:
+        if prune and sample is not None:
+            threshold = heapq.nlargest(n, scores(islice(sample, _THRESHOLD_SAMPLE)))[-1]
+            if remaining[done] + _EPSILON < threshold:
+                break
+        for cid, w in zip(ids, weights.many(scale, ids, tfs)):
+            acc[cid] += w
+        read.append(ids)
+        if sample is None and len(ids) >= n:
+            sample = ids
+        done += 1
+    if done < len(terms):
+        floor = threshold - remaining[done] - _EPSILON
+    elif sample is not None:  # all read: a sample's n-th best is a floor under the n-th best
+        floor = heapq.nlargest(n, scores(islice(sample, _THRESHOLD_SAMPLE)))[-1]
+    else:
+        floor = -math.inf
+    candidates = sorted({c for ids in read for c in compress(ids, map(ge, scores(ids), repeat(floor)))})
+    for scale, ids, tfs, _ in terms[done:]:
+        if len(candidates) * 8 < len(ids):
+            for cid in candidates:
+                j = bisect_left(ids, cid)
+                if j < len(ids) and ids[j] == cid:
+                    acc[cid] += weights.one(scale, cid, tfs[j])
+        else:
+            wanted = set(candidates)
+            for cid, w in zip(ids, weights.many(scale, ids, tfs)):
+                if cid in wanted:
+                    acc[cid] += w
+    return list(zip(scores(candidates), candidates))
 
 
 def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:

@@ -28,6 +28,14 @@ def zipf_repo(root: Path, n_files: int, seed: int) -> tuple[Path, list[str]]:
 SCORINGS = pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
 
 
+@pytest.fixture(autouse=True, params=["dict", "array"])
+def accumulator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run every test here with scores summed in a dict and in a dense array (rag.search picks
+    by the number of postings; these small indexes would always get the dict)."""
+    monkeypatch.setattr(sys.modules["rag.search"], "DENSE_RATIO", 0.0 if request.param == "array" else 1e9)
+    return str(request.param)
+
+
 @SCORINGS
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_pruned_top_k_equals_exhaustive(tmp_path: Path, seed: int, scoring: str) -> None:
