@@ -130,12 +130,22 @@ def search(
         work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
                 for _, _, qw, ids, tfs, bound in terms]
         scored = top_scores(work, want, weights, None, len(view.bm25k), prune)
-        return _hits(index, scored, k, lambda cid: _explain_bm25(cid, terms, weights) if explain else ())
+
+        def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
+            score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
+            return score * idf / qw, score
+
+        return _hits(index, scored, k, lambda cid: _explain(cid, terms, bm25_part) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.norms
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
     scored = top_scores(work, want, _Cosine(), norms, len(norms), prune)
-    return _hits(index, scored, k, lambda cid: _explain(cid, terms, qnorm, norms[cid]) if explain else ())
+
+    def cosine_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
+        weight = tf_weight(tf) * idf / norms[cid]
+        return weight, weight * qw / qnorm
+
+    return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part) if explain else ())
 
 
 def _hits(
@@ -239,17 +249,7 @@ def top_scores(
         rest = remaining[done]
         floor = threshold - rest - _EPSILON
         candidates = [c for c, s in acc.items() if (s if norms is None else s / norms[c]) >= floor]
-        for scale, ids, tfs, _ in terms[done:]:
-            if len(candidates) * 8 < len(ids):
-                for cid in candidates:
-                    j = bisect_left(ids, cid)
-                    if j < len(ids) and ids[j] == cid:
-                        acc[cid] += weights.one(scale, cid, tfs[j])
-            else:
-                wanted = set(candidates)
-                for cid, w in zip(ids, weights.many(scale, ids, tfs)):
-                    if cid in wanted:
-                        acc[cid] += w
+        _probe(acc, candidates, terms[done:], weights)
         acc = {c: acc[c] for c in candidates}
     if norms is None:
         return _best(list(zip(acc.values(), acc)), n)
@@ -293,7 +293,17 @@ def _top_dense(
     else:
         floor = -math.inf
     candidates = sorted({c for ids in read for c in compress(ids, map(ge, scores(ids), repeat(floor)))})
-    for scale, ids, tfs, _ in terms[done:]:
+    _probe(acc, candidates, terms[done:], weights)
+    return list(zip(scores(candidates), candidates))
+
+
+def _probe(
+    acc: dict[int, float] | array[float], candidates: list[int],
+    terms: list[tuple[float, array[int], array[int], float]], weights: _Cosine | _BM25,
+) -> None:
+    """Add the terms not read in full to the candidates' sums, in summing order: by binary
+    search in a term's postings when there are few candidates, else by one pass over them."""
+    for scale, ids, tfs, _ in terms:
         if len(candidates) * 8 < len(ids):
             for cid in candidates:
                 j = bisect_left(ids, cid)
@@ -304,7 +314,6 @@ def _top_dense(
             for cid, w in zip(ids, weights.many(scale, ids, tfs)):
                 if cid in wanted:
                     acc[cid] += w
-    return list(zip(scores(candidates), candidates))
 
 
 def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
@@ -330,25 +339,16 @@ def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
 _QueryTerm = tuple[str, float, float, "array[int]", "array[int]", float]
 
 
-def _explain(cid: int, terms: list[_QueryTerm], qnorm: float, norm: float) -> tuple[TermContribution, ...]:
+def _explain(
+    cid: int, terms: list[_QueryTerm], contribution: Callable[[float, float, int, int], tuple[float, float]],
+) -> tuple[TermContribution, ...]:
+    """Each matching query term's (weight, score) in chunk `cid`, from contribution(idf, query
+    weight, cid, tf), best first."""
     out = []
     for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)
         if i < len(ids) and ids[i] == cid:
-            tf = tfs[i]
-            weight = tf_weight(tf) * idf / norm
-            out.append(TermContribution(term, idf, tf, weight, weight * qw / qnorm))
-    out.sort(key=lambda c: -c.score)
-    return tuple(out)
-
-
-def _explain_bm25(cid: int, terms: list[_QueryTerm], weights: _BM25) -> tuple[TermContribution, ...]:
-    out = []
-    for term, idf, qw, ids, tfs, _ in terms:
-        i = bisect_left(ids, cid)
-        if i < len(ids) and ids[i] == cid:
-            tf = tfs[i]
-            score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
-            out.append(TermContribution(term, idf, tf, score * idf / qw, score))
+            weight, score = contribution(idf, qw, cid, tfs[i])
+            out.append(TermContribution(term, idf, tfs[i], weight, score))
     out.sort(key=lambda c: -c.score)
     return tuple(out)
