@@ -241,10 +241,9 @@ class IndexWriter:
         df = array("I", [len(ids) for ids in post.ids])
         n_chunks = len(self.chunk_class)
         groups_of_class = {i: g for g, i in self.class_ids.items()}
-        norms, lengths = _write_views(conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs,
-                                      df, n_chunks)
-        avglen = sum(lengths) / n_chunks if n_chunks else 1.0
-        normalisers = bm25_normalisers(lengths, avglen)
+        norms, lengths, avglen, normalisers = _write_views(
+            conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs, df, n_chunks,
+        )
         conn.executemany(
             "INSERT INTO terms VALUES (?,?,?,?,?,?,?)",
             ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
@@ -391,7 +390,8 @@ def update_index(
         conn.execute("DELETE FROM views")
         conn.execute("DELETE FROM classes")
         groups_of_class = {i: g for g, i in class_ids.items()}
-        norms, lengths = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
+        norms, lengths, _, _ = _write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live,
+                                            live)
         # N and the norms moved. Rather than rescan every term's postings, widen all stored
         # bounds by the most any surviving chunk's norm shrank, and raise the bounds of the
         # terms that gained postings to cover those (a removed posting leaves a bound valid)
@@ -516,11 +516,11 @@ def _write_views(
     conn: sqlite3.Connection, groups_of_class: dict[int, frozenset[str]], chunk_class: array[int],
     forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
     live: array[int] | None = None,
-) -> tuple[array[float], array[int]]:
+) -> tuple[array[float], array[int], float, array[float]]:
     """Store each chunk's length, and the chunk count, total length, norms and BM25 length
-    normalisers of every view a caller can have; return the norms of the view that reads
-    everything, and the lengths."""
-    everything = array("d")
+    normalisers of every view a caller can have; return the lengths and, for the view that
+    reads everything, its norms, average chunk length and BM25 normalisers."""
+    everything: tuple[array[float], float, array[float]] = (array("d"), 1.0, array("d"))
     lengths = chunk_lengths(forward_tfs, live)
     conn.execute("INSERT INTO arrays VALUES ('lengths', ?)", (lengths.tobytes(),))
     for view in realizable_views(groups_of_class):
@@ -529,14 +529,15 @@ def _write_views(
         else:
             n_view, view_df = _view_df(forward_tids, chunk_class, view, len(df), live)
         norms = view_norms(forward_tids, forward_tfs, chunk_class, view, n_view, view_df, live)
-        if len(view) == len(groups_of_class):
-            everything = norms
         length = view_length(lengths, chunk_class, view)
+        avglen = length / n_view if length else 1.0
+        normalisers = bm25_normalisers(lengths, avglen)
+        if len(view) == len(groups_of_class):
+            everything = (norms, avglen, normalisers)
         conn.execute("INSERT INTO views VALUES (?,?,?)", (view_key(view), n_view, length))
         conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
-        conn.execute("INSERT INTO arrays VALUES (?,?)",
-                     (f"bm25k:{view_key(view)}", bm25_normalisers(lengths, length / n_view if length else 1.0).tobytes()))
-    return everything, lengths
+        conn.execute("INSERT INTO arrays VALUES (?,?)", (f"bm25k:{view_key(view)}", normalisers.tobytes()))
+    return everything[0], lengths, everything[1], everything[2]
 
 
 def bm25_normalisers(lengths: array[int], avglen: float) -> array[float]:
