@@ -246,14 +246,26 @@ def top_scores(
                 acc[cid] = get(cid, 0.0) + w
         done += 1
     if done < len(terms):
-        rest = remaining[done]
-        floor = threshold - rest - _EPSILON
+        floor = threshold - remaining[done] - _EPSILON
         candidates = [c for c, s in acc.items() if (s if norms is None else s / norms[c]) >= floor]
-        _probe(acc, candidates, terms[done:], weights)
+        candidates = _probe(acc, candidates, terms[done:], weights, _scorer(acc, norms), n, threshold,
+                            remaining[done + 1:])
         acc = {c: acc[c] for c in candidates}
     if norms is None:
         return _best(list(zip(acc.values(), acc)), n)
     return _best([(s / norms[c], c) for c, s in acc.items()], n)
+
+
+def _scorer(acc: dict[int, float] | array[float], norms: array[float] | None) -> Callable[[Iterable[int]], Iterator[float]]:
+    """Return a function from chunk ids to their scores so far, at C speed."""
+    total = acc.__getitem__
+
+    def scores(ids: Iterable[int]) -> Iterator[float]:
+        if norms is None:
+            return map(total, ids)
+        return map(truediv, map(total, ids), map(norms.__getitem__, ids))
+
+    return scores
 
 
 def _top_dense(
@@ -263,13 +275,7 @@ def _top_dense(
     """top_scores with the sums in a float array indexed by chunk id: the same pruning, and
     candidates found at C speed (compress) in the postings that were read."""
     acc = array("d", [0.0]) * n_ids
-    total = acc.__getitem__
-
-    def scores(ids: Iterable[int]) -> Iterator[float]:
-        if norms is None:
-            return map(total, ids)
-        return map(truediv, map(total, ids), map(norms.__getitem__, ids))
-
+    scores = _scorer(acc, norms)
     read: list[array[int]] = []  # the postings read in full: every chunk with a score is in one
     # distinct chunks to sample a threshold from: the heaviest term's postings that hold n
     sample: array[int] | None = None
@@ -292,28 +298,43 @@ def _top_dense(
         floor = heapq.nlargest(n, scores(islice(sample, _THRESHOLD_SAMPLE)))[-1]
     else:
         floor = -math.inf
-    candidates = sorted({c for ids in read for c in compress(ids, map(ge, scores(ids), repeat(floor)))})
-    _probe(acc, candidates, terms[done:], weights)
+    found: set[int] = set()
+    for ids in read:
+        found.update(compress(ids, map(ge, scores(ids), repeat(floor))))
+    candidates = sorted(found)
+    if done < len(terms):
+        candidates = _probe(acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1:])
     return list(zip(scores(candidates), candidates))
 
 
 def _probe(
     acc: dict[int, float] | array[float], candidates: list[int],
     terms: list[tuple[float, array[int], array[int], float]], weights: _Cosine | _BM25,
-) -> None:
-    """Add the terms not read in full to the candidates' sums, in summing order: by binary
-    search in a term's postings when there are few candidates, else by one pass over them."""
-    for scale, ids, tfs, _ in terms:
+    scores: Callable[[Iterable[int]], Iterator[float]], n: int, threshold: float, remaining: list[float],
+) -> list[int]:
+    """Add the terms not read in full to the candidates' sums, in summing order, and return
+    the candidates that can still reach the top n.
+
+    A term is looked up by binary search when there are few candidates, else its postings
+    are filtered by set membership at C speed. After each term the candidates' own partial
+    sums raise the threshold (they only grow), and the bounds left (`remaining[i]` after the
+    i-th term) shrink: candidates that can no longer reach it are dropped, so the later,
+    usually longer, postings lists are matched against fewer and fewer chunks.
+    """
+    for i, (scale, ids, tfs, _) in enumerate(terms):
         if len(candidates) * 8 < len(ids):
             for cid in candidates:
                 j = bisect_left(ids, cid)
                 if j < len(ids) and ids[j] == cid:
                     acc[cid] += weights.one(scale, cid, tfs[j])
         else:
-            wanted = set(candidates)
-            for cid, w in zip(ids, weights.many(scale, ids, tfs)):
-                if cid in wanted:
-                    acc[cid] += w
+            for cid, tf in compress(zip(ids, tfs), map(set(candidates).__contains__, ids)):
+                acc[cid] += weights.one(scale, cid, tf)
+        if len(candidates) > n:
+            threshold = max(threshold, heapq.nlargest(n, scores(islice(candidates, _THRESHOLD_SAMPLE)))[-1])
+            floor = threshold - remaining[i] - _EPSILON
+            candidates = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
+    return candidates
 
 
 def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:

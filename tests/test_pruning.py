@@ -118,3 +118,24 @@ def test_a_term_repeated_hundreds_of_times_scores_like_the_formula(tmp_path: Pat
     loud = next(h for h in hits if h.chunk.path == "loud.py")
     assert max(c.tf for c in loud.contributions) >= 300
     assert sum(c.score for c in loud.contributions) == pytest.approx(loud.score, abs=1e-12)
+
+
+def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator: str) -> None:
+    # 100 candidates: chunks 0-9 have 10 so far, the others 1. Two terms are left to probe,
+    # each adding at most 0.5. After the first, the 4th best is 10.5 and only 0.5 is left to
+    # add, so chunks 10-99 cannot make the top 4: the second term is looked up for 10 only.
+    search_module = sys.modules["rag.search"]
+    from array import array
+
+    start = {c: (10.0 if c < 10 else 1.0) for c in range(100)}
+    acc: dict[int, float] | array[float]
+    acc = dict(start) if accumulator == "dict" else array("d", [start.get(c, 0.0) for c in range(1000)])
+    first = (0.5, array("I", range(100)), array("H", [1] * 100), 0.5)
+    second = (0.5, array("I", range(1000)), array("H", [1] * 1000), 0.5)
+    spy = mocker.spy(search_module, "bisect_left")
+    kept = search_module._probe(acc, list(range(100)), [first, second], search_module._Cosine(),
+                                search_module._scorer(acc, None), 4, 0.0, [0.5, 0.0])
+    assert kept == list(range(10))
+    assert [acc[c] for c in kept] == [11.0] * 10
+    assert acc[50] == 1.5  # probed for the first term, dropped before the second
+    assert spy.call_count == 10
