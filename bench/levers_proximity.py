@@ -1,0 +1,79 @@
+"""Term proximity as a rerank feature: candidates whose text holds the question's words side by
+side move up. Measured on rag's own pipeline (default scoring, fields and rerank).
+
+    python bench/levers_proximity.py --gamma 0.2 --window 2 [--pool 12]
+
+The question's content words (the query tokenizer, question words dropped) give the pairs of
+neighbouring terms; a candidate's pairs are those of its indexed text within `window` tokens,
+unordered. Each of the `pool` best-scored candidates is scored times (1 + gamma x the share of
+the question's pairs it holds) before rag's own rerank. The eval runs search() with k = 10, so
+the pool is at least 30 there, as `rag eval` does. Results go in bench/LEVERS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import CORPORA, SHARED, require_corpora
+from rag.evaluate import DEPTH, Indexes, evaluate, load_questions
+from rag.fields import indexed_text
+from rag.tokens import QUERY_STOPWORDS
+
+
+def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
+    """Unordered pairs of distinct terms at most window - 1 positions apart."""
+    out = set()
+    for i, a in enumerate(terms):
+        for b in terms[i + 1 : i + window]:
+            if a != b:
+                out.add((a, b) if a < b else (b, a))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gamma", type=float, required=True)
+    parser.add_argument("--window", type=int, default=2)
+    parser.add_argument("--pool", type=int, default=12)
+    args = parser.parse_args()
+    require_corpora()
+    import importlib
+
+    search_mod = importlib.import_module("rag.search")
+    rerank_mod = importlib.import_module("rag.rerank")
+    rerank_mod.MIN_CANDIDATES = args.pool
+    state: dict[str, Any] = {}
+    original_search, original_rerank = search_mod.search, search_mod.rerank
+
+    def search(index: Any, question: str, k: int = 4, **kw: Any) -> Any:
+        state["tokenizer"], state["question"] = index.tokenizer, question
+        return original_search(index, question, k, **kw)
+
+    def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
+        tok = state["tokenizer"]
+        words = " ".join(r for r in tok._finder(state["question"]) if r.lower() not in QUERY_STOPWORDS)
+        wanted = pairs(tok.tokenize(words), 2)
+        if wanted and args.gamma:
+            hits = sorted((h._replace(score=h.score * (1 + args.gamma * len(wanted & pairs(
+                tok.tokenize(indexed_text(h.chunk)), args.window)) / len(wanted))) for h in hits),
+                key=lambda h: -h.score)
+        return original_rerank(hits, k, **kw)
+
+    search_mod.rerank = rerank
+    for name, root in (("docstring", CORPORA / "docstring-stripped"), ("dev", CORPORA)):
+        questions = load_questions(SHARED / f"{name}-queries.jsonl" if name == "docstring"
+                                   else SHARED / "dev-questions.jsonl")
+        with Indexes(None, root, False, None) as indexes:
+            report = evaluate(questions, lambda q: search(indexes.get(q)[0], q.question, DEPTH), 4,
+                              indexed=lambda q: indexes.get(q)[1])
+        m = report.overall
+        print(f"{name}: gamma {args.gamma} window {args.window} pool {args.pool}: hit@4 {m.hit_at_4:.3f}"
+              f" MRR@10 {m.mrr_at_10:.3f} top-4 chars {m.mean_top4_chars:,.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
