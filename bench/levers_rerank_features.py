@@ -1,13 +1,18 @@
-"""Term proximity as a rerank feature: candidates whose text holds the question's words side by
-side move up. Measured on rag's own pipeline (default scoring, fields and rerank).
+"""Extra rerank features on rag's own pipeline (default scoring, fields and rerank).
 
-    python bench/levers_proximity.py --gamma 0.2 --window 2 [--pool 12]
+    python bench/levers_rerank_features.py --feature proximity --gamma 0.2 --window 2 [--pool 12]
+    python bench/levers_rerank_features.py --feature coverage --gamma 1
 
-The question's content words (the query tokenizer, question words dropped) give the pairs of
+proximity: candidates whose text holds the question's words side by side move up. The question's content words (the query tokenizer, question words dropped) give the pairs of
 neighbouring terms; a candidate's pairs are those of its indexed text within `window` tokens,
 unordered. Each of the `pool` best-scored candidates is scored times (1 + gamma x the share of
 the question's pairs it holds) before rag's own rerank. The eval runs search() with k = 10, so
-the pool is at least 30 there, as `rag eval` does. Results go in bench/LEVERS.md.
+the pool is at least 30 there, as `rag eval` does.
+
+coverage: each candidate is scored times c ** gamma, c being the share of the question's
+idf (BM25's, over the whole index) carried by the query terms the candidate holds.
+
+Results go in bench/LEVERS.md.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import CORPORA, SHARED, require_corpora
 from rag.evaluate import DEPTH, Indexes, evaluate, load_questions
-from rag.fields import indexed_text
-from rag.tokens import QUERY_STOPWORDS
+from rag.fields import chunk_counts, indexed_text
+from rag.tokens import QUERY_STOPWORDS, bm25_idf
 
 
 def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
@@ -36,6 +41,7 @@ def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--feature", choices=["proximity", "coverage"], default="proximity")
     parser.add_argument("--gamma", type=float, required=True)
     parser.add_argument("--window", type=int, default=2)
     parser.add_argument("--pool", type=int, default=12)
@@ -50,17 +56,32 @@ def main() -> None:
     original_search, original_rerank = search_mod.search, search_mod.rerank
 
     def search(index: Any, question: str, k: int = 4, **kw: Any) -> Any:
-        state["tokenizer"], state["question"] = index.tokenizer, question
+        state["index"], state["tokenizer"], state["question"] = index, index.tokenizer, question
         return original_search(index, question, k, **kw)
 
-    def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
+    def proximity(hits: list[Any]) -> list[Any]:
         tok = state["tokenizer"]
         words = " ".join(r for r in tok._finder(state["question"]) if r.lower() not in QUERY_STOPWORDS)
         wanted = pairs(tok.tokenize(words), 2)
-        if wanted and args.gamma:
-            hits = sorted((h._replace(score=h.score * (1 + args.gamma * len(wanted & pairs(
-                tok.tokenize(indexed_text(h.chunk)), args.window)) / len(wanted))) for h in hits),
-                key=lambda h: -h.score)
+        if not wanted:
+            return hits
+        return [h._replace(score=h.score * (1 + args.gamma * len(wanted & pairs(
+            tok.tokenize(indexed_text(h.chunk)), args.window)) / len(wanted))) for h in hits]
+
+    def coverage(hits: list[Any]) -> list[Any]:
+        index, tok = state["index"], state["tokenizer"]
+        n = index.view(frozenset()).n_chunks
+        idf = {t: bm25_idf(n, len(found[0])) for t in tok.query_counts(state["question"])
+               if (found := index.term(t)) is not None}
+        total = sum(idf.values())
+        if not total:
+            return hits
+        return [h._replace(score=h.score * (sum(v for t, v in idf.items() if t in chunk_counts(h.chunk, tok))
+                                            / total) ** args.gamma) for h in hits]
+
+    def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
+        if args.gamma:
+            hits = sorted((proximity if args.feature == "proximity" else coverage)(hits), key=lambda h: -h.score)
         return original_rerank(hits, k, **kw)
 
     search_mod.rerank = rerank
@@ -71,7 +92,7 @@ def main() -> None:
             report = evaluate(questions, lambda q: search(indexes.get(q)[0], q.question, DEPTH), 4,
                               indexed=lambda q: indexes.get(q)[1])
         m = report.overall
-        print(f"{name}: gamma {args.gamma} window {args.window} pool {args.pool}: hit@4 {m.hit_at_4:.3f}"
+        print(f"{name}: {args.feature} gamma {args.gamma} window {args.window} pool {args.pool}: hit@4 {m.hit_at_4:.3f}"
               f" MRR@10 {m.mrr_at_10:.3f} top-4 chars {m.mean_top4_chars:,.0f}", flush=True)
 
 
