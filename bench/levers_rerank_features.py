@@ -2,6 +2,7 @@
 
     python bench/levers_rerank_features.py --feature proximity --gamma 0.2 --window 2 [--pool 12]
     python bench/levers_rerank_features.py --feature coverage --gamma 1
+    python bench/levers_rerank_features.py --feature docs-cap --cap 2 --gamma 0.5
 
 proximity: candidates whose text holds the question's words side by side move up. The question's content words (the query tokenizer, question words dropped) give the pairs of
 neighbouring terms; a candidate's pairs are those of its indexed text within `window` tokens,
@@ -11,6 +12,9 @@ the pool is at least 30 there, as `rag eval` does.
 
 coverage: each candidate is scored times c ** gamma, c being the share of the question's
 idf (BM25's, over the whole index) carried by the query terms the candidate holds.
+
+docs-cap: after rag's rerank, at most `cap` docs sections stay in the first four passages: a
+further one is replaced by the best code passage left that scores at least gamma times it.
 
 Results go in bench/LEVERS.md.
 """
@@ -41,7 +45,8 @@ def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--feature", choices=["proximity", "coverage"], default="proximity")
+    parser.add_argument("--feature", choices=["proximity", "coverage", "docs-cap"], default="proximity")
+    parser.add_argument("--cap", type=int, default=2)
     parser.add_argument("--gamma", type=float, required=True)
     parser.add_argument("--window", type=int, default=2)
     parser.add_argument("--pool", type=int, default=12)
@@ -79,10 +84,30 @@ def main() -> None:
         return [h._replace(score=h.score * (sum(v for t, v in idf.items() if t in chunk_counts(h.chunk, tok))
                                             / total) ** args.gamma) for h in hits]
 
+    original_mix = rerank_mod._mix
+
+    def docs_cap(top: list[Any], rest: list[Any]) -> list[Any]:
+        top = original_mix(top, rest)
+        pool, head, used, docs = top[4:] + rest, [], set(), 0
+        for h in top[:4]:
+            if rerank_mod._is_doc(h) and docs >= args.cap:
+                code = next((p for p in pool if not rerank_mod._is_doc(p) and id(p) not in used
+                             and p.score >= args.gamma * h.score), None)
+                if code is not None:
+                    used.add(id(code))
+                    head.append(code)
+                    continue
+            docs += rerank_mod._is_doc(h)
+            head.append(h)
+        return (head + [h for h in top if h not in head])[: len(top)]
+
     def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
-        if args.gamma:
+        if args.gamma and args.feature != "docs-cap":
             hits = sorted((proximity if args.feature == "proximity" else coverage)(hits), key=lambda h: -h.score)
         return original_rerank(hits, k, **kw)
+
+    if args.feature == "docs-cap":
+        rerank_mod._mix = docs_cap
 
     search_mod.rerank = rerank
     for name, root in (("docstring", CORPORA / "docstring-stripped"), ("dev", CORPORA)):
@@ -92,7 +117,7 @@ def main() -> None:
             report = evaluate(questions, lambda q: search(indexes.get(q)[0], q.question, DEPTH), 4,
                               indexed=lambda q: indexes.get(q)[1])
         m = report.overall
-        print(f"{name}: {args.feature} gamma {args.gamma} window {args.window} pool {args.pool}: hit@4 {m.hit_at_4:.3f}"
+        print(f"{name}: {args.feature} gamma {args.gamma} window {args.window} pool {args.pool} cap {args.cap}: hit@4 {m.hit_at_4:.3f}"
               f" MRR@10 {m.mrr_at_10:.3f} top-4 chars {m.mean_top4_chars:,.0f}", flush=True)
 
 
