@@ -9,7 +9,7 @@ import os
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import compress, islice, repeat
 from operator import add, ge, mul, truediv
 from typing import NamedTuple
@@ -256,11 +256,12 @@ def top_scores(
     return _best([(s / norms[c], c) for c, s in acc.items()], n)
 
 
-def _scorer(acc: dict[int, float] | array[float], norms: array[float] | None) -> Callable[[Iterable[int]], Iterator[float]]:
-    """Return a function from chunk ids to their scores so far, at C speed."""
+def _scorer(acc: dict[int, float] | array[float], norms: array[float] | None) -> Callable[[Sequence[int]], Iterator[float]]:
+    """Return a function from chunk ids to their scores so far, at C speed. The ids are read
+    twice under cosine (sums and norms), so they must be a sequence, not an iterator."""
     total = acc.__getitem__
 
-    def scores(ids: Iterable[int]) -> Iterator[float]:
+    def scores(ids: Sequence[int]) -> Iterator[float]:
         if norms is None:
             return map(total, ids)
         return map(truediv, map(total, ids), map(norms.__getitem__, ids))
@@ -283,7 +284,7 @@ def _top_dense(
     done = 0
     for scale, ids, tfs, _ in terms:
         if prune and sample is not None:
-            threshold = heapq.nlargest(n, scores(islice(sample, _THRESHOLD_SAMPLE)))[-1]
+            threshold = heapq.nlargest(n, scores(sample[:_THRESHOLD_SAMPLE]))[-1]
             if remaining[done] + _EPSILON < threshold:
                 break
         for cid, w in zip(ids, weights.many(scale, ids, tfs)):
@@ -295,7 +296,7 @@ def _top_dense(
     if done < len(terms):
         floor = threshold - remaining[done] - _EPSILON
     elif sample is not None:  # all read: a sample's n-th best is a floor under the n-th best
-        floor = heapq.nlargest(n, scores(islice(sample, _THRESHOLD_SAMPLE)))[-1]
+        floor = heapq.nlargest(n, scores(sample[:_THRESHOLD_SAMPLE]))[-1]
     else:
         floor = -math.inf
     found: set[int] = set()
@@ -310,7 +311,7 @@ def _top_dense(
 def _probe(
     acc: dict[int, float] | array[float], candidates: list[int],
     terms: list[tuple[float, array[int], array[int], float]], weights: _Cosine | _BM25,
-    scores: Callable[[Iterable[int]], Iterator[float]], n: int, threshold: float, remaining: list[float],
+    scores: Callable[[Sequence[int]], Iterator[float]], n: int, threshold: float, remaining: list[float],
 ) -> list[int]:
     """Add the terms not read in full to the candidates' sums, in summing order, and return
     the candidates that can still reach the top n.
@@ -331,7 +332,7 @@ def _probe(
             for cid, tf in compress(zip(ids, tfs), map(set(candidates).__contains__, ids)):
                 acc[cid] += weights.one(scale, cid, tf)
         if len(candidates) > n:
-            threshold = max(threshold, heapq.nlargest(n, scores(islice(candidates, _THRESHOLD_SAMPLE)))[-1])
+            threshold = max(threshold, heapq.nlargest(n, scores(candidates[:_THRESHOLD_SAMPLE]))[-1])
             floor = threshold - remaining[i] - _EPSILON
             candidates = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
     return candidates

@@ -139,3 +139,31 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
     assert [acc[c] for c in kept] == [11.0] * 10
     assert acc[50] == 1.5  # probed for the first term, dropped before the second
     assert spy.call_count == 10
+
+
+@SCORINGS
+def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(tmp_path: Path, scoring: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # one-line chunks beside long, repetitive ones: a chunk's sum and another chunk's norm,
+    # paired by mistake, would give a threshold far from any real score
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(60)]
+    files = {}
+    for f in range(200):
+        if f % 2:
+            files[f"doc{f:03d}.txt"] = " ".join(rng.choices(vocab[:8], k=2)) + "\n"
+        else:
+            files[f"doc{f:03d}.txt"] = " ".join(rng.choices(vocab[:8], k=300) + rng.choices(vocab, k=40)) + "\n"
+    repo = write_tree(tmp_path / "r", files)
+    ingest(repo)
+    search_module = sys.modules["rag.search"]
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        for _ in range(80):
+            question = " ".join(rng.choices(vocab[:8], k=rng.randint(1, 3)) + rng.choices(vocab, k=rng.randint(0, 3)))
+            k = rng.choice([1, 4])
+            monkeypatch.setattr(search_module, "DENSE_RATIO", 0.0)
+            pruned = [(h.chunk.path, h.score) for h in search(index, question, k, scoring=scoring)]
+            exhaustive = [(h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)]
+            monkeypatch.setattr(search_module, "DENSE_RATIO", 1e9)
+            reference = [(h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)]
+            assert pruned == exhaustive == reference, question
