@@ -302,7 +302,7 @@ def _top_dense(
     found: set[int] = set()
     for ids in read:
         found.update(compress(ids, map(ge, scores(ids), repeat(floor))))
-    candidates = sorted(found)
+    candidates = list(found)
     if done < len(terms):
         candidates = _probe(acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1:])
     return list(zip(scores(candidates), candidates))
