@@ -175,3 +175,20 @@ def median_isolated(args: list[str], repeat: int, cwd: Path | None = None) -> tu
     if bad:
         sys.exit(f"command failed ({bad[0].returncode}): {' '.join(args)}")
     return statistics.median(r.seconds for r in runs), max(r.max_rss_mb for r in runs)
+
+
+def whole_process(index: Path, questions: list[str], repeat: int) -> tuple[float, float, float]:
+    """Median seconds and max peak MB of the query script over `questions`, and the median of
+    `python -c "import click"` run between them (so both see the same machine load)."""
+    query = [sys.executable, str(PROJECT / "query.py"), "--json", "--no-llm", "--index", str(index)]
+    click = [sys.executable, "-c", "import click"]
+    times, clicks, peak = [], [], 0.0
+    for _ in range(repeat):
+        for q in questions:
+            run = run_isolated([*query, q])
+            if run.returncode != 0:
+                sys.exit(f"query failed (exit {run.returncode}): {q!r}")
+            times.append(run.seconds)
+            peak = max(peak, run.max_rss_mb)
+            clicks.append(run_isolated(click).seconds)
+    return statistics.median(times), peak, statistics.median(clicks)

@@ -52,9 +52,9 @@ from bench.common import (
     SHARED,
     median_isolated,
     percentile,
-    run_isolated,
     run_process_tree,
     versions,
+    whole_process,
 )
 
 BYTES_PER_CHUNK = 2_400  # disk needed per chunk: text ~400 B, index ~1.4 kB, its temp copy while built
@@ -249,23 +249,6 @@ def own_peak_mb() -> float:
     """Return this process's peak resident memory in MB."""
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
-
-
-def whole_process(index: Path, questions: list[str], repeat: int) -> tuple[float, float, float]:
-    """Median seconds and max peak MB of the query script over `questions`, and the median of
-    `python -c "import click"` run between them (so both see the same machine load)."""
-    query = [sys.executable, str(PROJECT / "query.py"), "--json", "--no-llm", "--index", str(index)]
-    click = [sys.executable, "-c", "import click"]
-    times, clicks, peak = [], [], 0.0
-    for _ in range(repeat):
-        for q in questions:
-            run = run_isolated([*query, q])
-            if run.returncode != 0:
-                sys.exit(f"query failed (exit {run.returncode}): {q!r}")
-            times.append(run.seconds)
-            peak = max(peak, run.max_rss_mb)
-            clicks.append(run_isolated(click).seconds)
-    return statistics.median(times), peak, statistics.median(clicks)
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
     python bench/speed.py [--corpora flask,django] [--repeat 7]
 
 Floors, measured on the same bytes in the same run: reading them (cat speed) and one
-`re.findall(r"[^\\W_]+")` pass. Query time is compared with `python3 -c "import click"`.
+`re.findall(r"[^\\W_]+")` pass. Query time is compared with `python3 -c "import click"` run between
+the query runs (bench.common.whole_process), so both see the same machine load.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bench.common import (
     require_corpora,
     run_isolated,
     versions,
+    whole_process,
 )
 
 QUESTIONS = [
@@ -45,7 +47,8 @@ def main() -> None:
     py = sys.executable
     print(versions())
     click_s, click_mb = median_isolated([py, "-c", "import click"], args.repeat)
-    print(f"reference: python -c 'import click'  median {click_s * 1000:.0f} ms, peak {click_mb:.0f} MB\n")
+    print(f"reference: python -c 'import click'  median {click_s * 1000:.0f} ms, peak {click_mb:.0f} MB; x click is "
+          "against the `import click` runs interleaved with each corpus's query runs\n")
     header = (f"{'corpus':30} {'files':>6} {'chunks':>7} {'MB':>6} {'ingest s':>8} {'MB/s':>6} "
               f"{'read s':>6} {'regex s':>7} {'peak MB':>7} {'index MB':>8} {'query ms':>8} {'x click':>7} {'q MB':>5}")
     print(header)
@@ -63,10 +66,7 @@ def main() -> None:
                 indexed = list(idx.files())
             read_s, regex_s, n_bytes = floors(root, indexed)
             mb = n_bytes / 1e6
-            query = [py, str(PROJECT / "query.py"), "--json", "--no-llm", "--index", str(index)]
-            times = [median_isolated([*query, q], args.repeat) for q in QUESTIONS]
-            q_s = sorted(t for t, _ in times)[len(times) // 2]
-            q_mb = max(m for _, m in times)
+            q_s, q_mb, click_s = whole_process(index, QUESTIONS, args.repeat)
             print(f"{name:30} {len(indexed):6d} {chunks:7d} {mb:6.1f} {ingest.seconds:8.2f} {mb / ingest.seconds:6.1f} "
                   f"{read_s:6.2f} {regex_s:7.2f} {ingest.max_rss_mb:7.0f} {index.stat().st_size / 1e6:8.1f} "
                   f"{q_s * 1000:8.0f} {q_s / click_s:7.2f} {q_mb:5.0f}")
