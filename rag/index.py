@@ -13,11 +13,14 @@ Layout (FORMAT_VERSION 6):
                                 -- tf / (tf + k1 (1 - b + b len / meta.bm25_avglen))
     forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
     arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
-                                -- 'norms:<view>': float64 L2 norm of each chunk's tf-idf vector
-                                -- as seen by callers of that view, by id (0.0 for unused ids);
+                                -- 'norms:<view>#<block>': float64 L2 norm of each chunk's tf-idf
+                                -- vector as seen by callers of that view, by id (0.0 for unused
+                                -- ids), ARRAY_BLOCK ids per row: a query reads only the blocks
+                                -- its postings fall in;
                                 -- 'lengths': uint32 sum of each chunk's stored tfs;
-                                -- 'bm25k:<view>': float64 k1 (1 - b + b len / avglen) of each
-                                -- chunk, avglen being that view's (BM25's length normaliser)
+                                -- 'bm25k:<view>#<block>': float64 k1 (1 - b + b len / avglen) of
+                                -- each chunk, avglen being that view's (BM25's length
+                                -- normaliser), in blocks like the norms
     classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
     views(key, n_chunks, length)  -- a set of readable classes, e.g. "0,2", its chunk count and
                                 -- the sum of its chunks' lengths
@@ -25,8 +28,9 @@ Layout (FORMAT_VERSION 6):
                                 -- so that re-ingest need not read them again while unchanged
     dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
 
-A query reads the manifest, the postings of its own terms, one norms array, and the text of
-the best candidates: never the whole corpus. A full build writes a temporary file and moves
+A query reads the manifest, the postings of its own terms, the blocks of one per-chunk array
+(norms or BM25 normalisers) that hold those postings' chunks, and the text of the best
+candidates: what it reads grows with its postings, not with the index. A full build writes a temporary file and moves
 it into place with os.replace; an update runs as one SQLite transaction. Either way an
 interrupted ingest leaves the previous index intact, and a query sees one or the other.
 """
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import sqlite3
 import sys
@@ -46,7 +51,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import repeat
 from operator import add, mul, truediv
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from .chunking.base import Chunk
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
@@ -58,7 +63,7 @@ if TYPE_CHECKING:
 # A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
 # (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -384,8 +389,10 @@ def update_index(
         df = term_ids.df_array()
         n_live = sum(live)
         everything_key = view_key(frozenset(class_ids.values()))
-        old_row = conn.execute("SELECT data FROM arrays WHERE name = ?", (f"norms:{everything_key}",)).fetchone()
-        old_norms = _decode("d", old_row[0]) if old_row else array("d")
+        old_norms = array("d")
+        for (data,) in conn.execute("SELECT data FROM arrays WHERE name LIKE ? ORDER BY name",
+                                    (f"norms:{everything_key}#%",)):
+            old_norms.frombytes(data)
         conn.execute("DELETE FROM arrays")
         conn.execute("DELETE FROM views")
         conn.execute("DELETE FROM classes")
@@ -507,7 +514,7 @@ def _write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, b
         "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
         "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
         "next_chunk": next_chunk, "bound_scale": bound_scale, "bm25_avglen": manifest.bm25_avglen,
-        "walk": manifest.walk, "byteorder": sys.byteorder,
+        "walk": manifest.walk, "byteorder": sys.byteorder, "array_block": ARRAY_BLOCK,
     }
     conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in meta.items()))
 
@@ -535,9 +542,71 @@ def _write_views(
         if len(view) == len(groups_of_class):
             everything = (norms, avglen, normalisers)
         conn.execute("INSERT INTO views VALUES (?,?,?)", (view_key(view), n_view, length))
-        conn.execute("INSERT INTO arrays VALUES (?,?)", (f"norms:{view_key(view)}", norms.tobytes()))
-        conn.execute("INSERT INTO arrays VALUES (?,?)", (f"bm25k:{view_key(view)}", normalisers.tobytes()))
+        _insert_blocks(conn, f"norms:{view_key(view)}", norms)
+        _insert_blocks(conn, f"bm25k:{view_key(view)}", normalisers)
     return everything[0], lengths, everything[1], everything[2]
+
+
+# Entries per stored block of a per-chunk float array (64 KB): a query reads the blocks that
+# hold its postings' chunks, so a query with few postings reads little of a large index.
+ARRAY_BLOCK = 8192
+
+
+def _block_name(name: str, block: int) -> str:
+    return f"{name}#{block:06d}"
+
+
+def _insert_blocks(conn: sqlite3.Connection, name: str, values: array[float]) -> None:
+    conn.executemany("INSERT INTO arrays VALUES (?,?)",
+                     ((_block_name(name, b), values[b * ARRAY_BLOCK:(b + 1) * ARRAY_BLOCK].tobytes())
+                      for b in range(-(-len(values) // ARRAY_BLOCK))))
+
+
+def blocks_of(ids: array[int], size: int) -> list[int]:
+    """Return the blocks of `size` ids that sorted chunk ids fall in (a binary search a block)."""
+    out: list[int] = []
+    i, n = 0, len(ids)
+    while i < n:
+        block = ids[i] // size
+        out.append(block)
+        i = bisect_left(ids, (block + 1) * size, i)
+    return out
+
+
+class ChunkFloats:
+    """A per-chunk float64 array of a view, read from the index block by block as needed.
+
+    Values live in an anonymous memory map, so blocks never read cost no memory and no time;
+    `values` indexes like an array (0.0 where nothing was read).
+    """
+
+    def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]], swap: bool,
+                 where: str) -> None:
+        self.size = size  # ids per block, as the index was written (meta.array_block)
+        self.n_blocks = -(-n_ids // size)
+        self._map = mmap.mmap(-1, 8 * max(n_ids, 1))
+        self.values = memoryview(self._map).cast("d")[:n_ids]
+        self._loaded: set[int] = set()
+        self._fetch = fetch
+        self._swap = swap
+        self._where = where
+
+    def load(self, blocks: Iterable[int] | None = None) -> memoryview[float]:
+        """Read the given blocks (None: all) if not read yet; return the values."""
+        missing = sorted(set(range(self.n_blocks) if blocks is None else blocks) - self._loaded)
+        if missing:
+            found = self._fetch(missing)
+            if len(found) != len(missing):
+                raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — "
+                                       "re-run `python ingest.py REPO`")
+            for block, data in found:
+                part = array("d")
+                part.frombytes(data)
+                if self._swap:
+                    part.byteswap()
+                self.values[block * self.size:block * self.size + len(part)] = memoryview(part)
+            self._loaded.update(missing)
+        return self.values
 
 
 def bm25_normalisers(lengths: array[int], avglen: float) -> array[float]:
@@ -702,38 +771,46 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class View:
-    """The part of an index one caller may read. Its norms are read on first use (cosine
-    needs them, BM25 does not)."""
+# a per-chunk float array by chunk id: an array when computed, a memoryview when read in blocks
+FloatColumn = Union["array[float]", "memoryview[float]"]
 
-    __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_arrays", "_load")
+
+class View:
+    """The part of an index one caller may read. Its per-chunk arrays (norms for cosine, BM25
+    normalisers) are read on first use, and only the blocks asked for."""
+
+    __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_columns", "_computed")
 
     def __init__(
         self, classes: frozenset[int] | None, n_chunks: int, length: int, chunk_class: array[int] | None,
-        load: Callable[[str], array[float]], arrays: dict[str, array[float]] | None = None,
+        columns: dict[str, ChunkFloats], computed: dict[str, array[float]] | None = None,
     ) -> None:
         self.classes = classes  # readable access classes; None = all (nothing to filter)
         self.n_chunks = n_chunks  # N for the IDF
         self.length = length  # the total length of its chunks (BM25's average length is length / n_chunks)
         self.chunk_class = chunk_class  # access class by chunk id, when filtering is needed
-        self._arrays = arrays or {}
-        self._load = load
+        self._columns = columns
+        self._computed = computed or {}
 
     @property
-    def norms(self) -> array[float]:
+    def norms(self) -> FloatColumn:
         """Each chunk's L2 norm under this view's IDF, by chunk id (0.0 outside the view)."""
-        return self._array("norms")
+        return self.column("norms")
 
     @property
-    def bm25k(self) -> array[float]:
+    def bm25k(self) -> FloatColumn:
         """Each chunk's BM25 length normaliser k1 (1 - b + b len / avglen) under this view."""
-        return self._array("bm25k")
+        return self.column("bm25k")
 
-    def _array(self, name: str) -> array[float]:
-        found = self._arrays.get(name)
-        if found is None:
-            found = self._arrays[name] = self._load(name)
-        return found
+    def column(self, name: str, postings: Iterable[array[int]] | None = None) -> FloatColumn:
+        """Return the per-chunk array `name` ("norms" or "bm25k"), read in full, or, given
+        postings (sorted chunk ids), only where they fall."""
+        computed = self._computed.get(name)
+        if computed is not None:
+            return computed
+        column = self._columns[name]
+        blocks = None if postings is None else {b for ids in postings for b in blocks_of(ids, column.size)}
+        return column.load(blocks)
 
 
 class Index:
@@ -766,11 +843,13 @@ class Index:
                 bm25_avglen=float(meta["bm25_avglen"]),
                 walk=meta.get("walk"),
             )
+            self._block = int(meta["array_block"])  # ids per stored block of a per-chunk array
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
                 f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO`"
             ) from None
         self._swap = meta.get("byteorder", sys.byteorder) != sys.byteorder
+        self._n_ids = int(meta.get("next_chunk", 0))  # chunk ids in use are below this
         self._views: dict[str, View] = {}
         self._lengths: array[int] | None = None
         self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
@@ -834,10 +913,25 @@ class Index:
             arrays["norms"] = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
             length = view_length(self.lengths(), chunk_class, readable)
             arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
-        view = View(None if everything else readable, n_view, length, chunk_class,
-                    lambda name: self._array(f"{name}:{key}", "d"), arrays)
+        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"), self._swap,
+                                     self.path)
+                   for name in ("norms", "bm25k")}
+        view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
         self._views[key] = view
         return view
+
+    def _blocks_reader(self, name: str) -> Callable[[list[int]], list[tuple[int, bytes]]]:
+        def fetch(blocks: list[int]) -> list[tuple[int, bytes]]:
+            out: list[tuple[int, bytes]] = []
+            for start in range(0, len(blocks), 500):  # SQLite's limit on parameters
+                part = blocks[start:start + 500]
+                names = [_block_name(name, b) for b in part]
+                rows = self._query(f"SELECT name, data FROM arrays WHERE name IN ({','.join('?' * len(names))})",
+                                   tuple(names))
+                out.extend((int(n.rsplit("#", 1)[1]), data) for n, data in rows)
+            return out
+
+        return fetch
 
     def lengths(self) -> array[int]:
         """Return each chunk's length (the sum of its stored tfs), by chunk id; read once."""

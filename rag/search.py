@@ -15,7 +15,7 @@ from operator import add, ge, mul, truediv
 from typing import NamedTuple
 
 from .chunking.base import Chunk
-from .index import Index
+from .index import FloatColumn, Index
 from .rerank import candidate_count, rerank
 from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
 
@@ -126,10 +126,11 @@ def search(
     want = candidate_count(k)
     if bm25:
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
-        weights = _BM25(view.bm25k)
+        normalisers = view.column("bm25k", (t[3] for t in terms))
+        weights = _BM25(normalisers)
         work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
                 for _, _, qw, ids, tfs, bound in terms]
-        scored = top_scores(work, want, weights, None, len(view.bm25k), prune)
+        scored = top_scores(work, want, weights, None, len(normalisers), prune)
 
         def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
             score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
@@ -137,7 +138,7 @@ def search(
 
         return _hits(index, scored, k, lambda cid: _explain(cid, terms, bm25_part) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
-    norms = view.norms
+    norms = view.column("norms", (t[3] for t in terms))
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
     scored = top_scores(work, want, _Cosine(), norms, len(norms), prune)
 
@@ -186,7 +187,7 @@ class _Cosine:
 class _BM25:
     """scale * tf / (tf + k1 (1 - b + b len / avglen)), the normaliser being stored per chunk."""
 
-    def __init__(self, normalisers: array[float]) -> None:
+    def __init__(self, normalisers: FloatColumn) -> None:
         self.normalisers = normalisers
 
     def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
@@ -207,7 +208,7 @@ DENSE_RATIO = 0.25
 
 def top_scores(
     terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
-    norms: array[float] | None, n_ids: int, prune: bool = True,
+    norms: FloatColumn | None, n_ids: int, prune: bool = True,
 ) -> list[tuple[float, int]]:
     """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
 
@@ -256,7 +257,7 @@ def top_scores(
     return _best([(s / norms[c], c) for c, s in acc.items()], n)
 
 
-def _scorer(acc: dict[int, float] | array[float], norms: array[float] | None) -> Callable[[Sequence[int]], Iterator[float]]:
+def _scorer(acc: dict[int, float] | array[float], norms: FloatColumn | None) -> Callable[[Sequence[int]], Iterator[float]]:
     """Return a function from chunk ids to their scores so far, at C speed. The ids are read
     twice under cosine (sums and norms), so they must be a sequence, not an iterator."""
     total = acc.__getitem__
@@ -271,7 +272,7 @@ def _scorer(acc: dict[int, float] | array[float], norms: array[float] | None) ->
 
 def _top_dense(
     terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
-    norms: array[float] | None, n_ids: int, prune: bool, remaining: list[float],
+    norms: FloatColumn | None, n_ids: int, prune: bool, remaining: list[float],
 ) -> list[tuple[float, int]]:
     """top_scores with the sums in a float array indexed by chunk id: the same pruning, and
     candidates found at C speed (compress) in the postings that were read."""

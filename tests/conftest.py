@@ -22,6 +22,16 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
+@pytest.fixture(autouse=True)
+def small_array_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Store per-chunk arrays in blocks of 16 chunk ids in every index a test builds in process
+    (8,192 by default), so that reading them block by block is exercised everywhere. Indexes
+    built by a subprocess keep the default; the block size is recorded in each index."""
+    import rag.index
+
+    monkeypatch.setattr(rag.index, "ARRAY_BLOCK", 16)
+
+
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     """Create files (text or bytes) below root and return root."""
     for rel, content in files.items():

@@ -140,18 +140,28 @@ def test_index_found_from_a_subdirectory_and_from_where_ingest_ran(tmp_path: Pat
     assert locate_index(repo / ".rag", tmp_path) == str(path)  # or its .rag folder
 
 
-@pytest.mark.parametrize(("scoring", "array_read"), [("tfidf", "norms:0"), ("bm25", "bm25k:0")])
-def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, array_read: str) -> None:
-    # A query fetches the postings of its terms, one per-chunk array (cosine: norms, BM25: its
-    # length normalisers) and the text of the top k, not every chunk.
+@pytest.mark.parametrize(("scoring", "column"), [("tfidf", "norms"), ("bm25", "bm25k")])
+def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, column: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A query fetches the postings of its terms, the blocks of one per-chunk array (cosine:
+    # norms, BM25: its length normalisers) that hold their chunks, and the text of the top k,
+    # not every chunk. With blocks of 8 chunks, the 50 chunks make 7 blocks.
+    monkeypatch.setattr(sys.modules["rag.index"], "ARRAY_BLOCK", 8)
     repo = write_tree(tmp_path / "r", {f"f{i}.txt": f"topic{i} shared words here\n" for i in range(50)})
     path = ingest(repo, settings=TokenizerSettings(mode="plain")).index_path
     statements: list[str] = []
+
+    def blocks_read() -> int:
+        return sum(s.count(f"'{column}:0#") for s in statements if "FROM arrays" in s)
+
     with Index(path) as index:
         index._conn.set_trace_callback(statements.append)
-        search(index, "topic7 shared", k=2, scoring=scoring)
+        search(index, "topic7", k=2, scoring=scoring)  # one chunk: one block
+        assert blocks_read() == 1
+        statements.clear()
+        search(index, "topic7 shared", k=2, scoring=scoring)  # "shared" is in every chunk
+        assert blocks_read() == 6  # the other six; the first is kept
     assert sum("FROM terms WHERE term" in s for s in statements) == 2
-    assert [s.split("name = ")[1] for s in statements if "FROM arrays" in s] == [f"'{array_read}'"]
     chunk_reads = [s for s in statements if "c.text" in s]
     assert len(chunk_reads) == 1
     # only the candidates for the top 2, not the 50 chunks that share a term with the query
