@@ -547,9 +547,9 @@ def _write_views(
     return everything[0], lengths, everything[1], everything[2]
 
 
-# Entries per stored block of a per-chunk float array (64 KB): a query reads the blocks that
+# Entries per stored block of a per-chunk float array (8 KB): a query reads the blocks that
 # hold its postings' chunks, so a query with few postings reads little of a large index.
-ARRAY_BLOCK = 8192
+ARRAY_BLOCK = 1024
 
 
 def _block_name(name: str, block: int) -> str:

@@ -25,7 +25,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
 @pytest.fixture(autouse=True)
 def small_array_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Store per-chunk arrays in blocks of 16 chunk ids in every index a test builds in process
-    (8,192 by default), so that reading them block by block is exercised everywhere. Indexes
+    (1,024 by default), so that reading them block by block is exercised everywhere. Indexes
     built by a subprocess keep the default; the block size is recorded in each index."""
     import rag.index
 
