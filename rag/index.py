@@ -48,6 +48,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from itertools import repeat
 from operator import add, mul, truediv
@@ -822,6 +823,18 @@ class Index:
             raise NoIndexError(f"No index at {self.path} — run `python ingest.py REPO` first")
         try:
             self._conn = _connect_for_reading(self.path)
+        except sqlite3.DatabaseError as exc:
+            raise IndexFormatError(
+                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
+            ) from None
+        self._read_manifest()
+        # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
+        self.tokenizer = Tokenizer(self.manifest.tokenizer)
+
+    def _read_manifest(self) -> None:
+        """Read the manifest, and forget everything read after it (views, lengths, names)."""
+        try:
+            self._data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
             meta = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
         except (sqlite3.DatabaseError, ValueError) as exc:
             raise IndexFormatError(
@@ -853,8 +866,24 @@ class Index:
         self._views: dict[str, View] = {}
         self._lengths: array[int] | None = None
         self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
-        # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
-        self.tokenizer = Tokenizer(self.manifest.tokenizer)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read everything inside from one state of the index, even while an update commits.
+
+        The reads run in one transaction. If another connection changed the index since this
+        one last read it, the manifest is read again and the views, blocks and lengths read
+        before are dropped, so that nothing old is mixed with the new."""
+        if self._conn.in_transaction:  # already inside a snapshot
+            yield
+            return
+        self._query("BEGIN")
+        try:
+            if self._query("PRAGMA data_version").fetchone()[0] != self._data_version:
+                self._read_manifest()
+            yield
+        finally:
+            self._conn.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database connection."""

@@ -91,6 +91,13 @@ def search(
         raise ValueError("k must be at least 1")
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
+    with index.snapshot():
+        return _search(index, question, k, explain, groups, prune, scoring)
+
+
+def _search(
+    index: Index, question: str, k: int, explain: bool, groups: frozenset[str], prune: bool, scoring: str,
+) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     qtf = index.tokenizer.query_counts(question)
     view = index.view(groups)

@@ -223,6 +223,30 @@ def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker, scoring: st
         assert a.postings("model39") is None  # a term whose last chunk went is gone
 
 
+@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+def test_an_index_kept_open_sees_an_update_whole(tmp_path: Path, mocker, scoring: str) -> None:
+    # a long-lived reader (a server, `rag eval`) searches, the index is updated in place by
+    # another connection, and it searches again: it must answer as a fresh reader does, not
+    # mix the old views, blocks and manifest with the new postings
+    repo = big_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    with Index(path) as kept:
+        for q in BIG_QUESTIONS:
+            search(kept, q, 10, scoring=scoring)
+        before = kept.manifest.n_chunks
+        (repo / "pkg" / "extra.py").write_text("def extra(session):\n    return brandnewterm(session)\n")
+        (repo / "pkg" / "mod07.py").unlink()
+        ingest(repo)
+        assert update.call_count == 1
+        with Index(path) as fresh:
+            for q in BIG_QUESTIONS:
+                got = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(kept, q, 10, scoring=scoring)]
+                want = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(fresh, q, 10, scoring=scoring)]
+                assert got == want, q
+        assert kept.manifest.n_chunks == fresh.manifest.n_chunks != before
+
+
 def test_update_killed_mid_transaction_leaves_previous_index(tmp_path: Path, mocker) -> None:
     repo = big_repo(tmp_path / "r")
     path = ingest(repo).index_path
