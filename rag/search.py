@@ -234,34 +234,28 @@ def top_scores(
     if sum(len(t[1]) for t in terms) > DENSE_RATIO * n_ids:
         return _best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
     acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
+    scores = _scorer(acc, norms)
     threshold = 0.0
     done = 0
     for scale, ids, tfs, _ in terms:
         if prune and len(acc) >= n:
             # any n candidates give a lower bound on the n-th best: look at no more than a sample
-            if norms is None:
-                threshold = heapq.nlargest(n, islice(acc.values(), _THRESHOLD_SAMPLE))[-1]
-            else:
-                sample = islice(acc.items(), _THRESHOLD_SAMPLE)
-                threshold = heapq.nlargest(n, (s / norms[c] for c, s in sample))[-1]
+            threshold = heapq.nlargest(n, scores(list(islice(acc, _THRESHOLD_SAMPLE))))[-1]
             if remaining[done] + _EPSILON < threshold:
                 break
         if not acc:
-            acc = dict(zip(ids, weights.many(scale, ids, tfs)))
+            acc.update(zip(ids, weights.many(scale, ids, tfs)))
         else:
             get = acc.get
             for cid, w in zip(ids, weights.many(scale, ids, tfs)):
                 acc[cid] = get(cid, 0.0) + w
         done += 1
+    candidates = list(acc)
     if done < len(terms):
         floor = threshold - remaining[done] - _EPSILON
-        candidates = [c for c, s in acc.items() if (s if norms is None else s / norms[c]) >= floor]
-        candidates = _probe(acc, candidates, terms[done:], weights, _scorer(acc, norms), n, threshold,
-                            remaining[done + 1:])
-        acc = {c: acc[c] for c in candidates}
-    if norms is None:
-        return _best(list(zip(acc.values(), acc)), n)
-    return _best([(s / norms[c], c) for c, s in acc.items()], n)
+        candidates = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
+        candidates = _probe(acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1:])
+    return _best(list(zip(scores(candidates), candidates)), n)
 
 
 def _scorer(acc: dict[int, float] | array[float], norms: FloatColumn | None) -> Callable[[Sequence[int]], Iterator[float]]:
