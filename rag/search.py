@@ -324,6 +324,7 @@ def _probe(
     i-th term) shrink: candidates that can no longer reach it are dropped, so the later,
     usually longer, postings lists are matched against fewer and fewer chunks.
     """
+    wanted: set[int] | None = None  # the candidates as a set, built when first needed
     for i, (scale, ids, tfs, _) in enumerate(terms):
         if len(candidates) * 8 < len(ids):
             for cid in candidates:
@@ -331,12 +332,16 @@ def _probe(
                 if j < len(ids) and ids[j] == cid:
                     acc[cid] += weights.one(scale, cid, tfs[j])
         else:
-            for cid, tf in compress(zip(ids, tfs), map(set(candidates).__contains__, ids)):
+            if wanted is None:
+                wanted = set(candidates)
+            for cid, tf in compress(zip(ids, tfs), map(wanted.__contains__, ids)):
                 acc[cid] += weights.one(scale, cid, tf)
         if len(candidates) > n:
             threshold = max(threshold, heapq.nlargest(n, scores(candidates[:_THRESHOLD_SAMPLE]))[-1])
             floor = threshold - remaining[i] - _EPSILON
-            candidates = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
+            kept = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
+            if len(kept) < len(candidates):
+                candidates, wanted = kept, None
     return candidates
 
 
