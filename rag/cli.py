@@ -17,7 +17,6 @@ from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
-
     from .pipeline import IngestReport
 
 

@@ -1,6 +1,6 @@
 """Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 6):
+Layout (FORMAT_VERSION 7):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
@@ -30,9 +30,10 @@ Layout (FORMAT_VERSION 6):
 
 A query reads the manifest, the postings of its own terms, the blocks of one per-chunk array
 (norms or BM25 normalisers) that hold those postings' chunks, and the text of the best
-candidates: what it reads grows with its postings, not with the index. A full build writes a temporary file and moves
-it into place with os.replace; an update runs as one SQLite transaction. Either way an
-interrupted ingest leaves the previous index intact, and a query sees one or the other.
+candidates: what it reads grows with its postings, not with the index. A full build writes a
+temporary file and moves it into place with os.replace; an update runs as one SQLite
+transaction. Either way an interrupted ingest leaves the previous index intact, and a query
+sees one or the other (Index.snapshot).
 """
 
 from __future__ import annotations
@@ -581,15 +582,15 @@ class ChunkFloats:
     `values` indexes like an array (0.0 where nothing was read).
     """
 
-    def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]], swap: bool,
-                 where: str) -> None:
+    def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]],
+                 decode: Callable[[bytes], array[float]], where: str) -> None:
         self.size = size  # ids per block, as the index was written (meta.array_block)
         self.n_blocks = -(-n_ids // size)
         self._map = mmap.mmap(-1, 8 * max(n_ids, 1))
         self.values = memoryview(self._map).cast("d")[:n_ids]
         self._loaded: set[int] = set()
         self._fetch = fetch
-        self._swap = swap
+        self._decode = decode  # bytes as stored -> floats in this machine's byte order
         self._where = where
 
     def load(self, blocks: Iterable[int] | None = None) -> memoryview[float]:
@@ -601,10 +602,7 @@ class ChunkFloats:
                 raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — "
                                        "re-run `python ingest.py REPO`")
             for block, data in found:
-                part = array("d")
-                part.frombytes(data)
-                if self._swap:
-                    part.byteswap()
+                part = self._decode(data)
                 self.values[block * self.size:block * self.size + len(part)] = memoryview(part)
             self._loaded.update(missing)
         return self.values
@@ -798,11 +796,6 @@ class View:
         """Each chunk's L2 norm under this view's IDF, by chunk id (0.0 outside the view)."""
         return self.column("norms")
 
-    @property
-    def bm25k(self) -> FloatColumn:
-        """Each chunk's BM25 length normaliser k1 (1 - b + b len / avglen) under this view."""
-        return self.column("bm25k")
-
     def column(self, name: str, postings: Iterable[array[int]] | None = None) -> FloatColumn:
         """Return the per-chunk array `name` ("norms" or "bm25k"), read in full, or, given
         postings (sorted chunk ids), only where they fall."""
@@ -942,8 +935,8 @@ class Index:
             arrays["norms"] = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
             length = view_length(self.lengths(), chunk_class, readable)
             arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
-        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"), self._swap,
-                                     self.path)
+        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"),
+                                     lambda data: self._decode("d", data), self.path)
                    for name in ("norms", "bm25k")}
         view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
         self._views[key] = view
