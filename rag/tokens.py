@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
+from itertools import chain
 from typing import NamedTuple
 
 PLAIN_STOPWORDS = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "is", "for", "on", "with"])
@@ -129,33 +131,21 @@ class Tokenizer:
             raise ValueError(f"unknown tokenizer mode {self.settings.mode!r}")
         if self.settings.stem not in STEMMERS:
             raise ValueError(f"unknown stemmer {self.settings.stem!r}")
-        self._cache: dict[str, tuple[str, ...]] = {}
         self._plain = self.settings.mode == "plain"
         self._finder = _PLAIN.findall if self._plain else _RUN.findall
+        self._terms = _Memo(self._terms_of)
 
     def tokenize(self, text: str) -> list[str]:
         """Return the terms of `text` in order, with repeats."""
-        cache = self._cache
-        out: list[str] = []
-        for run in self._finder(text):
-            terms = cache.get(run)
-            if terms is None:
-                terms = cache[run] = self._terms_of(run)
-            out.extend(terms)
-        return out
+        return list(chain.from_iterable(map(self._terms.__getitem__, self._finder(text))))
 
     def counts(self, text: str) -> dict[str, int]:
-        """Return term -> frequency for `text`; equal to Counter(self.tokenize(text))."""
-        cache = self._cache
-        out: dict[str, int] = {}
-        get = out.get
-        for run, n in Counter(self._finder(text)).items():  # each distinct word once
-            terms = cache.get(run)
-            if terms is None:
-                terms = cache[run] = self._terms_of(run)
-            for t in terms:
-                out[t] = get(t, 0) + n
-        return out
+        """Return term -> frequency for `text`; equal to Counter(self.tokenize(text)).
+
+        Every step runs at C speed (find the words, look up each word's terms, count them);
+        Python code runs only for a word seen for the first time.
+        """
+        return Counter(chain.from_iterable(map(self._terms.__getitem__, self._finder(text))))
 
     def query_counts(self, question: str) -> dict[str, int]:
         """Return term -> frequency for a question (the query side of the tokenizer).
@@ -173,6 +163,18 @@ class Tokenizer:
             return () if low in PLAIN_STOPWORDS else (low,)
         s = self.settings
         return _code_terms(run, s.stem, s.identifiers, s.min_length)
+
+
+class _Memo(dict[str, tuple[str, ...]]):
+    """word -> its terms, computed by `terms_of` on the first lookup of a word, then kept."""
+
+    def __init__(self, terms_of: Callable[[str], tuple[str, ...]]) -> None:
+        super().__init__()
+        self._terms_of = terms_of
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        terms = self[word] = self._terms_of(word)
+        return terms
 
 
 @cache
@@ -375,7 +377,8 @@ def _step1b(w: str, p1: int) -> str:
     return stem_
 
 
-_STEMMERS = {"none": _no_stem, "suffix": stem, "porter2": _porter2_term}
+# memoised per distinct word part: the same part recurs in many identifiers
+_STEMMERS: dict[str, Callable[[str], str]] = {"none": _no_stem, "suffix": cache(stem), "porter2": cache(_porter2_term)}
 
 
 def tf_weight(tf: int) -> float:
