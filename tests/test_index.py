@@ -69,6 +69,26 @@ def test_incremental_reingest_equals_full_rebuild(tmp_path: Path) -> None:
     assert incremental == snapshot(full_path, QUESTIONS)
 
 
+def test_worker_processes_build_the_index_one_process_builds(tmp_path: Path, monkeypatch) -> None:
+    import gc
+
+    import rag.pipeline
+
+    monkeypatch.setattr(rag.pipeline, "_PARALLEL_MIN_BYTES", 0)  # the pool even for a small repo
+    monkeypatch.setattr(rag.pipeline, "_BATCH_BYTES", 1)  # one file per batch: results arrive in turn
+    repo = code_repo(tmp_path / "r")
+    (repo / "app" / "blob.py").write_bytes(b"\x00\x01\x02 not text")  # read, then skipped as binary
+    threshold = gc.get_threshold()
+    pooled = ingest(repo, index_path=tmp_path / "pooled.sqlite", workers=2)
+    assert gc.get_threshold() == threshold  # ingest collects garbage less often, then restores
+    single = ingest(repo, index_path=tmp_path / "single.sqlite", workers=1)
+    assert (pooled.files, pooled.chunks) == (single.files, single.chunks) == (4, 5)
+    assert snapshot(pooled.index_path, QUESTIONS) == snapshot(single.index_path, QUESTIONS)
+    with Index(pooled.index_path) as a, Index(single.index_path) as b:
+        assert list(a.records(a.files())) == list(b.records(b.files()))
+        assert a.skipped_files() == b.skipped_files() and "app/blob.py" in a.skipped_files()
+
+
 def test_interrupted_ingest_leaves_previous_index_intact(tmp_path: Path, mocker) -> None:
     repo = code_repo(tmp_path / "r")
     report = ingest(repo)
