@@ -263,7 +263,7 @@ class IndexWriter:
             "INSERT INTO terms VALUES (?,?,?,?,?,?,?)",
             ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
               max_weight(post.ids[tid], post.tfs[tid], norms), max_bm25(post.ids[tid], post.tfs[tid], normalisers))
-             for t, tid in zip(terms, range(len(terms)))),
+             for t, tid in sorted(zip(terms, range(len(terms))))),  # in key order: B-tree appends
         )
         conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (self.chunk_class.tobytes(),))
         conn.executemany("INSERT INTO classes VALUES (?,?)",
