@@ -70,6 +70,11 @@ def test_default_code_mode(text: str, expected: list[str]) -> None:
     assert CODE_PARTS_ONLY.tokenize(text) == expected
 
 
+def test_underscores_at_the_ends_of_a_name_add_nothing() -> None:
+    assert CODE.tokenize("__init__ _private_cache __ x__y__") == ["init", "privat", "cach", "privatecache", "xy"]
+    assert CODE.tokenize("__init__ _private_cache") == CODE.tokenize("init private_cache")
+
+
 def test_code_mode_keeps_whole_identifier_too() -> None:
     assert CODE.tokenize("validateToken") == ["valid", "token", "validatetoken"]
     assert CODE.tokenize("token") == ["token"]  # a plain word is not doubled
