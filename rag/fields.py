@@ -33,12 +33,13 @@ def path_text(path: str) -> str:
 
 def chunk_counts(chunk: Chunk, tokenizer: Tokenizer) -> dict[str, int]:
     """Return term -> frequency for one chunk, as stored in the index."""
-    counts = tokenizer.counts(indexed_text(chunk))
+    text = indexed_text(chunk)
     settings = tokenizer.settings
-    if settings.mode == "plain":
-        return counts
-    for text, weight in ((path_text(chunk.path), settings.path_weight), (chunk.symbol, settings.symbol_weight)):
-        if weight > 0 and text:
-            for term, n in tokenizer.counts(text).items():
-                counts[term] = counts.get(term, 0) + n * weight
-    return counts
+    if settings.mode != "plain":
+        # a field of weight w counts w times: tokenize its text repeated, in one pass with the rest
+        fields = [text]
+        for field, weight in ((path_text(chunk.path), settings.path_weight), (chunk.symbol, settings.symbol_weight)):
+            if weight > 0 and field:
+                fields.extend([field] * weight)
+        text = "\n".join(fields)
+    return tokenizer.counts(text)
