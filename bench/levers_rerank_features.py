@@ -3,6 +3,7 @@
     python bench/levers_rerank_features.py --feature proximity --gamma 0.2 --window 2 [--pool 12]
     python bench/levers_rerank_features.py --feature coverage --gamma 1
     python bench/levers_rerank_features.py --feature docs-cap --cap 2 --gamma 0.5
+    python bench/levers_rerank_features.py --feature file-cap --cap 1 --gamma 0.5
 
 proximity: candidates whose text holds the question's words side by side move up. The question's content words (the query tokenizer, question words dropped) give the pairs of
 neighbouring terms; a candidate's pairs are those of its indexed text within `window` tokens,
@@ -15,6 +16,10 @@ idf (BM25's, over the whole index) carried by the query terms the candidate hold
 
 docs-cap: after rag's rerank, at most `cap` docs sections stay in the first four passages: a
 further one is replaced by the best code passage left that scores at least gamma times it.
+
+file-cap: the same with files: at most `cap` passages of one file stay in the first four; a
+further one is replaced by the best passage left from a file not yet at the cap that scores at
+least gamma times it.
 
 Results go in bench/LEVERS.md.
 """
@@ -45,7 +50,7 @@ def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--feature", choices=["proximity", "coverage", "docs-cap"], default="proximity")
+    parser.add_argument("--feature", choices=["proximity", "coverage", "docs-cap", "file-cap", "file-prior"], default="proximity")
     parser.add_argument("--cap", type=int, default=2)
     parser.add_argument("--gamma", type=float, required=True)
     parser.add_argument("--window", type=int, default=2)
@@ -84,30 +89,50 @@ def main() -> None:
         return [h._replace(score=h.score * (sum(v for t, v in idf.items() if t in chunk_counts(h.chunk, tok))
                                             / total) ** args.gamma) for h in hits]
 
+    def file_prior(hits: list[Any]) -> list[Any]:
+        best: dict[str, list[float]] = {}
+        for h in hits[:12]:  # the 12 best-scored, whatever k is
+            best.setdefault(h.chunk.path, []).append(h.score)
+        out = []
+        for h in hits:
+            others = [x for x in best.get(h.chunk.path, []) if x != h.score] or [0.0]
+            out.append(h._replace(score=h.score + args.gamma * max(others)))
+        return out
+
     original_mix = rerank_mod._mix
 
-    def docs_cap(top: list[Any], rest: list[Any]) -> list[Any]:
+    def group(h: Any) -> Any:  # what the cap counts: docs sections, or passages of a file
+        return h.chunk.path if args.feature == "file-cap" else rerank_mod._is_doc(h)
+
+    def capped(h: Any, counts: dict[Any, int]) -> bool:
+        if args.feature == "file-cap":
+            return counts.get(group(h), 0) >= args.cap
+        return bool(group(h)) and counts.get(True, 0) >= args.cap
+
+    def cap(top: list[Any], rest: list[Any]) -> list[Any]:
         top = original_mix(top, rest)
-        pool, head, used, docs = top[4:] + rest, [], set(), 0
+        pool, head, used, counts = top[4:] + rest, [], set(), {}
         for h in top[:4]:
-            if rerank_mod._is_doc(h) and docs >= args.cap:
-                code = next((p for p in pool if not rerank_mod._is_doc(p) and id(p) not in used
-                             and p.score >= args.gamma * h.score), None)
-                if code is not None:
-                    used.add(id(code))
-                    head.append(code)
+            if capped(h, counts):
+                other = next((p for p in pool if not capped(p, counts) and id(p) not in used
+                              and p.score >= args.gamma * h.score), None)
+                if other is not None:
+                    used.add(id(other))
+                    head.append(other)
+                    counts[group(other)] = counts.get(group(other), 0) + 1
                     continue
-            docs += rerank_mod._is_doc(h)
+            counts[group(h)] = counts.get(group(h), 0) + 1
             head.append(h)
         return (head + [h for h in top if h not in head])[: len(top)]
 
     def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
-        if args.gamma and args.feature != "docs-cap":
-            hits = sorted((proximity if args.feature == "proximity" else coverage)(hits), key=lambda h: -h.score)
+        if args.gamma and args.feature not in ("docs-cap", "file-cap"):
+            feature = {"proximity": proximity, "coverage": coverage, "file-prior": file_prior}[args.feature]
+            hits = sorted(feature(hits), key=lambda h: -h.score)
         return original_rerank(hits, k, **kw)
 
-    if args.feature == "docs-cap":
-        rerank_mod._mix = docs_cap
+    if args.feature in ("docs-cap", "file-cap"):
+        rerank_mod._mix = cap
 
     search_mod.rerank = rerank
     for name, root in (("docstring", CORPORA / "docstring-stripped"), ("dev", CORPORA)):
