@@ -99,15 +99,16 @@ def walk(
             candidates.append(rel)
     ts_modules = _ts_module_suffixes(candidates)
     files: list[SourceFile] = []
+    top = str(root)
     for rel in candidates:
         if ts_modules and _is_compiled_copy(rel, ts_modules):
             skipped["generated"] += 1
             continue
-        full = root / rel
+        full = os.path.join(top, rel)  # os.path, not pathlib: this runs for every file
         try:
-            st = full.lstat()
+            st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
-                target = full.resolve()
+                target = Path(full).resolve()
                 if not target.is_relative_to(root) or not target.is_file():
                     skipped["symlink"] += 1
                     continue
@@ -121,7 +122,7 @@ def walk(
         if st.st_size > max_bytes:
             skipped["too-large"] += 1
             continue
-        files.append(SourceFile(_printable(rel), str(full), st.st_size, st.st_mtime_ns))
+        files.append(SourceFile(_printable(rel), full, st.st_size, st.st_mtime_ns))
     files.sort(key=lambda f: f.path)
     return Walk(root=root, files=files, skipped=skipped, git=is_git)
 
@@ -192,9 +193,10 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
     """List files below root outside git: honour .gitignore files, prune built-in excludes."""
     out: list[str] = []
     rules: list[tuple[str, IgnoreRules]] = []  # (dir prefix, rules) active while walking
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        # os.walk joins names onto `top`, so the relative folder is what follows it
+        rel_dir = dirpath[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")  # (top may be "/")
         while rules and not _under(rel_dir, rules[-1][0]):
             rules.pop()
         if ".gitignore" in filenames:
