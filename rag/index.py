@@ -388,11 +388,8 @@ def update_index(
         forward_tids: list[array[int]] = [array("I")] * next_chunk
         forward_tfs: list[array[int]] = [array("H")] * next_chunk
         for cid, tids_blob, tfs_blob in conn.execute("SELECT chunk_id, tids, tfs FROM forward"):
-            tids, tfs = array("I"), array("H")
-            tids.frombytes(tids_blob)
-            tfs.frombytes(tfs_blob)
-            forward_tids[cid] = tids
-            forward_tfs[cid] = tfs
+            forward_tids[cid] = array("I", tids_blob)  # bytes: read as the machine's values
+            forward_tfs[cid] = array("H", tfs_blob)
         live = array("b", bytes(next_chunk))
         for first, n in conn.execute("SELECT first_chunk, n_chunks FROM files"):
             live[first:first + n] = array("b", [1]) * n
