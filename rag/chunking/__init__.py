@@ -73,22 +73,29 @@ def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None =
     `on_fallback` (if given) is called with the reason when a code file cannot be
     chunked by its structure (syntax error, unbalanced brackets, minified).
     """
-    from .base import window_chars
-    from .javascript import chunk_javascript
-    from .markdown import chunk_markdown, chunk_rst
-    from .python import chunk_python
-    from .text import chunk_text
-
+    # each chunker is imported when first needed: the JS lexer's pattern alone takes 5 ms to
+    # compile, a cost an update of a few Python files need not pay
     kind = chunker_for(path, text)
     if kind == "python":
+        from .python import chunk_python
+
         chunks = chunk_python(path, text, on_fallback)
     elif kind == "javascript":
+        from .javascript import chunk_javascript
+
         chunks = chunk_javascript(path, text, on_fallback)
     elif kind == "markdown":
+        from .markdown import chunk_markdown
+
         chunks = chunk_markdown(path, text)
     elif kind == "rst":
+        from .markdown import chunk_rst
+
         chunks = chunk_rst(path, text)
     else:
+        from .base import window_chars
+        from .text import chunk_text
+
         # very long lines (data, source maps) would make giant paragraphs: cut them by characters
         chunks = [w for c in chunk_text(path, text) for w in window_chars(c, text)]
     return [c._replace(ordinal=i) for i, c in enumerate(chunks)]
