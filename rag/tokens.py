@@ -145,9 +145,10 @@ class Tokenizer:
         """Return term -> frequency for `text`; equal to Counter(self.tokenize(text)).
 
         Every step runs at C speed (find the words, look up each word's terms, count them);
-        Python code runs only for a word seen for the first time.
+        Python code runs only for a word seen for the first time. A plain dict, not the
+        Counter: ingest workers pickle these to the parent, which unpickles a Counter in Python.
         """
-        return Counter(chain.from_iterable(map(self._terms.__getitem__, self._finder(text))))
+        return dict(Counter(chain.from_iterable(map(self._terms.__getitem__, self._finder(text)))))
 
     def query_counts(self, question: str) -> dict[str, int]:
         """Return term -> frequency for a question (the query side of the tokenizer).
