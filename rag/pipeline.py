@@ -79,19 +79,22 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     return _Processed(record, None, read.n_bytes, redacted)
 
 
+def _collect_less() -> tuple[int, int, int]:
+    """Collect the young generation every _GC_GEN0 allocations; return the thresholds before.
+    (Also each worker process's initializer.)"""
+    old = gc.get_threshold()
+    gc.set_threshold(_GC_GEN0, old[1], old[2])
+    return old
+
+
 @contextmanager
 def _fewer_collections() -> Iterator[None]:
-    """Collect the young generation every _GC_GEN0 allocations instead of every 700, then restore."""
-    old = gc.get_threshold()
-    gc.set_threshold(_GC_GEN0, *old[1:])
+    """Collect less while ingesting, then restore the thresholds."""
+    old = _collect_less()
     try:
         yield
     finally:
         gc.set_threshold(*old)
-
-
-def _worker_init() -> None:
-    gc.set_threshold(_GC_GEN0, *gc.get_threshold()[1:])
 
 
 _worker_tokenizer: Tokenizer | None = None
@@ -132,7 +135,7 @@ def _process_all(
         return
     from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_collect_less) as pool:
         batches = list(_batches(files))
         results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
         for batch in results:
