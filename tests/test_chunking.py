@@ -190,6 +190,9 @@ def top_level(text: str, jsx: bool = True) -> list[str]:
         ("f(a, {b}) ; g", ["f", "(", ")", ";", "g"]),
         ("el = <div>{x}</div>", ["el", "=", "<", "div", ">", "{", "}", "</div>"]),
         ("#priv = 1", ["#priv", "=", "1"]),
+        ("f(g(a) / 2, /[)]/)", ["f", "(", ")"]),
+        ("if (a(b)) /[)]/.test(c)", ["if", "(", ")", "/", ".", "test", "(", ")"]),
+        ("x = a ? b?.c : .5 >>>= 1", ["x", "=", "a", "?", "b", "?.", "c", ":", ".5", ">>>=", "1"]),
     ],
     ids=[
         "division",
@@ -205,6 +208,9 @@ def top_level(text: str, jsx: bool = True) -> list[str]:
         "depth",
         "jsx-closing-tag",
         "private-name",
+        "deep-division-and-regex",
+        "regex-after-nested-condition",
+        "operators",
     ],
 )
 def test_lexer_top_level_tokens(text: str, expected: list[str]) -> None:

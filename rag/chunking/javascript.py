@@ -19,26 +19,30 @@ MINIFIED_MEAN_CHARS = 300  # ... and so is one whose lines average more than thi
 _KEEP_DEPTH = 1  # tokens deeper than this are not kept: statements and class members suffice
 _CONTEXT_CHARS = 200
 
+# Alternatives are tried in order, so the commonest come first: names, brackets, then the
+# one-character operators that start no longer one (`op` holds the rest, longest first).
+# Brackets and both operator groups are tokens of kind "punct".
 _TOKEN = re.compile(
     r"[ \t\r\f\v\u00a0\ufeff\u2028\u2029]*"  # spaces before a token are part of its match
-    r"(?:(?P<nl>\n(?:[ \t\r\f\v]*\n)*)"
-    r"|(?P<name>#?[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*)"
+    r"(?:(?P<name>#?[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*)"
+    r"|(?P<bracket>[{}()\[\]])"
+    r"|(?P<punct>[;,~@:])"
+    r"|(?P<nl>\n(?:[ \t\r\f\v]*\n)*)"
     r"|(?P<num>\d[\w.]*|\.\d\w*)"
+    r"|(?P<jsxclose></[A-Za-z][\w.:-]*[ \t]*>|</>)"
+    r"|(?P<op>>>>=|\.\.\.|===|!==|\*\*=|<<=|>>=|>>>|&&=|\|\|=|\?\?=|=>|==|!=|<=|>=|&&|\|\||\?\?"
+    r"|\?\.(?!\d)|\+\+|--|\*\*|<<|>>|[-+*%&|^]=|[.?!=<>+\-*%&|^])"
     r"|(?P<lc>//[^\n]*)"
     r"|(?P<bc>/\*)"
+    r"|(?P<slash>/=?)"
     r"|(?P<str>'(?:[^'\\\n]|\\[\s\S])*'?|\"(?:[^\"\\\n]|\\[\s\S])*\"?)"
     r"|(?P<tpl>`)"
-    r"|(?P<slash>/=?)"
-    r"|(?P<jsxclose></[A-Za-z][\w.:-]*[ \t]*>|</>)"
-    r"|(?P<punct>>>>=|\.\.\.|===|!==|\*\*=|<<=|>>=|>>>|&&=|\|\|=|\?\?=|=>|==|!=|<=|>=|&&|\|\||\?\?"
-    r"|\?\.(?!\d)|\+\+|--|\*\*|<<|>>|[-+*%&|^]=|[{}()\[\];,.?:~!@=<>+\-*%&|^])"
     r"|(?P<other>[\s\S])"
     r"|(?P<end>\Z))"
 )
 _TEMPLATE = re.compile(r"(?:[^`\\$]|\\[\s\S]|\$(?!\{))*")
 _REGEX = re.compile(r"(?:[^\\/\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[A-Za-z]*")
 _OPEN = {"(": ")", "[": "]", "{": "}", "if(": ")"}  # "if(": the condition of if/while/for/with
-_CLOSE = {")", "]", "}"}
 # after these keywords an expression starts, so `/` begins a regular expression
 _EXPRESSION_KEYWORDS = frozenset(
     ["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await", "extends"]
@@ -115,6 +119,42 @@ def lex(text: str, jsx: bool = True) -> Lexed:
         m = match(text, pos)
         assert m is not None and m.lastgroup is not None  # the last alternative matches any character
         group: str = m.lastgroup
+        # names, numbers and operators: most tokens, so they take the shortest path
+        if group == "name" or group == "punct" or group == "op" or group == "num":
+            value = m.group(group)
+            kind = "punct" if group == "op" else group
+            if len(stack) <= _KEEP_DEPTH:
+                if comments and comments[-1].end_line == line and last_line < line:
+                    comments[-1].trailed = True
+                tokens.append(Token(kind, value, line, line, len(stack), last_line < line))
+            # (a deeper token can skip the comment check: the token after a kept comment is
+            # at that comment's depth, and once a token has followed it the check cannot hold)
+            last_line = line
+            prev_kind, prev_text = kind, value
+            pos = m.end()
+            continue
+        if group == "bracket" and not (stack and stack[-1] == "`" and m.group(group) == "}"):
+            # (the `}` that closes a `${` goes on below, with template literals)
+            value = m.group(group)
+            if value in _OPEN:
+                depth = len(stack)
+                condition = value == "(" and prev_kind == "name" and prev_text in ("if", "while", "for", "with")
+                stack.append("if(" if condition else value)
+                prev_text = value
+            else:
+                if not stack or _OPEN.get(stack[-1]) != value:
+                    balanced = False
+                # `if (a) /re/.test(b)`: after the condition a statement, so a regex, may follow
+                prev_text = "{" if stack and stack.pop() == "if(" else value
+                depth = len(stack)
+            if comments and comments[-1].end_line == line and last_line < line:
+                comments[-1].trailed = True
+            if depth <= _KEEP_DEPTH:
+                tokens.append(Token("punct", value, line, line, depth, last_line < line))
+            last_line = line
+            prev_kind = "punct"
+            pos = m.end()
+            continue
         end = m.end()
         if group == "nl":
             line += m.group(group).count("\n")
@@ -134,8 +174,8 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             continue
         start_line = line
         depth = len(stack)
-        if group == "tpl" or (group == "punct" and m.group(group) == "}" and stack and stack[-1] == "`"):
-            if group == "punct":  # the `}` that closes a `${`: the template literal goes on
+        if group == "tpl" or group == "bracket":  # a template literal, or the `}` that closes its `${`
+            if group == "bracket":  # the template literal goes on
                 stack.pop()
                 depth = len(stack)
             tail = _TEMPLATE.match(text, end)
@@ -168,21 +208,7 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             line += text.count("\n", pos, end)
         elif group == "other":
             kind = "punct"
-        if kind == "punct" and value in _OPEN:
-            emit(kind, value, start_line, line, depth)
-            condition = value == "(" and prev_kind == "name" and prev_text in ("if", "while", "for", "with")
-            stack.append("if(" if condition else value)
-        elif kind == "punct" and value in _CLOSE:
-            if not stack or _OPEN.get(stack[-1]) != value:
-                balanced = False
-            opened = stack.pop() if stack else ""
-            emit(kind, value, start_line, line, len(stack))
-            if opened == "if(":  # `if (a) /re/.test(b)`: a statement, so a regex, follows
-                prev_kind, prev_text = "punct", "{"
-                pos = end
-                continue
-        else:
-            emit(kind, value, start_line, line, depth)
+        emit(kind, value, start_line, line, depth)
         prev_kind, prev_text = kind, value
         pos = end
     if stack:
