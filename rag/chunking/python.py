@@ -86,7 +86,8 @@ def _definition_pieces(
     symbol = prefix + node.name
     header = _header(lines, node)
     if isinstance(node, ast.ClassDef):
-        size = sum(len(line) + 1 for line in lines[start - 1 : end])
+        span = lines[start - 1 : end]
+        size = sum(map(len, span)) + len(span)  # with the newlines
         if size > MAX_CHARS and any(isinstance(n, _DEFS) for n in node.body):
             inner = chain + ((node.lineno, header),)
             members = _body_pieces(node.body, start, end, lines, symbol + ".", inner, "class", symbol)
