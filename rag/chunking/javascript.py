@@ -149,11 +149,7 @@ def lex(text: str, jsx: bool = True) -> Lexed:
                 # `if (a) /re/.test(b)`: after the condition a statement, so a regex, may follow
                 prev_text = "{" if stack and stack.pop() == "if(" else value
                 depth = len(stack)
-            if comments and comments[-1].end_line == line and last_line < line:
-                comments[-1].trailed = True
-            if depth <= _KEEP_DEPTH:
-                tokens.append(Token("punct", value, line, line, depth, last_line < line))
-            last_line = line
+            emit("punct", value, line, line, depth)
             prev_kind = "punct"
             pos = m.end()
             continue
