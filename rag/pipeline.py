@@ -89,7 +89,7 @@ def _collect_less() -> tuple[int, int, int]:
 
 @contextmanager
 def _fewer_collections() -> Iterator[None]:
-    """Collect less while ingesting, then restore the thresholds."""
+    """Collect less while ingesting, then restore the thresholds (wraps ingest())."""
     old = _collect_less()
     try:
         yield
@@ -212,6 +212,7 @@ def _git_commit(root: Path) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+@_fewer_collections()  # a fresh one for each call
 def ingest(
     root: str | os.PathLike[str],
     index_path: str | os.PathLike[str] | None = None,
@@ -233,15 +234,6 @@ def ingest(
     that replaces the old one. Either way the result equals a full rebuild. With `full`,
     nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
     """
-    with _fewer_collections():
-        return _ingest(root, index_path, settings, include, exclude, max_bytes, workers, full, progress, on_start)
-
-
-def _ingest(
-    root: str | os.PathLike[str], index_path: str | os.PathLike[str] | None, settings: TokenizerSettings | None,
-    include: tuple[str, ...] | None, exclude: tuple[str, ...] | None, max_bytes: int | None, workers: int | None,
-    full: bool, progress: Callable[[int], None] | None, on_start: Callable[[int], None] | None,
-) -> IngestReport:
     started = time.perf_counter()
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
     previous = _open_previous(index_path)
