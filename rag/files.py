@@ -194,9 +194,10 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
     out: list[str] = []
     rules: list[tuple[str, IgnoreRules]] = []  # (dir prefix, rules) active while walking
     top = str(root)
+    # os.walk joins names onto `top`, so the relative folder is what follows it (top may be "/")
+    skip = len(top.rstrip(os.sep)) + 1
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        # os.walk joins names onto `top`, so the relative folder is what follows it
-        rel_dir = dirpath[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")  # (top may be "/")
+        rel_dir = dirpath[skip:].replace(os.sep, "/")
         while rules and not _under(rel_dir, rules[-1][0]):
             rules.pop()
         if ".gitignore" in filenames:
