@@ -50,7 +50,6 @@ from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from itertools import repeat
 from operator import add, mul, truediv
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
@@ -697,7 +696,8 @@ def max_weight(ids: array[int], tfs: array[int], norms: array[float]) -> float:
     term's idf, that bounds its normalised weight in any chunk."""
     if not ids:
         return 0.0
-    largest: float = max(map(truediv, map(_tf_weights().__getitem__, tfs), map(norms.__getitem__, ids)))
+    weights = _TF_WEIGHTS.upto(max(tfs))
+    largest: float = max(map(truediv, map(weights.__getitem__, tfs), map(norms.__getitem__, ids)))
     return largest
 
 
@@ -710,14 +710,23 @@ def max_bm25(ids: array[int], tfs: array[int], normalisers: array[float]) -> flo
     return largest
 
 
-@lru_cache(maxsize=1)
-def _tf_weights() -> list[float]:
-    return [0.0] + [tf_weight(n) for n in range(1, _TF_MAX + 1)]
+class _TfTable:
+    """f(tf) for tf = 0 .. the largest asked for, as a list, grown on demand: a table of every
+    storable tf (65,536) took 20 ms to build, and few chunks repeat a term 256 times."""
+
+    def __init__(self, f: Callable[[int], float]) -> None:
+        self._f = f
+        self._values = [0.0]
+
+    def upto(self, largest: int) -> list[float]:
+        values = self._values
+        if largest >= len(values):
+            values.extend(map(self._f, range(len(values), largest + 1)))
+        return values
 
 
-@lru_cache(maxsize=1)
-def _tf_weight_squares() -> list[float]:
-    return [0.0] + [tf_weight(n) ** 2 for n in range(1, _TF_MAX + 1)]
+_TF_WEIGHTS = _TfTable(tf_weight)
+_TF_WEIGHT_SQUARES = _TfTable(lambda tf: tf_weight(tf) ** 2)
 
 
 def view_norms(
@@ -728,8 +737,11 @@ def view_norms(
 
     Per chunk the sum runs at C speed: map/sum over its forward lists.
     """
-    idf_sq = [idf_weight(n_view, d) ** 2 if d else 0.0 for d in df]
-    w_sq = _tf_weight_squares().__getitem__
+    # one idf per distinct df (most terms share a small df), then a list by term id
+    idf_sq_of = {d: idf_weight(n_view, d) ** 2 for d in set(df) if d}
+    idf_sq_of[0] = 0.0
+    idf_sq = list(map(idf_sq_of.__getitem__, df))
+    w_sq = _TF_WEIGHT_SQUARES.upto(max(map(max, filter(None, forward_tfs)), default=0)).__getitem__
     get_idf = idf_sq.__getitem__
     out = array("d", bytes(8 * len(forward_tids)))
     for cid, (tids, tfs) in enumerate(zip(forward_tids, forward_tfs)):
