@@ -696,8 +696,7 @@ def max_weight(ids: array[int], tfs: array[int], norms: array[float]) -> float:
     term's idf, that bounds its normalised weight in any chunk."""
     if not ids:
         return 0.0
-    weights = _TF_WEIGHTS.upto(max(tfs))
-    largest: float = max(map(truediv, map(weights.__getitem__, tfs), map(norms.__getitem__, ids)))
+    largest: float = max(map(truediv, map(_TF_WEIGHTS.__getitem__, tfs), map(norms.__getitem__, ids)))
     return largest
 
 
@@ -710,19 +709,18 @@ def max_bm25(ids: array[int], tfs: array[int], normalisers: array[float]) -> flo
     return largest
 
 
-class _TfTable:
-    """f(tf) for tf = 0 .. the largest asked for, as a list, grown on demand: a table of every
-    storable tf (65,536) took 20 ms to build, and few chunks repeat a term 256 times."""
+class _TfTable(dict[int, float]):
+    """f(tf) by stored tf, each computed on first use and looked up at C speed (a dict's
+    __getitem__ in map): a full table of the 65,536 storable tfs took 20 ms to build, and
+    few chunks repeat a term 256 times."""
 
     def __init__(self, f: Callable[[int], float]) -> None:
+        super().__init__({0: 0.0})
         self._f = f
-        self._values = [0.0]
 
-    def upto(self, largest: int) -> list[float]:
-        values = self._values
-        if largest >= len(values):
-            values.extend(map(self._f, range(len(values), largest + 1)))
-        return values
+    def __missing__(self, tf: int) -> float:
+        value = self[tf] = self._f(tf)
+        return value
 
 
 _TF_WEIGHTS = _TfTable(tf_weight)
@@ -741,7 +739,7 @@ def view_norms(
     idf_sq_of = {d: idf_weight(n_view, d) ** 2 for d in set(df) if d}
     idf_sq_of[0] = 0.0
     idf_sq = list(map(idf_sq_of.__getitem__, df))
-    w_sq = _TF_WEIGHT_SQUARES.upto(max(map(max, filter(None, forward_tfs)), default=0)).__getitem__
+    w_sq = _TF_WEIGHT_SQUARES.__getitem__
     get_idf = idf_sq.__getitem__
     out = array("d", bytes(8 * len(forward_tids)))
     for cid, (tids, tfs) in enumerate(zip(forward_tids, forward_tfs)):
