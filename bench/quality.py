@@ -58,7 +58,7 @@ from rag.evaluate import (  # noqa: E402
 )
 from rag.fields import chunk_counts  # noqa: E402
 from rag.index import Index  # noqa: E402
-from rag.search import Hit, search  # noqa: E402
+from rag.search import Hit, query_counts, search  # noqa: E402
 from rag.tokens import Tokenizer  # noqa: E402
 
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
@@ -130,8 +130,8 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
         check_tokens(chunks, tokens, tokenizer)
         paths = frozenset(index.files())
         ids = {(c.path, c.ordinal): i for i, c in enumerate(chunks)}
-        # the query side as rag.search sees it (query stopwords dropped)
-        qtokens = {q.id: [t for t, n in tokenizer.query_counts(q.question).items() for _ in range(n)]
+        # the query side as rag.search sees it (query stopwords dropped, defined acronyms added)
+        qtokens = {q.id: [t for t, n in query_counts(index, q.question).items() for _ in range(n)]
                    for q in questions}
 
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 7):
+Layout (FORMAT_VERSION 8):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
@@ -27,6 +27,8 @@ Layout (FORMAT_VERSION 7):
     skipped(path, size, mtime_ns, reason)  -- files read and passed over (empty, binary, ...),
                                 -- so that re-ingest need not read them again while unchanged
     dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
+    acronyms(file_id, acronym, expansion)  -- acronyms a file spells out, as index terms
+                                -- ("sse", "server sent event"): see rag.acronyms
 
 A query reads the manifest, the postings of its own terms, the blocks of one per-chunk array
 (norms or BM25 normalisers) that hold those postings' chunks, and the text of the best
@@ -64,7 +66,7 @@ if TYPE_CHECKING:
 # A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
 # (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -87,6 +89,7 @@ CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL, length INTEG
 CREATE TABLE skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                      reason TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE acronyms(file_id INTEGER NOT NULL, acronym TEXT NOT NULL, expansion TEXT NOT NULL);
 """
 
 
@@ -100,6 +103,7 @@ class FileRecord(NamedTuple):
     chunks: tuple[Chunk, ...]
     counts: tuple[dict[str, int], ...]  # term -> tf, one per chunk
     groups: frozenset[str] = frozenset()  # who may read it (.rag-access); empty = public
+    acronyms: tuple[tuple[str, str], ...] = ()  # (acronym term, expansion terms) it defines
 
 
 class Manifest(NamedTuple):
@@ -227,6 +231,8 @@ class IndexWriter:
             "INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
             (fid, record.path, record.size, record.mtime_ns, record.sha1, first, len(record.chunks), klass),
         )
+        if record.acronyms:
+            self.conn.executemany("INSERT INTO acronyms VALUES (?,?,?)", ((fid, a, e) for a, e in record.acronyms))
         for offset, (chunk, counts) in enumerate(zip(record.chunks, record.counts)):
             cid = first + offset
             tids, tfs = self.postings.add(cid, counts)
@@ -351,6 +357,7 @@ def update_index(
             conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", (first, first + n))
             conn.execute("DELETE FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n))
             conn.execute("DELETE FROM files WHERE id = ?", (fid,))
+            conn.execute("DELETE FROM acronyms WHERE file_id = ?", (fid,))
         term_ids = _TermIds(conn)
         added_postings: dict[int, tuple[array[int], array[int]]] = {}
         new_classes: list[tuple[int, int, int]] = []  # (first chunk, count, class)
@@ -377,6 +384,7 @@ def update_index(
                 fwd.append((cid, tids.tobytes(), tfs.tobytes()))
             conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
             conn.executemany("INSERT INTO forward VALUES (?,?,?)", fwd)
+            conn.executemany("INSERT INTO acronyms VALUES (?,?,?)", ((fid, a, e) for a, e in record.acronyms))
             new_classes.append((first, len(record.chunks), klass))
             fid += 1
         edited = _edit_postings(conn, term_ids, removed_ranges, added_postings)
@@ -970,6 +978,17 @@ class Index:
 
         return fetch
 
+    def acronyms(self, classes: frozenset[int] | None = None) -> list[tuple[str, str]]:
+        """Return the (acronym, expansion) term pairs the indexed files define, from the files
+        of readable access classes only (`classes`; None = all), without repeats."""
+        if classes is None:
+            rows = self._query("SELECT DISTINCT acronym, expansion FROM acronyms")
+        else:
+            marks = ",".join("?" * len(classes))
+            rows = self._query("SELECT DISTINCT a.acronym, a.expansion FROM acronyms a JOIN files f ON f.id = a.file_id"
+                               f" WHERE f.class IN ({marks})", tuple(classes))
+        return [(a, e) for a, e in rows]
+
     def lengths(self) -> array[int]:
         """Return each chunk's length (the sum of its stored tfs), by chunk id; read once."""
         if self._lengths is None:
@@ -1016,15 +1035,17 @@ class Index:
     def records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
         """Yield the stored records (chunks and term counts) of indexed files, in path order."""
         for path in sorted(set(paths)):
-            row = self._query("SELECT size, mtime_ns, sha1, first_chunk, n_chunks FROM files WHERE path = ?",
+            row = self._query("SELECT id, size, mtime_ns, sha1, first_chunk, n_chunks FROM files WHERE path = ?",
                               (path,)).fetchone()
             if row is None:
                 continue
-            size, mtime_ns, sha1, first, n = row
+            fid, size, mtime_ns, sha1, first, n = row
             # a file's chunks have consecutive ids: a range on the primary key, not a scan
             stored = list(self._stored_chunks("WHERE c.id >= ? AND c.id < ?", (first, first + n)))
+            acronyms = tuple(self._query("SELECT acronym, expansion FROM acronyms WHERE file_id = ? ORDER BY 1, 2",
+                                         (fid,)))
             yield FileRecord(path, size, mtime_ns, sha1, tuple(c for _, c, _ in stored),
-                             tuple(n for _, _, n in stored))
+                             tuple(n for _, _, n in stored), acronyms=acronyms)
 
     def _stored_chunks(self, where: str, args: tuple[object, ...]) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
         """Yield (id, chunk, term counts) of the chunks matching `where`, in id order."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .access import AccessList
+from .acronyms import defined_terms
 from .chunking import chunk_file, chunker_for
 from .errors import IndexFormatError, NoIndexError, NothingToIndexError
 from .fields import chunk_counts
@@ -75,7 +76,9 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     text, redacted = redact(read.text)
     chunks = tuple(chunk_file(source.path, text))
     counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
-    record = FileRecord(source.path, source.size, source.mtime_ns, read.sha1, chunks, counts)
+    # the plain tokenizer is the original design exactly: no acronyms
+    acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
+    record = FileRecord(source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms)
     return _Processed(record, None, read.n_bytes, redacted)
 
 

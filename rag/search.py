@@ -14,6 +14,7 @@ from itertools import compress, islice, repeat
 from operator import add, ge, mul, truediv
 from typing import NamedTuple
 
+from .acronyms import expand
 from .chunking.base import Chunk
 from .index import FloatColumn, Index
 from .rerank import candidate_count, rerank
@@ -99,8 +100,8 @@ def _search(
     index: Index, question: str, k: int, explain: bool, groups: frozenset[str], prune: bool, scoring: str,
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
-    qtf = index.tokenizer.query_counts(question)
     view = index.view(groups)
+    qtf = query_counts(index, question, view.classes)
     n_docs = view.n_chunks
     avglen = view.length / n_docs if view.length else 1.0
     # the stored BM25 bounds hold for the average length they were computed with; a larger
@@ -154,6 +155,16 @@ def _search(
         return weight, weight * qw / qnorm
 
     return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part) if explain else ())
+
+
+def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
+    """Return the terms a question is scored with, and their counts: the tokenizer's query
+    side, plus the acronyms the readable files (`classes`; None = all) define for words the
+    question contains (rag.acronyms; not under the plain tokenizer, the original design)."""
+    counts = index.tokenizer.query_counts(question)
+    if index.manifest.tokenizer.mode == "plain":
+        return counts
+    return expand(counts, index.tokenizer.tokenize(question), index.acronyms(classes))
 
 
 def _hits(
