@@ -65,10 +65,17 @@ def defined_terms(text: str, tokenizer: Tokenizer) -> tuple[tuple[str, str], ...
     return tuple(sorted(out))
 
 
-def expand(counts: dict[str, int], question_terms: list[str], defined: Iterable[tuple[str, str]]) -> dict[str, int]:
-    """Return the query's term counts with the acronym of each defined expansion that the
-    question's terms contain, in order and adjacent, added once (unless already asked for)."""
+def expand(
+    counts: dict[str, int], question_terms: list[str], defined: Iterable[tuple[str, str]],
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Add the acronym of each defined expansion that the question's terms contain, in order
+    and adjacent, once (unless the question already asks for it). Return the new counts, and
+    acronym -> the expansion it was added for (to explain where the term came from)."""
     sequence = f" {' '.join(question_terms)} "
-    added = {acronym: 1 for acronym, expansion in defined
-             if acronym not in counts and f" {expansion} " in sequence}
-    return {**counts, **added} if added else counts
+    added: dict[str, str] = {}
+    for acronym, expansion in defined:
+        if acronym not in counts and acronym not in added and f" {expansion} " in sequence:
+            added[acronym] = expansion
+    if not added:
+        return counts, added
+    return {**counts, **dict.fromkeys(added, 1)}, added

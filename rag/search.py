@@ -35,6 +35,7 @@ class TermContribution(NamedTuple):
     tf: int  # occurrences of the term in the passage
     weight: float  # the term's normalised tf-idf weight in the passage (BM25: idf times tf part)
     score: float  # its share of the hit's score (the contributions sum to the score)
+    expands: str = ""  # for an acronym the question did not contain: the words it stands for
 
 
 class Hit(NamedTuple):
@@ -101,7 +102,7 @@ def _search(
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
-    qtf = query_counts(index, question, view.classes)
+    qtf, acronyms = _query_counts(index, question, view.classes)
     n_docs = view.n_chunks
     avglen = view.length / n_docs if view.length else 1.0
     # the stored BM25 bounds hold for the average length they were computed with; a larger
@@ -144,7 +145,7 @@ def _search(
             score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
             return score * idf / qw, score
 
-        return _hits(index, scored, k, lambda cid: _explain(cid, terms, bm25_part) if explain else ())
+        return _hits(index, scored, k, lambda cid: _explain(cid, terms, bm25_part, acronyms) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.column("norms", (t[3] for t in terms))
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
@@ -154,16 +155,21 @@ def _search(
         weight = tf_weight(tf) * idf / norms[cid]
         return weight, weight * qw / qnorm
 
-    return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part) if explain else ())
+    return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part, acronyms) if explain else ())
 
 
 def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
     """Return the terms a question is scored with, and their counts: the tokenizer's query
     side, plus the acronyms the readable files (`classes`; None = all) define for words the
     question contains (rag.acronyms; not under the plain tokenizer, the original design)."""
+    return _query_counts(index, question, classes)[0]
+
+
+def _query_counts(index: Index, question: str, classes: frozenset[int] | None) -> tuple[dict[str, int], dict[str, str]]:
+    """query_counts, and acronym -> the words of the question it was added for."""
     counts = index.tokenizer.query_counts(question)
     if index.manifest.tokenizer.mode == "plain":
-        return counts
+        return counts, {}
     return expand(counts, index.tokenizer.tokenize(question), index.acronyms(classes))
 
 
@@ -381,14 +387,15 @@ _QueryTerm = tuple[str, float, float, "array[int]", "array[int]", float]
 
 def _explain(
     cid: int, terms: list[_QueryTerm], contribution: Callable[[float, float, int, int], tuple[float, float]],
+    acronyms: dict[str, str],
 ) -> tuple[TermContribution, ...]:
     """Each matching query term's (weight, score) in chunk `cid`, from contribution(idf, query
-    weight, cid, tf), best first."""
+    weight, cid, tf), best first; an added acronym names the words it stands for."""
     out = []
     for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)
         if i < len(ids) and ids[i] == cid:
             weight, score = contribution(idf, qw, cid, tfs[i])
-            out.append(TermContribution(term, idf, tfs[i], weight, score))
+            out.append(TermContribution(term, idf, tfs[i], weight, score, acronyms.get(term, "")))
     out.sort(key=lambda c: -c.score)
     return tuple(out)

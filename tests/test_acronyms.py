@@ -66,12 +66,14 @@ def test_definitions_are_stored_as_the_index_terms_of_both_sides() -> None:
 
 
 def test_a_question_gets_the_acronym_only_for_the_words_in_order() -> None:
-    defined = [("sse", "server sent event")]
+    defined = [("sse", "server sent event"), ("csrf", "cross site request forgeri")]
     assert expand({"server": 1, "sent": 1, "event": 1}, ["server", "sent", "event"], defined) == \
-        {"server": 1, "sent": 1, "event": 1, "sse": 1}
+        ({"server": 1, "sent": 1, "event": 1, "sse": 1}, {"sse": "server sent event"})
     assert expand({"event": 1, "sent": 1, "server": 1}, ["event", "sent", "server"], defined) == \
-        {"event": 1, "sent": 1, "server": 1}  # the words out of order
-    assert expand({"sse": 2, "server": 1}, ["sse", "sse", "server", "sent", "event"], defined)["sse"] == 2
+        ({"event": 1, "sent": 1, "server": 1}, {})  # the words out of order
+    # the question asks for the acronym itself: its count stays, and nothing is explained as added
+    assert expand({"sse": 2, "server": 1}, ["sse", "sse", "server", "sent", "event"], defined) == \
+        ({"sse": 2, "server": 1}, {})
 
 
 def test_a_question_in_words_finds_the_code_named_by_the_letters(tmp_path: Path) -> None:
@@ -99,6 +101,8 @@ def test_the_acronym_is_an_explained_term_of_the_hit(tmp_path: Path) -> None:
     with Index(path) as index:
         hit = next(h for h in search(index, QUESTION, 10, explain=True) if h.chunk.path == "app/sse.py")
     sse = next(c for c in hit.contributions if c.term == "sse")
+    assert sse.expands == "server sent event"
+    assert all(c.expands == "" for c in hit.contributions if c.term != "sse")
     assert sse.tf == 6  # in the text twice (the name, the docstring), the path and symbol fields twice each
     assert abs(sum(c.score for c in hit.contributions) - hit.score) < 1e-9
 
@@ -134,3 +138,17 @@ def test_a_full_rebuild_reusing_stored_files_keeps_their_definitions(tmp_path: P
     assert write.call_count == 1 and report.reused == 3
     with Index(path) as index:
         assert index.acronyms() == [("sse", "server sent event")]
+
+
+def test_query_explain_says_which_words_an_added_acronym_stands_for(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    path = ingest(write_tree(tmp_path / "r", REPO)).index_path
+    result = CliRunner().invoke(main, ["query", "--index", str(path), "--no-llm", "--explain", "-k", "2", QUESTION])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("1. ") and "docs/glossary.md" in lines[0]
+    assert [line.split(":")[0].strip() for line in lines if "(for " in line] == \
+        ["sse (for 'server sent event')", "sse (for 'server sent event')"]
