@@ -595,14 +595,14 @@ class ChunkFloats:
     """
 
     def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]],
-                 decode: Callable[[bytes], array[float]], where: str) -> None:
+                 swap: bool, where: str) -> None:
         self.size = size  # ids per block, as the index was written (meta.array_block)
         self.n_blocks = -(-n_ids // size)
         self._map = mmap.mmap(-1, 8 * max(n_ids, 1))
         self.values = memoryview(self._map).cast("d")[:n_ids]
         self._loaded: set[int] = set()
         self._fetch = fetch
-        self._decode = decode  # bytes as stored -> floats in this machine's byte order
+        self._swap = swap  # stored in the other byte order than this machine's
         self._where = where
 
     def load(self, blocks: Iterable[int] | None = None) -> memoryview[float]:
@@ -614,8 +614,12 @@ class ChunkFloats:
                 raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — "
                                        "re-run `python ingest.py REPO`")
             for block, data in found:
-                part = self._decode(data)
-                self.values[block * self.size:block * self.size + len(part)] = memoryview(part)
+                if self._swap:
+                    part = array("d", data)
+                    part.byteswap()
+                    data = part.tobytes()
+                # stored bytes go straight into the map: no array per block
+                self._map[8 * block * self.size:8 * block * self.size + len(data)] = data
             self._loaded.update(missing)
         return self.values
 
@@ -826,7 +830,13 @@ class View:
         if computed is not None:
             return computed
         column = self._columns[name]
-        blocks = None if postings is None else {b for ids in postings for b in blocks_of(ids, column.size)}
+        if postings is None:
+            return column.load(None)
+        blocks: set[int] = set()
+        for ids in sorted(postings, key=len, reverse=True):  # a long list alone often covers every block
+            blocks.update(blocks_of(ids, column.size))
+            if len(blocks) == column.n_blocks:
+                break
         return column.load(blocks)
 
 
@@ -959,7 +969,7 @@ class Index:
             length = view_length(self.lengths(), chunk_class, readable)
             arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
         columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"),
-                                     lambda data: self._decode("d", data), self.path)
+                                     self._swap, self.path)
                    for name in ("norms", "bm25k")}
         view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
         self._views[key] = view

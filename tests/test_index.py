@@ -339,3 +339,39 @@ def test_query_freshness_checks_only_the_folders_above_its_files(tmp_path: Path,
         assert stat.call_count == 3  # the root exists, the file, its folder: not the 29 other folders
         assert index.changed_files(["pkg4/sub/m.py"], everywhere=False) == []
         assert index.changed_files(everywhere=True) == ["pkg3/sub/"]
+
+
+@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+def test_an_index_written_in_the_other_byte_order_reads_the_same(tmp_path: Path, scoring: str) -> None:
+    # an index copied from a machine of the other byte order: every stored array is swapped,
+    # and the manifest says so; results, scores and explanations must not change
+    from array import array
+
+    repo = big_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    other = tmp_path / "other.sqlite"
+    other.write_bytes(path.read_bytes())
+
+    def swapped(typecode: str, data: bytes) -> bytes:
+        values = array(typecode, data)
+        values.byteswap()
+        return values.tobytes()
+
+    with sqlite3.connect(other) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'byteorder'",
+                     ('"big"' if sys.byteorder == "little" else '"little"',))
+        conn.executemany("UPDATE terms SET ids = ?, tfs = ? WHERE term = ?",
+                         [(swapped("I", i), swapped("H", t), term)
+                          for term, i, t in conn.execute("SELECT term, ids, tfs FROM terms").fetchall()])
+        conn.executemany("UPDATE forward SET tids = ?, tfs = ? WHERE chunk_id = ?",
+                         [(swapped("I", i), swapped("H", t), cid)
+                          for cid, i, t in conn.execute("SELECT chunk_id, tids, tfs FROM forward").fetchall()])
+        typecodes = {"classes": "H", "lengths": "I"}
+        conn.executemany("UPDATE arrays SET data = ? WHERE name = ?",
+                         [(swapped(typecodes.get(name, "d"), data), name)
+                          for name, data in conn.execute("SELECT name, data FROM arrays").fetchall()])
+    for groups in (frozenset(), frozenset({"ops"})):
+        with Index(path) as a, Index(other) as b:
+            for q in BIG_QUESTIONS:
+                want = search(a, q, 10, explain=True, groups=groups, scoring=scoring)
+                assert search(b, q, 10, explain=True, groups=groups, scoring=scoring) == want, q
