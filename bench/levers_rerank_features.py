@@ -21,12 +21,17 @@ file-cap: the same with files: at most `cap` passages of one file stay in the fi
 further one is replaced by the best passage left from a file not yet at the cap that scores at
 least gamma times it.
 
+named: the question names code, as a call (`Response.json()`, `.brand()`), a dotted name
+(`QuerySet.get_or_create`) or in backticks; each candidate whose symbol is that name, or ends in
+its last part (`ZodType.brand` for `.brand()`), is scored times (1 + gamma).
+
 Results go in bench/LEVERS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,7 +55,8 @@ def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--feature", choices=["proximity", "coverage", "docs-cap", "file-cap", "file-prior"], default="proximity")
+    parser.add_argument("--feature", choices=["proximity", "coverage", "docs-cap", "file-cap", "file-prior", "named"],
+                        default="proximity")
     parser.add_argument("--cap", type=int, default=2)
     parser.add_argument("--gamma", type=float, required=True)
     parser.add_argument("--window", type=int, default=2)
@@ -99,6 +105,24 @@ def main() -> None:
             out.append(h._replace(score=h.score + args.gamma * max(others)))
         return out
 
+    call = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\(\)")
+    dotted = re.compile(r"(?<![\w.])([A-Za-z_$][\w$]+(?:\.[A-Za-z_$][\w$]+)+)")
+    ticked = re.compile(r"`([^`\s]+)`")
+
+    def named(hits: list[Any]) -> list[Any]:
+        q = state["question"]
+        names = {m.strip(".") for m in call.findall(q) + dotted.findall(q) + ticked.findall(q)}
+        names = {n for n in names if n}
+        if not names:
+            return hits
+        lasts = {n.rsplit(".", 1)[-1].rstrip("()") for n in names}
+
+        def hit(h: Any) -> bool:
+            sym = h.chunk.symbol or ""
+            return bool(sym) and (sym in names or sym.rsplit(".", 1)[-1] in lasts)
+
+        return [h._replace(score=h.score * (1 + args.gamma)) if hit(h) else h for h in hits]
+
     original_mix = rerank_mod._mix
 
     def group(h: Any) -> Any:  # what the cap counts: docs sections, or passages of a file
@@ -127,7 +151,7 @@ def main() -> None:
 
     def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
         if args.gamma and args.feature not in ("docs-cap", "file-cap"):
-            feature = {"proximity": proximity, "coverage": coverage, "file-prior": file_prior}[args.feature]
+            feature = {"proximity": proximity, "coverage": coverage, "file-prior": file_prior, "named": named}[args.feature]
             hits = sorted(feature(hits), key=lambda h: -h.score)
         return original_rerank(hits, k, **kw)
 
