@@ -90,6 +90,7 @@ CREATE TABLE skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTE
                      reason TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE acronyms(file_id INTEGER NOT NULL, acronym TEXT NOT NULL, expansion TEXT NOT NULL);
+CREATE INDEX acronyms_of_file ON acronyms(file_id);
 """
 
 
