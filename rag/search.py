@@ -14,9 +14,11 @@ from itertools import compress, islice, repeat
 from operator import add, ge, mul, truediv
 from typing import NamedTuple
 
+from .abbreviations import WEIGHT as SHORT_FORM_WEIGHT
+from .abbreviations import short_forms
 from .acronyms import expand
 from .chunking.base import Chunk
-from .index import FloatColumn, Index
+from .index import FloatColumn, Index, View
 from .rerank import candidate_count, rerank
 from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
 
@@ -140,12 +142,19 @@ def _search(
         work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
                 for _, _, qw, ids, tfs, bound in terms]
         scored = top_scores(work, want, weights, None, len(normalisers), prune)
+        extra: list[_QueryTerm] = []
+        if index.manifest.tokenizer.mode != "plain":
+            forms = short_forms(question, index.tokenizer, qtf)
+            extra = _short_form_terms(index, view, forms, n_docs)
+            scored = _add_terms(scored, extra, weights)
+            acronyms = {**acronyms, **{t[0]: forms[t[0]] for t in extra}}
 
         def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
             score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
             return score * idf / qw, score
 
-        return _hits(index, scored, k, lambda cid: _explain(cid, terms, bm25_part, acronyms) if explain else ())
+        explained = terms + extra
+        return _hits(index, scored, k, lambda cid: _explain(cid, explained, bm25_part, acronyms) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.column("norms", (t[3] for t in terms))
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
@@ -156,6 +165,39 @@ def _search(
         return weight, weight * qw / qnorm
 
     return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part, acronyms) if explain else ())
+
+
+def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[_QueryTerm]:
+    """The short forms the index (the view) holds, as BM25 query terms of SHORT_FORM_WEIGHT,
+    heaviest first (rag.abbreviations)."""
+    out: list[_QueryTerm] = []
+    for term in forms:
+        found = index.term(term)
+        if found is None:
+            continue
+        ids, tfs = found[0], found[1]
+        if view.classes is not None:
+            ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
+            if not ids:
+                continue
+        idf = bm25_idf(n_docs, len(ids))
+        out.append((term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
+    out.sort(key=lambda t: (-t[2], t[0]))
+    return out
+
+
+def _add_terms(scored: list[tuple[float, int]], terms: list[_QueryTerm], weights: _BM25) -> list[tuple[float, int]]:
+    """Add more query terms to the scores of candidates only, looking each up by binary search."""
+    if not terms:
+        return scored
+    out = []
+    for score, cid in scored:
+        for _, _, qw, ids, tfs, _ in terms:
+            i = bisect_left(ids, cid)
+            if i < len(ids) and ids[i] == cid:
+                score += weights.one(qw * (BM25_K1 + 1.0), cid, tfs[i])
+        out.append((score, cid))
+    return out
 
 
 def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
