@@ -90,6 +90,10 @@ def search(
     scored, with the statistics of that view (see Index.view). Query terms the index (or the
     view) has never seen drop out; a query made only of them returns []. Ties are broken by
     chunk order (path, then line).
+
+    Besides the question's own terms, a query asks for the acronyms the repository defines
+    for words it contains (rag.acronyms); under BM25, the best candidate_count(k) candidates
+    also score the short forms of its long words (rag.abbreviations) before the rerank.
     """
     if k < 1:
         raise ValueError("k must be at least 1")
