@@ -1,0 +1,49 @@
+"""Short forms of long question words (rag.abbreviations) as a lever: on, off, or other settings.
+
+    python bench/levers_short_forms.py [--min-word 6] [--lengths 3,4] [--weight 0.3] [--off]
+
+Runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped corpora, the
+dev questions on the original ones) with the settings patched in for this process only; the
+short forms are scored on the BM25 candidates, as rag.search does. The corpus indexes are
+brought up to date first, as `rag eval --corpus-root` does. Results go in bench/LEVERS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import CORPORA, SHARED, require_corpora
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--min-word", type=int, default=6)
+    parser.add_argument("--lengths", default="3,4", help="comma-separated beginnings' lengths")
+    parser.add_argument("--weight", type=float, default=0.3)
+    parser.add_argument("--off", action="store_true", help="no short forms at all")
+    args = parser.parse_args()
+    require_corpora()
+    import importlib
+
+    from rag import abbreviations
+    from rag.evaluate import run_eval
+
+    search_mod = importlib.import_module("rag.search")
+    abbreviations.MIN_WORD = args.min_word
+    abbreviations.LENGTHS = tuple(int(n) for n in args.lengths.split(","))
+    search_mod.SHORT_FORM_WEIGHT = args.weight  # type: ignore[attr-defined]
+    if args.off:
+        search_mod.short_forms = lambda *_: {}  # type: ignore[attr-defined]
+    label = "off" if args.off else f"min word {args.min_word}, lengths {args.lengths}, weight {args.weight}"
+    for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+                                  ("dev", "dev-questions.jsonl", CORPORA)):
+        m = run_eval(SHARED / questions, corpus_root=root).overall
+        print(f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
