@@ -37,7 +37,7 @@ class TermContribution(NamedTuple):
     tf: int  # occurrences of the term in the passage
     weight: float  # the term's normalised tf-idf weight in the passage (BM25: idf times tf part)
     score: float  # its share of the hit's score (the contributions sum to the score)
-    expands: str = ""  # for an acronym the question did not contain: the words it stands for
+    expands: str = ""  # for an acronym or short form the question did not contain: what it stands for
 
 
 class Hit(NamedTuple):
