@@ -293,7 +293,7 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
         lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}"]
         if explain:
             lines.extend(
-                f"     {t.term}{f' (for {t.expands!r})' if t.expands else ''}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
+                f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
                 f"score {t.score:.4f} ({t.score / hit.score:.0%})"
                 for t in hit.contributions
             )

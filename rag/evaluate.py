@@ -387,8 +387,7 @@ def format_misses(report: EvalReport) -> str:
             out.append(f"  {rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}")
             if hit.contributions:
                 out.append("       " + ", ".join(
-                    f"{t.term}{f' (for {t.expands!r})' if t.expands else ''} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})"
-                    for t in hit.contributions
+                    f"{t.label} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})" for t in hit.contributions
                 ))
     return "\n".join(out)
 

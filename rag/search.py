@@ -39,6 +39,11 @@ class TermContribution(NamedTuple):
     score: float  # its share of the hit's score (the contributions sum to the score)
     expands: str = ""  # for an acronym or short form the question did not contain: what it stands for
 
+    @property
+    def label(self) -> str:
+        """The term as an explanation names it: `sse (for 'server sent event')` when it was added."""
+        return f"{self.term} (for {self.expands!r})" if self.expands else self.term
+
 
 class Hit(NamedTuple):
     """A retrieved chunk, its cosine score and, when asked for, why it scored."""
