@@ -596,14 +596,14 @@ class ChunkFloats:
     """
 
     def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]],
-                 swap: bool, where: str) -> None:
+                 decode: Callable[[bytes], array[float]] | None, where: str) -> None:
         self.size = size  # ids per block, as the index was written (meta.array_block)
         self.n_blocks = -(-n_ids // size)
         self._map = mmap.mmap(-1, 8 * max(n_ids, 1))
         self.values = memoryview(self._map).cast("d")[:n_ids]
         self._loaded: set[int] = set()
         self._fetch = fetch
-        self._swap = swap  # stored in the other byte order than this machine's
+        self._decode = decode  # stored bytes -> this machine's floats; None when they already are
         self._where = where
 
     def load(self, blocks: Iterable[int] | None = None) -> memoryview[float]:
@@ -615,10 +615,8 @@ class ChunkFloats:
                 raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — "
                                        "re-run `python ingest.py REPO`")
             for block, data in found:
-                if self._swap:
-                    part = array("d", data)
-                    part.byteswap()
-                    data = part.tobytes()
+                if self._decode is not None:
+                    data = self._decode(data).tobytes()
                 # stored bytes go straight into the map: no array per block
                 self._map[8 * block * self.size:8 * block * self.size + len(data)] = data
             self._loaded.update(missing)
@@ -969,8 +967,8 @@ class Index:
             arrays["norms"] = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
             length = view_length(self.lengths(), chunk_class, readable)
             arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
-        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"),
-                                     self._swap, self.path)
+        decode = (lambda data: self._decode("d", data)) if self._swap else None
+        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"), decode, self.path)
                    for name in ("norms", "bm25k")}
         view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
         self._views[key] = view
