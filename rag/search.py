@@ -113,7 +113,7 @@ def _search(
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
-    qtf, acronyms = _query_counts(index, question, view.classes)
+    qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
     n_docs = view.n_chunks
     avglen = view.length / n_docs if view.length else 1.0
     # the stored BM25 bounds hold for the average length they were computed with; a larger
@@ -121,17 +121,11 @@ def _search(
     bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
     terms: list[_QueryTerm] = []
     for term, n in qtf.items():
-        found = index.term(term)
+        found = _postings(index, view, term)
         if found is None:
             continue
         ids, tfs, maxw, maxb = found
-        if view.classes is None:
-            bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
-        else:  # the stored bounds are for the full view; 1 always holds
-            ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
-            bound = math.inf
-            if not ids:
-                continue
+        bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
         if bm25:
             idf = bm25_idf(n_docs, len(ids))
             terms.append((term, idf, n * idf, ids, tfs, bound))
@@ -156,14 +150,14 @@ def _search(
             forms = short_forms(question, index.tokenizer, qtf)
             extra = _short_form_terms(index, view, forms, n_docs)
             scored = _add_terms(scored, extra, weights)
-            acronyms = {**acronyms, **{t[0]: forms[t[0]] for t in extra}}
+            stands_for = {**stands_for, **{t[0]: forms[t[0]] for t in extra}}
 
         def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
             score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
             return score * idf / qw, score
 
         explained = terms + extra
-        return _hits(index, scored, k, lambda cid: _explain(cid, explained, bm25_part, acronyms) if explain else ())
+        return _hits(index, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for) if explain else ())
     qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
     norms = view.column("norms", (t[3] for t in terms))
     work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
@@ -173,7 +167,18 @@ def _search(
         weight = tf_weight(tf) * idf / norms[cid]
         return weight, weight * qw / qnorm
 
-    return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part, acronyms) if explain else ())
+    return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for) if explain else ())
+
+
+def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:
+    """A term's postings (chunk ids, tfs) within the view, and its two stored bounds (maxw,
+    maxb): infinite when the view leaves chunks out, as they are for the full view. None if
+    no readable chunk holds the term."""
+    found = index.term(term)
+    if found is None or view.classes is None:
+        return found
+    ids, tfs = _readable(found[0], found[1], view.chunk_class, view.classes)
+    return (ids, tfs, math.inf, math.inf) if ids else None
 
 
 def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[_QueryTerm]:
@@ -181,14 +186,10 @@ def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: i
     heaviest first (rag.abbreviations)."""
     out: list[_QueryTerm] = []
     for term in forms:
-        found = index.term(term)
+        found = _postings(index, view, term)
         if found is None:
             continue
         ids, tfs = found[0], found[1]
-        if view.classes is not None:
-            ids, tfs = _readable(ids, tfs, view.chunk_class, view.classes)
-            if not ids:
-                continue
         idf = bm25_idf(n_docs, len(ids))
         out.append((term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
     out.sort(key=lambda t: (-t[2], t[0]))
@@ -438,15 +439,16 @@ _QueryTerm = tuple[str, float, float, "array[int]", "array[int]", float]
 
 def _explain(
     cid: int, terms: list[_QueryTerm], contribution: Callable[[float, float, int, int], tuple[float, float]],
-    acronyms: dict[str, str],
+    stands_for: dict[str, str],
 ) -> tuple[TermContribution, ...]:
     """Each matching query term's (weight, score) in chunk `cid`, from contribution(idf, query
-    weight, cid, tf), best first; an added acronym names the words it stands for."""
+    weight, cid, tf), best first; a term the query added (an acronym, a short form) names what
+    it stands for."""
     out = []
     for term, idf, qw, ids, tfs, _ in terms:
         i = bisect_left(ids, cid)
         if i < len(ids) and ids[i] == cid:
             weight, score = contribution(idf, qw, cid, tfs[i])
-            out.append(TermContribution(term, idf, tfs[i], weight, score, acronyms.get(term, "")))
+            out.append(TermContribution(term, idf, tfs[i], weight, score, stands_for.get(term, "")))
     out.sort(key=lambda c: -c.score)
     return tuple(out)
