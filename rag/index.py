@@ -886,7 +886,7 @@ class Index:
             raise IndexFormatError(
                 f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO`"
             ) from None
-        self._swap = meta.get("byteorder", sys.byteorder) != sys.byteorder
+        self._swap: bool = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._n_ids = int(meta.get("next_chunk", 0))  # chunk ids in use are below this
         self._views: dict[str, View] = {}
         self._lengths: array[int] | None = None
@@ -909,6 +909,12 @@ class Index:
             yield
         finally:
             self._conn.execute("COMMIT")
+
+    @property
+    def foreign_byte_order(self) -> bool:
+        """Whether a machine of the other byte order wrote the index: it reads correctly, but
+        only a rebuild may write to it (update_index writes this machine's order)."""
+        return self._swap
 
     def close(self) -> None:
         """Close the database connection."""

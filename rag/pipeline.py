@@ -311,7 +311,7 @@ def ingest(
                 yield done.record._replace(groups=access.groups_of(done.record.path))
 
     try:
-        incremental = (previous is not None and same_access
+        incremental = (previous is not None and same_access and not previous.foreign_byte_order
                        and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
         if incremental:
             assert previous is not None

@@ -341,23 +341,17 @@ def test_query_freshness_checks_only_the_folders_above_its_files(tmp_path: Path,
         assert index.changed_files(everywhere=True) == ["pkg3/sub/"]
 
 
-@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
-def test_an_index_written_in_the_other_byte_order_reads_the_same(tmp_path: Path, scoring: str) -> None:
-    # an index copied from a machine of the other byte order: every stored array is swapped,
-    # and the manifest says so; results, scores and explanations must not change
+def as_other_byte_order(path: Path) -> None:
+    """Rewrite an index as a machine of the other byte order would have written it: every stored
+    array swapped, and the manifest saying so."""
     from array import array
-
-    repo = big_repo(tmp_path / "r")
-    path = ingest(repo).index_path
-    other = tmp_path / "other.sqlite"
-    other.write_bytes(path.read_bytes())
 
     def swapped(typecode: str, data: bytes) -> bytes:
         values = array(typecode, data)
         values.byteswap()
         return values.tobytes()
 
-    with sqlite3.connect(other) as conn:
+    with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'byteorder'",
                      ('"big"' if sys.byteorder == "little" else '"little"',))
         conn.executemany("UPDATE terms SET ids = ?, tfs = ? WHERE term = ?",
@@ -370,8 +364,35 @@ def test_an_index_written_in_the_other_byte_order_reads_the_same(tmp_path: Path,
         conn.executemany("UPDATE arrays SET data = ? WHERE name = ?",
                          [(swapped(typecodes.get(name, "d"), data), name)
                           for name, data in conn.execute("SELECT name, data FROM arrays").fetchall()])
+
+
+@pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
+def test_an_index_written_in_the_other_byte_order_reads_the_same(tmp_path: Path, scoring: str) -> None:
+    # an index copied from a machine of the other byte order: results, scores and explanations
+    # must not change
+    repo = big_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    other = tmp_path / "other.sqlite"
+    other.write_bytes(path.read_bytes())
+    as_other_byte_order(other)
     for groups in (frozenset(), frozenset({"ops"})):
         with Index(path) as a, Index(other) as b:
             for q in BIG_QUESTIONS:
                 want = search(a, q, 10, explain=True, groups=groups, scoring=scoring)
                 assert search(b, q, 10, explain=True, groups=groups, scoring=scoring) == want, q
+
+
+def test_an_index_in_the_other_byte_order_is_rebuilt_not_updated_in_place(tmp_path: Path, mocker) -> None:
+    # updating it in place would mix the two byte orders in one file
+    repo = big_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    as_other_byte_order(path)
+    (repo / "pkg" / "mod03.py").write_text("def handler_3(request):\n    return brandnewterm(request)\n")
+    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    report = ingest(repo)
+    assert update.call_count == 0 and report.reused == 41  # the unchanged files' chunks, read back
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'byteorder'").fetchone()[0] == f'"{sys.byteorder}"'
+    full = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full, full=True)
+    assert snapshot(path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
