@@ -104,17 +104,21 @@ def walk(
         if ts_modules and _is_compiled_copy(rel, ts_modules):
             skipped["generated"] += 1
             continue
+        if not _utf8(rel):
+            # a name that is not UTF-8 cannot be stored, printed or checked for freshness as is
+            skipped["non-utf8-name"] += 1
+            continue
         full = os.path.join(top, rel)  # os.path, not pathlib: this runs for every file
         try:
             st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                target = Path(full).resolve()
-                if not target.is_relative_to(root) or not target.is_file():
-                    skipped["symlink"] += 1
-                    continue
-                st = target.stat()
-        except (OSError, RuntimeError):  # vanished, unreadable, or a symlink loop
+        except OSError:  # vanished or unreadable
             skipped["unreadable"] += 1
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            # never followed: a link's target is indexed under its own path if at all, and a
+            # link would carry a secret file, an ignored file or a restricted file past the
+            # rules that see only the link's name
+            skipped["symlink"] += 1
             continue
         if not stat.S_ISREG(st.st_mode):
             skipped["not-a-file"] += 1
@@ -122,7 +126,7 @@ def walk(
         if st.st_size > max_bytes:
             skipped["too-large"] += 1
             continue
-        files.append(SourceFile(_printable(rel), full, st.st_size, st.st_mtime_ns))
+        files.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns))
     files.sort(key=lambda f: f.path)
     return Walk(root=root, files=files, skipped=skipped, git=is_git)
 
@@ -200,6 +204,10 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
         rel_dir = dirpath[skip:].replace(os.sep, "/")
         while rules and not _under(rel_dir, rules[-1][0]):
             rules.pop()
+        if not rel_dir and os.path.isdir(os.path.join(top, ".git")):
+            # a repository git would not list (e.g. owned by another user): its local excludes
+            # still apply, below the .gitignore files (git's order of precedence)
+            rules.append(("", IgnoreRules.from_file(Path(top) / ".git" / "info" / "exclude")))
         if ".gitignore" in filenames:
             rules.append((rel_dir, IgnoreRules.from_file(Path(dirpath) / ".gitignore", rel_dir)))
         active = [r for _, r in rules]
@@ -226,13 +234,13 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
     return out
 
 
-def _printable(rel: str) -> str:
-    """Return a path that can be stored and printed: bytes that are not UTF-8 become \\xNN."""
+def _utf8(rel: str) -> bool:
+    """Tell whether a listed name is UTF-8 (os.fsdecode turns other bytes into surrogates)."""
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
-        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return rel
+        return False
+    return True
 
 
 def _under(rel: str, prefix: str) -> bool:

@@ -50,7 +50,10 @@ def readable_lines(root: Path) -> dict[str, set[int]]:
                 continue
             text = data.decode("utf-8", "replace")
             rel = os.path.relpath(path, root)
-            rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                continue  # a name that is not UTF-8 is skipped and counted
             lines = {i for i, line in enumerate(text.split("\n"), 1) if line.strip()}
             if lines:
                 out[rel] = lines

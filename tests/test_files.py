@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -88,16 +89,61 @@ def test_binary_huge_empty_and_non_utf8_files(tmp_path: Path) -> None:
     assert text == "caf\ufffd cr\ufffdme"
 
 
-def test_symlinks_never_lead_out_of_the_repo_or_into_a_loop(tmp_path: Path) -> None:
+def test_symlinks_are_never_followed(tmp_path: Path) -> None:
     outside = write_tree(tmp_path / "outside", {"private.txt": "not part of the repo\n"})
     repo = write_tree(tmp_path / "r", {"a.txt": "inside\n", "sub/b.txt": "inside too\n"})
     os.symlink(outside / "private.txt", repo / "leak.txt")
     os.symlink(outside, repo / "leakdir")
     os.symlink(repo, repo / "sub" / "loop")
-    os.symlink(repo / "a.txt", repo / "alias.txt")
+    os.symlink(repo / "a.txt", repo / "alias.txt")  # a.txt is indexed under its own name
     listing = walk(repo)
-    assert [f.path for f in listing.files] == ["a.txt", "alias.txt", "sub/b.txt"]
-    assert listing.skipped["symlink"] == 3
+    assert [f.path for f in listing.files] == ["a.txt", "sub/b.txt"]
+    assert listing.skipped["symlink"] == 4
+
+
+@pytest.mark.parametrize("use_git", [False, True])
+def test_a_symlink_does_not_carry_a_secret_or_ignored_file_past_the_rules(tmp_path: Path, use_git: bool) -> None:
+    repo = write_tree(tmp_path / "r", {
+        ".env": "DB_PASSWORD=hunter2supersecretvalue\n",
+        ".gitignore": "private/\n",
+        "private/notes.md": "# Payroll\n\nThe payroll budget is 4.2 million.\n",
+        "app.py": "x = 1\n",
+    })
+    os.symlink(".env", repo / "settings.txt")
+    os.symlink("private/notes.md", repo / "notes.md")
+    if use_git:
+        git(repo, "init", "-q")
+    listing = walk(repo)
+    assert [f.path for f in listing.files] == [".gitignore", "app.py"]
+    assert listing.skipped["symlink"] == 2
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_counted(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"a.py": "x = 1\n"})
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.py"), "wb") as fh:
+        fh.write(b"y = 2\n")
+    (repo / "caf\\xe9.py").write_text("z = 3\n")  # a name that reads like the escaped form
+    listing = walk(repo)
+    assert [f.path for f in listing.files] == ["a.py", "caf\\xe9.py"]
+    assert listing.skipped["non-utf8-name"] == 1
+
+
+def test_outside_git_a_repositorys_local_excludes_still_apply(tmp_path: Path) -> None:
+    # git refuses some repositories (another user's, "dubious ownership"); the walk then
+    # reads .git/info/exclude itself, below the .gitignore files
+    repo = write_tree(tmp_path / "r", {
+        ".git/info/exclude": "local-notes.txt\n*.tmp\n",
+        ".gitignore": "!keep.tmp\n",
+        "local-notes.txt": "mine only\n",
+        "scratch.tmp": "x\n",
+        "keep.tmp": "y\n",
+        "app.py": "x = 1\n",
+    })
+    from rag.files import _walk_files
+
+    skipped: Counter[str] = Counter()
+    assert sorted(_walk_files(repo, skipped)) == [".gitignore", "app.py", "keep.tmp"]
+    assert skipped["gitignored"] == 2
 
 
 def test_include_and_exclude_globs(tmp_path: Path) -> None:

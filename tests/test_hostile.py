@@ -25,6 +25,7 @@ def test_hostile_repo_ingests_and_every_readable_line_is_findable(tmp_path: Path
     assert report.skipped["binary"] >= 4
     assert report.skipped["symlink"] == 2
     assert report.skipped["empty"] == 1  # 100,000 empty lines
+    assert report.skipped["non-utf8-name"] == 1  # could not be stored, cited or checked for freshness
     covered: dict[str, set[int]] = {}
     with Index(report.index_path) as index:
         rows = index._query("SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
@@ -38,7 +39,7 @@ def test_hostile_repo_ingests_and_every_readable_line_is_findable(tmp_path: Path
         assert search(index, "needle")[0].chunk.start_line == 50_001
         assert search(index, "buried treasure")[0].chunk.path.endswith("d59/deep.md")
         assert search(index, "still findable")[0].chunk.path == "broken.js"
-        assert {h.chunk.path for h in search(index, "file whose name", k=4)} >= {"new\nline.txt", "bad\\xffname.txt"}
+        assert "new\nline.txt" in {h.chunk.path for h in search(index, "file whose name", k=4)}
 
 
 def test_a_file_that_vanishes_during_ingest_is_counted_not_fatal(tmp_path: Path, mocker) -> None:
