@@ -26,6 +26,7 @@ from dataclasses import dataclass
 # ---- files that are skipped whole ---------------------------------------------------------------
 
 _ENV_TEMPLATE_WORDS = frozenset({"example", "sample", "template", "dist"})
+_ENV_VARIANT = re.compile(r"\.env[._-](?!.*\.(?:md|rst|txt)$)")  # .env.local, not .env.example.md
 _SECRET_NAME = re.compile(
     r"""(?x)
     .*\.(?:pem|key|p12|pfx|keystore|jks)
@@ -40,11 +41,11 @@ _SECRET_NAME = re.compile(
 def is_secret_file(relpath: str) -> bool:
     """Tell whether a file is excluded by default because its name says it holds secrets."""
     name = relpath.rstrip("/").rpartition("/")[2].lower()
-    if name == ".env":
+    if name in (".env", ".envrc"):  # .envrc: direnv's, exports secrets like .env
         return True
-    if name.startswith(".env."):
-        # .env.local is secret; .env.example, .env.local.sample, ... are templates
-        return _ENV_TEMPLATE_WORDS.isdisjoint(name.split(".")[2:])
+    if _ENV_VARIANT.match(name):
+        # .env.local, .env_prod, .env-staging are secret; .env.example, .env.local.sample, ... are templates
+        return _ENV_TEMPLATE_WORDS.isdisjoint(re.split(r"[._-]", name[5:]))
     return _SECRET_NAME.fullmatch(name) is not None
 
 
@@ -145,9 +146,10 @@ _RULES = (
         _contains("-----BEGIN "),
         re.compile(
             # the whole block; if the END line is missing, the BEGIN line and the base64 after it
+            # lines may carry a comment or quote prefix (`# `, `// `, `* `, `> `, `; `)
             r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
-            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+-]*?-----END \1PRIVATE KEY\2-----"
-            r"|(?:\r?\n[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*)+)"
+            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+#>*!|-]*?-----END \1PRIVATE KEY\2-----"
+            r"|(?:\r?\n[ \t]*(?:[#>*;!|]|//)?[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*)+)"
         ),
         check=lambda m: _key_body(m[0]),
     ),
@@ -227,6 +229,46 @@ _RULES = (
         re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[])"),
         group="secret",
         check=_real_password,
+    ),
+    _Rule(
+        "url-password",
+        _contains("://"),
+        # the same, for a password holding '/', '?' or '#' (unescaped, as people write them); not
+        # a port followed by a path (`host:8080/a@b`), which has only digits before the '/'
+        re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s'\"<>@]*[/?#][^\s'\"<>@]*)@(?=[A-Za-z0-9\[])"),
+        group="secret",
+        check=lambda m: re.match(r"[0-9]*[/?#]", m["secret"]) is None and _real_password(m),
+    ),
+    _Rule(
+        "google-api-key",
+        _contains("AIza"),
+        re.compile(_B + r"AIza(?P<body>[A-Za-z0-9_-]{35})" + _E),
+        check=lambda m: _varied(m["body"]) and _mixed(m["body"]),
+    ),
+    _Rule(
+        "huggingface-token",
+        _contains("hf_"),
+        re.compile(_B + r"hf_(?P<body>[A-Za-z0-9]{34,40})" + _E),
+        check=lambda m: _mixed(m["body"]),
+    ),
+    _Rule(
+        "npm-token",
+        _contains("npm_"),
+        re.compile(_B + r"npm_(?P<body>[A-Za-z0-9]{36})" + _E),
+        check=lambda m: _mixed(m["body"]),
+    ),
+    _Rule(
+        "sendgrid-key",
+        _contains("SG."),
+        re.compile(_B + r"SG\.(?P<body>[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})" + _E),
+        check=lambda m: _varied(m["body"]),
+    ),
+    _Rule(
+        "azure-storage-key",
+        _contains("AccountKey="),
+        re.compile(r"AccountKey=(?P<secret>[A-Za-z0-9+/]{86}==)"),
+        group="secret",
+        check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
     ),
 )
 

@@ -12,6 +12,8 @@ SECRET_FILES = [
     (".env", True), ("app/.env", True), (".env.local", True), ("deploy/.env.production", True),
     (".env.example", False), (".env.sample", False), (".env.template", False), (".env.dist", False),
     (".env.local.example", False), ("env.py", False), (".envrc.md", False),
+    (".envrc", True), (".env_local", True), ("deploy/.env-prod", True), (".env-example", False),
+    (".env_sample", False), (".environment.ts", False),
     ("certs/server.pem", True), ("tls/server.key", True), ("store.p12", True), ("store.PFX", True),
     ("home/.ssh/id_rsa", True), ("id_dsa", True), ("id_ecdsa", True), ("id_ed25519", True),
     ("id_ed25519.pub", False), ("id_rsa.pub", False),
@@ -48,6 +50,11 @@ JWT = ".".join(
     ]
 )
 KEY_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+GOOGLE = "AIza" + "SyB7xK2mQ9pL4vN8wR3tZ6yC1dF5gH0jE2k"
+HUGGINGFACE = "hf_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xYz2"
+NPM = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+SENDGRID = "SG." + "aB3dE5fG7hJ9kL2mN4pQ6r" + "." + "sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u"
+AZURE = ("aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY" + "z2cD4eF6gH8iJ0kL2mN4oP6qR8sT0uV2wX4" * 2)[:86] + "=="
 RSA_KEY = "-----BEGIN " + "RSA PRIVATE KEY-----\n" + KEY_BODY + "-----END RSA PRIVATE KEY-----"
 OPENSSH_KEY = "-----BEGIN " + "OPENSSH PRIVATE KEY-----\n" + KEY_BODY + "-----END OPENSSH PRIVATE KEY-----"
 
@@ -79,6 +86,19 @@ TRUE_CASES = [
     ("redis://:" + "Zx9kQ2mPw7" + "@cache:6379/0", "url-password", "Zx9kQ2mPw7", "url-no-user"),
     ("ftp://ops:" + "pa$$W0rd*7" + "@files", "url-password", "pa$$W0rd*7", "url-dollar-star-in-pw"),
     ("https://deploy:" + "p@ss" + "W0rd9x@git.example.com/r", "url-password", "p@ssW0rd9x", "url-at-in-pw"),
+    ("postgres://app:" + "Kq7/vXz9Lm2Pw" + "@db.internal:5432/prod", "url-password", "Kq7/vXz9Lm2Pw",
+     "url-slash-in-pw"),
+    ("redis://:" + "Zx9k#Lq2Wv7" + "@cache:6379", "url-password", "Zx9k#Lq2Wv7", "url-hash-in-pw"),
+    ("# " + OPENSSH_KEY.replace("\n", "\n# "), "private-key", KEY_BODY.splitlines()[0], "key-block-in-comments"),
+    ("> " + RSA_KEY.replace("\n", "\n> "), "private-key", KEY_BODY.splitlines()[0], "key-block-quoted"),
+    ("// -----BEGIN " + "PRIVATE KEY-----\n// " + KEY_BODY.replace("\n", "\n// ") + "(truncated)", "private-key",
+     KEY_BODY.splitlines()[0], "key-without-end-in-comments"),
+    (f"GOOGLE_MAPS_KEY = '{GOOGLE}'", "google-api-key", GOOGLE, "google-api-key"),
+    (f"HF_TOKEN={HUGGINGFACE}", "huggingface-token", HUGGINGFACE, "huggingface"),
+    (f"//registry.npmjs.org/:_authToken={NPM}", "npm-token", NPM, "npm"),
+    (f"SENDGRID_API_KEY={SENDGRID}", "sendgrid-key", SENDGRID, "sendgrid"),
+    (f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={AZURE};EndpointSuffix=core.windows.net",
+     "azure-storage-key", AZURE, "azure-storage"),
 ]
 
 
@@ -116,6 +136,10 @@ FALSE_CASES = [
     ("git clone git@github.com:org/repo.git", "scp-style-git-url"),
     ("DATABASE_URL = 'postgres://localhost/db'", "url-no-credentials"),
     ("http://localhost:8000/path?x=1", "url-with-port"),
+    ("https://example.com:8080/users/@alice", "url-port-path-at"),
+    ("see http://localhost:3000/#/profile@home", "url-port-fragment-at"),
+    ("hf_hub_download_with_retries_and_backoff_v2", "hf-snake-identifier"),
+    ("npm_config_registry_url_for_private_packages", "npm-snake-identifier"),
     ("ssh://git@github.com:22/org/repo", "url-user-only"),
     ("color: #1a2b3c; background: #FFAABB;", "css-colors"),
     ("getUserAccountSettingsByOrganizationIdentifierAndRegion2", "camelcase-identifier"),
