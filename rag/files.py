@@ -145,7 +145,8 @@ def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     """Read a file as text, or say why it is skipped.
 
     Binary files (a NUL byte in the first 8 KiB) and minified scripts are skipped;
-    bytes that are not UTF-8 are decoded with U+FFFD replacement.
+    bytes that are not UTF-8 are decoded with U+FFFD replacement; CRLF and lone CR line
+    endings become LF.
     """
     try:
         with open(abspath, "rb") as fh:
@@ -160,6 +161,10 @@ def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
+    if "\r" in text:
+        # universal newlines, as Python and editors count lines: every chunker and every
+        # citation then agree on line numbers, whatever the file's line endings
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return SourceText(None, "empty", digest, len(data))
     if _looks_minified(abspath, text):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import write_tree
 
-from rag import InputError, ingest, walk
+from rag import Index, InputError, ingest, walk
 from rag.files import read_text
 
 
@@ -189,3 +189,22 @@ def test_data_files_are_skipped(tmp_path: Path) -> None:
                                        "logo.svg": "<svg></svg>\n", "app.py": "x = 1\n"})
     listing = walk(repo)
     assert [f.path for f in listing.files] == ["app.py"] and listing.skipped["data"] == 2
+
+
+def test_line_endings_are_universal_newlines_for_every_chunker(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        "old_mac.py": b"def f():\r    pass\r\rdef g():\r    pass\r",  # ast counts a lone CR as a line break
+        "stray.py": b"import os\rimport sys\ndef f():\n    return 1\ndef g():\n    a = 1\n    return a\n",
+        "windows.md": b"Intro Title\r\n===========\r\n\r\nSome intro text here.\r\n\r\n"
+                      b"Usage\r\n-----\r\n\r\nRun the tool with care.\r\n",
+    })
+    report = ingest(repo)
+    assert report.files == 3
+    with Index(report.index_path) as index:
+        spans = sorted((c.path, c.start_line, c.end_line, c.symbol) for _, c, _ in index.all_chunks())
+        texts = {(c.path, c.start_line): c.text for _, c, _ in index.all_chunks()}
+    assert [s for s in spans if s[0] == "old_mac.py"] == [("old_mac.py", 1, 2, "f"), ("old_mac.py", 4, 5, "g")]
+    assert [s for s in spans if s[0] == "stray.py"] == [("stray.py", 1, 4, "f"), ("stray.py", 5, 7, "g")]
+    assert texts["stray.py", 5] == "def g():\n    a = 1\n    return a"
+    assert [s[3] for s in spans if s[0] == "windows.md"] == ["Intro Title > Usage"]
+    assert "\r" not in "".join(texts.values())
