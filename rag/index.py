@@ -311,12 +311,19 @@ def write_index(
         raise
 
 
-def retime_files(path: Path, retimed: Iterable[tuple[str, int]]) -> None:
-    """Record new mtimes of files whose bytes did not change (e.g. after `touch`)."""
+def retime_files(path: Path, retimed: list[tuple[str, int]], root: Path | None = None,
+                 dirs: dict[str, int] | None = None) -> None:
+    """Record new mtimes of files whose bytes did not change (e.g. after `touch`), and of the
+    indexed folders (`dirs`: path -> stored mtime, below `root`) whose mtime moved while
+    nothing indexed changed. Writes nothing when nothing moved."""
+    moved_dirs = [(m, d) for d, m in _dir_mtimes(root, list(dirs), folders=True) if m != dirs[d]] if dirs and root else []
+    if not retimed and not moved_dirs:
+        return
     conn = sqlite3.connect(path, timeout=60)
     try:
         with conn:
             conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
+            conn.executemany("UPDATE dirs SET mtime_ns = ? WHERE path = ?", moved_dirs)
     finally:
         conn.close()
 
@@ -759,8 +766,9 @@ def view_norms(
     return out
 
 
-def _dir_mtimes(root: Path, paths: list[str]) -> list[tuple[str, int]]:
-    dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
+def _dir_mtimes(root: Path, paths: list[str], folders: bool = False) -> list[tuple[str, int]]:
+    """(folder, mtime) of the folders holding `paths` (or of `paths` themselves, as `folders`)."""
+    dirs = set(paths) if folders else {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
     out = []
     for d in sorted(dirs):
         try:
@@ -1080,6 +1088,10 @@ class Index:
         """Return path -> (size, mtime_ns, sha1) of every indexed file."""
         rows = self._query("SELECT path, size, mtime_ns, sha1 FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def dir_mtimes(self) -> dict[str, int]:
+        """Return folder -> mtime_ns of every folder holding an indexed file, as last ingested."""
+        return dict(self._query("SELECT path, mtime_ns FROM dirs").fetchall())
 
     def skipped_files(self) -> dict[str, tuple[int, int, str]]:
         """Return path -> (size, mtime_ns, reason) of files read at ingest and passed over."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from .access import AccessList
 from .acronyms import defined_terms
 from .chunking import chunk_file, chunker_for
-from .errors import IndexFormatError, NoIndexError, NothingToIndexError
+from .errors import IndexFormatError, InputError, NoIndexError, NothingToIndexError
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
 from .index import (
@@ -37,6 +37,7 @@ _PARALLEL_MIN_BYTES = 2_000_000
 _BATCH_BYTES = 256_000
 # Update the index in place when at most this share of its files changed; else rebuild it.
 _INCREMENTAL_SHARE = 0.25
+_SQLITE_HEADER = b"SQLite format 3\x00"
 # Allocations between young-generation garbage collections while ingesting (Python's default
 # is 700). Parsing and chunking allocate millions of short-lived acyclic objects (ast nodes,
 # chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
@@ -160,22 +161,25 @@ def _match_contents(
         if (old is None and not sources) or (old is not None and old[0] != f.size):
             changed.append(f)
             continue
-        digest = _sha1(f.abspath)
+        digest, head = _sha1(f.abspath)
         if old is not None and digest == old[2]:
             retimed.append(f)
-        elif old is None and digest in sources and chunker_for(sources[digest]) == chunker_for(f.path):
+        elif old is None and digest in sources and chunker_for(sources[digest], head) == chunker_for(f.path, head):
+            # the same bytes chunk the same way under both names (a shebang counts without an extension)
             moved.append((sources.pop(digest), f))
         else:
             changed.append(f)
     return changed, retimed, moved
 
 
-def _sha1(abspath: str) -> str | None:
+def _sha1(abspath: str) -> tuple[str | None, str]:
+    """A file's content hash, and its first line (what chunker_for reads of the text)."""
     try:
         with open(abspath, "rb") as fh:
-            return hashlib.sha1(fh.read()).hexdigest()
+            data = fh.read()
     except OSError:
-        return None
+        return None, ""
+    return hashlib.sha1(data).hexdigest(), data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff")
 
 
 def _moved_records(
@@ -195,6 +199,21 @@ def _moved_records(
                            counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
                            groups=access.groups_of(f.path)))
     return out
+
+
+def _check_replaceable(index_path: Path) -> None:
+    """Refuse to write an index over a file that is not one (a mistyped --index): an old or
+    damaged index is rebuilt, but anything else there would be lost."""
+    try:
+        with open(index_path, "rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"Cannot read {index_path} ({exc.strerror}) — pass another --index path") from None
+    if head and head != _SQLITE_HEADER:
+        raise InputError(f"{index_path} exists and is not a rag index — pass another --index path, "
+                         "or delete the file if it is a damaged index")
 
 
 def _open_previous(index_path: Path) -> Index | None:
@@ -238,7 +257,10 @@ def ingest(
     nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
     """
     started = time.perf_counter()
+    if not os.fspath(root).strip():
+        raise InputError("No repository path given — pass the path of a repository directory")
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
+    _check_replaceable(index_path)
     previous = _open_previous(index_path)
     saved = previous.manifest if previous else None
     settings = settings or (saved.tokenizer if saved else TokenizerSettings())
@@ -285,9 +307,12 @@ def ingest(
     same_options = previous is not None and previous.manifest.walk == walk_options
     if previous is not None and same_access and same_options and not todo and not deleted and not moved:
         n_chunks = previous.manifest.n_chunks
+        dirs = previous.dir_mtimes()
         previous.close()
-        if retimed:  # same bytes, new mtime: remember the mtime so the file is not hashed again
-            retime_files(index_path, [(f.path, f.mtime_ns) for f in retimed])
+        # same bytes, new mtime: remember the mtime so the file is not hashed again; and the
+        # folders' mtimes, moved by files that are not indexed (ignored, skipped, saved again)
+        # so that a query stops saying the index is stale
+        retime_files(index_path, [(f.path, f.mtime_ns) for f in retimed], root, dirs)
         return IngestReport(root, index_path, len(unchanged), n_chunks, dict(skipped), 0,
                             time.perf_counter() - started, reused=len(unchanged), up_to_date=True)
     if on_start:

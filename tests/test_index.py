@@ -13,6 +13,7 @@ from conftest import write_tree
 from rag import (
     Index,
     IndexFormatError,
+    InputError,
     NoIndexError,
     NothingToIndexError,
     TokenizerSettings,
@@ -396,3 +397,55 @@ def test_an_index_in_the_other_byte_order_is_rebuilt_not_updated_in_place(tmp_pa
     full = tmp_path / "full.sqlite"
     ingest(repo, index_path=full, full=True)
     assert snapshot(path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
+
+
+def test_an_empty_repository_argument_is_an_error_not_the_current_folder(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(code_repo(tmp_path / "r"))
+    with pytest.raises(InputError, match="No repository path given"):
+        ingest("")
+    assert not (tmp_path / "r" / ".rag").exists()
+
+
+def test_ingest_will_not_write_over_a_file_that_is_not_an_index(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my important notes\n")
+    with pytest.raises(InputError, match="exists and is not a rag index"):
+        ingest(repo, index_path=notes)
+    assert notes.read_text() == "my important notes\n"
+    damaged = tmp_path / "damaged.sqlite"  # an index whose pages were overwritten: rebuilt
+    ingest(repo, index_path=damaged)
+    with open(damaged, "r+b") as fh:
+        fh.seek(200)
+        fh.write(b"\xff" * 3000)
+    assert ingest(repo, index_path=damaged).files == 4
+    assert snapshot(damaged, QUESTIONS)[0][0][0] == "app/auth.py"
+
+
+def test_an_ingest_with_nothing_to_index_clears_the_stale_note(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    (repo / ".gitignore").write_text("*.log\n")
+    ingest(repo)
+    (repo / "app" / "debug.log").write_text("ignored, but it moves the folder's mtime\n")
+    os.utime(repo / "app", ns=(5, 5))  # whatever the file system's mtime granularity
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        assert index.changed_files() == ["app/"]
+    assert ingest(repo).up_to_date
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        assert index.changed_files() == []
+
+
+def test_a_rename_that_changes_how_a_file_is_chunked_is_chunked_again(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    (repo / "tool").write_text("#!/usr/bin/env python3\ndef alpha_function():\n    return 1\n\n\n"
+                               "class Beta:\n    def run(self):\n        return alpha_function()\n")
+    ingest(repo)
+    (repo / "tool").rename(repo / "tool.cfg")  # same bytes; an extension: plain text, not python
+    report = ingest(repo)
+    full = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full, full=True)
+    for path in (report.index_path, full):
+        with Index(path) as index:
+            assert [(c.start_line, c.kind) for _, c, _ in index.all_chunks() if c.path == "tool.cfg"] == [(1, "text")]
+    assert snapshot(report.index_path, QUESTIONS + ["alpha function beta"]) == \
+        snapshot(full, QUESTIONS + ["alpha function beta"])
