@@ -207,7 +207,7 @@ def _check_replaceable(index_path: Path) -> None:
     try:
         with open(index_path, "rb") as fh:
             head = fh.read(len(_SQLITE_HEADER))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no index yet, or a repo path the walk refuses
         return
     except OSError as exc:
         raise InputError(f"Cannot read {index_path} ({exc.strerror}) — pass another --index path") from None
