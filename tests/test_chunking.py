@@ -260,3 +260,16 @@ def test_a_doc_block_ending_on_the_declaration_line_attaches() -> None:
     text += "/**\n * Double a number.\n */ function double(x) {\n  return x * 2\n}\n"
     chunks = chunk_javascript("m.js", text)
     assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [(1, 3, "one"), (4, 8, "double")]
+
+
+@pytest.mark.parametrize(("heading", "title"), [
+    ("## Title ##", "Title"),
+    ("## Title ##   ", "Title"),
+    ("# C#", "C#"),
+    ("### a # b ###", "a # b"),
+    ("#   spaced    out   #", "spaced out"),
+    ("# Title" + " " * 40_000 + "end", "Title end"),  # was quadratic in the pattern: 8.6 s
+])
+def test_atx_heading_titles(heading: str, title: str) -> None:
+    body = "\n\nA paragraph long enough to stand as a section of its own, with words in it.\n"
+    assert {c.symbol for c in chunk_file("doc.md", heading + body)} == {title}

@@ -44,6 +44,18 @@ def line_of_offset(line_starts: list[int], offset: int) -> int:
     return bisect.bisect_right(line_starts, offset)
 
 
+_last_starts: tuple[str, list[int]] = ("", [0])
+
+
+def _line_starts_cached(text: str) -> list[int]:
+    """line_starts_of, kept for the last text: a file's long chunks are windowed one by one,
+    and recomputing the line starts of a 5 MB file for each made that quadratic."""
+    global _last_starts
+    if _last_starts[0] is not text:
+        _last_starts = (text, line_starts_of(text))
+    return _last_starts[1]
+
+
 def line_starts_of(text: str) -> list[int]:
     """Return the character offset at which each line of `text` starts."""
     starts = [0]
@@ -189,7 +201,7 @@ def window_chars(chunk: Chunk, text: str, limit: int = HARD_MAX_CHARS) -> list[C
     """
     if len(chunk.text) <= limit:
         return [chunk]
-    starts = line_starts_of(text)
+    starts = _line_starts_cached(text)
     base = text.find(chunk.text, starts[chunk.start_line - 1])
     if base == -1:
         return [chunk]

@@ -9,7 +9,9 @@ from .base import MAX_CHARS, Chunk, Piece, assemble, merge_tiny, span_text, trim
 from .text import chunk_text
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# the title's closing `#`s are stripped in Python (_atx_title): in the pattern, a lazy title
+# before optional closing hashes backtracks quadratically on a long run of blanks
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _NOT_SETEXT_TEXT = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>|]|\d+[.)])(?:\s|$))")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")  # one punctuation character, repeated
@@ -30,6 +32,16 @@ class Heading:
     level: int
     title: str
 
+
+
+def _atx_title(rest: str) -> str:
+    """An ATX heading's title: what follows the opening `#`s, less a closing run of `#`s that
+    stands alone (`## Title ##`; `C#` keeps its hash), its blanks collapsed."""
+    title = rest.strip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):
+        title = bare
+    return " ".join(title.split())
 
 def chunk_markdown(path: str, text: str) -> list[Chunk]:
     """Split Markdown into sections named by their heading path (`Install > Linux`)."""
@@ -80,7 +92,7 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
             continue
         m = _ATX.match(line)
         if m is not None:
-            headings.append(Heading(number, len(m.group(1)), (m.group(2) or "").strip()))
+            headings.append(Heading(number, len(m.group(1)), _atx_title(m.group(2) or "")))
             continue
         m = _SETEXT.match(line)
         if m is not None and number > first:
