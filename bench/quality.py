@@ -12,6 +12,15 @@ tokenizer stored for each chunk, and our tokenizer on the question):
                its scores must equal ours to 1e-9 (asserted, max difference printed)
   bm25s        bm25s.BM25() defaults (lucene, k1=1.5, b=0.75)
 
+and two more references as their libraries ship them, on the same chunks' text (no path or
+symbol fields) and the question as typed, each with its own tokenizer:
+
+  sklearn-own  TfidfVectorizer() defaults: lowercased words of 2+ word characters, raw tf, smooth idf, cosine
+  bm25s-own    bm25s.tokenize() defaults (the same words, English stopwords, no stemmer), BM25()
+
+The first two references isolate the scoring (they get every gain of our chunks and tokens);
+the last two measure the tool against the methods as people run them.
+
 Scoring is rag.evaluate's (one implementation for `rag eval` and this script).
 
 Usage: python bench/quality.py [--sets docstring,dev] [--corpora flask,django] [--out results.json] [--full]
@@ -67,7 +76,7 @@ SETS = {  # name -> (questions file, corpus root)
     "docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
     "dev": ("dev-questions.jsonl", CORPORA),
 }
-METHODS = ("rag", "rag-tfidf", "sklearn", "bm25s")
+METHODS = ("rag", "rag-tfidf", "sklearn", "bm25s", "sklearn-own", "bm25s-own")
 TOLERANCE = 1e-9
 TOKEN_SAMPLE = 300  # chunks per corpus re-tokenized to check the stored terms are our tokenizer's
 
@@ -142,6 +151,13 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
         bm25 = bm25s.BM25(k1=1.5, b=0.75)
         bm25.index(tokens, show_progress=False)
         seconds["bm25s index"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        texts = [c.text for c in chunks]
+        own_tfidf = TfidfVectorizer()
+        own_matrix = own_tfidf.fit_transform(texts)
+        own_bm25 = bm25s.BM25()
+        own_bm25.index(bm25s.tokenize(texts, show_progress=False), show_progress=False)
+        seconds["own references"] = time.perf_counter() - t0
 
         sk_scores: dict[str, np.ndarray] = {}
 
@@ -157,11 +173,18 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
             known = [t for t in qtokens[q.id] if t in bm25.vocab_dict]
             return hits(bm25.get_scores(known)) if known else []
 
+        def own_bm25_hits(q: Question) -> list[Hit]:
+            words = bm25s.tokenize(q.question, return_ids=False, show_progress=False)[0]
+            known = [t for t in words if t in own_bm25.vocab_dict]
+            return hits(own_bm25.get_scores(known)) if known else []
+
         retrievers: dict[str, Callable[[Question], Sequence[Hit]]] = {
             "rag": lambda q: search(index, q.question, DEPTH),
             "rag-tfidf": lambda q: search(index, q.question, DEPTH, scoring="tfidf"),
             "sklearn": lambda q: hits(sklearn_scores(q)),
             "bm25s": bm25_hits,
+            "sklearn-own": lambda q: hits((own_matrix @ own_tfidf.transform([q.question]).T).toarray().ravel()),
+            "bm25s-own": own_bm25_hits,
         }
         outcomes: dict[str, tuple[Outcome, ...]] = {}
         for method, retrieve in retrievers.items():
@@ -195,11 +218,11 @@ def combine(runs: Sequence[CorpusRun], method: str) -> EvalReport:
 def format_set(name: str, runs: Sequence[CorpusRun], reports: dict[str, EvalReport]) -> str:
     """Return one set's table: corpus x method rows of hit@k, MRR@10 and top-4 passage size."""
     width = max(len("corpus"), len("overall"), *(len(r.corpus) for r in runs))
-    head = f"{'corpus':<{width}}  {'method':<9} questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars"
+    head = f"{'corpus':<{width}}  {'method':<11} questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars"
 
     def row(label: str, method: str, m: Metrics) -> str:
         flag = " !" if m.mean_top4_chars > MAX_PASSAGE_CHARS else ""
-        return (f"{label:<{width}}  {method:<9} {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}"
+        return (f"{label:<{width}}  {method:<11} {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}"
                 f"  {m.hit_at_10:>6.3f}  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}")
 
     lines = [head]
@@ -257,7 +280,9 @@ def main() -> None:
     print("methods: rag = rag.search (default: BM25, k1=4, b=0.9); rag-tfidf = rag.search(scoring='tfidf') (cosine);\n"
           "         sklearn = TfidfVectorizer(sublinear_tf=True, "
           "smooth_idf=True, analyzer=<our tokens>);\n         bm25s = BM25(k1=1.5, b=0.75, method='lucene'), "
-          "same tokens")
+          "same tokens;\n"
+          "         sklearn-own = TfidfVectorizer() defaults, bm25s-own = bm25s.tokenize() defaults + BM25(),\n"
+          "         both on the chunks' text and the question as typed")
     print(f"top-4 chars: mean characters of the top-4 passages "
           f"(budget {MAX_PASSAGE_CHARS:,}; ! marks over)\n")
     results: dict[str, object] = {"versions": env, "sets": {}}

@@ -1,0 +1,41 @@
+"""BM25's idf raised to a power: flatter (< 1) or steeper (> 1) term weights, measured on both sets.
+
+    python bench/levers_idf_power.py POWER [POWER ...]
+
+Each power runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped
+corpora, the dev questions on the original ones) with rag.search's `bm25_idf` patched for this
+process only. 1 is the shipped scoring. The stored bounds are of the tf part alone, so pruning
+stays exact. Results go in bench/LEVERS.md ("idf power").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import CORPORA, SHARED, require_corpora
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("powers", nargs="+", type=float)
+    args = parser.parse_args()
+    require_corpora()
+    from rag.evaluate import run_eval
+
+    search_mod = importlib.import_module("rag.search")
+    idf = search_mod.bm25_idf
+    for power in args.powers:
+        search_mod.bm25_idf = lambda n, df, p=power: idf(n, df) ** p
+        for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+                                      ("dev", "dev-questions.jsonl", CORPORA)):
+            m = run_eval(SHARED / questions, corpus_root=root).overall
+            print(f"{name}: idf ** {power}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} "
+                  f"top-4 chars {m.mean_top4_chars:,.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
