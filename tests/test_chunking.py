@@ -273,3 +273,43 @@ def test_a_doc_block_ending_on_the_declaration_line_attaches() -> None:
 def test_atx_heading_titles(heading: str, title: str) -> None:
     body = "\n\nA paragraph long enough to stand as a section of its own, with words in it.\n"
     assert {c.symbol for c in chunk_file("doc.md", heading + body)} == {title}
+
+
+def test_typescript_without_semicolons_splits_where_a_line_ends_like_an_unfinished_expression() -> None:
+    # the style of tanstack-query: no semicolons, so `Promise<T>`, `as const` and a non-null `!`
+    # end statements; an `Action` type alias once swallowed the whole `Query` class after it
+    methods = "".join(
+        f"  method{i}(key: string) {{\n"
+        + "".join(f"    const v{j} = this.items.get(key + '{j}') ?? {j} * {i}\n" for j in range(12))
+        + "    return key\n  }\n"
+        for i in range(6)
+    )
+    text = (
+        "export type Action<TData> =\n"  # 1
+        "  | { type: 'failed'; failureCount: number }\n"  # 2
+        "  | { type: 'success'; data: TData; manual?: boolean }\n"  # 3
+        "  | { type: 'invalidate' } & Partial<Record<'meta', unknown>>\n"  # 4
+        "\n"  # 5
+        "export const MODES = [\n  'online',\n  'always',\n  'offlineFirst',\n] as const\n"  # 6-10
+        "export class Store {\n"  # 11
+        "  items: Map<string, number>\n"  # 12
+        "  constructor() {\n"  # 13
+        + "".join(f"    this.items.set('k{j}', {j})\n" for j in range(12))  # 14-25
+        + "  }\n"  # 26
+        + methods  # 27-116
+        + "}\n"  # 117
+        "const root = document.getElementById('root')!\n"  # 118
+        "const total = 1 +\n"  # 119
+        "  2 >\n"  # 120
+        "  root.childElementCount\n"  # 121: a continuation, indented deeper
+    )
+    got = [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunk_file("src/store.ts", text)]
+    assert got[:5] == [
+        (1, 4, "class", "Action"),
+        (6, 10, "module", "MODES"),  # not swallowed by the type alias above
+        (11, 26, "method", "Store.constructor"),  # nor the class by the `as const` above
+        (27, 41, "method", "Store.method0"),
+        (42, 56, "method", "Store.method1"),
+    ]
+    # `root` (ended by its `!`) merges forward into `total`, whose deeper lines continue it
+    assert got[-1] == (118, 121, "module", "total")

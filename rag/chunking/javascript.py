@@ -52,6 +52,9 @@ _EXPRESSION_KEYWORDS = frozenset(
 _CONTINUING_KEYWORDS = (_EXPRESSION_KEYWORDS - {"void"}) | frozenset(
     ["export", "default", "import", "from", "const", "let", "var", "function", "class", "interface", "enum", "extends", "implements", "as", "satisfies", "declare", "abstract", "static", "readonly", "public", "private", "protected", "keyof", "is"]
 )
+# the end of a line that may finish a statement or continue into the next line (a type's `>`,
+# `as const`, a non-null `!`): told apart by the next line's indentation
+_AMBIGUOUS_ENDS = frozenset([">", "const", "!"])
 # a line starting with these continues the statement above
 _CONTINUATION_WORDS = frozenset(["else", "catch", "finally", "instanceof", "in", "of", "as", "satisfies", "extends", "implements"])
 _MODIFIERS = frozenset(
@@ -371,7 +374,9 @@ class _Chunker:
                 continue
             if begin == -1:
                 begin, decorators_only = i, tok.text == "@"
-            elif tok.first and prev is not None and _ends_statement(prev, tok):
+            elif tok.first and prev is not None and (
+                _ends_statement(prev, tok) or self.starts_unterminated(prev, tok, toks[begin])
+            ):
                 if decorators_only:
                     decorators_only = tok.text == "@"
                 else:
@@ -381,6 +386,19 @@ class _Chunker:
         if begin != -1:
             out.append((begin, last))
         return out
+
+    def starts_unterminated(self, prev: Token, tok: Token, first: Token) -> bool:
+        """Tell whether a line begins a new statement although the one above has no `;` and
+        ends like an unfinished expression: `Promise<T>` (a `>`), `as const`, a non-null `!`.
+        `export` always begins one; otherwise the line must be a name at the indentation of
+        the statement's first line (a continuation is indented deeper)."""
+        if tok.kind != "name":
+            return False
+        if tok.text == "export":
+            return True
+        if prev.text not in _AMBIGUOUS_ENDS or tok.text in _CONTINUATION_WORDS:
+            return False
+        return _indent(self.lines[tok.line - 1]) <= _indent(self.lines[first.line - 1])
 
     def class_body(self, a: int, b: int, depth: int) -> tuple[int, int] | None:
         """Return the token indexes of a class statement's body braces.
@@ -414,6 +432,10 @@ class _Chunker:
         if depth > 0 and kind == "function":
             kind = "method"
         return kind, prefix + name, header
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _ends_statement(prev: Token, tok: Token) -> bool:
