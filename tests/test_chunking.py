@@ -313,3 +313,17 @@ def test_typescript_without_semicolons_splits_where_a_line_ends_like_an_unfinish
     ]
     # `root` (ended by its `!`) merges forward into `total`, whose deeper lines continue it
     assert got[-1] == (118, 121, "module", "total")
+
+
+@pytest.mark.parametrize(("opening", "first_title"), [
+    ("---\ntitle: Guide\ntags: [a, b]\n---\n\n", "Title"),  # front matter: not a section
+    ("---\n\n", "Title"),  # a thematic break: the heading below it still counts
+    ("---\nJust a sentence, no keys.\n---\n\n", "Title"),
+])
+def test_a_leading_rule_is_front_matter_only_when_it_holds_yaml(opening: str, first_title: str) -> None:
+    body = "# Title\n\n" + "An introduction long enough to be a section of its own, with words.\n" * 6 + \
+           "\n---\n\n## Next\n\n" + "Another section that is long enough to stand on its own as a passage.\n" * 6
+    chunks = chunk_file("guide.md", opening + body)
+    assert [c.symbol for c in chunks] == [first_title, "Title > Next"]
+    heading_line = opening.count("\n") + 1
+    assert chunks[0].start_line <= heading_line and chunks[0].text.count("# Title") == 1

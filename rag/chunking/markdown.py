@@ -12,6 +12,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # the title's closing `#`s are stripped in Python (_atx_title): in the pattern, a lazy title
 # before optional closing hashes backtracks quadratically on a long run of blanks
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
+_YAML_KEY = re.compile(r"[A-Za-z_][\w.-]*[ \t]*:(?:[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _NOT_SETEXT_TEXT = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>|]|\d+[.)])(?:\s|$))")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")  # one punctuation character, repeated
@@ -64,12 +65,15 @@ def chunk_rst(path: str, text: str) -> list[Chunk]:
 
 
 def _front_matter_end(lines: list[str]) -> int:
-    """Return the last line of YAML front matter (`---` ... `---`), or 0 if there is none."""
-    if not lines or lines[0].rstrip() != "---":
+    """Return the last line of YAML front matter (`---` ... `---`), or 0 if there is none.
+
+    A leading `---` is also a thematic break: the block counts as front matter only when its
+    first line follows at once and some line is a YAML `key: value`."""
+    if len(lines) < 2 or lines[0].rstrip() != "---" or not lines[1].strip():
         return 0
     for number in range(2, len(lines) + 1):
         if lines[number - 1].rstrip() in ("---", "..."):
-            return number
+            return number if any(map(_YAML_KEY.match, lines[1 : number - 1])) else 0
     return 0
 
 
