@@ -327,3 +327,23 @@ def test_a_leading_rule_is_front_matter_only_when_it_holds_yaml(opening: str, fi
     assert [c.symbol for c in chunks] == [first_title, "Title > Next"]
     heading_line = opening.count("\n") + 1
     assert chunks[0].start_line <= heading_line and chunks[0].text.count("# Title") == 1
+
+
+def test_an_apostrophe_in_jsx_text_is_not_a_string() -> None:
+    handlers = "".join(
+        f"  handle{i}(event) {{\n"
+        + "".join(f"    const v{j} = event.target.value + '{j}'\n" for j in range(8))
+        + f"    this.setState({{ field{i}: v0 }})\n  }}\n\n"
+        for i in range(6)
+    )
+    text = (
+        "import React from 'react'\n\nexport class Form extends React.Component {\n" + handlers
+        + "  render() {\n    const { items } = this.props\n    return (\n      <div>\n"
+        "        <p>Don't panic {items.map((i) => (\n          <span key={i}>{i}</span>\n"
+        "        ))}</p>\n      </div>\n    )\n  }\n}\n"
+    )
+    fallbacks: list[str] = []
+    got = [(c.start_line, c.end_line, c.symbol) for c in chunk_file("src/form.jsx", text, on_fallback=fallbacks.append)]
+    assert fallbacks == []  # the quote once opened a string that swallowed the brackets after it
+    assert got[0] == (1, 14, "Form.handle0") and got[-1] == (76, 86, "Form.render")
+    assert len(got) == 7

@@ -206,6 +206,10 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             if not jsx:  # `a </b>/` is not JSX in TypeScript: take `<` alone
                 end, value = m.start(group) + 1, "<"
         elif group == "str":
+            if not _closed(text, m.start(group), end):
+                # a quote whose string never closes on its line: in JSX text (`Don't panic
+                # {items.map(...)}`) it is a plain character, and what follows it is code
+                kind, end, value = "punct", m.start(group) + 1, value[0]
             line += text.count("\n", pos, end)
         elif group == "other":
             kind = "punct"
@@ -215,6 +219,16 @@ def lex(text: str, jsx: bool = True) -> Lexed:
     if stack:
         balanced = False
     return Lexed(tokens, comments, balanced)
+
+
+def _closed(text: str, start: int, end: int) -> bool:
+    """Tell whether the string literal text[start:end] ends with its own unescaped quote."""
+    if end - start < 2 or text[end - 1] != text[start]:
+        return False
+    slashes = end - 2
+    while slashes > start and text[slashes] == "\\":
+        slashes -= 1
+    return (end - 2 - slashes) % 2 == 0
 
 
 def _regex_allowed(prev_kind: str, prev_text: str) -> bool:
