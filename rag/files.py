@@ -205,7 +205,11 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
     top = str(root)
     # os.walk joins names onto `top`, so the relative folder is what follows it (top may be "/")
     skip = len(top.rstrip(os.sep)) + 1
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+
+    def unreadable(error: OSError) -> None:  # a folder that cannot be listed: say so
+        skipped["unreadable-dir"] += 1
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
         rel_dir = dirpath[skip:].replace(os.sep, "/")
         while rules and not _under(rel_dir, rules[-1][0]):
             rules.pop()

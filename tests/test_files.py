@@ -208,3 +208,18 @@ def test_line_endings_are_universal_newlines_for_every_chunker(tmp_path: Path) -
     assert texts["stray.py", 5] == "def g():\n    a = 1\n    return a"
     assert [s[3] for s in spans if s[0] == "windows.md"] == ["Intro Title > Usage"]
     assert "\r" not in "".join(texts.values())
+
+
+def test_a_folder_that_cannot_be_listed_is_counted(tmp_path: Path, monkeypatch) -> None:
+    repo = write_tree(tmp_path / "r", {"a.py": "x = 1\n", "locked/b.py": "y = 2\n"})
+    real = os.scandir
+
+    def scandir(path):  # what a folder without read permission gives anyone but root
+        if os.fspath(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    listing = walk(repo)
+    assert [f.path for f in listing.files] == ["a.py"]
+    assert listing.skipped["unreadable-dir"] == 1
