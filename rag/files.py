@@ -120,6 +120,11 @@ def walk(
             # rules that see only the link's name
             skipped["symlink"] += 1
             continue
+        if stat.S_ISDIR(st.st_mode) and os.path.exists(os.path.join(full, ".git")):
+            # a submodule or a repository inside this one, as git lists them: its own project
+            # (often third-party code), indexed on its own if wanted
+            skipped["nested-repo"] += 1
+            continue
         if not stat.S_ISREG(st.st_mode):
             skipped["not-a-file"] += 1
             continue

@@ -223,3 +223,12 @@ def test_a_folder_that_cannot_be_listed_is_counted(tmp_path: Path, monkeypatch) 
     listing = walk(repo)
     assert [f.path for f in listing.files] == ["a.py"]
     assert listing.skipped["unreadable-dir"] == 1
+
+
+def test_a_repository_inside_the_repository_is_counted_as_nested(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"a.py": "x = 1\n", "inner/b.py": "y = 2\n"})
+    git(repo, "init", "-q")
+    git(repo / "inner", "init", "-q")
+    listing = walk(repo)
+    assert [f.path for f in listing.files] == ["a.py"]
+    assert listing.skipped["nested-repo"] == 1
