@@ -10,7 +10,11 @@ Three adjustments, each measured in bench/LEVERS.md:
 * dedupe: a passage whose words are nearly those of a better one already chosen
   (compiled copies, vendored files, the same text in two places) is dropped.
 * mix: the first PROMPT_K passages (the ones a prompt gets) hold both a docs section and
-  code when the best passage of the missing kind scores within MIX_RATIO of the last of them.
+  code when the best passage of the missing kind (ranked above MIX_DEPTH) scores within
+  MIX_RATIO of the last of them.
+
+The first passages of a top k are the same for every k up to 10 (MIN_CANDIDATES): asking
+for more never changes what came first.
 """
 
 from __future__ import annotations
@@ -21,13 +25,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .search import Hit
 
-# How many scored candidates search() hands to rerank() for a top k.
+# How many scored candidates search() hands to rerank() for a top k. Up to k = 10 it is the
+# same pool whatever k, so that the first passages of a longer list are exactly the shorter
+# list (the prompt's top 4 is what `rag eval`, which asks for 10, scores as hit@4): with 12 for
+# k = 4 and 30 for k = 10, a demoted test passage kept a place in the top 4 that a code passage
+# from the larger pool took from it (docstring set: hit@4 0.606 at k = 4 against 0.613).
 CANDIDATES_PER_K = 3
-MIN_CANDIDATES = 12
+MIN_CANDIDATES = 30
 TEST_FACTOR = 0.5
 DUPLICATE_JACCARD = 0.8  # word-set overlap above which two passages count as the same text
 PROMPT_K = 4  # the passages a prompt gets (rag.search.DEFAULT_TOP_K)
 MIX_RATIO = 0.8
+MIX_DEPTH = 14  # the mix looks for the missing kind among the passages ranked below this
 
 _WORD = re.compile(r"[^\W_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")
@@ -64,7 +73,7 @@ def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, 
                        key=lambda i: (-hits[i].score * (test_factor if demoted(hits[i].chunk.path) else 1.0), i))
         hits = [hits[i] for i in order]
     if dedupe:
-        hits = _drop_duplicates(hits, k + PROMPT_K)
+        hits = _drop_duplicates(hits, max(k, MIX_DEPTH))
     top = hits[:k]
     if mix and k >= PROMPT_K:
         top = _mix(top, hits[k:])
@@ -101,7 +110,7 @@ def _mix(top: list[Hit], rest: list[Hit]) -> list[Hit]:
     if len(kinds) != 1:
         return top
     missing = not kinds.pop()
-    pool = top[PROMPT_K:] + rest
+    pool = (top[PROMPT_K:] + rest)[: MIX_DEPTH - PROMPT_K]  # the same ranks whatever k
     best = next((h for h in pool if _is_doc(h) == missing), None)
     if best is None or best.score < MIX_RATIO * head[-1].score:
         return top

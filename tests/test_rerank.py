@@ -48,9 +48,9 @@ def test_licences_and_change_logs_are_demoted_like_tests() -> None:
     assert paths(rerank(hits, 4, boilerplate=False, mix=False)) == paths(hits)[:4]
 
 
-def test_candidates_cover_k_three_times_over() -> None:
-    assert candidate_count(4) == 12
-    assert candidate_count(10) == 30
+def test_the_candidate_pool_is_the_same_for_every_k_up_to_ten() -> None:
+    assert {candidate_count(k) for k in range(1, 11)} == {30}
+    assert candidate_count(20) == 60
 
 
 def test_test_files_are_demoted_not_dropped() -> None:
@@ -93,3 +93,31 @@ def test_rerank_keeps_order_without_adjustments_and_handles_few_hits() -> None:
     assert rerank(hits, 4, tests=False, dedupe=False, mix=False) == hits
     assert rerank([], 4) == []
     assert paths(rerank(hits, 1)) == ["src/a.py"]
+
+
+def test_a_longer_list_starts_with_the_shorter_one(tmp_path) -> None:
+    # test passages outscore the code for the question; demoted by half, they fall below code
+    # passages ranked lower. With a pool of 12 for k = 4 (and 30 for k = 10) the prompt's top 4
+    # kept test passages that the list of ten put below code.
+    from conftest import write_tree
+
+    from rag import Index, ingest, search
+
+    files = {
+        f"tests/test_cache_{i}.py": f"def test_cache_{i}():\n    cache = Cache()\n"
+        f"    cache.evict(); cache.evict(); cache.evict()\n    assert cache.evicted == {i}\n"
+        for i in range(14)
+    }
+    words = ["alpha beta gamma", "delta epsilon zeta", "eta theta iota", "kappa lambda mu", "nu xi omicron",
+             "pi rho sigma", "tau upsilon phi", "chi psi omega"]  # distinct passages, not near-duplicates
+    files |= {
+        f"src/cache_{i}.py": f"def evict_{i}(cache):\n    # Evict the oldest entry of the cache: {w}.\n"
+        f"    return cache.pop_oldest({w.replace(' ', ', ')})\n"
+        for i, w in enumerate(words)
+    }
+    report = ingest(write_tree(tmp_path / "r", files))
+    with Index(report.index_path) as index:
+        lists = {k: [(h.chunk.path, h.score) for h in search(index, "cache evict", k)] for k in range(1, 11)}
+    for k in range(1, 10):
+        assert lists[k] == lists[10][:k]
+    assert sum(p.startswith("src/") for p, _ in lists[4]) == 4
