@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_CLAUDE_TIMEOUT = 300.0  # seconds for one `claude -p` run
+# seconds the SDK waits to connect, and for each read of the stream (not the whole answer); the
+# SDK's own default read timeout is 600 s, retried twice: half an hour of silence
+API_CONNECT_TIMEOUT = 10.0
+API_READ_TIMEOUT = 120.0
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 OnText = Callable[[str], None]
@@ -113,7 +117,8 @@ class AnthropicBackend:
         """Stream the answer; after each cited text block, emit its reference numbers, e.g. " [1][2]"."""
         import anthropic
 
-        client = self.client or anthropic.Anthropic(api_key=self.api_key)
+        client = self.client or anthropic.Anthropic(
+            api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT))
         emit = on_text or (lambda _: None)
         numbers: dict[int, int] = {}  # document index -> reference number, in order of first citation
         try:
@@ -128,6 +133,14 @@ class AnthropicBackend:
                 message = stream.get_final_message()
         except anthropic.AnthropicError as exc:
             raise BackendError(_api_error_message(exc, self.model)) from None
+        except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
+            # a body that is not the Messages API's event stream (a proxy's JSON or HTML, a
+            # garbled event): the SDK fails on it with an assertion or a JSON error
+            raise BackendError(f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__}) "
+                               "— check ANTHROPIC_BASE_URL and any proxy, or try again") from None
+        if message.stop_reason is None:  # the stream ended before its message_stop event
+            raise BackendError("The connection to the Anthropic API closed before the answer was complete "
+                               "— try again")
         parts: list[str] = []
         citations: list[ApiCitation] = []
         final_numbers: dict[int, int] = {}
@@ -136,6 +149,8 @@ class AnthropicBackend:
                 continue  # keep only text: no thinking, tool use or other block reaches the answer
             parts.append(block.text + _markers(block.citations, final_numbers))
             citations.extend(a for c in block.citations or () if (a := _api_citation(c)) is not None)
+        if not "".join(parts).strip() and message.stop_reason == "end_turn":
+            raise BackendError("The Anthropic API returned an empty answer — try again, or use --backend claude")
         usage = {k: v for k in USAGE_FIELDS if isinstance(v := getattr(message.usage, k, None), int)}
         return Generation(text="".join(parts), api_citations=tuple(citations),
                           stop_reason=message.stop_reason, usage=usage, model=message.model or self.model)
@@ -301,7 +316,7 @@ def resolve_backend(
     import shutil
 
     env = os.environ if env is None else env
-    key = env.get("ANTHROPIC_API_KEY") or None
+    key = (env.get("ANTHROPIC_API_KEY") or "").strip() or None  # a pasted key's newline is not part of it
     if name == "none":
         return None
     if name == "anthropic":

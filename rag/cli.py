@@ -28,6 +28,12 @@ class RagCommand(click.Command):
             return super().invoke(ctx)
         except RagError as exc:
             raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Python's docs advise
+            try:  # and keep the interpreter's last flush of stdout from failing again
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass  # stdout is not a file (a test runner's buffer)
+            ctx.exit(1)
         except OSError as exc:  # the disk said no: a path, a permission, a full disk
             where = f": {exc.filename}" if exc.filename else ""
             raise click.ClickException(

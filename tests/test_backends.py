@@ -325,6 +325,44 @@ def test_real_sdk_network_down() -> None:
         AnthropicBackend(client=client).generate(PROMPT)
 
 
+def test_real_sdk_stream_cut_off_before_its_end_is_an_error_not_an_answer(api: FakeApi) -> None:
+    events = answer_events()
+    api.stream(events[:7])  # message_start ... "It loads ": the connection closes there
+    streamed: list[str] = []
+    with pytest.raises(BackendError, match="closed before the answer was complete"):
+        AnthropicBackend(client=api.client()).generate(PROMPT, streamed.append)
+    assert streamed == ["It loads "]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [("application/json", b"{not json"),  # a proxy that does not stream
+     ("text/event-stream", b"event: message_start\ndata: {broken json\n\n"),
+     ("text/html", b"<html><body>Gateway</body></html>")],
+    ids=["json-body", "garbled-event", "html"],
+)
+def test_real_sdk_unreadable_response_is_one_line(api: FakeApi, content_type: str, body: bytes) -> None:
+    api.responses.append((200, {"content-type": content_type}, body))
+    with pytest.raises(BackendError, match="response this tool cannot read"):
+        AnthropicBackend(client=api.client()).generate(PROMPT)
+
+
+def test_real_sdk_empty_answer_is_an_error(api: FakeApi) -> None:
+    events = answer_events()
+    api.stream([events[0], events[-2], events[-1]])  # start, stop reason end_turn, stop: no text
+    with pytest.raises(BackendError, match="returned an empty answer"):
+        AnthropicBackend(client=api.client()).generate(PROMPT)
+
+
+def test_the_client_made_here_has_bounded_timeouts(mocker: Any) -> None:
+    made = mocker.patch("anthropic.Anthropic")
+    made.return_value.messages.stream.side_effect = anthropic.APIConnectionError(request=_request())
+    with pytest.raises(BackendError):
+        AnthropicBackend(api_key="k").generate(PROMPT)
+    timeout = made.call_args.kwargs["timeout"]
+    assert (timeout.connect, timeout.read) == (10.0, 120.0)  # the SDK's default read timeout is 600 s
+
+
 # --- claude -p ----------------------------------------------------------------------------------------------
 
 
@@ -441,5 +479,7 @@ def test_resolve_backend(tmp_path: Path, fake_claude: Path) -> None:
     assert (anthropic_backend.model, anthropic_backend.api_key) == ("my-model", "sk-test")
     with pytest.raises(BackendError, match="ANTHROPIC_API_KEY is not set — export it"):
         resolve_backend("anthropic", env=no_claude)
+    pasted = resolve_backend("anthropic", env={"ANTHROPIC_API_KEY": "sk-test\n", **no_claude})
+    assert isinstance(pasted, AnthropicBackend) and pasted.api_key == "sk-test"  # not an illegal header
     with pytest.raises(BackendError, match="`claude` is not on PATH"):
         resolve_backend("claude", env=no_claude)

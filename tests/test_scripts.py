@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,24 @@ def test_progress_goes_to_stderr_only(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "r", {"a.md": "# A\n\nalpha beta gamma\n"})
     done = run("ingest.py", str(repo), cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.count("\n") == 1
+
+
+def test_a_reader_that_stops_early_ends_the_answer_quietly(worked_repo: Path, tmp_path: Path) -> None:
+    assert run("ingest.py", str(worked_repo), cwd=worked_repo).returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"  # answers with 300 KB, which the reader below never takes
+    claude.write_text(f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
+                      "print(json.dumps({'result': 'refunds ' * 40000, 'is_error': False}))\n")
+    claude.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "RAG_BACKEND": "claude"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    proc = subprocess.Popen([sys.executable, str(PROJECT / "query.py"), "billing refunds"], cwd=worked_repo,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(5) == b"refun"  # like `| head -c 5`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""  # not "Error: Broken pipe — check that the path exists and is writable"
