@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -29,10 +30,10 @@ class RagCommand(click.Command):
         except RagError as exc:
             raise click.ClickException(str(exc)) from None
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Python's docs advise
-            try:  # and keep the interpreter's last flush of stdout from failing again
+            # and keep the interpreter's last flush of stdout from failing again (unless stdout is
+            # not a file: a test runner's buffer)
+            with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass  # stdout is not a file (a test runner's buffer)
             ctx.exit(1)
         except OSError as exc:  # the disk said no: a path, a permission, a full disk
             where = f": {exc.filename}" if exc.filename else ""
