@@ -1136,6 +1136,22 @@ class Index:
                 changed.append(f"{path or '.'}/")
         return changed
 
+    def access_changed(self) -> bool:
+        """Tell whether the repository's .rag-access differs from the one the index was built
+        with (added, removed or edited: who may read what is decided at ingest). False if the
+        root is gone."""
+        root = self.manifest.root
+        try:
+            with open(os.path.join(root, ACCESS_FILE), encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            return self.manifest.access is not None and os.path.isdir(root)
+        except (OSError, UnicodeDecodeError):
+            return True  # unreadable now: the next ingest will say why
+        import hashlib
+
+        return hashlib.sha1(text.encode()).hexdigest() != self.manifest.access
+
     def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
         try:
             return self._conn.execute(sql, args)
@@ -1143,6 +1159,11 @@ class Index:
             raise IndexFormatError(
                 f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
             ) from None
+
+
+# rag.access.ACCESS_FILENAME, not imported from there: a query would load hashlib and the ignore
+# rules for it even in a repository without access lists
+ACCESS_FILE = ".rag-access"
 
 
 def _ancestors(path: str) -> Iterator[str]:

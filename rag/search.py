@@ -18,7 +18,8 @@ from .abbreviations import WEIGHT as SHORT_FORM_WEIGHT
 from .abbreviations import short_forms
 from .acronyms import expand
 from .chunking.base import Chunk
-from .index import FloatColumn, Index, View
+from .errors import InputError
+from .index import ACCESS_FILE, FloatColumn, Index, View
 from .rerank import candidate_count, rerank
 from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
 
@@ -73,12 +74,17 @@ def retrieve(
     if refresh:
         with Index(index_path) as index:
             root, settings = index.manifest.root, index.manifest.tokenizer
-            stale = bool(index.changed_files(index.files()))
+            stale = index.access_changed() or bool(index.changed_files(index.files()))
         if stale:
             from .pipeline import ingest  # only a refresh needs the ingest pipeline
 
             ingest(root, index_path, settings)
     with Index(index_path) as index:
+        if index.access_changed():
+            # who may read what was decided at ingest: answering under the old rules could show a
+            # file to a caller the new ones shut out
+            raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
+                             f"`python ingest.py {index.manifest.root}`, or pass --refresh")
         hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
         changed = index.changed_files((h.chunk.path for h in hits), everywhere=False)
     return Retrieval(hits, changed)

@@ -110,3 +110,25 @@ def test_can_read() -> None:
     assert can_read(frozenset(), frozenset())
     assert not can_read(frozenset({"a"}), frozenset({"b"}))
     assert can_read(frozenset({"a", "b"}), frozenset({"b"}))
+
+
+@pytest.mark.parametrize("change", ["tightened", "added", "removed"])
+def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(tmp_path: Path, change: str) -> None:
+    from rag.index import ACCESS_FILE
+    from rag.search import retrieve
+
+    assert ACCESS_FILE == ".rag-access"
+    repo = write_tree(tmp_path / "r", {**FILES, **({} if change == "added" else {".rag-access": ACCESS})})
+    index_path = ingest(repo).index_path
+    if change == "tightened":  # editing the file in place moves no folder's mtime
+        (repo / ".rag-access").write_text(ACCESS + "app/auth.py admins\n")
+    elif change == "added":
+        (repo / ".rag-access").write_text("app/auth.py admins\n")
+    else:
+        (repo / ".rag-access").unlink()
+    with pytest.raises(InputError, match=r"\.rag-access changed since the index was built — re-run"):
+        retrieve(index_path, "password session")
+    found = retrieve(index_path, "password session", refresh=True)  # re-ingested under the new rules
+    paths = {h.chunk.path for h in found.hits}
+    assert ("app/auth.py" in paths) is (change == "removed")
+    assert retrieve(index_path, "password session").hits == found.hits
