@@ -51,7 +51,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from itertools import repeat
 from operator import add, mul, truediv
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
@@ -876,7 +876,7 @@ class Index:
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
             raise IndexFormatError(
-                f"The index at {self.path} has format version {version}, this tool reads version "
+                f"The index at {self.path} has format version {version!r}, this tool reads version "
                 f"{FORMAT_VERSION} — re-run `python ingest.py {meta.get('root', 'REPO')}`"
             )
         try:
@@ -890,6 +890,8 @@ class Index:
                 walk=meta.get("walk"),
             )
             self._block = int(meta["array_block"])  # ids per stored block of a per-chunk array
+            if self._block <= 0 or not self.manifest.bm25_avglen > 0 or not isinstance(self.manifest.root, str):
+                raise ValueError("array_block, bm25_avglen or root out of range")
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
                 f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO`"
@@ -915,8 +917,11 @@ class Index:
             if self._query("PRAGMA data_version").fetchone()[0] != self._data_version:
                 self._read_manifest()
             yield
-        finally:
-            self._conn.execute("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):  # a damaged file may fail this too: keep the first error
+                self._conn.execute("COMMIT")
+            raise
+        self._query("COMMIT")
 
     @property
     def foreign_byte_order(self) -> bool:

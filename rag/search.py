@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import math
 import os
+import sqlite3
 import sys
 from array import array
 from bisect import bisect_left
@@ -18,7 +19,7 @@ from .abbreviations import WEIGHT as SHORT_FORM_WEIGHT
 from .abbreviations import short_forms
 from .acronyms import expand
 from .chunking.base import Chunk
-from .errors import InputError
+from .errors import IndexFormatError, InputError
 from .index import ACCESS_FILE, FloatColumn, Index, View
 from .rerank import candidate_count, rerank
 from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
@@ -71,6 +72,24 @@ def retrieve(
     hits' own files and the folders that hold them, up to the root (Index.changed_files).
     A refresh checks every file and folder.
     """
+    _check(k, scoring)  # the caller's mistakes, before anything that reads the index
+    try:
+        return _retrieve(index_path, question, k, explain, groups, refresh, scoring)
+    except _DAMAGE as exc:
+        # a file that SQLite still opens but whose tables or values were damaged (a disk error,
+        # a hand edit) fails somewhere in the reading, in whatever way its bytes lead to
+        raise IndexFormatError(f"The index at {index_path} could not be read ({type(exc).__name__}: "
+                               f"{exc}); it may be damaged — re-run `python ingest.py REPO --full`") from None
+
+
+# what reading a damaged index raises, beyond the checks that give their own messages
+_DAMAGE = (sqlite3.Error, ArithmeticError, LookupError, ValueError, TypeError, AssertionError)
+
+
+def _retrieve(
+    index_path: str | os.PathLike[str], question: str, k: int, explain: bool,
+    groups: frozenset[str], refresh: bool, scoring: str,
+) -> Retrieval:
     if refresh:
         with Index(index_path) as index:
             root, settings = index.manifest.root, index.manifest.tokenizer
@@ -106,12 +125,16 @@ def search(
     for words it contains (rag.acronyms); under BM25, the best candidate_count(k) candidates
     also score the short forms of its long words (rag.abbreviations) before the rerank.
     """
+    _check(k, scoring)
+    with index.snapshot():
+        return _search(index, question, k, explain, groups, prune, scoring)
+
+
+def _check(k: int, scoring: str) -> None:
     if k < 1:
         raise ValueError("k must be at least 1")
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
-    with index.snapshot():
-        return _search(index, question, k, explain, groups, prune, scoring)
 
 
 def _search(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -449,3 +450,58 @@ def test_a_rename_that_changes_how_a_file_is_chunked_is_chunked_again(tmp_path: 
             assert [(c.start_line, c.kind) for _, c, _ in index.all_chunks() if c.path == "tool.cfg"] == [(1, "text")]
     assert snapshot(report.index_path, QUESTIONS + ["alpha function beta"]) == \
         snapshot(full, QUESTIONS + ["alpha function beta"])
+
+
+def _damaged_copies(tmp_path: Path, good: Path) -> Iterator[Path]:
+    """Copies of the index with each page in turn damaged: its b-tree header overwritten by 64
+    bytes of 0xff, or the whole page."""
+    data = good.read_bytes()
+    page = 4096
+    for n in range(1, len(data) // page):  # page 0 holds the header: its damage is "not a database"
+        for start, length in ((8, 64), (0, page)):
+            bad = tmp_path / f"bad{n}-{start}.sqlite"
+            at = n * page + start
+            bad.write_bytes(data[:at] + b"\xff" * length + data[at + length:])
+            yield bad
+
+
+def test_a_damaged_index_is_one_error_whatever_page_was_hit(tmp_path: Path) -> None:
+    from rag.search import retrieve
+
+    good = ingest(code_repo(tmp_path / "r")).index_path
+    outcomes = {"answered": 0, "refused": 0}
+    for bad in _damaged_copies(tmp_path, good):
+        try:
+            for question in QUESTIONS:
+                retrieve(bad, question, k=4, explain=True)
+            outcomes["answered"] += 1
+        except (IndexFormatError, NoIndexError):  # never a traceback of another kind
+            outcomes["refused"] += 1
+        bad.unlink()
+    assert outcomes["refused"] > 0
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "UPDATE meta SET value = '0' WHERE key = 'bm25_avglen'",
+        "UPDATE meta SET value = '0' WHERE key = 'array_block'",
+        "UPDATE meta SET value = 'null' WHERE key = 'root'",
+        "UPDATE meta SET value = '\"8\"' WHERE key = 'format_version'",
+        "UPDATE chunks SET text = CAST(x'80ff' AS TEXT)",
+        "DELETE FROM chunks",
+        "DELETE FROM views",
+        "DELETE FROM classes",
+    ],
+    ids=["avglen-0", "block-0", "root-null", "version-text", "text-not-utf8", "no-chunks", "no-views", "no-classes"],
+)
+def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: str) -> None:
+    from rag.search import retrieve
+
+    index_path = ingest(code_repo(tmp_path / "r")).index_path
+    conn = sqlite3.connect(index_path)
+    with conn:
+        conn.execute(edit)
+    conn.close()
+    with pytest.raises(IndexFormatError, match=r"re-run `python ingest.py"):
+        retrieve(index_path, "login password", k=4)
