@@ -69,8 +69,8 @@ def retrieve(
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
 
     The freshness check is cheap, and does not grow with the repository: stat calls on the
-    hits' own files and the folders that hold them, up to the root (Index.changed_files).
-    A refresh checks every file and folder.
+    hits' own files and the folders that hold them, up to the root (Index.changed_files);
+    with no hit, on every indexed folder. A refresh checks every file and folder.
     """
     _check(k, scoring)  # the caller's mistakes, before anything that reads the index
     try:
@@ -105,7 +105,8 @@ def _retrieve(
             raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
                              f"`python ingest.py {index.manifest.root}`, or pass --refresh")
         hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
-        changed = index.changed_files((h.chunk.path for h in hits), everywhere=False)
+        # no hit: the answer may be in a file added since, so every indexed folder is checked
+        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
     return Retrieval(hits, changed)
 
 

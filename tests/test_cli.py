@@ -134,6 +134,8 @@ def test_query_warns_when_files_changed_and_refresh_updates(runner: CliRunner, t
     near = runner.invoke(main, ["query", "--no-llm", "gamma"])
     assert "Note: 1 indexed file(s) or folder(s) changed since ingest (docs/) — re-run ingest or pass --refresh" \
         in near.output
+    unseen = runner.invoke(main, ["query", "--no-llm", "zeta"])  # only in the new file: no hit, but a hint
+    assert "No passages" in unseen.output and "changed since ingest (docs/)" in unseen.output
     refreshed = runner.invoke(main, ["query", "--no-llm", "--refresh", "zeta"])
     assert refreshed.exit_code == 0
     assert "docs/new.txt:1-1" in refreshed.output and "Note:" not in refreshed.output
