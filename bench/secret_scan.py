@@ -126,6 +126,9 @@ def planted(root: Path) -> None:
             "",
         ),
         "url-password": ("DATABASE_URL = 'postgres://app:", "Tr0ub4dor&3x", "@db.internal:5432/app'"),
+        "bearer-token": ("headers = {'Authorization': 'Bearer ", "abcdef0123456789" + "abcdef0123456789", "'}"),
+        "password-assignment": ('DB_PASSWORD = "', "Tr0ub4dor&3-" + "xkcd", '"'),
+        "command-line-password": ("mysql -u root -p", "SuperSecret" + "123", " app < dump.sql"),
         "google-api-key": ("GOOGLE_MAPS_KEY = '", "AIza" + "SyB7xK2mQ9pL4vN8wR3tZ6yC1dF5gH0jE2k", "'"),
         "huggingface-token": ("HF_TOKEN=", "hf_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xYz2", ""),
         "npm-token": ("//registry.npmjs.org/:_authToken=", "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", ""),
@@ -144,7 +147,7 @@ def planted(root: Path) -> None:
     print("\nplanted-secrets check (one of each kind in a copy of flask/app.py):")
     for kind, (_, secret, _) in plants.items():
         leaked = any(part in redacted for part in secret.splitlines())
-        print(f"  {kind:17} found {counts.get(kind, 0)}/1{'   LEAKED' if leaked else ''}")
+        print(f"  {kind:21} found {counts.get(kind, 0)}/1{'   LEAKED' if leaked else ''}")
     found = sum(min(counts.get(kind, 0), 1) for kind in plants)
     extra = sum(counts.values()) - found
     same_lines = redacted.count("\n") == text.count("\n")

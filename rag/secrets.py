@@ -127,6 +127,19 @@ def _aws_secret_name(match: re.Match[str]) -> bool:
     return before.rstrip("_.-").endswith("aws")
 
 
+def _letters_and_digits(value: str) -> bool:
+    """Require both letters and digits, as generated secrets have and words do not."""
+    return any(map(str.isalpha, value)) and any(map(str.isdigit, value))
+
+
+def _not_example(value: str) -> bool:
+    """Reject template references and stock example words (`password123`, `changeme`, `${PW}`)."""
+    if value.startswith(("$", "%", "{", "<")) or any(mark in value for mark in ("${", "{{", "%s", "%(")):
+        return False
+    plain = re.sub(r"[^a-z0-9]", "", value.lower())
+    return _PLACEHOLDER_PASSWORD.fullmatch(plain) is None
+
+
 def _real_password(match: re.Match[str]) -> bool:
     """Reject template references, masks, stock example words and user-equals-password defaults."""
     value = match["secret"]
@@ -238,6 +251,37 @@ _RULES = (
         re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s'\"<>@]*[/?#][^\s'\"<>@]*)@(?=[A-Za-z0-9\[])"),
         group="secret",
         check=lambda m: re.match(r"[0-9]*[/?#]", m["secret"]) is None and _real_password(m),
+    ),
+    # `Authorization: Bearer <opaque token>` (JWTs have their own rule), one pattern per spelling
+    *(
+        _Rule(
+            "bearer-token",
+            _contains(word),
+            re.compile(word + r"\s+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)"),
+            group="secret",
+            check=lambda m: _varied(m["secret"]) and _letters_and_digits(m["secret"]),
+        )
+        for word in ("Bearer", "bearer", "BEARER")
+    ),
+    # NAME = "literal" where the name ends in password, passwd, pwd or secret (db_password, SECRET,
+    # client_secret): a literal with letters and digits, not a stock example word. One pattern per
+    # spelling, each led by its literal: one pattern with the alternatives scanned 3.7 times slower
+    *(
+        _Rule(
+            "password-assignment",
+            _contains(name),
+            re.compile(name + r"[\"']?\s*(?::=|=>|[:=])\s*(?P<q>[\"'])(?P<secret>[^\"'\s]{8,})(?P=q)"),
+            group="secret",
+            check=lambda m: _varied(m["secret"]) and _letters_and_digits(m["secret"]) and _not_example(m["secret"]),
+        )
+        for name in ("assword", "ASSWORD", "asswd", "ASSWD", "pwd", "PWD", "ecret", "ECRET")
+    ),
+    _Rule(
+        "command-line-password",
+        _contains("mysql"),
+        re.compile(r"mysql(?:dump|admin)?\b[^\n]*?\s-p(?P<secret>[^\s'\"$]{4,})"),
+        group="secret",
+        check=lambda m: _not_example(m["secret"]),
     ),
     _Rule(
         "google-api-key",
