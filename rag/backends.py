@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -260,7 +261,8 @@ class ClaudeCliBackend:
                     "or use --backend anthropic with ANTHROPIC_API_KEY"
                 ) from None
             try:
-                stdout, stderr = proc.communicate(prompt.user, timeout=self.timeout)
+                with _signals_end_claude():
+                    stdout, stderr = _communicate(proc, prompt.user, self.timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
                 raise BackendError(f"`claude -p` gave no answer within {self.timeout:g} s — try again, "
@@ -272,6 +274,67 @@ class ClaudeCliBackend:
         if on_text is not None:
             on_text(generation.text)
         return generation
+
+
+CLAUDE_EXIT_GRACE = 2.0  # seconds to wait for the pipes to close once `claude` itself has exited
+
+
+def _communicate(proc: subprocess.Popen[str], text: str, timeout: float) -> tuple[str, str]:
+    """Send `text`, read the output until `claude` ends, at most `timeout` seconds. A process it
+    left behind holding its output open (a daemon) does not hold the answer back: once claude
+    has exited, the pipes get CLAUDE_EXIT_GRACE seconds, then its session is ended."""
+    import subprocess
+    import time
+
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    send: str | None = text
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        try:
+            stdout, stderr = proc.communicate(send, timeout=min(0.5, deadline - now))
+            return stdout, stderr
+        except subprocess.TimeoutExpired:
+            send = None  # sent once; a retry goes on reading without losing output
+            if proc.poll() is None:
+                continue
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at >= CLAUDE_EXIT_GRACE:
+                _end_session(proc)
+                return proc.communicate()
+
+
+@contextmanager
+def _signals_end_claude() -> Iterator[None]:
+    """While claude runs in its own session, turn SIGTERM and SIGHUP (a closed terminal) into an
+    exit that ends it too; by default they would end this process alone and leave claude running."""
+    import signal
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, leave)
+        except ValueError:  # not the main thread: signals stay as they are
+            break
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _end_session(proc: subprocess.Popen[str]) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

@@ -35,6 +35,7 @@ from rag.prompts import build_prompt
 from rag.search import Hit
 
 FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"
+PROJECT = Path(__file__).resolve().parent.parent
 
 HITS = [
     Hit(0.9, Chunk("rag/auth.py", 10, 13, "function", "check_password",
@@ -422,6 +423,45 @@ def test_claude_hang_is_cut_by_the_timeout(fake_claude: Path, monkeypatch: pytes
     with pytest.raises(BackendError, match=r"no answer within 0.5 s"):
         ClaudeCliBackend(timeout=0.5).generate(PROMPT)
     assert time.monotonic() - started < 10
+
+
+def test_claude_that_leaves_a_process_holding_its_output_still_answers(fake_claude: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "daemon")
+    # the answer comes once claude has exited, not at the timeout ("gave no answer within 30 s")
+    gen = ClaudeCliBackend(timeout=30).generate(PROMPT)
+    assert gen.text.startswith("From the documents")
+
+
+def test_a_terminated_query_ends_claude_too(tmp_path: Path, fake_claude: Path, worked_repo: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+    import subprocess
+
+    from rag import ingest
+
+    ingest(worked_repo)
+    pid_file = tmp_path / "claude.pid"
+    env = {**os.environ, "FAKE_CLAUDE_MODE": "hang", "FAKE_CLAUDE_PID": str(pid_file), "RAG_BACKEND": "claude"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    query = subprocess.Popen([sys.executable, str(PROJECT / "query.py"), "billing refunds"], cwd=worked_repo,
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.05)
+    claude_pid = int(pid_file.read_text())
+    query.send_signal(signal.SIGTERM)  # what `timeout`, systemd or a closing terminal sends
+    assert query.wait(timeout=30) == 128 + signal.SIGTERM
+    for _ in range(100):  # the process may take a moment to be reaped
+        try:
+            os.kill(claude_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(claude_pid, signal.SIGKILL)
+        pytest.fail("claude kept running after the query was terminated")
 
 
 def test_claude_not_installed(tmp_path: Path) -> None:

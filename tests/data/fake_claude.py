@@ -2,7 +2,8 @@
 
 FAKE_CLAUDE_MODE picks the behaviour: ok (default), error (a JSON error object, exit 1),
 text-error (text on stdout, exit 1), empty (a successful but empty result), garbage (not JSON),
-hang (never answers). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called.
+hang (never answers; writes its pid to FAKE_CLAUDE_PID if set), daemon (answers, and leaves a
+process behind that holds its stdout open). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called.
 The ok answer cites the first document of the prompt, and one span that was never sent.
 """
 
@@ -27,8 +28,16 @@ def main() -> int:
     mode = os.environ.get("FAKE_CLAUDE_MODE", "ok")
     as_json = "--output-format" in argv and argv[argv.index("--output-format") + 1] == "json"
     if mode == "hang":
+        pid_file = os.environ.get("FAKE_CLAUDE_PID")
+        if pid_file:
+            with open(pid_file, "w", encoding="utf-8") as f:
+                f.write(str(os.getpid()))
         time.sleep(60)
         return 0
+    if mode == "daemon":  # answers, and leaves a process behind that holds stdout open
+        import subprocess
+
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     if mode == "text-error":
         print("Error: Invalid API key · Please run /login")
         return 1
