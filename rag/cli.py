@@ -14,6 +14,7 @@ import click
 from .backend_choices import BACKENDS, DEFAULT_MODEL
 from .errors import RagError
 from .index import locate_index, remember_index
+from .rerank import TEST_FACTOR, demotion
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
 from .tokens import MODES, TokenizerSettings
 
@@ -277,6 +278,7 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "rank": rank, "score": hit.score, "path": c.path, "start_line": c.start_line,
         "end_line": c.end_line, "chunk": c.ordinal, "kind": c.kind, "symbol": c.symbol, "text": c.text,
+        "demoted": demotion(c.path),  # ranked at rerank.TEST_FACTOR of its score, and why
     }
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
@@ -297,7 +299,9 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
         label = f" {c.symbol} ({c.kind})" if c.symbol else ""
-        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}"]
+        why = demotion(c.path)  # so that a list not in score order explains itself
+        ranked = f"  [{why}: ranked at x{TEST_FACTOR:g} of its score]" if why else ""
+        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}"]
         if explain:
             lines.extend(
                 f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "

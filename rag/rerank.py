@@ -62,6 +62,15 @@ def is_boilerplate_path(path: str) -> bool:
     return _BOILERPLATE_PATH.search(path) is not None
 
 
+def demotion(path: str) -> str | None:
+    """Why a passage is ranked at TEST_FACTOR of its score ("test", "licence or change log"), or None."""
+    if is_test_path(path):
+        return "test"
+    if is_boilerplate_path(path):
+        return "licence or change log"
+    return None
+
+
 def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
            test_factor: float = TEST_FACTOR, boilerplate: bool = True) -> list[Hit]:
     """Return the final top k from candidates sorted best first."""

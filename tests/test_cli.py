@@ -57,7 +57,7 @@ def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Pat
         "results": [{
             "rank": 1, "score": pytest.approx(0.392179, abs=1e-6), "path": "refunds.txt", "start_line": 1,
             "end_line": 1, "chunk": 0, "kind": "text", "symbol": None,
-            "text": "Refunds go back to the original card after billing approves them.",
+            "text": "Refunds go back to the original card after billing approves them.", "demoted": None,
         }],
     }
 
@@ -173,3 +173,19 @@ def test_unwritable_index_location_is_one_line(runner: CliRunner, worked_repo: P
     assert result.exit_code == 1
     assert result.output.startswith("Error: ") and "check that the path exists and is writable" in result.output
     assert "Traceback" not in result.output and result.output.count("\n") == 1
+
+
+def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunner, tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {
+        "tests/test_refunds.py": "def test_refund_invoice():\n    refund(invoice); refund(invoice); refund(invoice)\n",
+        "billing.py": "def refund(invoice):\n    # Send the money back.\n    return gateway.send(invoice.charge_id)\n",
+    })
+    assert runner.invoke(main, ["ingest", str(repo)]).exit_code == 0
+    index = str(repo / ".rag" / "index.sqlite")
+    text = runner.invoke(main, ["query", "--no-llm", "--index", index, "refund invoice"]).output
+    first, second = [line for line in text.splitlines() if line[:2] in ("1.", "2.")]
+    assert "billing.py" in first and "[" not in first
+    assert "tests/test_refunds.py" in second and second.endswith("[test: ranked at x0.5 of its score]")
+    assert float(second.split()[1]) > float(first.split()[1])  # a higher score, ranked second
+    results = json.loads(runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).output)
+    assert [r["demoted"] for r in results["results"]] == [None, "test"]
