@@ -142,6 +142,8 @@ def _parse_question(path: Path, n: int, line: str) -> Question:
         row = json.loads(line)
     except ValueError as exc:
         raise InputError(f"{where}: not valid JSON ({exc}) — {SCHEMA_HINT}") from None
+    except RecursionError:  # nested deeper than the parser's stack
+        raise InputError(f"{where}: JSON nested too deeply to read — {SCHEMA_HINT}") from None
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(row).__name__} — {SCHEMA_HINT}")
     for name in ("id", "question", "answers"):

@@ -204,6 +204,7 @@ def test_load_questions(tmp_path: Path) -> None:
     ("lines", "expected"),
     [
         ([GOOD, "{not json"], ":2: not valid JSON"),
+        (["[" * 100_000 + "]" * 100_000], ":1: JSON nested too deeply to read"),
         (["[1, 2]"], ":1: expected a JSON object, got list"),
         ([GOOD, GOOD.replace('"id": "q1"', '"id": "q2"'), '{"id": "q3", "question": "?"}'],
          ":3: missing field 'answers'"),
