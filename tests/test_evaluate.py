@@ -217,7 +217,7 @@ def test_load_questions(tmp_path: Path) -> None:
         ([GOOD, GOOD], ":2: id 'q1' is also on line 1"),
         (["", "  "], " has no questions"),
     ],
-    ids=["not-json", "not-object", "missing-answers", "missing-id", "answer-missing-end", "bad-span",
+    ids=["not-json", "too-deep", "not-object", "missing-answers", "missing-id", "answer-missing-end", "bad-span",
          "string-line", "empty-answers", "empty-question", "duplicate-id", "empty-file"],
 )
 def test_bad_questions_name_file_and_line(tmp_path: Path, lines: list[str], expected: str) -> None:
