@@ -13,7 +13,7 @@ SECRET_FILES = [
     (".env.example", False), (".env.sample", False), (".env.template", False), (".env.dist", False),
     (".env.local.example", False), ("env.py", False), (".envrc.md", False),
     (".envrc", True), (".env_local", True), ("deploy/.env-prod", True), (".env-example", False),
-    (".env_sample", False), (".environment.ts", False),
+    (".env_sample", False), (".environment.ts", False), (".env.local.txt", True),
     ("certs/server.pem", True), ("tls/server.key", True), ("store.p12", True), ("store.PFX", True),
     ("home/.ssh/id_rsa", True), ("id_dsa", True), ("id_ecdsa", True), ("id_ed25519", True),
     ("id_ed25519.pub", False), ("id_rsa.pub", False),
@@ -102,6 +102,10 @@ TRUE_CASES = [
     ("db_pwd: '" + "Zq8mN3pL7kR2'", "password-assignment", "Zq8mN3pL7kR2", "pwd-yaml"),
     ("mysql -u root -p" + "SuperSecret123" + " mydb < dump.sql", "command-line-password", "SuperSecret123",
      "mysql-p"),
+    ("const dbPwd = '" + "Xk9mQ2vLp4" + "'", "password-assignment", "Xk9mQ2vLp4", "camelcase-pwd"),
+    ("mysql -u root -p'" + "Xk9mQ2vLp4" + "' app", "command-line-password", "Xk9mQ2vLp4", "mysql-quoted"),
+    ("HF_TOKEN=hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT", "huggingface-token",
+     "hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT", "huggingface-letters-only"),
     (f"GOOGLE_MAPS_KEY = '{GOOGLE}'", "google-api-key", GOOGLE, "google-api-key"),
     (f"HF_TOKEN={HUGGINGFACE}", "huggingface-token", HUGGINGFACE, "huggingface"),
     (f"//registry.npmjs.org/:_authToken={NPM}", "npm-token", NPM, "npm"),
@@ -227,3 +231,21 @@ def test_find_secrets_spans() -> None:
 def test_redact_is_idempotent() -> None:
     once, _ = redact(f"{RSA_KEY}\nhttps://u:" + "Qw9rT5yU2i" + f"@h\n{OPENAI}")
     assert redact(once) == (once, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ALLOWED_ORIGINS=" + ",".join(f"http://host{i}.example.com:8080/app/v1/" for i in range(2000)),
+        "://a:" * 20_000,
+        "-----BEGIN " + "PRIVATE KEY-----\n" + " " * 100_000 + "x",
+        "mysql " * 20_000,
+        "password='" * 10_000,
+        "Bearer " * 15_000,
+    ],
+    ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words"],
+)
+def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
+    # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
+    # take minutes here and stall the suite; none of these holds a secret
+    assert redact(text) == (text, {})
