@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -347,3 +348,28 @@ def test_an_apostrophe_in_jsx_text_is_not_a_string() -> None:
     assert fallbacks == []  # the quote once opened a string that swallowed the brackets after it
     assert got[0] == (1, 14, "Form.handle0") and got[-1] == (76, 86, "Form.render")
     assert len(got) == 7
+
+
+def test_a_line_of_unclosed_quotes_is_lexed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each quote in `'\'\'\'...` opens a string that runs to the end of the line unclosed; the
+    # line was scanned again from every one of them (40 KB: 5.9 s); the code below still chunks
+    from rag.chunking import javascript
+
+    class Counting:  # the lexer's token pattern, counting the characters its matches cover
+        def __init__(self) -> None:
+            self.scanned = 0
+
+        def match(self, text: str, pos: int) -> re.Match[str] | None:
+            m = TOKEN.match(text, pos)
+            self.scanned += m.end() - pos if m else 0
+            return m
+
+    TOKEN = javascript._TOKEN
+    counting = Counting()
+    monkeypatch.setattr(javascript, "_TOKEN", counting)
+    normal = "".join(f"export function f{i}(a: number) {{\n  return a + {i}\n}}\n" for i in range(2000))
+    text = "const x = '" + "\\'" * 20_000 + "\n" + normal
+    chunks = chunk_file("src/quotes.ts", text)
+    assert [c.symbol for c in chunks[-2:]] == ["f1998", "f1999"]
+    assert chunks[-1].start_line == 1 + 3 * 1999 + 1
+    assert counting.scanned < 2 * len(text)  # each character matched about once, not once per quote

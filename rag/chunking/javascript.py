@@ -120,7 +120,15 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             tokens.append(Token(kind, value, start_line, end_line, depth, last_line < start_line))
         last_line = end_line
 
+    unclosed: dict[str, int] = {}  # quote -> end of a line its string ran to without closing
     while pos < n:
+        if unclosed and pos < unclosed.get(text[pos], -1):
+            # a quote before that end cannot close either: take it alone without scanning the line
+            # again (a line of many such quotes would otherwise cost its length squared)
+            emit("punct", text[pos], line, line, len(stack))
+            prev_kind, prev_text = "punct", text[pos]
+            pos += 1
+            continue
         m = match(text, pos)
         assert m is not None and m.lastgroup is not None  # the last alternative matches any character
         group: str = m.lastgroup
@@ -209,6 +217,7 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             if not _closed(text, m.start(group), end):
                 # a quote whose string never closes on its line: in JSX text (`Don't panic
                 # {items.map(...)}`) it is a plain character, and what follows it is code
+                unclosed[value[0]] = end
                 kind, end, value = "punct", m.start(group) + 1, value[0]
             line += text.count("\n", pos, end)
         elif group == "other":
