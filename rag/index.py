@@ -57,7 +57,7 @@ from operator import add, mul, truediv
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from .chunking.base import Chunk
-from .errors import IndexFormatError, NoIndexError, NothingToIndexError
+from .errors import IndexFormatError, InputError, NoIndexError, NothingToIndexError
 from .tokens import BM25_B, BM25_K1, Tokenizer, TokenizerSettings, idf_weight, tf_weight
 
 if TYPE_CHECKING:
@@ -67,6 +67,10 @@ if TYPE_CHECKING:
 # (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
 FORMAT_VERSION = 8
+# SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
+# readable even when the rest of the file is damaged
+APPLICATION_ID = int.from_bytes(b"rag!", "big")
+_SQLITE_HEADER = b"SQLite format 3\x00"
 INDEX_FILENAME = "index.sqlite"
 INDEX_DIRNAME = ".rag"  # inside the indexed repository; holds a .gitignore of "*"
 _TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
@@ -212,6 +216,7 @@ class IndexWriter:
         self.conn = sqlite3.connect(self.tmp)
         self.conn.execute("PRAGMA journal_mode=OFF")
         self.conn.execute("PRAGMA synchronous=OFF")
+        self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # marks the file as ours
         self.conn.executescript(_SCHEMA)
         self.postings = _Postings()
         self.forward_tids: list[array[int]] = []
@@ -309,6 +314,33 @@ def write_index(
     except BaseException:
         writer.abort()
         raise
+
+
+def check_replaceable(path: Path) -> None:
+    """Raise InputError unless a new index may be written at `path`: nothing there, an empty
+    file, or an index of this tool (of any format, damaged or not). Anything else, a mistyped
+    --index naming notes.txt or an application's db.sqlite3, would be lost."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except (FileNotFoundError, NotADirectoryError):  # no index yet, or a repo path the walk refuses
+        return
+    except OSError as exc:
+        raise InputError(f"Cannot read {path} ({exc.strerror}) — pass another --index path") from None
+    if not head or head[68:72] == APPLICATION_ID.to_bytes(4, "big"):
+        return
+    if head.startswith(_SQLITE_HEADER):  # written before the id was (format 8 and older)?
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                if conn.execute("SELECT 1 FROM meta WHERE key = 'format_version'").fetchone():
+                    return
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    raise InputError(f"{path} exists and is not a rag index — pass another --index path, "
+                     "or delete the file if it is a damaged index")
 
 
 def retime_files(path: Path, retimed: list[tuple[str, int]], root: Path | None = None,

@@ -23,6 +23,7 @@ from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
 from .index import (
     FileRecord,
     Index,
+    check_replaceable,
     default_index_path,
     index_file,
     retime_files,
@@ -37,7 +38,6 @@ _PARALLEL_MIN_BYTES = 2_000_000
 _BATCH_BYTES = 256_000
 # Update the index in place when at most this share of its files changed; else rebuild it.
 _INCREMENTAL_SHARE = 0.25
-_SQLITE_HEADER = b"SQLite format 3\x00"
 # Allocations between young-generation garbage collections while ingesting (Python's default
 # is 700). Parsing and chunking allocate millions of short-lived acyclic objects (ast nodes,
 # chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
@@ -201,21 +201,6 @@ def _moved_records(
     return out
 
 
-def _check_replaceable(index_path: Path) -> None:
-    """Refuse to write an index over a file that is not one (a mistyped --index): an old or
-    damaged index is rebuilt, but anything else there would be lost."""
-    try:
-        with open(index_path, "rb") as fh:
-            head = fh.read(len(_SQLITE_HEADER))
-    except (FileNotFoundError, NotADirectoryError):  # no index yet, or a repo path the walk refuses
-        return
-    except OSError as exc:
-        raise InputError(f"Cannot read {index_path} ({exc.strerror}) — pass another --index path") from None
-    if head and head != _SQLITE_HEADER:
-        raise InputError(f"{index_path} exists and is not a rag index — pass another --index path, "
-                         "or delete the file if it is a damaged index")
-
-
 def _open_previous(index_path: Path) -> Index | None:
     """Open the existing index, or None when there is none this tool can read."""
     try:
@@ -260,7 +245,7 @@ def ingest(
     if not os.fspath(root).strip():
         raise InputError("No repository path given — pass the path of a repository directory")
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
-    _check_replaceable(index_path)
+    check_replaceable(index_path)
     previous = _open_previous(index_path)
     saved = previous.manifest if previous else None
     settings = settings or (saved.tokenizer if saved else TokenizerSettings())

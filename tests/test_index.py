@@ -414,11 +414,28 @@ def test_ingest_will_not_write_over_a_file_that_is_not_an_index(tmp_path: Path) 
     with pytest.raises(InputError, match="exists and is not a rag index"):
         ingest(repo, index_path=notes)
     assert notes.read_text() == "my important notes\n"
+    app_db = tmp_path / "db.sqlite3"  # an application's database: SQLite, but not ours
+    conn = sqlite3.connect(app_db)
+    with conn:
+        conn.execute("CREATE TABLE users(name TEXT)")
+        conn.execute("INSERT INTO users VALUES ('ada')")
+    conn.close()
+    with pytest.raises(InputError, match="exists and is not a rag index"):
+        ingest(repo, index_path=app_db)
+    conn = sqlite3.connect(app_db)
+    assert conn.execute("SELECT name FROM users").fetchall() == [("ada",)]
+    conn.close()
+    old = tmp_path / "old.sqlite"  # an index written before the application id: rebuilt
+    ingest(repo, index_path=old)
+    conn = sqlite3.connect(old)
+    conn.execute("PRAGMA application_id = 0")
+    conn.close()
+    assert ingest(repo, index_path=old, full=True).files == 4
     damaged = tmp_path / "damaged.sqlite"  # an index whose pages were overwritten: rebuilt
     ingest(repo, index_path=damaged)
-    with open(damaged, "r+b") as fh:
-        fh.seek(200)
-        fh.write(b"\xff" * 3000)
+    with open(damaged, "r+b") as fh:  # every page after the header page
+        fh.seek(4096)
+        fh.write(b"\xff" * (os.path.getsize(damaged) - 4096))
     assert ingest(repo, index_path=damaged).files == 4
     assert snapshot(damaged, QUESTIONS)[0][0][0] == "app/auth.py"
 
