@@ -120,7 +120,14 @@ class AnthropicBackend:
 
         client = self.client or anthropic.Anthropic(
             api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT))
-        emit = on_text or (lambda _: None)
+        write = on_text or (lambda _: None)
+
+        def emit(text: str) -> None:  # an error of the caller's writer is not the API's
+            try:
+                write(text)
+            except Exception as exc:
+                raise _CallerError from exc
+
         numbers: dict[int, int] = {}  # document index -> reference number, in order of first citation
         try:
             with client.messages.stream(**self.request(prompt)) as stream:
@@ -132,6 +139,9 @@ class AnthropicBackend:
                         if markers:
                             emit(markers)
                 message = stream.get_final_message()
+        except _CallerError as exc:
+            assert exc.__cause__ is not None
+            raise exc.__cause__ from None
         except anthropic.AnthropicError as exc:
             raise BackendError(_api_error_message(exc, self.model)) from None
         except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
@@ -155,6 +165,10 @@ class AnthropicBackend:
         usage = {k: v for k in USAGE_FIELDS if isinstance(v := getattr(message.usage, k, None), int)}
         return Generation(text="".join(parts), api_citations=tuple(citations),
                           stop_reason=message.stop_reason, usage=usage, model=message.model or self.model)
+
+
+class _CallerError(Exception):
+    """Carries an exception raised by the on_text callback past the handlers for the API's."""
 
 
 def _markers(citations: Any, numbers: dict[int, int]) -> str:
@@ -303,7 +317,9 @@ def _communicate(proc: subprocess.Popen[str], text: str, timeout: float) -> tupl
             exited_at = exited_at or time.monotonic()
             if time.monotonic() - exited_at >= CLAUDE_EXIT_GRACE:
                 _end_session(proc)
-                return proc.communicate()
+                # a process that left claude's session (a daemon) may hold the pipes still: the
+                # deadline stands, and TimeoutExpired reports no answer
+                return proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
 
 
 @contextmanager
@@ -318,6 +334,8 @@ def _signals_end_claude() -> Iterator[None]:
     previous = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         try:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                continue  # ignored on purpose (nohup): stays ignored
             previous[sig] = signal.signal(sig, leave)
         except ValueError:  # not the main thread: signals stay as they are
             break
@@ -337,12 +355,19 @@ def _end_session(proc: subprocess.Popen[str]) -> None:
 
 def _kill(proc: subprocess.Popen[str]) -> None:
     import signal
+    import subprocess
 
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         proc.kill()
-    proc.communicate()
+    try:
+        proc.communicate(timeout=1.0)
+    except subprocess.TimeoutExpired:  # a process outside claude's session holds the pipes: let go
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
 
 
 def parse_claude_result(returncode: int, stdout: str, stderr: str, model: str) -> Generation:

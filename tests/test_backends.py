@@ -433,6 +433,40 @@ def test_claude_that_leaves_a_process_holding_its_output_still_answers(fake_clau
     assert gen.text.startswith("From the documents")
 
 
+def test_claude_whose_left_process_escapes_its_session_still_meets_the_timeout(
+        fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "setsid-daemon")  # holds stdout 30 s, out of reach
+    started = time.monotonic()
+    with pytest.raises(BackendError, match=r"no answer within 4 s"):
+        ClaudeCliBackend(timeout=4).generate(PROMPT)
+    assert time.monotonic() - started < 20  # the deadline, not the daemon's 30 s
+
+
+def test_an_ignored_hangup_stays_ignored_while_claude_runs() -> None:
+    import signal
+
+    from rag.backends import _signals_end_claude
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+    try:
+        with _signals_end_claude():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+def test_an_error_of_the_callers_writer_is_not_blamed_on_the_api(api: FakeApi) -> None:
+    api.stream(answer_events())
+
+    def write(text: str) -> None:
+        raise UnicodeEncodeError("ascii", text, 0, 1, "the terminal cannot show it")
+
+    with pytest.raises(UnicodeEncodeError):
+        AnthropicBackend(client=api.client()).generate(PROMPT, write)
+
+
 def test_a_terminated_query_ends_claude_too(tmp_path: Path, fake_claude: Path, worked_repo: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     import signal

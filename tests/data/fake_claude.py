@@ -3,7 +3,8 @@
 FAKE_CLAUDE_MODE picks the behaviour: ok (default), error (a JSON error object, exit 1),
 text-error (text on stdout, exit 1), empty (a successful but empty result), garbage (not JSON),
 hang (never answers; writes its pid to FAKE_CLAUDE_PID if set), daemon (answers, and leaves a
-process behind that holds its stdout open). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called.
+process behind that holds its stdout open), setsid-daemon (the same, the process in a session of
+its own). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called.
 The ok answer cites the first document of the prompt, and one span that was never sent.
 """
 
@@ -34,10 +35,11 @@ def main() -> int:
                 f.write(str(os.getpid()))
         time.sleep(60)
         return 0
-    if mode == "daemon":  # answers, and leaves a process behind that holds stdout open
+    if mode in ("daemon", "setsid-daemon"):  # answers, and leaves a process behind holding stdout
         import subprocess
 
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                         start_new_session=mode == "setsid-daemon")
     if mode == "text-error":
         print("Error: Invalid API key · Please run /login")
         return 1
