@@ -50,7 +50,7 @@ import time
 from array import array
 from bisect import bisect_left
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from itertools import repeat
 from operator import add, mul, truediv
@@ -343,21 +343,24 @@ def check_replaceable(path: Path) -> None:
                      "or delete the file if it is a damaged index")
 
 
-def retime_files(path: Path, retimed: list[tuple[str, int]], root: Path | None = None,
-                 dirs: dict[str, int] | None = None) -> None:
-    """Record new mtimes of files whose bytes did not change (e.g. after `touch`), and of the
-    indexed folders (`dirs`: path -> stored mtime, below `root`) whose mtime moved while
-    nothing indexed changed. Writes nothing when nothing moved."""
-    moved_dirs = [(m, d) for d, m in _dir_mtimes(root, list(dirs), folders=True) if m != dirs[d]] if dirs and root else []
-    if not retimed and not moved_dirs:
+def retime_files(path: Path, retimed: Sequence[tuple[str, int]], dirs: Sequence[tuple[str, int]] = ()) -> None:
+    """Record new mtimes of files whose bytes did not change (e.g. after `touch`), and of
+    indexed folders whose mtime moved while nothing indexed changed. Writes nothing when
+    there is nothing to record."""
+    if not retimed and not dirs:
         return
     conn = sqlite3.connect(path, timeout=60)
     try:
         with conn:
             conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
-            conn.executemany("UPDATE dirs SET mtime_ns = ? WHERE path = ?", moved_dirs)
+            conn.executemany("UPDATE dirs SET mtime_ns = ? WHERE path = ?", ((m, d) for d, m in dirs))
     finally:
         conn.close()
+
+
+def folder_mtimes(root: Path, folders: Iterable[str]) -> list[tuple[str, int]]:
+    """(folder, mtime_ns) of the given folders below root that still exist."""
+    return _dir_mtimes(root, list(folders), folders=True)
 
 
 def update_index(

@@ -25,6 +25,7 @@ from .index import (
     Index,
     check_replaceable,
     default_index_path,
+    folder_mtimes,
     index_file,
     retime_files,
     update_index,
@@ -179,7 +180,8 @@ def _sha1(abspath: str) -> tuple[str | None, str]:
             data = fh.read()
     except OSError:
         return None, ""
-    return hashlib.sha1(data).hexdigest(), data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff")
+    head = data[:200].decode("utf-8", "replace").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return hashlib.sha1(data).hexdigest(), head.split("\n", 1)[0]  # the first line as read_text reads it
 
 
 def _moved_records(
@@ -257,6 +259,10 @@ def ingest(
     if previous is not None and (full or previous.manifest.tokenizer != settings):
         previous.close()  # nothing of it can be reused
         previous = None
+    # the indexed folders' mtimes before the walk: if nothing indexed changed they are stored,
+    # and a file added after the walk still moves its folder's mtime past them
+    stored_dirs = previous.dir_mtimes() if previous is not None else {}
+    dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs) if stored_dirs else []
     try:
         listing = walk(Path(root), include, exclude, max_bytes)
     except BaseException:
@@ -292,12 +298,12 @@ def ingest(
     same_options = previous is not None and previous.manifest.walk == walk_options
     if previous is not None and same_access and same_options and not todo and not deleted and not moved:
         n_chunks = previous.manifest.n_chunks
-        dirs = previous.dir_mtimes()
         previous.close()
         # same bytes, new mtime: remember the mtime so the file is not hashed again; and the
         # folders' mtimes, moved by files that are not indexed (ignored, skipped, saved again)
         # so that a query stops saying the index is stale
-        retime_files(index_path, [(f.path, f.mtime_ns) for f in retimed], root, dirs)
+        retime_files(index_path, [(f.path, f.mtime_ns) for f in retimed],
+                     [(d, m) for d, m in dirs_before if m != stored_dirs[d]])
         return IngestReport(root, index_path, len(unchanged), n_chunks, dict(skipped), 0,
                             time.perf_counter() - started, reused=len(unchanged), up_to_date=True)
     if on_start:

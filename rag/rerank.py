@@ -36,7 +36,7 @@ TEST_FACTOR = 0.5
 DUPLICATE_JACCARD = 0.8  # word-set overlap above which two passages count as the same text
 PROMPT_K = 4  # the passages a prompt gets (rag.search.DEFAULT_TOP_K)
 MIX_RATIO = 0.8
-MIX_DEPTH = 14  # the mix looks for the missing kind among the passages ranked below this
+MIX_DEPTH = 14  # the mix looks for the missing kind among ranks PROMPT_K + 1 to MIX_DEPTH
 
 _WORD = re.compile(r"[^\W_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")

@@ -522,3 +522,35 @@ def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: st
     conn.close()
     with pytest.raises(IndexFormatError, match=r"re-run `python ingest.py"):
         retrieve(index_path, "login password", k=4)
+
+
+def test_a_rename_reads_the_first_line_as_chunking_does_with_old_mac_line_ends(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    (repo / "tool.py").write_bytes(b"#!/bin/sh\rexec python3 -c 'print(1)'\rdef helper():\r    return 2\r")
+    ingest(repo)
+    (repo / "tool.py").rename(repo / "tool")  # no extension: the shebang (sh) decides: text
+    report = ingest(repo)
+    full = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full, full=True)
+    for path in (report.index_path, full):
+        with Index(path) as index:
+            assert [c.kind for _, c, _ in index.all_chunks() if c.path == "tool"] == ["text"]
+
+
+def test_a_file_added_after_the_walk_still_leaves_its_folder_stale(tmp_path: Path, mocker) -> None:
+    repo = code_repo(tmp_path / "r")
+    report = ingest(repo)
+    from rag import files
+
+    real = files.walk
+
+    def walk_then_add(*args, **kwargs):
+        listing = real(*args, **kwargs)
+        (repo / "app" / "late.py").write_text("def late():\n    return 1\n")
+        os.utime(repo / "app", ns=(7, 7))  # a distinct mtime, whatever the file system's granularity
+        return listing
+
+    mocker.patch("rag.pipeline.walk", side_effect=walk_then_add)
+    assert ingest(repo).up_to_date  # the walk saw nothing new
+    with Index(report.index_path) as index:
+        assert index.changed_files() == ["app/"]  # so a query says so, until the next ingest
