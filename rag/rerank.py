@@ -93,14 +93,23 @@ def _drop_duplicates(hits: list[Hit], want: int) -> list[Hit]:
     kept: list[Hit] = []
     seen: list[frozenset[str]] = []
     for hit in hits:
-        words = frozenset(w.lower() for w in _WORD.findall(hit.chunk.text))
-        if any(_jaccard(words, s) >= DUPLICATE_JACCARD for s in seen):
+        words = frozenset(_WORD.findall(hit.chunk.text.lower()))
+        if any(_similar(words, s) for s in seen):
             continue
         kept.append(hit)
         seen.append(words)
         if len(kept) >= want:
             break
     return kept
+
+
+def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Jaccard(a, b) >= DUPLICATE_JACCARD; sets whose sizes alone rule it out (the overlap is at
+    most the smaller, the union at least the larger) are not intersected."""
+    small, large = (len(a), len(b)) if len(a) <= len(b) else (len(b), len(a))
+    if small < DUPLICATE_JACCARD * large:
+        return False
+    return _jaccard(a, b) >= DUPLICATE_JACCARD
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
