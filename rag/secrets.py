@@ -128,6 +128,17 @@ def _aws_secret_name(match: re.Match[str]) -> bool:
     return before.rstrip("_.-").endswith("aws")
 
 
+def _random_case(value: str) -> bool:
+    """Tell a generated token from a name: with a digit, both cases suffice (as _mixed); letters
+    only (as Hugging Face user tokens are), a quarter to three quarters upper case, where
+    CamelCase names have few capitals (AutoModelForSequenceClassification: 5 of 34)."""
+    upper = sum(map(str.isupper, value))
+    lower = sum(map(str.islower, value))
+    if not upper or not lower:
+        return False
+    return any(map(str.isdigit, value)) or 0.25 <= upper / len(value) <= 0.75
+
+
 def _letters_and_digits(value: str) -> bool:
     """Require both letters and digits, as generated secrets have and words do not."""
     return any(map(str.isalpha, value)) and any(map(str.isdigit, value))
@@ -162,7 +173,9 @@ _RULES = (
             # the whole block; if the END line is missing, the BEGIN line and the base64 after it
             # lines may carry a comment or quote prefix (`# `, `// `, `* `, `> `, `; `)
             r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
-            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+#>*!|-]*?-----END \1PRIVATE KEY\2-----"
+            # (a body of at most 8,000 characters: a 4096-bit key is 3,300; unbounded, every BEGIN
+            # line without its END scanned to the end of the text)
+            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+#>*!|-]{0,8000}?-----END \1PRIVATE KEY\2-----"
             r"|(?:\r?\n[ \t]*(?:(?:[#>*;!|]|//)[ \t]*)?[A-Za-z0-9+/=]{40,}[ \t]*)+)"
         ),
         check=lambda m: _key_body(m[0]),
@@ -280,12 +293,17 @@ _RULES = (
         )
         for name in ("assword", "ASSWORD", "asswd", "ASSWD", "pwd", "Pwd", "PWD", "ecret", "ECRET")
     ),
-    _Rule(
-        "command-line-password",
-        _contains("mysql"),
-        re.compile(r"mysql(?:dump|admin)?\b[^\n]{0,300}?\s-p(?P<q>['\"]?)(?P<secret>[^\s'\"$]{4,})(?P=q)"),
-        group="secret",
-        check=lambda m: _not_example(m["secret"]),
+    # mysql -pSECRET, or quoted: -p'Pa$$ word' (anything but the quote), -p"..." (no $: the shell
+    # would expand it)
+    *(
+        _Rule(
+            "command-line-password",
+            _contains("mysql"),
+            re.compile(r"mysql(?:dump|admin)?\b[^\n]{0,300}?\s-p" + value),
+            group="secret",
+            check=lambda m: _not_example(m["secret"]),
+        )
+        for value in (r"'(?P<secret>[^'\n]{4,})'", r'"(?P<secret>[^"$\n]{4,})"', r"(?P<secret>[^\s'\"$]{4,})")
     ),
     _Rule(
         "google-api-key",
@@ -297,8 +315,7 @@ _RULES = (
         "huggingface-token",
         _contains("hf_"),
         re.compile(_B + r"hf_(?P<body>[A-Za-z0-9]{34,40})" + _E),
-        # real user tokens are often letters only: both cases are what a snake_case name lacks
-        check=lambda m: any(map(str.isupper, m["body"])) and any(map(str.islower, m["body"])),
+        check=lambda m: _random_case(m["body"]),
     ),
     _Rule(
         "npm-token",

@@ -90,6 +90,8 @@ TRUE_CASES = [
      "url-slash-in-pw"),
     ("redis://:" + "Zx9k#Lq2Wv7" + "@cache:6379", "url-password", "Zx9k#Lq2Wv7", "url-hash-in-pw"),
     ("# " + OPENSSH_KEY.replace("\n", "\n# "), "private-key", KEY_BODY.splitlines()[0], "key-block-in-comments"),
+    ("# -----BEGIN " + "RSA PRIVATE KEY-----\n# " + "\n# ".join([KEY_BODY.splitlines()[0]] * 52)  # 3.5 KB
+     + "\n# -----END RSA PRIVATE KEY-----", "private-key", KEY_BODY.splitlines()[0], "key-4096-bit-size"),
     ("> " + RSA_KEY.replace("\n", "\n> "), "private-key", KEY_BODY.splitlines()[0], "key-block-quoted"),
     ("// -----BEGIN " + "PRIVATE KEY-----\n// " + KEY_BODY.replace("\n", "\n// ") + "(truncated)", "private-key",
      KEY_BODY.splitlines()[0], "key-without-end-in-comments"),
@@ -104,6 +106,9 @@ TRUE_CASES = [
      "mysql-p"),
     ("const dbPwd = '" + "Xk9mQ2vLp4" + "'", "password-assignment", "Xk9mQ2vLp4", "camelcase-pwd"),
     ("mysql -u root -p'" + "Xk9mQ2vLp4" + "' app", "command-line-password", "Xk9mQ2vLp4", "mysql-quoted"),
+    ("mysql -u root -p'" + "Pa$$w0rd 2024" + "' app", "command-line-password", "Pa$$w0rd 2024",
+     "mysql-single-quoted-dollar-space"),
+    ('mysqldump -p"' + "Xk9 mQ2vLp4" + '" app', "command-line-password", "Xk9 mQ2vLp4", "mysql-double-quoted-space"),
     ("HF_TOKEN=hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT", "huggingface-token",
      "hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT", "huggingface-letters-only"),
     (f"GOOGLE_MAPS_KEY = '{GOOGLE}'", "google-api-key", GOOGLE, "google-api-key"),
@@ -152,6 +157,8 @@ FALSE_CASES = [
     ("https://example.com:8080/users/@alice", "url-port-path-at"),
     ("see http://localhost:3000/#/profile@home", "url-port-fragment-at"),
     ("hf_hub_download_with_retries_and_backoff_v2", "hf-snake-identifier"),
+    ("model = 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.from_pretrained(name)", "hf-camelcase-name"),
+    ("def 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():", "hf-camelcase-def"),
     ("password = 'password123'", "password-stock-word"),
     ("PASSWORD = 'changeme2024'", "password-changeme"),
     ("user.set_password('sekrit')", "password-call-not-assignment"),
@@ -242,8 +249,10 @@ def test_redact_is_idempotent() -> None:
         "mysql " * 20_000,
         "password='" * 10_000,
         "Bearer " * 15_000,
+        ("-----BEGIN " + "PRIVATE KEY-----\n") * 4_000,  # BEGIN lines and never an END
     ],
-    ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words"],
+    ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words",
+         "begins-without-end"],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
