@@ -327,11 +327,11 @@ def check_replaceable(path: Path) -> None:
         return
     except OSError as exc:
         raise InputError(f"Cannot read {path} ({exc.strerror}) — pass another --index path") from None
-    if not head or head[68:72] == APPLICATION_ID.to_bytes(4, "big"):
+    if not head or (head.startswith(_SQLITE_HEADER) and head[68:72] == APPLICATION_ID.to_bytes(4, "big")):
         return
     if head.startswith(_SQLITE_HEADER):  # written before the id was (format 8 and older)?
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            conn = sqlite3.connect(_read_only_uri(str(path)), uri=True)
             try:
                 if conn.execute("SELECT 1 FROM meta WHERE key = 'format_version'").fetchone():
                     return
@@ -1219,11 +1219,23 @@ def _connect_for_reading(path: str) -> sqlite3.Connection:
     journal of an update that was killed, read-only otherwise. A query waits for an update
     that is committing rather than failing."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30)
+        conn = sqlite3.connect(_file_uri(path, "rw"), uri=True, timeout=30)
         conn.execute("PRAGMA query_only = ON")
         return conn
     except sqlite3.OperationalError:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        return sqlite3.connect(_read_only_uri(path), uri=True, timeout=30)
+
+
+def _file_uri(path: str, mode: str) -> str:
+    """An SQLite URI for a path: '#', '?' and '%' in a folder name (C#proj) are escaped, as a
+    URI needs them to be, or SQLite opens another file."""
+    from urllib.parse import quote
+
+    return f"file:{quote(os.path.abspath(path))}?mode={mode}"
+
+
+def _read_only_uri(path: str) -> str:
+    return _file_uri(path, "ro")
 
 
 def _state_file() -> str:

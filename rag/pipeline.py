@@ -180,7 +180,8 @@ def _sha1(abspath: str) -> tuple[str | None, str]:
             data = fh.read()
     except OSError:
         return None, ""
-    head = data[:200].decode("utf-8", "replace").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    head = data[:200].decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    head = head[1:] if head.startswith("\ufeff") else head  # one BOM, as read_text strips
     return hashlib.sha1(data).hexdigest(), head.split("\n", 1)[0]  # the first line as read_text reads it
 
 

@@ -554,3 +554,36 @@ def test_a_file_added_after_the_walk_still_leaves_its_folder_stale(tmp_path: Pat
     assert ingest(repo).up_to_date  # the walk saw nothing new
     with Index(report.index_path) as index:
         assert index.changed_files() == ["app/"]  # so a query says so, until the next ingest
+
+
+def test_an_index_in_a_folder_whose_name_holds_uri_characters(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "C#proj?v=1%20")  # '#', '?' and '%' mean something in a URI
+    report = ingest(repo)
+    assert snapshot(report.index_path, QUESTIONS)[0][0][0] == "app/auth.py"
+    conn = sqlite3.connect(report.index_path)
+    conn.execute("PRAGMA application_id = 0")  # as an index written before the id
+    conn.close()
+    assert ingest(repo, full=True).files == 4  # recognised by its meta table, and rebuilt
+
+
+def test_a_file_that_only_looks_marked_is_not_an_index(tmp_path: Path) -> None:
+    fake = tmp_path / "notes.txt"
+    fake.write_bytes(b"x" * 68 + b"rag!" + b" my notes\n")  # the id's bytes, but no SQLite header
+    with pytest.raises(InputError, match="exists and is not a rag index"):
+        ingest(code_repo(tmp_path / "r"), index_path=fake)
+    assert fake.read_bytes().endswith(b"my notes\n")
+
+
+def test_a_rename_strips_one_byte_order_mark_as_reading_does(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "r")
+    (repo / "tool.py").write_bytes("\ufeff\ufeff#!/usr/bin/env python3\ndef helper():\n    return 2\n".encode())
+    ingest(repo)
+    (repo / "tool.py").rename(repo / "tool")  # the text starts with a BOM: no shebang, so text
+    report = ingest(repo)
+    full = tmp_path / "full.sqlite"
+    ingest(repo, index_path=full, full=True)
+    kinds = []
+    for path in (report.index_path, full):
+        with Index(path) as index:
+            kinds.append([c.kind for _, c, _ in index.all_chunks() if c.path == "tool"])
+    assert kinds[0] == kinds[1] == ["text"]
