@@ -317,9 +317,22 @@ def _communicate(proc: subprocess.Popen[str], text: str, timeout: float) -> tupl
             exited_at = exited_at or time.monotonic()
             if time.monotonic() - exited_at >= CLAUDE_EXIT_GRACE:
                 _end_session(proc)
-                # a process that left claude's session (a daemon) may hold the pipes still: the
-                # deadline stands, and TimeoutExpired reports no answer
-                return proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+                try:
+                    return proc.communicate(timeout=1.0)
+                except subprocess.TimeoutExpired as exc:
+                    # a process that left claude's session (a daemon) holds the pipes: claude has
+                    # finished, so what it wrote is its whole answer (or error)
+                    for pipe in (proc.stdout, proc.stderr):
+                        if pipe is not None:
+                            pipe.close()
+                    return _decoded(exc.output), _decoded(exc.stderr)
+
+
+def _decoded(data: bytes | str | None) -> str:
+    """What TimeoutExpired kept of a pipe (bytes, even for a text-mode Popen), as text."""
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
 @contextmanager

@@ -433,13 +433,12 @@ def test_claude_that_leaves_a_process_holding_its_output_still_answers(fake_clau
     assert gen.text.startswith("From the documents")
 
 
-def test_claude_whose_left_process_escapes_its_session_still_meets_the_timeout(
+def test_claude_whose_left_process_escapes_its_session_still_answers(
         fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "setsid-daemon")  # holds stdout 30 s, out of reach
-    started = time.monotonic()
-    with pytest.raises(BackendError, match=r"no answer within 4 s"):
-        ClaudeCliBackend(timeout=4).generate(PROMPT)
-    assert time.monotonic() - started < 20  # the deadline, not the daemon's 30 s
+    # claude has answered and exited: its answer, not "gave no answer within 20 s" at the deadline
+    gen = ClaudeCliBackend(timeout=20).generate(PROMPT)
+    assert gen.text.startswith("From the documents")
 
 
 def test_an_ignored_hangup_stays_ignored_while_claude_runs() -> None:
