@@ -50,7 +50,7 @@ import time
 from array import array
 from bisect import bisect_left
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from itertools import repeat
 from operator import add, mul, truediv
@@ -259,6 +259,7 @@ class IndexWriter:
     def finish(
         self, commit: str | None = None, access: str | None = None,
         skipped: Iterable[tuple[str, int, int, str]] = (), walk: dict[str, Any] | None = None,
+        dir_mtimes: Mapping[str, int] | None = None,
     ) -> Manifest:
         """Compute document frequencies and norms, write them, and replace the index atomically."""
         self._flush()
@@ -280,7 +281,7 @@ class IndexWriter:
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in self.class_ids.items()))
         conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
-        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(self.root, self.paths))
+        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(self.root, self.paths, known=dir_mtimes))
         manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
                             len(terms), time.time(), commit, access, bm25_avglen=avglen, walk=walk)
         _write_meta(conn, manifest, next_chunk=n_chunks)
@@ -300,8 +301,10 @@ def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
     commit: str | None = None, access: str | None = None,
     skipped: Iterable[tuple[str, int, int, str]] = (), walk: dict[str, Any] | None = None,
+    dir_mtimes: Mapping[str, int] | None = None,
 ) -> Manifest:
-    """Build a new index from file records (in path order) and write it atomically to `path`."""
+    """Build a new index from file records (in path order) and write it atomically to `path`.
+    `dir_mtimes` are folder mtimes taken when the files were listed (else they are taken now)."""
     writer = IndexWriter(path, tokenizer, root)
     try:
         for record in records:
@@ -310,7 +313,7 @@ def write_index(
             raise NothingToIndexError(
                 f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
             )
-        return writer.finish(commit, access, skipped, walk)
+        return writer.finish(commit, access, skipped, walk, dir_mtimes)
     except BaseException:
         writer.abort()
         raise
@@ -367,6 +370,7 @@ def update_index(
     path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
     commit: str | None = None, skipped: Iterable[tuple[str, int, int, str]] = (),
     retimed: Iterable[tuple[str, int]] = (), walk: dict[str, Any] | None = None,
+    dir_mtimes: Mapping[str, int] | None = None,
 ) -> Manifest:
     """Apply changed files to an existing index in one transaction.
 
@@ -476,7 +480,7 @@ def update_index(
         conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
         paths = [p for (p,) in conn.execute("SELECT path FROM files")]
         conn.execute("DELETE FROM dirs")
-        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, paths))
+        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, paths, known=dir_mtimes))
         n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
         manifest = Manifest(FORMAT_VERSION, TokenizerSettings.from_dict(meta["tokenizer"]), str(root),
                             len(paths), n_live, n_terms, time.time(), commit, meta.get("access"),
@@ -687,6 +691,12 @@ def view_length(lengths: array[int], chunk_class: array[int], view: frozenset[in
     return sum(n for n, klass in zip(lengths, chunk_class) if klass in view)
 
 
+def prepare_index_dir(path: Path) -> None:
+    """Create the index's folder (and a .rag folder's .gitignore) before the repository's folders'
+    mtimes are taken: creating .rag/ moves the root's mtime."""
+    _prepare_dir(path)
+
+
 def _prepare_dir(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.parent.name == INDEX_DIRNAME and not (path.parent / ".gitignore").exists():
@@ -801,11 +811,16 @@ def view_norms(
     return out
 
 
-def _dir_mtimes(root: Path, paths: list[str], folders: bool = False) -> list[tuple[str, int]]:
-    """(folder, mtime) of the folders holding `paths` (or of `paths` themselves, as `folders`)."""
+def _dir_mtimes(root: Path, paths: list[str], folders: bool = False,
+                known: Mapping[str, int] | None = None) -> list[tuple[str, int]]:
+    """(folder, mtime) of the folders holding `paths` (or of `paths` themselves, as `folders`);
+    `known` gives mtimes taken earlier (before the walk), used rather than a stat now."""
     dirs = set(paths) if folders else {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
     out = []
     for d in sorted(dirs):
+        if known is not None and d in known:
+            out.append((d, known[d]))
+            continue
         try:
             out.append((d, os.stat(os.path.join(root, d)).st_mtime_ns))
         except OSError:

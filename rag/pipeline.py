@@ -27,6 +27,7 @@ from .index import (
     default_index_path,
     folder_mtimes,
     index_file,
+    prepare_index_dir,
     retime_files,
     update_index,
     write_index,
@@ -257,13 +258,13 @@ def ingest(
     exclude = tuple(options.get("exclude", ())) if exclude is None else exclude
     max_bytes = int(options.get("max_bytes", DEFAULT_MAX_BYTES)) if max_bytes is None else max_bytes
     walk_options = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
+    # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
+    # added after the walk then still moves its folder's mtime past what the index holds
+    stored_dirs = previous.dir_mtimes() if previous is not None else {}
+    dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs) if stored_dirs else []
     if previous is not None and (full or previous.manifest.tokenizer != settings):
         previous.close()  # nothing of it can be reused
         previous = None
-    # the indexed folders' mtimes before the walk: if nothing indexed changed they are stored,
-    # and a file added after the walk still moves its folder's mtime past them
-    stored_dirs = previous.dir_mtimes() if previous is not None else {}
-    dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs) if stored_dirs else []
     try:
         listing = walk(Path(root), include, exclude, max_bytes)
     except BaseException:
@@ -271,6 +272,12 @@ def ingest(
             previous.close()
         raise
     root = listing.root
+    prepare_index_dir(index_path)
+    # every indexed folder's mtime as of the listing: those known before the walk from then, the
+    # others now; a file added after this moves its folder's mtime past what the index stores
+    known_dirs = dict(dirs_before)
+    listed_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in (f.path for f in listing.files)}
+    known_dirs.update(folder_mtimes(root, listed_dirs - known_dirs.keys()))
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}
     unchanged: list[str] = []
@@ -341,7 +348,7 @@ def ingest(
             previous.close()
             changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
             manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips,
-                                    [(f.path, f.mtime_ns) for f in retimed], walk_options)
+                                    [(f.path, f.mtime_ns) for f in retimed], walk_options, known_dirs)
         else:
             stored: Iterator[FileRecord] = iter(())
             if previous is not None:
@@ -354,7 +361,7 @@ def ingest(
                 )
             records = heapq.merge(stored, fresh_records(), key=lambda r: r.path)
             manifest = write_index(index_path, records, settings, root, commit, access.digest, skips,
-                                   walk_options)
+                                   walk_options, known_dirs)
     finally:
         if previous is not None:
             previous.close()

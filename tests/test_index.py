@@ -587,3 +587,25 @@ def test_a_rename_strips_one_byte_order_mark_as_reading_does(tmp_path: Path) -> 
         with Index(path) as index:
             kinds.append([c.kind for _, c, _ in index.all_chunks() if c.path == "tool"])
     assert kinds[0] == kinds[1] == ["text"]
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_a_file_added_after_the_walk_of_an_update_leaves_its_folder_stale(tmp_path: Path, mocker, full: bool) -> None:
+    repo = code_repo(tmp_path / "r")
+    report = ingest(repo)
+    (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=9)\n")
+    from rag import files
+
+    real = files.walk
+
+    def walk_then_add(*args, **kwargs):
+        listing = real(*args, **kwargs)
+        (repo / "app" / "late.py").write_text("def late():\n    return 1\n")
+        os.utime(repo / "app", ns=(7, 7))  # a distinct mtime, whatever the file system's granularity
+        return listing
+
+    mocker.patch("rag.pipeline.walk", side_effect=walk_then_add)
+    again = ingest(repo, full=full)
+    assert not again.up_to_date and again.files == 4  # late.py came after the listing
+    with Index(report.index_path) as index:
+        assert index.changed_files() == ["app/"]
