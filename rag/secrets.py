@@ -148,8 +148,12 @@ def _not_example(value: str) -> bool:
     """Reject template references and stock example words (`password123`, `changeme`, `${PW}`)."""
     if value.startswith(("$", "%", "{", "<")) or any(mark in value for mark in ("${", "{{", "%s", "%(")):
         return False
-    plain = re.sub(r"[^a-z0-9]", "", value.lower())
-    return _PLACEHOLDER_PASSWORD.fullmatch(plain) is None
+    return not _stock_word(value)
+
+
+def _stock_word(value: str) -> bool:
+    """Whether a password is only stock example words and digits (`pass123`, `foo:bar`, `changeme`)."""
+    return _PLACEHOLDER_PASSWORD.fullmatch(re.sub(r"[^a-z0-9]", "", value.lower())) is not None
 
 
 def _real_password(match: re.Match[str]) -> bool:
@@ -161,8 +165,7 @@ def _real_password(match: re.Match[str]) -> bool:
         return False  # a template or environment reference; '$' inside a password is kept
     if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
         return False
-    plain = re.sub(r"[^a-z0-9]", "", urllib.parse.unquote(value).lower())
-    return _PLACEHOLDER_PASSWORD.fullmatch(plain) is None
+    return not _stock_word(urllib.parse.unquote(value))
 
 
 _RULES = (
