@@ -163,18 +163,24 @@ def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     digest = hashlib.sha1(data).hexdigest()
     if b"\0" in data[:_SNIFF_BYTES]:
         return SourceText(None, "binary", digest, len(data))
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        # universal newlines, as Python and editors count lines: every chunker and every
-        # citation then agree on line numbers, whatever the file's line endings
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = decode_text(data)
     if not text.strip():
         return SourceText(None, "empty", digest, len(data))
     if _looks_minified(abspath, text):
         return SourceText(None, "minified", digest, len(data))
     return SourceText(text, None, digest, len(data))
+
+
+def decode_text(data: bytes) -> str:
+    """A file's bytes as the chunkers read them: UTF-8 (other bytes become U+FFFD), without a
+    byte-order mark, and with universal newlines, as Python and editors count lines, so that
+    every chunker and every citation agree on line numbers whatever the line endings."""
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def _looks_minified(abspath: str, text: str) -> bool:

@@ -19,7 +19,7 @@ from .acronyms import defined_terms
 from .chunking import chunk_file, chunker_for
 from .errors import IndexFormatError, InputError, NoIndexError, NothingToIndexError
 from .fields import chunk_counts
-from .files import DEFAULT_MAX_BYTES, SourceFile, read_text, walk
+from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
 from .index import (
     FileRecord,
     Index,
@@ -175,15 +175,13 @@ def _match_contents(
 
 
 def _sha1(abspath: str) -> tuple[str | None, str]:
-    """A file's content hash, and its first line (what chunker_for reads of the text)."""
+    """A file's content hash, and its first line as read_text reads it (what chunker_for reads)."""
     try:
         with open(abspath, "rb") as fh:
             data = fh.read()
     except OSError:
         return None, ""
-    head = data[:200].decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
-    head = head[1:] if head.startswith("\ufeff") else head  # one BOM, as read_text strips
-    return hashlib.sha1(data).hexdigest(), head.split("\n", 1)[0]  # the first line as read_text reads it
+    return hashlib.sha1(data).hexdigest(), decode_text(data[:200]).split("\n", 1)[0]
 
 
 def _moved_records(
