@@ -281,7 +281,7 @@ class IndexWriter:
         conn.executemany("INSERT INTO classes VALUES (?,?)",
                          ((i, json.dumps(sorted(g))) for g, i in self.class_ids.items()))
         conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
-        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(self.root, self.paths, known=dir_mtimes))
+        conn.executemany("INSERT INTO dirs VALUES (?,?)", folder_mtimes(self.root, folders_of(self.paths), dir_mtimes))
         manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
                             len(terms), time.time(), commit, access, bm25_avglen=avglen, walk=walk)
         _write_meta(conn, manifest, next_chunk=n_chunks)
@@ -361,9 +361,24 @@ def retime_files(path: Path, retimed: Sequence[tuple[str, int]], dirs: Sequence[
         conn.close()
 
 
-def folder_mtimes(root: Path, folders: Iterable[str]) -> list[tuple[str, int]]:
-    """(folder, mtime_ns) of the given folders below root that still exist."""
-    return _dir_mtimes(root, list(folders), folders=True)
+def folder_mtimes(root: Path, folders: Iterable[str], known: Mapping[str, int] | None = None) -> list[tuple[str, int]]:
+    """(folder, mtime_ns) of the given folders below root that still exist, in order; `known`
+    gives mtimes taken earlier (before the walk), used rather than a stat now."""
+    out = []
+    for d in sorted(folders):
+        if known is not None and d in known:
+            out.append((d, known[d]))
+            continue
+        try:
+            out.append((d, os.stat(os.path.join(root, d)).st_mtime_ns))
+        except OSError:
+            continue
+    return out
+
+
+def folders_of(paths: Iterable[str]) -> set[str]:
+    """The folders holding these files ('' for the root)."""
+    return {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
 
 
 def update_index(
@@ -480,7 +495,7 @@ def update_index(
         conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
         paths = [p for (p,) in conn.execute("SELECT path FROM files")]
         conn.execute("DELETE FROM dirs")
-        conn.executemany("INSERT INTO dirs VALUES (?,?)", _dir_mtimes(root, paths, known=dir_mtimes))
+        conn.executemany("INSERT INTO dirs VALUES (?,?)", folder_mtimes(root, folders_of(paths), dir_mtimes))
         n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
         manifest = Manifest(FORMAT_VERSION, TokenizerSettings.from_dict(meta["tokenizer"]), str(root),
                             len(paths), n_live, n_terms, time.time(), commit, meta.get("access"),
@@ -808,23 +823,6 @@ def view_norms(
     for cid, (tids, tfs) in enumerate(zip(forward_tids, forward_tfs)):
         if chunk_class[cid] in view and (live is None or live[cid]):
             out[cid] = math.sqrt(sum(map(mul, map(w_sq, tfs), map(get_idf, tids))))
-    return out
-
-
-def _dir_mtimes(root: Path, paths: list[str], folders: bool = False,
-                known: Mapping[str, int] | None = None) -> list[tuple[str, int]]:
-    """(folder, mtime) of the folders holding `paths` (or of `paths` themselves, as `folders`);
-    `known` gives mtimes taken earlier (before the walk), used rather than a stat now."""
-    dirs = set(paths) if folders else {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
-    out = []
-    for d in sorted(dirs):
-        if known is not None and d in known:
-            out.append((d, known[d]))
-            continue
-        try:
-            out.append((d, os.stat(os.path.join(root, d)).st_mtime_ns))
-        except OSError:
-            continue
     return out
 
 

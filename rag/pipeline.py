@@ -26,6 +26,7 @@ from .index import (
     check_replaceable,
     default_index_path,
     folder_mtimes,
+    folders_of,
     index_file,
     prepare_index_dir,
     retime_files,
@@ -259,7 +260,7 @@ def ingest(
     # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
     # added after the walk then still moves its folder's mtime past what the index holds
     stored_dirs = previous.dir_mtimes() if previous is not None else {}
-    dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs) if stored_dirs else []
+    dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs)
     if previous is not None and (full or previous.manifest.tokenizer != settings):
         previous.close()  # nothing of it can be reused
         previous = None
@@ -273,9 +274,7 @@ def ingest(
     prepare_index_dir(index_path)
     # every indexed folder's mtime as of the listing: those known before the walk from then, the
     # others now; a file added after this moves its folder's mtime past what the index stores
-    known_dirs = dict(dirs_before)
-    listed_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in (f.path for f in listing.files)}
-    known_dirs.update(folder_mtimes(root, listed_dirs - known_dirs.keys()))
+    known_dirs = dict(folder_mtimes(root, folders_of(f.path for f in listing.files), dict(dirs_before)))
     old_files = previous.files() if previous else {}
     old_skips = previous.skipped_files() if previous else {}
     unchanged: list[str] = []
