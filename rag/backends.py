@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -160,10 +160,11 @@ class AnthropicBackend:
                 continue  # keep only text: no thinking, tool use or other block reaches the answer
             parts.append(block.text + _markers(block.citations, final_numbers))
             citations.extend(a for c in block.citations or () if (a := _api_citation(c)) is not None)
-        if not "".join(parts).strip() and message.stop_reason == "end_turn":
+        text = "".join(parts)
+        if not text.strip() and message.stop_reason == "end_turn":
             raise BackendError("The Anthropic API returned an empty answer — try again, or use --backend claude")
         usage = {k: v for k in USAGE_FIELDS if isinstance(v := getattr(message.usage, k, None), int)}
-        return Generation(text="".join(parts), api_citations=tuple(citations),
+        return Generation(text=text, api_citations=tuple(citations),
                           stop_reason=message.stop_reason, usage=usage, model=message.model or self.model)
 
 
@@ -322,9 +323,7 @@ def _communicate(proc: subprocess.Popen[str], text: str, timeout: float) -> tupl
                 except subprocess.TimeoutExpired as exc:
                     # a process that left claude's session (a daemon) holds the pipes: claude has
                     # finished, so what it wrote is its whole answer (or error)
-                    for pipe in (proc.stdout, proc.stderr):
-                        if pipe is not None:
-                            pipe.close()
+                    _close_pipes(proc)
                     return _decoded(exc.output), _decoded(exc.stderr)
 
 
@@ -359,27 +358,32 @@ def _signals_end_claude() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _end_session(proc: subprocess.Popen[str]) -> None:
+def _end_session(proc: subprocess.Popen[str]) -> bool:
+    """Kill claude's session (claude and all it started in it); False if that was not possible."""
     import signal
-
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    import signal
-    import subprocess
 
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _close_pipes(proc: subprocess.Popen[str]) -> None:
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    import subprocess
+
+    if not _end_session(proc):
         proc.kill()
     try:
         proc.communicate(timeout=1.0)
     except subprocess.TimeoutExpired:  # a process outside claude's session holds the pipes: let go
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
+        _close_pipes(proc)
         proc.wait()
 
 
