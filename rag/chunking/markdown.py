@@ -34,7 +34,6 @@ class Heading:
     title: str
 
 
-
 def _atx_title(rest: str) -> str:
     """An ATX heading's title: what follows the opening `#`s, less a closing run of `#`s that
     stands alone (`## Title ##`; `C#` keeps its hash), its blanks collapsed."""
@@ -43,6 +42,7 @@ def _atx_title(rest: str) -> str:
     if bare != title and (not bare or bare[-1] in " \t"):
         title = bare
     return " ".join(title.split())
+
 
 def chunk_markdown(path: str, text: str) -> list[Chunk]:
     """Split Markdown into sections named by their heading path (`Install > Linux`)."""
