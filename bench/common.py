@@ -21,6 +21,19 @@ CORPUS_NAMES = [
 ]
 
 
+def eval_both_sets(label: str) -> None:
+    """Score rag on both eval sets as `rag eval` does (the docstring queries on the doc-stripped
+    corpora, the dev questions on the original ones; indexes brought up to date first) and print
+    one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`."""
+    from rag.evaluate import run_eval
+
+    for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+                                  ("dev", "dev-questions.jsonl", CORPORA)):
+        m = run_eval(SHARED / questions, corpus_root=root).overall
+        print(f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}",
+              flush=True)
+
+
 def require_corpora() -> None:
     """Exit with a hint when the shared corpora have not been fetched."""
     missing = [c for c in CORPUS_NAMES if not (CORPORA / c).is_dir()]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import CORPORA, SHARED, require_corpora
+from bench.common import eval_both_sets, require_corpora
 
 _JS_DOC = re.compile(r"/\*\*([\s\S]*?)\*/")
 _PY_DOC = re.compile(r"(\"\"\"|''')([\s\S]*?)\1")
@@ -81,7 +81,6 @@ def main() -> None:
     parser.add_argument("--weight", type=float, default=0.3, help="0: off")
     args = parser.parse_args()
     require_corpora()
-    from rag.evaluate import run_eval
 
     search_mod = importlib.import_module("rag.search")
     models: dict[int, tuple[Any, dict[str, list[tuple[float, str]]]]] = {}
@@ -116,11 +115,7 @@ def main() -> None:
         search_mod.short_forms = remember
         search_mod._short_form_terms = with_pairs
     label = "off" if args.weight <= 0 else f"{args.source}, {args.min_pairs}, {args.lift}, {args.top}, {args.weight}"
-    for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
-                                  ("dev", "dev-questions.jsonl", CORPORA)):
-        m = run_eval(SHARED / questions, corpus_root=root).overall
-        print(f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}",
-              flush=True)
+    eval_both_sets(label)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import CORPORA, SHARED, require_corpora
+from bench.common import eval_both_sets, require_corpora
 
 
 def main() -> None:
@@ -24,17 +24,12 @@ def main() -> None:
     parser.add_argument("powers", nargs="+", type=float)
     args = parser.parse_args()
     require_corpora()
-    from rag.evaluate import run_eval
 
     search_mod = importlib.import_module("rag.search")
     idf = search_mod.bm25_idf
     for power in args.powers:
         search_mod.bm25_idf = lambda n, df, p=power: idf(n, df) ** p
-        for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
-                                      ("dev", "dev-questions.jsonl", CORPORA)):
-            m = run_eval(SHARED / questions, corpus_root=root).overall
-            print(f"{name}: idf ** {power}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} "
-                  f"top-4 chars {m.mean_top4_chars:,.0f}", flush=True)
+        eval_both_sets(f"idf ** {power}")
 
 
 if __name__ == "__main__":

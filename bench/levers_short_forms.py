@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import CORPORA, SHARED, require_corpora
+from bench.common import eval_both_sets, require_corpora
 
 
 def main() -> None:
@@ -29,7 +29,6 @@ def main() -> None:
     import importlib
 
     from rag import abbreviations
-    from rag.evaluate import run_eval
 
     search_mod = importlib.import_module("rag.search")
     abbreviations.MIN_WORD = args.min_word
@@ -38,11 +37,7 @@ def main() -> None:
     if args.off:
         search_mod.short_forms = lambda *_: {}  # type: ignore[attr-defined]
     label = "off" if args.off else f"min word {args.min_word}, lengths {args.lengths}, weight {args.weight}"
-    for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
-                                  ("dev", "dev-questions.jsonl", CORPORA)):
-        m = run_eval(SHARED / questions, corpus_root=root).overall
-        print(f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}",
-              flush=True)
+    eval_both_sets(label)
 
 
 if __name__ == "__main__":
