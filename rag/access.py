@@ -14,14 +14,14 @@ rule) makes a file readable by everyone. A caller runs with a set of groups (``-
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
+from .index import ACCESS_FILE, access_digest
 
-ACCESS_FILENAME = ".rag-access"
+ACCESS_FILENAME = ACCESS_FILE
 PUBLIC = "public"
 
 
@@ -55,7 +55,7 @@ class AccessList:
                                  f"`{pattern} GROUP [GROUP ...]` or `{pattern} {PUBLIC}`")
             granted = frozenset(g for g in groups if g != PUBLIC)
             rules.append(AccessRule(pattern, granted, IgnoreRules.parse([pattern])))
-        return cls(tuple(rules), hashlib.sha1(text.encode()).hexdigest())
+        return cls(tuple(rules), access_digest(text))
 
     @classmethod
     def load(cls, root: Path) -> AccessList:

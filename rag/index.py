@@ -1201,9 +1201,7 @@ class Index:
             return self.manifest.access is not None and os.path.isdir(root)
         except (OSError, UnicodeDecodeError):
             return True  # unreadable now: the next ingest will say why
-        import hashlib
-
-        return hashlib.sha1(text.encode()).hexdigest() != self.manifest.access
+        return access_digest(text) != self.manifest.access
 
     def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
         try:
@@ -1214,9 +1212,17 @@ class Index:
             ) from None
 
 
-# rag.access.ACCESS_FILENAME, not imported from there: a query would load hashlib and the ignore
-# rules for it even in a repository without access lists
+# the access list's file name, and the digest of its text an index records (rag.access uses
+# both): here, so that a query's check loads neither rag.access's ignore rules nor, without an
+# access list, hashlib
 ACCESS_FILE = ".rag-access"
+
+
+def access_digest(text: str) -> str:
+    """The digest of an access list's text, as the index records it."""
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()
 
 
 def _ancestors(path: str) -> Iterator[str]:
