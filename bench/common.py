@@ -21,17 +21,22 @@ CORPUS_NAMES = [
 ]
 
 
-def eval_both_sets(label: str) -> None:
+def eval_both_sets(label: str, per_corpus: bool = False) -> None:
     """Score rag on both eval sets as `rag eval` does (the docstring queries on the doc-stripped
     corpora, the dev questions on the original ones; indexes brought up to date first) and print
-    one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`."""
+    one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`; with
+    `per_corpus`, then each corpus's hit@4/MRR@10."""
     from rag.evaluate import run_eval
 
     for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
                                   ("dev", "dev-questions.jsonl", CORPORA)):
-        m = run_eval(SHARED / questions, corpus_root=root).overall
-        print(f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}",
-              flush=True)
+        report = run_eval(SHARED / questions, corpus_root=root)
+        m = report.overall
+        line = f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}"
+        if per_corpus:
+            line += " | " + " ".join(f"{c.split('-')[0]} {v.hit_at_4:.2f}/{v.mrr_at_10:.2f}"
+                                     for c, v in report.per_corpus.items())
+        print(line, flush=True)
 
 
 def require_corpora() -> None:
