@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from rag.chunking import chunk_file
+from rag.chunking.base import MAX_CHARS
 from rag.chunking.text import chunk_text
 
 NOTES = """\
@@ -74,3 +78,16 @@ def test_every_non_blank_line_is_covered() -> None:
         covered.update(range(c.start_line, c.end_line + 1))
     lines = text.split("\n")
     assert {i + 1 for i, line in enumerate(lines) if line.strip()} <= covered
+
+
+@pytest.mark.parametrize("name", ["notes", "notes.txt", "notes.rst"])
+def test_very_long_line_is_cut_by_characters_whatever_the_text_file_type(name: str) -> None:
+    # a .txt or .rst file without titles is chunked as paragraphs: a data dump on one line
+    # must be cut like any other text, not become one 50 KB passage
+    text = "Intro.\n\n" + ",".join(map(str, range(10000))) + "\n"  # 49 KB, no blank to cut at
+    chunks = chunk_file(name, text)
+    assert len(chunks) > 20
+    assert max(len(c.text) for c in chunks) <= MAX_CHARS
+    assert chunks[0].text.startswith("Intro.\n\n0,1,2,") and chunks[-1].text.endswith(",9998,9999")
+    assert all(c.text in text for c in chunks)
+    assert {(c.kind, c.symbol) for c in chunks} == {("text", None)}

@@ -93,9 +93,7 @@ def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None =
 
         chunks = chunk_rst(path, text)
     else:
-        from .base import window_chars
         from .text import chunk_text
 
-        # very long lines (data, source maps) would make giant paragraphs: cut them by characters
-        chunks = [w for c in chunk_text(path, text) for w in window_chars(c, text)]
+        chunks = chunk_text(path, text)
     return [c._replace(ordinal=i) for i, c in enumerate(chunks)]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope, window_chars
+from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope
 from .text import chunk_text
 
 MINIFIED_LINE_CHARS = 1000  # a file with most of its text on longer lines is minified or bundled ...
@@ -260,7 +260,7 @@ def chunk_javascript(path: str, text: str, on_fallback: Callable[[str], None] | 
     if 2 * in_long_lines > len(text) or len(text) / len(lines) > MINIFIED_MEAN_CHARS:
         if on_fallback is not None:
             on_fallback(f"minified (longest line {max(len(line) for line in lines)} chars)")
-        return [w for c in chunk_text(path, text) for w in window_chars(c, text, MAX_CHARS)]
+        return chunk_text(path, text, MAX_CHARS)
     lexed = lex(text, jsx=not path.lower().endswith(_NO_JSX))
     if not lexed.balanced:
         if on_fallback is not None:

@@ -4,34 +4,37 @@ from __future__ import annotations
 
 import re
 
-from .base import MERGE_WORDS, OVERLAP_WORDS, WINDOW_WORDS, Chunk, line_of_offset, line_starts_of
+from .base import (
+    HARD_MAX_CHARS,
+    MERGE_WORDS,
+    OVERLAP_WORDS,
+    WINDOW_WORDS,
+    Chunk,
+    line_of_offset,
+    line_starts_of,
+    window_chars,
+)
 
 _PARAGRAPH = re.compile(r"\S(?:.*\S)?(?:\n[ \t\r\f\v]*\S.*)*")  # runs of non-blank lines
 _WORD = re.compile(r"\S+")
 
 
-def chunk_text(path: str, text: str, kind: str = "text", symbol: str | None = None) -> list[Chunk]:
+def chunk_text(path: str, text: str, max_chars: int = HARD_MAX_CHARS) -> list[Chunk]:
     """Split prose into paragraph chunks with exact line spans.
 
     Paragraphs under MERGE_WORDS words merge forward into the next one (a short tail
     joins the previous passage); paragraphs over WINDOW_WORDS words are windowed with
-    OVERLAP_WORDS words of overlap. Each chunk's text is the exact source slice.
+    OVERLAP_WORDS words of overlap. A chunk still over `max_chars` (very long lines: data,
+    source maps, minified code) is cut by characters. Each chunk's text is the exact
+    source slice.
     """
     spans = _merged_spans(text)
     starts = line_starts_of(text)
     chunks: list[Chunk] = []
     for begin, end in spans:
         for s, e in _windows(text, begin, end):
-            chunks.append(
-                Chunk(
-                    path=path,
-                    start_line=line_of_offset(starts, s),
-                    end_line=line_of_offset(starts, e - 1),
-                    kind=kind,
-                    symbol=symbol,
-                    text=text[s:e],
-                )
-            )
+            chunk = Chunk(path, line_of_offset(starts, s), line_of_offset(starts, e - 1), "text", None, text[s:e])
+            chunks.extend(window_chars(chunk, text, max_chars))
     return chunks
 
 
