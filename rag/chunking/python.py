@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# blocks whose definitions belong to the body that holds them (ast.TryStar: `except*`, 3.11+)
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 # the fallback splitter's cut lines: optional indentation, then def / async def / class NAME
 _DEF_LINE = re.compile(r"^([ \t]*)(async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 _SIGNATURE_LINES = 10  # a header longer than this is cut short in the breadcrumb
@@ -51,9 +53,7 @@ def _body_pieces(
     """Cut lines first..last at the definitions in `body`; what lies between is glue."""
     pieces: list[Piece] = []
     cursor = first
-    for node in body:
-        if not isinstance(node, _DEFS):
-            continue
+    for node in _definitions(body):
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
         # comment lines directly above a definition belong to it
         while start - 1 >= cursor and lines[start - 2].lstrip().startswith("#"):
@@ -66,6 +66,20 @@ def _body_pieces(
     if cursor <= last:
         pieces.append(_glue(cursor, last, glue_kind, glue_symbol, chain))
     return pieces
+
+
+def _definitions(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """Yield the definitions of a module or class body in source order, also those inside its
+    `if`, `try` and `with` blocks (`try: import ssl ... else: class FTP_TLS:`, a definition per
+    platform), but not inside definitions."""
+    for node in body:
+        if isinstance(node, _DEFS):
+            yield node
+        elif isinstance(node, _BLOCKS):
+            for part in ("body", "handlers", "orelse", "finalbody"):
+                for inner in getattr(node, part, ()):
+                    # an except clause is a handler whose body holds the statements
+                    yield from _definitions(inner.body if isinstance(inner, ast.ExceptHandler) else [inner])
 
 
 def _glue(start: int, end: int, kind: str, symbol: str | None, chain: Chain) -> Piece:
