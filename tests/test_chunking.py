@@ -330,6 +330,24 @@ def test_a_leading_rule_is_front_matter_only_when_it_holds_yaml(opening: str, fi
     assert chunks[0].start_line <= heading_line and chunks[0].text.count("# Title") == 1
 
 
+@pytest.mark.parametrize("markup", [
+    "<Input value={value} /> {error && <Error message={error} />}",  # `} />` once began a regex
+    "<a href={url}>http://example.com/help</a> {error && (\n      <Error message={error} />\n    )}",  # and `//` a comment
+])
+def test_jsx_self_closing_tags_and_urls_leave_the_components_intact(markup: str) -> None:
+    def component(i: int) -> str:
+        body = "".join(f"  const label{j} = value + '{j}'\n" for j in range(6))
+        return f"export function Field{i}({{ value, url, error }}) {{\n{body}  return <label>{markup}</label>\n}}\n\n"
+
+    text = "".join(map(component, range(4)))
+    fallbacks: list[str] = []
+    chunks = chunk_file("src/fields.jsx", text, on_fallback=fallbacks.append)
+    assert fallbacks == []  # the lexer's regex or comment swallowed brackets: unbalanced
+    height = component(0).count("\n")  # each component's lines, then a blank
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [
+        (1 + i * height, (i + 1) * height - 1, f"Field{i}") for i in range(4)]
+
+
 def test_an_apostrophe_in_jsx_text_is_not_a_string() -> None:
     handlers = "".join(
         f"  handle{i}(event) {{\n"

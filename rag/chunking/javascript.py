@@ -171,6 +171,12 @@ def lex(text: str, jsx: bool = True) -> Lexed:
             continue
         if group == "end":  # trailing spaces
             break
+        if group == "lc" and jsx and _url_scheme_before(text, m.start(group)):
+            # `<a>http://example.com</a>`: in JSX text the slashes of a URL open no comment
+            emit("punct", "//", line, line, len(stack))
+            prev_kind, prev_text = "punct", "//"
+            pos = m.start(group) + 2
+            continue
         if group in ("lc", "bc"):
             if group == "bc":
                 close = text.find("*/", end)
@@ -203,7 +209,8 @@ def lex(text: str, jsx: bool = True) -> Lexed:
         value = m.group(group)
         kind = group
         if group == "slash":
-            if _regex_allowed(prev_kind, prev_text):
+            # `<Input value={v} />`: in JSX a `/` after `}` that ends a tag starts no regex
+            if _regex_allowed(prev_kind, prev_text) and not (jsx and prev_text == "}" and text.startswith(">", end)):
                 rm = _REGEX.match(text, end - len(value) + 1)
                 if rm is not None:
                     kind, end, value = "regex", rm.end(), "/"
@@ -238,6 +245,11 @@ def _closed(text: str, start: int, end: int) -> bool:
     while slashes > start and text[slashes] == "\\":
         slashes -= 1
     return (end - 2 - slashes) % 2 == 0
+
+
+def _url_scheme_before(text: str, start: int) -> bool:
+    """Tell whether the `//` at `start` follows a URL scheme (`http:`), which code never has."""
+    return start >= 2 and text[start - 1] == ":" and text[start - 2].isalpha()
 
 
 def _regex_allowed(prev_kind: str, prev_text: str) -> bool:
