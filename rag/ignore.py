@@ -24,7 +24,7 @@ _CLASSES = {
     "lower": "a-z",
     "print": " -~",
     "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
-    "space": " \\t\\n\\r\\x0b\\x0c",
+    "space": " \\t\\n\\r",  # git's own isspace: no vertical tab, no form feed
     "upper": "A-Z",
     "xdigit": "0-9A-Fa-f",
 }
@@ -57,7 +57,8 @@ class IgnoreRules:
         """Compile gitignore-syntax lines; `base` is the directory that holds them."""
         rules = []
         for raw in lines:
-            rule = _compile(raw.rstrip("\r\n"))
+            line = raw[:-1] if raw.endswith("\n") else raw
+            rule = _compile(line[:-1] if line.endswith("\r") else line)  # git drops one CR, no more
             if rule is not None:
                 rules.append(rule)
         return cls(base=base.strip("/"), rules=tuple(rules))
@@ -66,7 +67,9 @@ class IgnoreRules:
     def from_file(cls, path: Path, base: str = "") -> IgnoreRules:
         """Read and compile an ignore file; a missing file gives empty rules."""
         try:
-            text = path.read_text(encoding="utf-8-sig", errors="replace")
+            # bytes, not read_text: its universal newlines make a lone CR a line break, and git
+            # does not (a CR-only file is one pattern to git)
+            text = path.read_bytes().decode("utf-8-sig", errors="replace")
         except (FileNotFoundError, NotADirectoryError):
             return cls(base=base.strip("/"))
         return cls.parse(text.split("\n"), base)
@@ -76,11 +79,12 @@ class IgnoreRules:
 
         `relpath` is relative to the root (not to `base`), '/'-separated.
         """
-        path = relpath.strip("/")
+        path = _bytes(relpath.strip("/"))
         if self.base:
-            if not path.startswith(self.base + "/"):
+            base = _bytes(self.base)
+            if not path.startswith(base + "/"):
                 return None
-            path = path[len(self.base) + 1 :]
+            path = path[len(base) + 1 :]
         basename = path.rpartition("/")[2]
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
@@ -115,7 +119,7 @@ def _compile(line: str) -> _Rule | None:
     """Compile one line, or return None for blanks, comments and patterns that never match."""
     if not line or line.startswith("#"):
         return None
-    pattern = _trim_trailing_spaces(line)
+    pattern = _trim_trailing_spaces(_bytes(line))
     negated = pattern.startswith("!")
     if negated:
         pattern = pattern[1:]
@@ -127,8 +131,12 @@ def _compile(line: str) -> _Rule | None:
     basename_only = "/" not in pattern
     if pattern.startswith("/"):
         pattern = pattern[1:]
+    # git matches a pattern with a '/' in two steps: its literal prefix (up to the first of
+    # * ? [ \\), then the rest as a pattern of its own, so a '**' right after the prefix
+    # (`foo**/bar`) starts a whole component
+    rest = 0 if basename_only else next((k for k, c in enumerate(pattern) if c in "*?[\\"), len(pattern))
     try:
-        regex = re.compile(_translate(pattern), re.DOTALL)
+        regex = re.compile(_translate(pattern, rest), re.DOTALL)
     except _Invalid:
         return None
     return _Rule(line, regex, negated, dir_only, basename_only)
@@ -146,8 +154,15 @@ def _trim_trailing_spaces(line: str) -> str:
     return line[:end]
 
 
-def _translate(pattern: str) -> str:
-    """Translate a wildmatch pattern (WM_PATHNAME semantics) to a regex for `fullmatch`."""
+def _bytes(text: str) -> str:
+    """Return text with each UTF-8 byte as one character: git's wildmatch compares bytes, so
+    `?` matches one byte of `é`, not the letter."""
+    return text if text.isascii() else text.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
+def _translate(pattern: str, rest: int = 0) -> str:
+    """Translate a wildmatch pattern (WM_PATHNAME semantics) to a regex for `fullmatch`; `rest`
+    is where git's second step starts (see _compile)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -157,8 +172,12 @@ def _translate(pattern: str) -> str:
             while j < n and pattern[j] == "*":
                 j += 1
             # '**' is special only as a whole path component; otherwise it is a plain '*'.
-            whole = (i == 0 or pattern[i - 1] == "/") and (j == n or pattern[j] == "/")
-            if j - i >= 2 and whole:
+            starts = i in (0, rest) or pattern[i - 1] == "/"
+            if j - i >= 2 and starts and pattern.startswith("\\/", j):
+                out.append(".*/")  # '**\/' crosses directories as '**/' does, but at least one
+                i = j + 2
+                continue
+            if j - i >= 2 and starts and (j == n or pattern[j] == "/"):
                 if j == n:
                     out.append(".*")  # 'a/**': everything inside
                 else:
@@ -201,13 +220,14 @@ def _translate_bracket(pattern: str, start: int) -> tuple[str, int]:
             break
         first = False
         if c == "[" and pattern.startswith(":", i + 1):
-            close = pattern.find(":]", i + 2)
-            if close != -1:
-                name = pattern[i + 2 : close]
+            # a class only if the first ']' after it closes `:]`; otherwise the '[' is a member
+            close = pattern.find("]", i + 2)
+            if close > i + 2 and pattern[close - 1] == ":":
+                name = pattern[i + 2 : close - 1]
                 if name not in _CLASSES:
                     raise _Invalid(pattern)
                 items.append(_CLASSES[name])
-                i = close + 2
+                i = close + 1
                 continue
         if c == "\\":
             i += 1
@@ -223,8 +243,9 @@ def _translate_bracket(pattern: str, start: int) -> tuple[str, int]:
                     raise _Invalid(pattern)
                 hi = pattern[i]
                 i += 1
-            if c <= hi:  # a reversed range matches nothing, as in wildmatch
-                items.append(f"{re.escape(c)}-{re.escape(hi)}")
+            # a reversed range (`[z-a]`) is its first character alone: wildmatch has matched it
+            # as a literal before it reads the '-'
+            items.append(f"{re.escape(c)}-{re.escape(hi)}" if c <= hi else re.escape(c))
             continue
         items.append(re.escape(c))
     body = "".join(items)

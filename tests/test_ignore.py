@@ -74,6 +74,18 @@ CASES = [
     (["a/**/b"], "a/xb", False, False, "middle-dstar-needs-slash"),
     (["a**b"], "axyb", False, True, "inner-dstar-is-star"),
     (["x/a**b"], "x/a/b", False, False, "inner-dstar-not-slash"),
+    # where git's wildmatch differs from a character-wise reading (each checked with git 2.39)
+    (["?"], "é", False, False, "question-mark-is-one-byte"),
+    (["??"], "é", False, True, "two-bytes-of-one-letter"),
+    (["[!a]"], "é", False, False, "bracket-is-one-byte"),
+    (["[b-a]"], "b", False, True, "reversed-range-is-its-first-character"),
+    (["[!z-a]"], "z", False, False, "negated-reversed-range"),
+    (["foo**/bar"], "foox/y/bar", False, True, "dstar-after-literal-prefix-crosses-dirs"),
+    (["foo**/bar"], "foobar", False, True, "dstar-after-literal-prefix-zero-dirs"),
+    (["a/**\\/b"], "a/x/y/b", False, True, "dstar-escaped-slash-crosses-dirs"),
+    (["a/**\\/b"], "a/b", False, False, "dstar-escaped-slash-needs-one-dir"),
+    (["[[:a]b:]]"], "ab:]]", False, True, "colon-bracket-without-class-is-literal"),
+    (["[[:space:]]"], "\x0b", False, False, "space-class-has-no-vertical-tab"),
     # exclude everything except directory foo/bar (the documentation's example)
     (["/*", "!/foo", "/foo/*", "!/foo/bar"], "foo/bar/x.c", False, False, "only-foo-bar-kept"),
     (["/*", "!/foo", "/foo/*", "!/foo/bar"], "foo/baz.c", False, True, "only-foo-bar-sibling"),
@@ -142,6 +154,16 @@ def test_from_file(tmp_path: Path) -> None:
     assert len(rules.rules) == 2
     assert rules.match("app.min.js", False) is True
     assert IgnoreRules.from_file(tmp_path / "missing") == IgnoreRules()
+
+
+def test_from_file_line_ends_as_git_reads_them(tmp_path: Path) -> None:
+    # git strips one CR before each LF, and a lone CR is part of the pattern, not a line break
+    (tmp_path / ".ragignore").write_bytes(b"*.log\r\nbuild\rdist\n")
+    rules = IgnoreRules.from_file(tmp_path / ".ragignore")
+    assert len(rules.rules) == 2
+    assert rules.match("a.log", False) is True
+    assert rules.match("build", True) is None and rules.match("dist", True) is None
+    assert rules.match("build\rdist", False) is True
 
 
 # ---- git as the oracle --------------------------------------------------------------------------
