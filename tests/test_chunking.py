@@ -391,3 +391,25 @@ def test_a_line_of_unclosed_quotes_is_lexed_once(monkeypatch: pytest.MonkeyPatch
     assert [c.symbol for c in chunks[-2:]] == ["f1998", "f1999"]
     assert chunks[-1].start_line == 1 + 3 * 1999 + 1
     assert counting.scanned < 2 * len(text)  # each character matched about once, not once per quote
+
+
+_FILLER = "Some filler text that is long enough to stand as a section on its own, with more words here.\n" * 3
+
+
+@pytest.mark.parametrize("block", [
+    "<!--\n# not a heading: commented out\n-->",  # an HTML comment holds no heading
+    "```pip install example```",  # inline code: a backtick fence's info string has no backtick
+    "- ```sh\n  # a shell comment in a fence that opens a list item\n  ```",
+])
+def test_markdown_blocks_that_hold_no_heading(block: str) -> None:
+    text = f"# Title\n\n{_FILLER}\n{block}\n\n{_FILLER}\n## Usage\n\n{_FILLER}"
+    usage = text.split("\n").index("## Usage") + 1
+    got = [(c.start_line, c.end_line, c.symbol) for c in chunk_file("guide.md", text)]
+    assert got == [(1, usage - 2, "Title"), (usage, usage + 4, "Title > Usage")]
+
+
+def test_rst_title_with_a_short_underline_of_four_or_more() -> None:
+    # docutils warns "Title underline too short" and still makes a title; under 4 it is text
+    text = f"Intro\n=====\n\n{_FILLER}\nDownload\n~~~~~~\n\n{_FILLER}\nA long sentence\n---\n\n{_FILLER}"
+    got = [(c.start_line, c.end_line, c.symbol) for c in chunk_file("faq.rst", text)]
+    assert got == [(1, 6, "Intro"), (8, 20, "Intro > Download")]

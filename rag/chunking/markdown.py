@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from .base import MAX_CHARS, Chunk, Piece, assemble, merge_tiny, span_text, trim_blank
 from .text import chunk_text
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# a fence may open a list item (`- ```js`); a backtick fence's info string has no backtick, so
+# ```` ```pip install x``` ```` is inline code, not a fence that never closes
+_FENCE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:(`{3,})(?!.*`)|(~{3,}))")
+_COMMENT_OPEN = re.compile(r"^ {0,3}<!--")  # an HTML comment block: no heading inside it
 # the title's closing `#`s are stripped in Python (_atx_title): in the pattern, a lazy title
 # before optional closing hashes backtracks quadratically on a long run of blanks
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
@@ -82,6 +85,7 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
     headings: list[Heading] = []
     in_fence = [False] * (len(lines) + 1)  # by 1-based line number
     fence = ""
+    comment = False
     for number in range(first, len(lines) + 1):
         line = lines[number - 1]
         if fence:
@@ -90,9 +94,13 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
             if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
                 fence = ""
             continue
+        if comment or _COMMENT_OPEN.match(line):
+            in_fence[number] = True
+            comment = "-->" not in (line if comment else line.split("<!--", 1)[1])
+            continue
         m = _FENCE.match(line)
         if m is not None:
-            fence, in_fence[number] = m.group(1), True
+            fence, in_fence[number] = m.group(1) or m.group(2), True
             continue
         m = _ATX.match(line)
         if m is not None:
@@ -137,7 +145,8 @@ def _rst_headings(lines: list[str]) -> list[Heading]:
             m = _ADORNMENT.match(below)
             if (
                 m
-                and len(below.rstrip()) >= len(line.rstrip())
+                # docutils takes a shorter underline too (with a warning) once it is 4 long
+                and len(below.rstrip()) >= min(len(line.rstrip()), 4)
                 and (number == 1 or not lines[number - 2].strip() or _ADORNMENT.match(lines[number - 2]))
                 and not line.startswith(".. ")
             ):
