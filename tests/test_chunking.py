@@ -413,3 +413,40 @@ def test_rst_title_with_a_short_underline_of_four_or_more() -> None:
     text = f"Intro\n=====\n\n{_FILLER}\nDownload\n~~~~~~\n\n{_FILLER}\nA long sentence\n---\n\n{_FILLER}"
     got = [(c.start_line, c.end_line, c.symbol) for c in chunk_file("faq.rst", text)]
     assert got == [(1, 6, "Intro"), (8, 20, "Intro > Download")]
+
+
+def _js_function(name: str) -> str:
+    steps = "".join(f"    var step{j} = options.scale * value + {j} // {name} step {j} of ten\n" for j in range(10))
+    return f"  function {name}(value, options) {{\n{steps}    return step9\n  }}\n"
+
+
+_WRAPPED = "\n".join(map(_js_function, ["debounce", "throttle", "memoize", "partial"]))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (  # UMD: the code is a factory passed to the wrapper; the wrapper's lines stay as glue
+        "/*! lib v1.0.0 | MIT licence */\n(function (global, factory) {\n"
+        "  typeof exports === 'object' ? module.exports = factory() : global.lib = factory()\n"
+        "}(this, (function () {\n  'use strict'\n\n" + _WRAPPED
+        + "\n  return { debounce: debounce, throttle: throttle, memoize: memoize, partial: partial }\n})));\n",
+        [(1, 4, None), (5, 19, "debounce"), (21, 33, "throttle"), (35, 47, "memoize"), (49, 64, "partial")],
+    ),
+    (  # an IIFE: its first and last lines join the first and last functions
+        "// a browser script\n!function () {\n" + _WRAPPED + "}();\n",
+        [(1, 15, "debounce"), (17, 29, "throttle"), (31, 43, "memoize"), (45, 58, "partial")],
+    ),
+])
+def test_code_wrapped_in_a_function_is_chunked_like_a_file(text: str, expected: list[tuple[int, int, str | None]]) -> None:
+    chunks = chunk_file("dist/lib.js", text)
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == expected
+    assert_well_formed(text, chunks)
+
+
+def test_a_mixin_class_is_split_into_methods() -> None:
+    methods = "\n".join(_js_function(f"step{i}").replace("  function ", "  ", 1) for i in range(9))
+    text = "'use strict'\n\nmodule.exports = cls => class IdealTreeBuilder extends cls {\n" + methods + "}\n"
+    chunks = chunk_file("lib/build-ideal-tree.js", text)
+    assert [c.symbol for c in chunks] == [f"IdealTreeBuilder.step{i}" for i in range(9)]
+    # 13 lines a method and a blank between; the first takes the file's head, the last the `}`
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 16)] + [(4 + 14 * i, 16 + 14 * i) for i in range(1, 8)] + [(116, 129)]
+    assert_well_formed(text, chunks)

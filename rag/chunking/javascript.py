@@ -18,6 +18,7 @@ from .text import chunk_text
 MINIFIED_LINE_CHARS = 1000  # a file with most of its text on longer lines is minified or bundled ...
 MINIFIED_MEAN_CHARS = 300  # ... and so is one whose lines average more than this
 _KEEP_DEPTH = 1  # tokens deeper than this are not kept: statements and class members suffice
+_WRAPPER_DEPTH = 4  # how deep _Chunker.wrapped looks for the function body a statement wraps
 _CONTEXT_CHARS = 200
 
 # Alternatives are tried in order, so the commonest come first: names, brackets, then the
@@ -100,8 +101,8 @@ class Lexed:
     balanced: bool
 
 
-def lex(text: str, jsx: bool = True) -> Lexed:
-    """Tokenize JavaScript/TypeScript, keeping the tokens and comments at depth <= 1."""
+def lex(text: str, jsx: bool = True, keep_depth: int = _KEEP_DEPTH) -> Lexed:
+    """Tokenize JavaScript/TypeScript, keeping the tokens and comments at depth <= keep_depth."""
     tokens: list[Token] = []
     comments: list[Comment] = []
     stack: list[str] = []  # open brackets; "`" marks a `${` inside a template literal
@@ -116,7 +117,7 @@ def lex(text: str, jsx: bool = True) -> Lexed:
         nonlocal last_line
         if comments and comments[-1].end_line == start_line and last_line < start_line:
             comments[-1].trailed = True
-        if depth <= _KEEP_DEPTH:
+        if depth <= keep_depth:
             tokens.append(Token(kind, value, start_line, end_line, depth, last_line < start_line))
         last_line = end_line
 
@@ -136,7 +137,7 @@ def lex(text: str, jsx: bool = True) -> Lexed:
         if group == "name" or group == "punct" or group == "op" or group == "num":
             value = m.group(group)
             kind = "punct" if group == "op" else group
-            if len(stack) <= _KEEP_DEPTH:
+            if len(stack) <= keep_depth:
                 if comments and comments[-1].end_line == line and last_line < line:
                     comments[-1].trailed = True
                 tokens.append(Token(kind, value, line, line, len(stack), last_line < line))
@@ -182,7 +183,7 @@ def lex(text: str, jsx: bool = True) -> Lexed:
                 close = text.find("*/", end)
                 end = n if close == -1 else close + 2
             end_line = line + text.count("\n", pos, end)
-            if len(stack) <= _KEEP_DEPTH:
+            if len(stack) <= keep_depth:
                 doc = text.startswith("/**", m.start(group))
                 comments.append(Comment(line, end_line, last_line < line, doc))
             line, pos = end_line, end
@@ -273,12 +274,13 @@ def chunk_javascript(path: str, text: str, on_fallback: Callable[[str], None] | 
         if on_fallback is not None:
             on_fallback(f"minified (longest line {max(len(line) for line in lines)} chars)")
         return chunk_text(path, text, MAX_CHARS)
-    lexed = lex(text, jsx=not path.lower().endswith(_NO_JSX))
+    jsx = not path.lower().endswith(_NO_JSX)
+    lexed = lex(text, jsx)
     if not lexed.balanced:
         if on_fallback is not None:
             on_fallback("unbalanced brackets")
         return assemble(path, text, lines, _fallback_pieces(lines), group_same_symbol=True)
-    chunker = _Chunker(lines, lexed)
+    chunker = _Chunker(lines, lexed, jsx)
     pieces = chunker.body(0, len(lexed.tokens), 0, 1, len(lines), "", (), "module", None)
     return assemble(path, text, lines, pieces, group_same_symbol=True)
 
@@ -286,8 +288,9 @@ def chunk_javascript(path: str, text: str, on_fallback: Callable[[str], None] | 
 class _Chunker:
     """Turns the statements of a lexed file into pieces."""
 
-    def __init__(self, lines: list[str], lexed: Lexed) -> None:
+    def __init__(self, lines: list[str], lexed: Lexed, jsx: bool) -> None:
         self.lines = lines
+        self.jsx = jsx
         self.tokens = lexed.tokens
         # comments by their last line, for attaching them to the declaration below
         self.comment_ending: dict[int, Comment] = {}
@@ -319,6 +322,13 @@ class _Chunker:
                     continue
             start = self.attach_comments(start, cursor)
             found = self.describe(a, b, depth, prefix)
+            inner = self.wrapped(a, b, depth, start) if found is None else None
+            if inner is not None:  # `(function () { ...the file's code... })()`
+                if start > cursor:
+                    self.add_glue(pieces, cursor, start - 1, glue_kind, glue_symbol, chain)
+                pieces.extend(inner)
+                cursor = end + 1
+                continue
             if found is None:
                 self.add_glue(pieces, cursor, end, glue_kind, glue_symbol, chain)
                 cursor = end + 1
@@ -376,6 +386,44 @@ class _Chunker:
             return
         context = "\n".join(text for line, text in chain[-2:] if not start <= line <= end)
         pieces.append(Piece(start, end, kind, symbol, context, glue=True))
+
+    def wrapped(self, a: int, b: int, depth: int, first: int) -> list[Piece] | None:
+        """Chunk the code of a top-level statement that wraps it in a function, as an IIFE
+        (`(function ($) { ... })(jQuery)`) or a UMD factory does, like a file of its own: the
+        pieces of the largest function body's inner lines, between glue for the wrapper's
+        first and last lines (`first`: the statement's first line, comments above included).
+        None if the statement wraps no body over MAX_CHARS."""
+        start, end = self.tokens[a].line, self.tokens[b].end_line
+        lines = self.lines[start - 1 : end]
+        if depth != 0 or sum(map(len, lines)) + len(lines) <= MAX_CHARS:
+            return None
+        # the statement again, with its tokens kept deeper: a UMD factory is an argument of a
+        # call, in parentheses, inside the statement's own
+        toks = lex("\n".join(lines), self.jsx, _WRAPPER_DEPTH).tokens
+        best: tuple[int, int] | None = None  # (line of the body's `{`, line of its `}`)
+        for i in range(1, len(toks)):
+            # a function body's braces: `{` after a parameter list or an arrow; its contents
+            # are deeper, so the next token at its depth or above is its `}`
+            tok = toks[i]
+            if tok.text == "{" and tok.depth < _WRAPPER_DEPTH and toks[i - 1].text in (")", "=>"):
+                close = next((j for j in range(i + 1, len(toks)) if toks[j].depth <= tok.depth), None)
+                if close is not None and toks[close].text == "}":
+                    span = (tok.line, toks[close].line)
+                    if best is None or span[1] - span[0] > best[1] - best[0]:
+                        best = span
+        if best is None:
+            return None
+        open_line, close_line = best[0] + start - 1, best[1] + start - 1
+        inner = self.lines[open_line : close_line - 1]
+        if sum(map(len, inner)) + len(inner) <= MAX_CHARS:
+            return None
+        lexed = lex("\n".join(inner), self.jsx)
+        if not lexed.balanced:
+            return None
+        pieces = _Chunker(inner, lexed, self.jsx).body(0, len(lexed.tokens), 0, 1, len(inner), "", (), "module", None)
+        shifted = [p._replace(start_line=p.start_line + open_line, end_line=p.end_line + open_line) for p in pieces]
+        return ([Piece(first, open_line, "module", None, glue=True)] + shifted
+                + [Piece(close_line, end, "module", None, glue=True)])
 
     def attach_comments(self, start: int, floor: int) -> int:
         """Move a statement's first line up over the comments directly above it."""
@@ -562,6 +610,9 @@ def _describe_value(toks: list[Token], i: int, name: str, multiline: bool) -> tu
     # an arrow function: `(...) =>`, `x =>` or `<T>(...) =>` at this depth
     for j, text in enumerate(rest):
         if text == "=>":
+            if rest[j + 1 : j + 2] == ["class"]:  # a mixin: `module.exports = Base => class X extends Base {`
+                after = rest[j + 2] if j + 2 < len(rest) else "{"
+                return "class", after if after not in ("extends", "implements", "{") else name
             return "function", name
         if text in ("{", ",", ";") or (text == "(" and j > 0 and rest[j - 1] not in ("<", ">", "async")):
             break
