@@ -450,3 +450,22 @@ def test_a_mixin_class_is_split_into_methods() -> None:
     # 13 lines a method and a blank between; the first takes the file's head, the last the `}`
     assert [(c.start_line, c.end_line) for c in chunks] == [(1, 16)] + [(4 + 14 * i, 16 + 14 * i) for i in range(1, 8)] + [(116, 129)]
     assert_well_formed(text, chunks)
+
+
+@pytest.mark.parametrize("head", [
+    "export const pick = <T,>(value: T) => {",  # the comma keeps `<T>` from reading as JSX in .tsx
+    "export const pick = <K extends keyof Map<string, number>>(value: K) => {",
+    "export const pick = async <T>(value: T): Promise<T> => {",
+])
+def test_generic_arrow_functions_are_functions(head: str) -> None:
+    body = "".join(f"  const step{j} = transform(value) + {j}\n" for j in range(8))
+    text = f"import {{ transform }} from './transform'\n\n{head}\n{body}  return value\n}}\n\nexport const other = 1\n"
+    chunks = chunk_file("src/pick.tsx", text)
+    assert [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunks] == [(1, 15, "function", "pick")]
+
+
+def test_setext_and_atx_titles_collapse_blanks_alike() -> None:
+    body = "Words of a release note, enough of them to make a section of its own here.\n" * 2
+    text = f"Version 0.3  (2012-07-12)\n=========================\n\n{body}\n##  Version 0.2   (2012-01-05)\n\n{body}"
+    assert [c.symbol for c in chunk_file("releases.md", text)] == [
+        "Version 0.3 (2012-07-12)", "Version 0.3 (2012-07-12) > Version 0.2 (2012-01-05)"]

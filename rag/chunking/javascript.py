@@ -600,23 +600,40 @@ def _describe_value(toks: list[Token], i: int, name: str, multiline: bool) -> tu
         i += 1  # over `: Type`
     if i < n and toks[i].text == "=":
         i += 1
-    rest = [t.text for t in toks[i : i + 12]]
+    rest = [t.text for t in toks[i : i + 24]]
     if rest[:1] == ["async"]:
         rest = rest[1:]
     if rest[:1] == ["function"]:
         return "function", name
     if rest[:1] == ["class"]:
         return "class", name
-    # an arrow function: `(...) =>`, `x =>` or `<T>(...) =>` at this depth
-    for j, text in enumerate(rest):
+    # an arrow function: `(...) =>`, `x =>` or `<T>(...) =>` at this depth; a type parameter
+    # list (`<T,>`, `<K extends keyof T>`) is stepped over first, commas and all
+    first = _after_type_parameters(rest)
+    for j, text in enumerate(rest[first:], first):
         if text == "=>":
             if rest[j + 1 : j + 2] == ["class"]:  # a mixin: `module.exports = Base => class X extends Base {`
                 after = rest[j + 2] if j + 2 < len(rest) else "{"
                 return "class", after if after not in ("extends", "implements", "{") else name
             return "function", name
-        if text in ("{", ",", ";") or (text == "(" and j > 0 and rest[j - 1] not in ("<", ">", "async")):
+        if text in ("{", ",", ";") or (text == "(" and j > first and rest[j - 1] != "async"):
             break
     return ("module", name) if multiline else None
+
+
+def _after_type_parameters(texts: list[str]) -> int:
+    """Return the index after a leading `<...>` type parameter list of token texts (0 if none)."""
+    if texts[:1] != ["<"]:
+        return 0
+    level = 0
+    for j, text in enumerate(texts):
+        if text.startswith("<") and text.strip("<") == "":
+            level += len(text)
+        elif text.startswith(">") and text.strip(">") == "":
+            level -= len(text)
+            if level <= 0:
+                return j + 1
+    return 0
 
 
 def _describe_member(toks: list[Token], i: int) -> tuple[str, str] | None:

@@ -116,7 +116,7 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
                 and not (headings and headings[-1].line == number - 1)
                 and not _SETEXT.match(above)
             ):
-                headings.append(Heading(number - 1, 1 if m.group(1)[0] == "=" else 2, above.strip()))
+                headings.append(Heading(number - 1, 1 if m.group(1)[0] == "=" else 2, " ".join(above.split())))
     return headings, in_fence
 
 
