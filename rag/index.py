@@ -1142,6 +1142,20 @@ class Index:
         rows = self._query("SELECT path, size, mtime_ns, sha1 FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
+    def moved_repository(self) -> str | None:
+        """Return the folder that now holds this index in its default place (REPO/.rag/index.sqlite)
+        and the indexed files, when that is not the root the index was built from: the
+        repository was copied or moved with its index. Otherwise None (an index kept elsewhere
+        with --index, or in a folder that is not a copy of the repository, is not moved)."""
+        folder, name = os.path.split(os.path.abspath(self.path))
+        if name != INDEX_FILENAME or os.path.basename(folder) != INDEX_DIRNAME:
+            return None
+        owner = os.path.dirname(folder)
+        if os.path.realpath(owner) == self.manifest.root:
+            return None
+        sample = [path for (path,) in self._query("SELECT path FROM files ORDER BY rowid LIMIT 3")]
+        return owner if sample and all(os.path.isfile(os.path.join(owner, p)) for p in sample) else None
+
     def dir_mtimes(self) -> dict[str, int]:
         """Return folder -> mtime_ns of every folder holding an indexed file, as last ingested."""
         return dict(self._query("SELECT path, mtime_ns FROM dirs").fetchall())

@@ -301,7 +301,11 @@ def ingest(
     same_access = previous is not None and previous.manifest.access == access.digest
     commit = _git_commit(root) if listing.git else None
     same_options = previous is not None and previous.manifest.walk == walk_options
-    if previous is not None and same_access and same_options and not todo and not deleted and not moved:
+    # a copied or moved repository brings its index along: the new root must be stored, or a
+    # query would check (and --refresh re-read) the old folder
+    same_root = previous is not None and previous.manifest.root == str(root)
+    if (previous is not None and same_access and same_options and same_root
+            and not todo and not deleted and not moved):
         n_chunks = previous.manifest.n_chunks
         previous.close()
         # same bytes, new mtime: remember the mtime so the file is not hashed again; and the

@@ -90,14 +90,21 @@ def _retrieve(
     index_path: str | os.PathLike[str], question: str, k: int, explain: bool,
     groups: frozenset[str], refresh: bool, scoring: str,
 ) -> Retrieval:
-    if refresh:
-        with Index(index_path) as index:
-            root, settings = index.manifest.root, index.manifest.tokenizer
-            stale = index.access_changed() or bool(index.changed_files(index.files()))
-        if stale:
-            from .pipeline import ingest  # only a refresh needs the ingest pipeline
+    with Index(index_path) as index:
+        root, settings = index.manifest.root, index.manifest.tokenizer
+        # a copied or moved repository: its index's files and freshness are the old folder's
+        moved = index.moved_repository()
+        stale = refresh and (moved is not None or index.access_changed() or bool(index.changed_files(index.files())))
+    if stale:
+        from .pipeline import ingest  # only a refresh needs the ingest pipeline
 
-            ingest(root, index_path, settings)
+        ingest(moved or root, index_path, settings)
+    elif moved is not None:
+        raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
+                         f"re-run `python ingest.py {moved}`, or pass --refresh")
+    elif not os.path.isdir(root):
+        raise InputError(f"The repository {root} that the index at {index_path} was built from is gone — "
+                         "re-run `python ingest.py REPO` with the repository's new path")
     with Index(index_path) as index:
         if index.access_changed():
             # who may read what was decided at ingest: answering under the old rules could show a

@@ -594,3 +594,50 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
         assert not again.up_to_date and again.files == 4  # late.py came after the listing
     with Index(report.index_path) as index:
         assert index.changed_files() == ["app/"]  # so a query says so, until the next ingest
+
+
+@pytest.mark.parametrize("how", ["copy", "move"])
+def test_a_repository_copied_or_moved_with_its_index(tmp_path: Path, how: str) -> None:
+    import shutil
+
+    from rag.search import retrieve
+
+    original = code_repo(tmp_path / "orig")
+    ingest(original)
+    moved = tmp_path / "moved"
+    (shutil.copytree if how == "copy" else shutil.move)(original, moved)
+    (moved / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=5, giraffe=True)\n")
+    index_path = moved / ".rag" / "index.sqlite"
+    # its index still names the old folder: a query refuses rather than check (or --refresh
+    # re-read) that folder's files, which may be gone, or another repository's
+    with pytest.raises(InputError, match=f"built for {original.resolve()}.*re-run `python ingest.py {moved}"):
+        retrieve(index_path, "giraffe pool", 4)
+    found = retrieve(index_path, "giraffe pool", 4, refresh=True)  # re-reads the new folder
+    assert [h.chunk.path for h in found.hits][:1] == ["app/db.py"] and found.changed == []
+    with Index(index_path) as index:
+        assert index.manifest.root == str(moved.resolve())
+
+
+def test_reingest_of_a_copied_repository_stores_its_new_root(tmp_path: Path) -> None:
+    import shutil
+
+    original = code_repo(tmp_path / "orig")
+    ingest(original)
+    copy = Path(shutil.copytree(original, tmp_path / "copy", copy_function=shutil.copy2))  # mtimes kept
+    report = ingest(copy)
+    assert (report.files, report.reused) == (4, 4)  # nothing re-read, and yet not "up to date"
+    with Index(report.index_path) as index:
+        assert index.manifest.root == str(copy.resolve())
+    assert ingest(copy).up_to_date
+
+
+def test_a_query_says_when_the_repository_is_gone(tmp_path: Path) -> None:
+    import shutil
+
+    from rag.search import retrieve
+
+    repo = code_repo(tmp_path / "r")
+    report = ingest(repo, tmp_path / "elsewhere.sqlite")
+    shutil.rmtree(repo)
+    with pytest.raises(InputError, match="was built from is gone — re-run `python ingest.py REPO`"):
+        retrieve(report.index_path, "login password", 4)
