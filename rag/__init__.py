@@ -11,7 +11,7 @@ from .search import Hit, TermContribution, search  # eager: the name `search` is
 # what retrieval needs (the ingest pipeline, chunkers and model SDK stay unloaded).
 _EXPORTS = {
     "Chunk": "chunking.base", "chunk_file": "chunking",
-    "BackendError": "errors", "IndexFormatError": "errors", "InputError": "errors",
+    "BackendError": "errors", "IndexFormatError": "errors", "IndexWriteError": "errors", "InputError": "errors",
     "NoIndexError": "errors", "NothingToIndexError": "errors", "RagError": "errors",
     "SourceFile": "files", "Walk": "files", "walk": "files",
     "Index": "index", "Manifest": "index", "default_index_path": "index", "locate_index": "index",
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .errors import (
         BackendError,
         IndexFormatError,
+        IndexWriteError,
         InputError,
         NoIndexError,
         NothingToIndexError,
@@ -51,6 +52,7 @@ __all__ = [
     "Hit",
     "Index",
     "IndexFormatError",
+    "IndexWriteError",
     "IngestReport",
     "InputError",
     "Manifest",

@@ -19,6 +19,10 @@ class NothingToIndexError(RagError):
     """The repository has no indexable files."""
 
 
+class IndexWriteError(RagError):
+    """The index could not be written: a full disk, a read-only folder."""
+
+
 class InputError(RagError):
     """A file or value given by the user is unusable."""
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .index import Index, default_index_path, locate_index
-from .search import DEFAULT_SCORING, DEFAULT_TOP_K, Hit, search
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K, Hit, damage_reported, search
 
 if TYPE_CHECKING:
     from .pipeline import IngestReport
@@ -314,12 +314,12 @@ def run_eval(
     if corpus_root is not None:
         check_corpora(questions_path, questions, corpus_root)
     with Indexes(index_path, corpus_root, full, on_ingest) as indexes:
-        report = evaluate(
-            questions,
-            lambda q: search(indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring),
-            k,
-            indexed=lambda q: indexes.get(q)[1],
-        )
+        def retrieve(q: Question) -> list[Hit]:
+            index = indexes.get(q)[0]
+            with damage_reported(index.path):
+                return search(index, q.question, DEPTH, explain=explain, scoring=scoring)
+
+        report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
         return replace(report, indexes=indexes.paths())
 
 

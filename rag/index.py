@@ -214,10 +214,14 @@ class IndexWriter:
         self.tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
         self.tmp.unlink(missing_ok=True)
         self.conn = sqlite3.connect(self.tmp)
-        self.conn.execute("PRAGMA journal_mode=OFF")
-        self.conn.execute("PRAGMA synchronous=OFF")
-        self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # marks the file as ours
-        self.conn.executescript(_SCHEMA)
+        try:
+            self.conn.execute("PRAGMA journal_mode=OFF")
+            self.conn.execute("PRAGMA synchronous=OFF")
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # marks the file as ours
+            self.conn.executescript(_SCHEMA)
+        except BaseException:  # a full disk: no empty temporary file is left behind
+            self.abort()
+            raise
         self.postings = _Postings()
         self.forward_tids: list[array[int]] = []
         self.forward_tfs: list[array[int]] = []
@@ -674,7 +678,7 @@ class ChunkFloats:
             found = self._fetch(missing)
             if len(found) != len(missing):
                 raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — "
-                                       "re-run `python ingest.py REPO`")
+                                       "re-run `python ingest.py REPO --full`")
             for block, data in found:
                 if self._decode is not None:
                     data = self._decode(data).tobytes()
@@ -906,7 +910,7 @@ class Index:
             self._conn = _connect_for_reading(self.path)
         except sqlite3.DatabaseError as exc:
             raise IndexFormatError(
-                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
+                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
             ) from None
         self._read_manifest()
         # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
@@ -919,7 +923,7 @@ class Index:
             meta = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
         except (sqlite3.DatabaseError, ValueError) as exc:
             raise IndexFormatError(
-                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
+                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
             ) from None
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
@@ -942,7 +946,7 @@ class Index:
                 raise ValueError("array_block, bm25_avglen or root out of range")
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
-                f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO`"
+                f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO --full`"
             ) from None
         self._swap: bool = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._n_ids = int(meta.get("next_chunk", 0))  # chunk ids in use are below this
@@ -1074,7 +1078,7 @@ class Index:
     def _array(self, name: str, typecode: str) -> array[Any]:
         row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — re-run `python ingest.py REPO`")
+            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — re-run `python ingest.py REPO --full`")
         return self._decode(typecode, row[0])
 
     def _decode(self, typecode: str, data: bytes) -> array[Any]:
@@ -1222,7 +1226,7 @@ class Index:
             return self._conn.execute(sql, args)
         except sqlite3.DatabaseError as exc:
             raise IndexFormatError(
-                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO`"
+                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
             ) from None
 
 

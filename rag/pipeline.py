@@ -6,6 +6,7 @@ import gc
 import hashlib
 import heapq
 import os
+import sqlite3
 import subprocess
 import time
 from collections import Counter
@@ -17,7 +18,7 @@ from pathlib import Path
 from .access import AccessList
 from .acronyms import defined_terms
 from .chunking import chunk_file, chunker_for
-from .errors import IndexFormatError, InputError, NoIndexError, NothingToIndexError
+from .errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, NothingToIndexError
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
 from .index import (
@@ -243,11 +244,31 @@ def ingest(
     index is updated in place in one transaction; otherwise it is rebuilt into a new file
     that replaces the old one. Either way the result equals a full rebuild. With `full`,
     nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
+
+    SQLite failing while the previous index is read or updated (damaged pages, a read-only
+    file) makes a full build, which reads none of it; if that fails too (a full disk, a
+    read-only folder), IndexWriteError says so, and the previous index is left as it was.
     """
-    started = time.perf_counter()
     if not os.fspath(root).strip():
         raise InputError("No repository path given — pass the path of a repository directory")
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
+    for rebuild in ((False, True) if not full else (True,)):
+        try:
+            return _ingest(root, index_path, settings, include, exclude, max_bytes, workers, rebuild, progress,
+                           on_start)
+        except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
+            error = exc
+    raise IndexWriteError(f"Could not write the index at {index_path} ({error}) — check the free disk space and "
+                          "that its folder is writable, or pass --index to keep it elsewhere") from None
+
+
+def _ingest(
+    root: str | os.PathLike[str], index_path: Path, settings: TokenizerSettings | None,
+    include: tuple[str, ...] | None, exclude: tuple[str, ...] | None, max_bytes: int | None,
+    workers: int | None, full: bool, progress: Callable[[int], None] | None,
+    on_start: Callable[[int], None] | None,
+) -> IngestReport:
+    started = time.perf_counter()
     check_replaceable(index_path)
     previous = _open_previous(index_path)
     saved = previous.manifest if previous else None
@@ -259,7 +280,10 @@ def ingest(
     walk_options = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
     # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
     # added after the walk then still moves its folder's mtime past what the index holds
-    stored_dirs = previous.dir_mtimes() if previous is not None else {}
+    try:
+        stored_dirs = previous.dir_mtimes() if previous is not None else {}
+    except (sqlite3.Error, IndexFormatError):  # a damaged index (ingest() then builds afresh)
+        stored_dirs = {}
     dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs)
     if previous is not None and (full or previous.manifest.tokenizer != settings):
         previous.close()  # nothing of it can be reused

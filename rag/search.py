@@ -11,6 +11,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import compress, islice, repeat
 from operator import add, ge, mul, truediv
 from typing import NamedTuple
@@ -73,17 +74,26 @@ def retrieve(
     with no hit, on every indexed folder. A refresh checks every file and folder.
     """
     _check(k, scoring)  # the caller's mistakes, before anything that reads the index
-    try:
+    with damage_reported(index_path):
         return _retrieve(index_path, question, k, explain, groups, refresh, scoring)
-    except _DAMAGE as exc:
-        # a file that SQLite still opens but whose tables or values were damaged (a disk error,
-        # a hand edit) fails somewhere in the reading, in whatever way its bytes lead to
-        raise IndexFormatError(f"The index at {index_path} could not be read ({type(exc).__name__}: "
-                               f"{exc}); it may be damaged — re-run `python ingest.py REPO --full`") from None
 
 
 # what reading a damaged index raises, beyond the checks that give their own messages
 _DAMAGE = (sqlite3.Error, ArithmeticError, LookupError, ValueError, TypeError, AssertionError)
+
+
+@contextmanager
+def damage_reported(index_path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn what reading a damaged index raises into IndexFormatError, in one line.
+
+    A file that SQLite still opens but whose tables or values were damaged (a disk error, a
+    hand edit) fails somewhere in the reading, in whatever way its bytes lead to."""
+    try:
+        yield
+    except _DAMAGE as exc:
+        detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
+        raise IndexFormatError(f"The index at {index_path} could not be read ({type(exc).__name__}: "
+                               f"{detail}); it may be damaged — re-run `python ingest.py REPO --full`") from None
 
 
 def _retrieve(

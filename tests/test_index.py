@@ -498,6 +498,25 @@ def test_a_damaged_index_is_one_error_whatever_page_was_hit(tmp_path: Path) -> N
     assert outcomes["refused"] > 0
 
 
+def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Path) -> None:
+    import json
+
+    from rag.evaluate import run_eval
+
+    good = ingest(code_repo(tmp_path / "r")).index_path
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"q{i}", "question": q, "answers": [
+        {"path": "app/auth.py", "start_line": 1, "end_line": 2}]}) + "\n" for i, q in enumerate(QUESTIONS)))
+    refused = []
+    for bad in _damaged_copies(tmp_path, good):
+        try:
+            run_eval(questions, index_path=bad, explain=True)
+        except (IndexFormatError, NoIndexError) as exc:  # was: OperationalError from the search
+            refused.append(str(exc))
+        bad.unlink()
+    assert refused and all("\n" not in message and message.endswith("--full`") for message in refused)
+
+
 @pytest.mark.parametrize(
     "edit",
     [
@@ -641,3 +660,56 @@ def test_a_query_says_when_the_repository_is_gone(tmp_path: Path) -> None:
     shutil.rmtree(repo)
     with pytest.raises(InputError, match="was built from is gone — re-run `python ingest.py REPO`"):
         retrieve(report.index_path, "login password", 4)
+
+
+def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
+    # SQLite opens a file with a damaged page and fails only when the page is read: listing
+    # the files, reading chunks to reuse, updating postings. Each page in turn is damaged.
+    # An ingest that meets the damage builds afresh; one that does not (an update in place)
+    # leaves it where it was, for a query to report with the fix that works: --full.
+    repo = code_repo(tmp_path / "r")
+    index_path = ingest(repo).index_path
+    good = index_path.read_bytes()
+    page = 4096
+    assert len(good) // page >= 8
+    questions = QUESTIONS + ["pool size"]
+    outcomes = set()
+    for number in range(1, len(good) // page):  # page 0 holds the header that marks the file as ours
+        damaged = bytearray(good)
+        damaged[number * page : (number + 1) * page] = b"\xff" * page
+        index_path.write_bytes(bytes(damaged))
+        (repo / "app" / "db.py").write_text(f"def connect(url):\n    return Engine(url, pool_size={number + 10})\n")
+        report = ingest(repo)  # was: DatabaseError, or "corrupt — re-run ingest" (which did not help)
+        assert report.files == 4, number
+        expected = tmp_path / f"fresh{number}.sqlite"
+        ingest(repo, expected, full=True)
+        try:
+            assert snapshot(index_path, questions) == snapshot(expected, questions), number
+            outcomes.add("rebuilt" if report.reused == 0 else "updated")
+        except IndexFormatError as exc:
+            assert str(exc).endswith("— re-run `python ingest.py REPO --full`"), number
+            outcomes.add("reported")
+            ingest(repo, full=True)
+            assert snapshot(index_path, questions) == snapshot(expected, questions), number
+    assert "rebuilt" in outcomes  # most pages: the ingest met the damage
+
+
+def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_path: Path, monkeypatch) -> None:
+    import rag.index
+    import rag.pipeline
+    from rag import IndexWriteError
+
+    repo = code_repo(tmp_path / "r")
+    index_path = ingest(repo).index_path
+    before = snapshot(index_path, QUESTIONS)
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(rag.pipeline, "update_index", full_disk)  # an update in place
+    monkeypatch.setattr(rag.index.IndexWriter, "finish", full_disk)  # and the full build it falls back to
+    (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=9)\n")
+    with pytest.raises(IndexWriteError, match=r"^Could not write the index at .*\(database or disk is full\) — check"):
+        ingest(repo)
+    assert snapshot(index_path, QUESTIONS) == before
+    assert [p.name for p in index_path.parent.iterdir() if ".tmp-" in p.name] == []
