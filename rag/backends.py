@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .backend_choices import BACKENDS, DEFAULT_MODEL
-from .errors import BackendError
+from .errors import BackendError, terminations_as_exit
 
 if TYPE_CHECKING:
     import subprocess
@@ -276,7 +275,7 @@ class ClaudeCliBackend:
                     "or use --backend anthropic with ANTHROPIC_API_KEY"
                 ) from None
             try:
-                with _signals_end_claude():
+                with terminations_as_exit():  # then claude's session is ended too
                     stdout, stderr = _communicate(proc, prompt.user, self.timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
@@ -332,30 +331,6 @@ def _decoded(data: bytes | str | None) -> str:
     if data is None:
         return ""
     return data if isinstance(data, str) else data.decode("utf-8", "replace")
-
-
-@contextmanager
-def _signals_end_claude() -> Iterator[None]:
-    """While claude runs in its own session, turn SIGTERM and SIGHUP (a closed terminal) into an
-    exit that ends it too; by default they would end this process alone and leave claude running."""
-    import signal
-
-    def leave(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        try:
-            if signal.getsignal(sig) is signal.SIG_IGN:
-                continue  # ignored on purpose (nohup): stays ignored
-            previous[sig] = signal.signal(sig, leave)
-        except ValueError:  # not the main thread: signals stay as they are
-            break
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _end_session(proc: subprocess.Popen[str]) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class RagError(Exception):
     """An error the user can fix; the CLI prints its message and exits 1."""
@@ -29,3 +32,28 @@ class InputError(RagError):
 
 class BackendError(RagError):
     """The model backend failed: missing key, auth, rate limit, network, timeout."""
+
+
+@contextmanager
+def terminations_as_exit() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP (a closed terminal) into SystemExit while the block runs, so that
+    its cleanup runs: by default they end this process alone, and leave what it started (ingest
+    workers, `claude`) running. A signal ignored on purpose (nohup) stays ignored."""
+    import signal
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                continue
+            previous[sig] = signal.signal(sig, leave)
+        except ValueError:  # not the main thread: signals stay as they are
+            break
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

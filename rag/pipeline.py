@@ -18,7 +18,14 @@ from pathlib import Path
 from .access import AccessList
 from .acronyms import defined_terms
 from .chunking import chunk_file, chunker_for
-from .errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, NothingToIndexError
+from .errors import (
+    IndexFormatError,
+    IndexWriteError,
+    InputError,
+    NoIndexError,
+    NothingToIndexError,
+    terminations_as_exit,
+)
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
 from .index import (
@@ -143,12 +150,17 @@ def _process_all(
         return
     from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=_collect_less) as pool:
-        batches = list(_batches(files))
-        results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
-        for batch in results:
-            yield from batch
-            progress(len(batch))
+    # SIGTERM would end this process alone: the workers would go on with the batches queued for them
+    with terminations_as_exit():
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_collect_less)
+        try:
+            batches = list(_batches(files))
+            results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
+            for batch in results:
+                yield from batch
+                progress(len(batch))
+        finally:  # interrupted too: the batches not started are dropped, the running ones end
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _match_contents(

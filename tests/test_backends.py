@@ -444,11 +444,11 @@ def test_claude_whose_left_process_escapes_its_session_still_answers(
 def test_an_ignored_hangup_stays_ignored_while_claude_runs() -> None:
     import signal
 
-    from rag.backends import _signals_end_claude
+    from rag.errors import terminations_as_exit
 
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
     try:
-        with _signals_end_claude():
+        with terminations_as_exit():
             assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
             assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import write_tree
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -92,3 +93,56 @@ def test_a_reader_that_stops_early_ends_the_answer_quietly(worked_repo: Path, tm
     proc.stderr.close()
     assert proc.wait(timeout=60) == 1
     assert err == ""  # not "Error: Broken pipe — check that the path exists and is writable"
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.add(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_ingest_ends_its_workers_and_keeps_the_old_index(tmp_path: Path, sig: str) -> None:
+    import signal
+    import time
+
+    files = {f"pkg/module_{i:02d}.py": "".join(
+        f"def handler_{i}_{j}(request, session):\n    return render(request, 'page_{j}.html', session.get('k{j}'))\n\n\n"
+        for j in range(700)) for i in range(40)}  # 4 MB: enough for worker processes
+    repo = write_tree(tmp_path / "big", files)
+    assert run("ingest.py", str(repo), "--workers", "2", cwd=tmp_path).returncode == 0
+    before = run("query.py", "--json", "--no-llm", "handler session render", cwd=repo).stdout
+    proc = subprocess.Popen([sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full", "--workers", "2"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        workers = {c for c in _children(proc.pid) if _alive(c)}
+        time.sleep(0.02)
+    assert len(workers) >= 2, "the workers never started"
+    proc.send_signal(getattr(signal, sig))  # to the ingest alone, as `kill` or a closed terminal does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_alive, workers)), "a worker outlived the ingest"
+    assert [p.name for p in (repo / ".rag").iterdir() if ".tmp-" in p.name] == []
+    assert run("query.py", "--json", "--no-llm", "handler session render", cwd=repo).stdout == before
