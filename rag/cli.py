@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .backend_choices import BACKENDS, DEFAULT_MODEL
-from .errors import RagError
+from .errors import InputError, RagError
 from .index import locate_index, remember_index
 from .rerank import TEST_FACTOR, demotion
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
@@ -22,12 +22,29 @@ if TYPE_CHECKING:
     from .pipeline import IngestReport
 
 
+def _one_line(exc: click.UsageError) -> click.UsageError:
+    """The same usage error (exit 2), shown as one line that names the help instead of
+    click's usage block."""
+    where = f" — see `{exc.ctx.command_path} --help`" if exc.ctx is not None else ""
+    return click.UsageError(exc.format_message().rstrip(".") + where)
+
+
 class RagCommand(click.Command):
-    """A command whose user-fixable errors print one line and exit 1, without a traceback."""
+    """A command whose user-fixable errors print one line and exit 1 (a bad option: 2), without
+    a traceback."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
         except RagError as exc:
             raise click.ClickException(str(exc)) from None
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Python's docs advise
@@ -50,6 +67,19 @@ class RagGroup(click.Group):
     """The `rag` command group; its commands use RagCommand."""
 
     command_class = RagCommand
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:  # `rag nosuch`
+            raise _one_line(exc) from None
 
 
 index_option = click.option(
@@ -140,8 +170,7 @@ def format_ingest_report(report: IngestReport) -> str:
 def _question(words: tuple[str, ...]) -> str:
     question = " ".join(words).strip()
     if not question:
-        raise click.BadParameter("the question is empty — ask something, e.g. \"how are passages scored?\"",
-                                 param_hint="QUESTION")
+        raise InputError("The question is empty — ask something, e.g. query.py \"how are passages scored?\"")
     return question
 
 
@@ -181,6 +210,9 @@ def query_cmd(
     text = _question(question)
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
+    if (show_prompt or prompt_only) and (as_json or explain):
+        raise click.UsageError("--show-prompt and --prompt-only print the prompt alone, without --json or "
+                               "--explain — drop one, or use --no-llm for passages as JSON or explained")
 
     def find() -> list[Hit]:
         found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh, scoring)
@@ -238,7 +270,7 @@ def query_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--misses", is_flag=True,
               help="Also list questions with no hit in the top K, what came back instead, and why.")
-@click.option("-k", "--top-k", type=click.IntRange(1), default=lambda: _evaluate().MISS_K, show_default="4",
+@click.option("-k", "--top-k", type=click.IntRange(1), default=DEFAULT_TOP_K, show_default=True,  # = evaluate.MISS_K
               help="A question is a miss when no hit is in its top K passages (at most 10).")
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
 @scoring_option
@@ -254,6 +286,11 @@ def eval_cmd(
     if top_k > DEPTH:
         raise click.BadParameter(f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}",
                                  param_hint="'-k'")
+    if corpus_root and index_path:
+        raise click.UsageError("--corpus-root finds each corpus's index, --index names one — pick one")
+    if full and not corpus_root:
+        raise click.UsageError("--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
+                               "`python ingest.py REPO --full` for another index")
     report = run_eval(Path(questions), Path(index_path) if index_path else None,
                       Path(corpus_root) if corpus_root else None, top_k, explain=misses, full=full, scoring=scoring,
                       on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))

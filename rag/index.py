@@ -326,7 +326,10 @@ def write_index(
 def check_replaceable(path: Path) -> None:
     """Raise InputError unless a new index may be written at `path`: nothing there, an empty
     file, or an index of this tool (of any format, damaged or not). Anything else, a mistyped
-    --index naming notes.txt or an application's db.sqlite3, would be lost."""
+    --index naming notes.txt or an application's db.sqlite3, would be lost; nor a device or
+    a pipe (/dev/null reads as empty; opening a FIFO waits for a writer)."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise InputError(f"{path} is not a regular file — pass the path of an index file, or a folder to hold one")
     try:
         with open(path, "rb") as fh:
             head = fh.read(100)

@@ -87,13 +87,22 @@ def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: 
         (["ingest", "{empty}"], 1, "No indexable files in"),
         (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `python ingest.py REPO --index"),
         (["query", "--no-llm", "--index", "{corrupt}", "q"], 1, "is corrupt"),
-        (["query", "--no-llm", "--index", "{index}", "   "], 2, "the question is empty"),
-        (["query", "--no-llm", "--index", "{index}"], 2, "the question is empty"),
-        (["query", "--no-llm", "--index", "{index}", "-k", "0", "q"], 2, "0 is not in the range x>=1"),
+        (["query", "--no-llm", "--index", "{index}", "   "], 1, "The question is empty — ask something"),
+        (["query", "--no-llm", "--index", "{index}"], 1, "The question is empty — ask something"),
+        (["query", "--no-llm", "--index", "{index}", "-k", "0", "q"], 2,
+         "0 is not in the range x>=1 — see `main query --help`"),
         (["ingest", "{repo}", "--tokenizer", "fancy"], 2, "'fancy' is not one of 'code', 'plain'"),
+        (["query", "--json", "--prompt-only", "--index", "{index}", "q"], 2, "print the prompt alone, without --json"),
+        (["query", "--explain", "--show-prompt", "--index", "{index}", "q"], 2, "without --json or --explain"),
+        (["eval", "{file}", "--index", "{index}", "--corpus-root", "{empty}"], 2, "--index names one — pick one"),
+        (["eval", "{file}", "--full"], 2, "--full rebuilds the corpus indexes of --corpus-root"),
+        (["nosuch"], 2, "No such command 'nosuch' — see `main --help`"),
+        # a socket, not /dev/null: a regression must not replace a device of the machine running the tests
+        (["ingest", "{repo}", "--index", "{socket}"], 1, "socket is not a regular file"),
     ],
     ids=["missing-repo", "repo-is-file", "empty-repo", "no-index", "corrupt-index", "blank-question",
-         "no-question", "k-zero", "bad-tokenizer"],
+         "no-question", "k-zero", "bad-tokenizer", "json-prompt-only", "explain-show-prompt",
+         "eval-index-and-corpus-root", "eval-full-alone", "no-such-command", "index-is-a-device"],
 )
 def test_bad_input_exit_codes(runner: CliRunner, worked_repo: Path, tmp_path: Path, args, code, message) -> None:
     ingest_plain(runner, worked_repo)
@@ -103,13 +112,17 @@ def test_bad_input_exit_codes(runner: CliRunner, worked_repo: Path, tmp_path: Pa
     names = {
         "missing": str(tmp_path / "missing"), "file": str(tmp_path / "afile"), "empty": str(tmp_path / "empty"),
         "corrupt": str(tmp_path / "corrupt.sqlite"), "index": str(worked_repo / ".rag" / "index.sqlite"),
-        "repo": str(worked_repo),
+        "repo": str(worked_repo), "socket": str(tmp_path / "socket"),
     }
-    result = runner.invoke(main, [a.format(**names) for a in args])
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(names["socket"])
+        result = runner.invoke(main, [a.format(**names) for a in args])
     assert result.exit_code == code, result.output
     assert message in result.output
     assert "Traceback" not in result.output
-    assert result.output.strip().count("\n") <= 3 if code == 2 else result.output.strip().count("\n") == 0
+    assert result.output.strip().count("\n") == 0  # one line, bad options too: no usage block
 
 
 def test_every_command_has_help(runner: CliRunner) -> None:

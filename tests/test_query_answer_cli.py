@@ -87,7 +87,7 @@ def test_backend_from_the_environment(runner: CliRunner, index: Path,
         (["--backend", "gpt", QUESTION], 2, "'gpt' is not one of 'auto', 'anthropic', 'claude', 'none'"),
         (["--show-prompt", "--prompt-only", QUESTION], 2, "do not combine — pick one"),
         (["--no-llm", "--show-prompt", QUESTION], 2, "do not combine — pick one"),
-        (["--backend", "none", "   "], 2, "the question is empty"),
+        (["--backend", "none", "   "], 1, "The question is empty"),
     ],
     ids=["unknown-backend", "show-and-prompt-only", "no-llm-and-show", "empty-question"],
 )
