@@ -397,6 +397,9 @@ def resolve_backend(
     key = (env.get("ANTHROPIC_API_KEY") or "").strip() or None  # a pasted key's newline is not part of it
     if name == "none":
         return None
+    if key is not None and (" " in key or not key.isprintable()):
+        # an HTTP header cannot hold it: the SDK would fail as if the network were down
+        raise BackendError("ANTHROPIC_API_KEY holds a space or a line break — set it to the key alone")
     if name == "anthropic":
         if key is None:
             raise BackendError(

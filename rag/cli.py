@@ -168,7 +168,9 @@ def format_ingest_report(report: IngestReport) -> str:
 
 
 def _question(words: tuple[str, ...]) -> str:
-    question = " ".join(words).strip()
+    # bytes that are not UTF-8 (a Latin-1 terminal) reach Python as lone surrogates, which
+    # nothing downstream can encode: they become U+FFFD, as in indexed files
+    question = " ".join(words).encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
     if not question:
         raise InputError("The question is empty — ask something, e.g. query.py \"how are passages scored?\"")
     return question

@@ -556,5 +556,8 @@ def test_resolve_backend(tmp_path: Path, fake_claude: Path) -> None:
         resolve_backend("anthropic", env=no_claude)
     pasted = resolve_backend("anthropic", env={"ANTHROPIC_API_KEY": "sk-test\n", **no_claude})
     assert isinstance(pasted, AnthropicBackend) and pasted.api_key == "sk-test"  # not an illegal header
+    for garbled in ("sk-test\nsk-other", "sk-test sk-other", "sk-\ttest"):  # was "cannot reach the API"
+        with pytest.raises(BackendError, match="ANTHROPIC_API_KEY holds a space or a line break — set it"):
+            resolve_backend("auto", env={"ANTHROPIC_API_KEY": garbled, **no_claude})
     with pytest.raises(BackendError, match="`claude` is not on PATH"):
         resolve_backend("claude", env=no_claude)

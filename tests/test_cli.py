@@ -202,3 +202,15 @@ def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunne
     assert float(second.split()[1]) > float(first.split()[1])  # a higher score, ranked second
     results = json.loads(runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).output)
     assert [r["demoted"] for r in results["results"]] == [None, "test"]
+
+
+def test_a_question_in_bytes_that_are_not_utf8(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
+    # `query.py $'refunds \xff policy'` from a Latin-1 terminal: Python hands the byte over as a
+    # lone surrogate, which the prompt, the SDK and JSON could not encode
+    ingest_plain(runner, worked_repo)
+    monkeypatch.chdir(worked_repo)
+    result = runner.invoke(main, ["query", "--no-llm", "--json", "refunds \udcff policy"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["question"] == "refunds \ufffd policy"
+    shown = runner.invoke(main, ["query", "--show-prompt", "--backend", "none", "refunds \udcff policy"])
+    assert shown.exit_code == 0 and "refunds \ufffd policy" in shown.output
