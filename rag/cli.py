@@ -239,6 +239,8 @@ def query_cmd(
     if not hits:
         if prompt_only:
             click.echo(NO_CONTEXT_MESSAGE, err=True)
+        elif as_json and backend is None:
+            click.echo(format_unanswered_json(text, [], None, explain))
         elif as_json:
             click.echo(format_answer_json(_no_context_answer(text, backend)))
         else:
@@ -304,11 +306,15 @@ def eval_cmd(
             click.echo("\n" + format_misses(report))
 
 
-def format_unanswered_json(question: str, hits: list[Hit], prompt: str, explain: bool = False) -> str:
-    """Return the answer JSON shape for the `none` backend: passages and prompt, no answer."""
+def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, explain: bool = False) -> str:
+    """Return the answer JSON shape for the `none` backend: passages and prompt (None without
+    passages), no answer."""
+    from .answer import NO_CONTEXT
+
     return json.dumps({"question": question, "answer": None, "citations": [],
                        "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
-                       "backend": "none", "model": None, "usage": None, "prompt": prompt}, ensure_ascii=False)
+                       "backend": "none", "model": None, "usage": None,
+                       "stop_reason": None if hits else NO_CONTEXT, "prompt": prompt}, ensure_ascii=False)
 
 
 def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
@@ -383,8 +389,7 @@ def _stream(text: str) -> None:
 def _no_context_answer(question: str, backend: Any) -> Answer:
     from .answer import NO_CONTEXT, Answer
 
-    name, model = (backend.name, backend.model) if backend is not None else ("none", None)
-    return Answer(question, "", (), (), name, model, {}, NO_CONTEXT)
+    return Answer(question, "", (), (), backend.name, backend.model, {}, NO_CONTEXT)
 
 
 def format_sources(result: Answer) -> str:

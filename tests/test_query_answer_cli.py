@@ -353,3 +353,14 @@ def test_paths_without_the_api_never_import_the_sdk(scripted_repo: Path, args: l
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1] == "SDK loaded: False"
     assert "auth.py" in done.stdout
+
+
+def test_the_none_backend_json_has_one_shape_with_or_without_passages(runner: CliRunner, index: Path) -> None:
+    found = json.loads(query(runner, index, "--json", "--backend", "none", QUESTION).stdout)
+    nothing = json.loads(query(runner, index, "--json", "--backend", "none", "zzyzx qwertyuiop").stdout)
+    assert list(found) == list(nothing) == ["question", "answer", "citations", "results", "backend", "model",
+                                            "usage", "stop_reason", "prompt"]
+    assert (found["answer"], found["usage"], found["stop_reason"]) == (None, None, None)
+    assert "<document" in found["prompt"] and QUESTION in found["prompt"]
+    assert (nothing["answer"], nothing["results"], nothing["stop_reason"], nothing["prompt"]) == (
+        None, [], "no_context", None)
