@@ -114,7 +114,7 @@ def load_questions(path: Path) -> list[Question]:
     if not path.is_file():
         raise InputError(f"{path} is not a file — pass a JSONL file of labelled questions")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{path} is not UTF-8 text ({exc.reason}) — pass a JSONL file of labelled questions"

@@ -148,6 +148,7 @@ def index_file(path: str | os.PathLike[str]) -> Path:
 
 
 def _index_file(path: str) -> str:
+    path = os.path.expanduser(path)  # `--index=~/idx`: no shell expands a tilde after '='
     if os.path.isdir(path):
         if os.path.basename(os.path.normpath(path)) == INDEX_DIRNAME:
             return os.path.join(path, INDEX_FILENAME)
@@ -315,7 +316,7 @@ def write_index(
             writer.add(record)
         if not writer.paths:  # keep the previous index rather than replace it with nothing
             raise NothingToIndexError(
-                f"No indexable files in {root} — check --include/--exclude, or point at a directory with source files"
+                f"No indexable files in {root} — check --include, --exclude and --max-file-size, or point at a directory with source files"
             )
         return writer.finish(commit, access, skipped, walk, dir_mtimes)
     except BaseException:

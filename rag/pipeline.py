@@ -379,7 +379,7 @@ def _ingest(
             fresh = [*_moved_records(previous, moved, access, settings), *fresh_records()]
             if not fresh and not unchanged:
                 raise NothingToIndexError(
-                    f"No indexable files in {root} — check --include/--exclude, or point at a directory "
+                    f"No indexable files in {root} — check --include, --exclude and --max-file-size, or point at a directory "
                     "with source files"
                 )
             previous.close()

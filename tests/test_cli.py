@@ -214,3 +214,13 @@ def test_a_question_in_bytes_that_are_not_utf8(runner: CliRunner, worked_repo: P
     assert json.loads(result.output)["question"] == "refunds \ufffd policy"
     shown = runner.invoke(main, ["query", "--show-prompt", "--backend", "none", "refunds \udcff policy"])
     assert shown.exit_code == 0 and "refunds \ufffd policy" in shown.output
+
+
+def test_index_option_expands_a_tilde(runner: CliRunner, worked_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert runner.invoke(main, ["ingest", str(worked_repo), "--index=~/idx.sqlite"]).exit_code == 0  # not ./~/
+    assert (tmp_path / "idx.sqlite").is_file()
+    result = runner.invoke(main, ["query", "--no-llm", "--index=~/idx.sqlite", "-k", "1", "refunds"])
+    assert result.exit_code == 0 and "refunds.txt:1-1" in result.output

@@ -200,6 +200,12 @@ def test_load_questions(tmp_path: Path) -> None:
     ]
 
 
+def test_load_questions_from_a_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(GOOD + "\n", encoding="utf-8-sig")  # as Windows editors save UTF-8
+    assert load_questions(path) == [Question("q1", "how?", (Span("a.py", 1, 2),), None, 1)]
+
+
 @pytest.mark.parametrize(
     ("lines", "expected"),
     [
