@@ -100,9 +100,9 @@ def scan(root: Path) -> None:
 
 
 def planted(root: Path) -> None:
-    """Plant one secret of each kind in a copy of real text; count how many redact() finds."""
+    """Plant secrets of every kind in a copy of real text; count how many redact() finds."""
     # kind -> (text before, the secret, text after); secrets are built from parts so this file holds none
-    plants = {
+    plants: dict[str, tuple[str, str, str]] = {
         "private-key": ("", "-----BEGIN RSA PRIVATE KEY-----\n"
                         + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
                         + "-----END RSA PRIVATE KEY-----", ""),
@@ -136,22 +136,51 @@ def planted(root: Path) -> None:
         "azure-storage-key": ("AccountName=acct;AccountKey=",
                               ("aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY" + "z2cD4eF6gH8iJ0kL2mN4oP6qR8sT0uV2wX4" * 2)[:86] + "==",
                               ";EndpointSuffix=core.windows.net"),
+        "api-key-assignment": ('API_KEY="', "a1b2c3d4" + "e5f6g7h8", '"'),
+        "token-assignment": ("auth_token = ", "7fGh2Jk9" + "Lm4Np", ""),
+        "basic-auth": ("Authorization: Basic ", "dXNlcjpw" + "YXNz", ""),
+        "netrc-password": ("machine api.example.com login me password ", "Zq8mN3" + "pL7kR2", ""),
     }
+    # more of the same kinds, in the spellings an audit found leaking: unquoted, config-file, any case
+    more: list[tuple[str, str, str, str]] = [
+        ("password-assignment", "password = ", "Zebra9" + "Pass4", ""),  # my.cnf, ini
+        ("password-assignment", "spring.datasource.password=", "s3cr3t" + "Value", ""),  # .properties
+        ("password-assignment", "      - DB_PASSWORD=", "abcDEF" + "123xyz", ""),  # docker-compose
+        ("password-assignment", "export PGPASSWORD=", "abcDEF" + "124xyz", ""),
+        ("password-assignment", "password: ", "hunter2" + "Secret99", ""),  # YAML
+        ("password-assignment", "aws_secret_access_key = ", "abc123XYZ" + "short", ""),  # not AWS's 40 chars
+        ("password-assignment", "client_secret = ", "Gx7-kP2" + "qL9mZ", ""),
+        ("api-key-assignment", "api_key: ", "9f8e7d6c" + "5b4a3921", ""),
+        ("api-key-assignment", "apiKey: '", "Xk9mQ2vL" + "p4Rt", "'"),
+        ("api-key-assignment", "private_key = ", "4c0883a6" + "9102937d6231471b5dbb6204fe512961", ""),
+        ("token-assignment", "access_token: ", "ya29.a0AfH6" + "SMBx7kQ", ""),
+        ("basic-auth", '    "auth": "', "dXNlcjpwYXNz" + "d29yZA==", '"'),  # docker config.json
+    ]
+    plants_all = [(kind, *plant) for kind, plant in plants.items()] + more
     base = root / "flask-3.1.3" / "src" / "flask" / "app.py"
     lines = base.read_text(encoding="utf-8").splitlines(keepends=True) if base.exists() else ["x = 1\n"] * 500
-    step = max(1, len(lines) // (len(plants) + 1))
-    for i, (before, secret, after) in enumerate(plants.values(), start=1):
+    step = max(1, len(lines) // (len(plants_all) + 1))
+    for i, (_, before, secret, after) in enumerate(plants_all, start=1):
         lines.insert(i * step, before + secret + after + "\n")
     text = "".join(lines)
     redacted, counts = redact(text)
-    print("\nplanted-secrets check (one of each kind in a copy of flask/app.py):")
-    for kind, (_, secret, _) in plants.items():
+    print(f"\nplanted-secrets check ({len(plants_all)} secrets, every kind, in a copy of flask/app.py):")
+    expected: dict[str, int] = {}
+    leaks = 0
+    for kind, before, secret, _ in plants_all:
+        expected[kind] = expected.get(kind, 0) + 1
         leaked = any(part in redacted for part in secret.splitlines())
-        print(f"  {kind:21} found {counts.get(kind, 0)}/1{'   LEAKED' if leaked else ''}")
-    found = sum(min(counts.get(kind, 0), 1) for kind in plants)
+        leaks += leaked
+        if leaked:
+            print(f"  LEAKED {kind:21} {before.strip()} {mask(kind, secret)}")
+    for kind, n in expected.items():
+        print(f"  {kind:21} found {min(counts.get(kind, 0), n)}/{n}")
+    found = len(plants_all) - leaks
+    other_kind = sum(max(0, n - counts.get(kind, 0)) for kind, n in expected.items()) - leaks
     extra = sum(counts.values()) - found
     same_lines = redacted.count("\n") == text.count("\n")
-    print(f"  found {found}/{len(plants)} planted, {extra} extra; line count unchanged: {same_lines}")
+    print(f"  found {found}/{len(plants_all)} planted ({other_kind} under another kind), {extra} extra; "
+          f"line count unchanged: {same_lines}")
 
 
 def main() -> None:

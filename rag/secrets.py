@@ -3,9 +3,15 @@
 Redaction replaces each secret by `[REDACTED:<kind>]` and never changes the number of lines (a
 multi-line match keeps its line breaks after the marker), so citations by line stay exact.
 
+Credentials assigned to names (`DB_PASSWORD=...`, `password: ...`, `"apiKey": "..."`, `auth_token = ...`,
+in any case, quoted or not) are redacted when the value is a literal, not code: see _ASSIGNED and
+_assigned_secret. HTTP Basic and docker/npm `auth` values count when their base64 decodes to
+`user:password`.
+
 Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp_"`, `"://"`, ...);
-its full regex runs only when the gate passes, so a file with no candidates costs about 30 fast scans
-(0.9 s over the eight corpora's 56 MB: bench/secret_scan.py).
+its full regex runs only when the gate passes, so a file with no candidates costs about 35 fast scans
+(1.2 s over the eight corpora's 56 MB: bench/secret_scan.py). Names in any case are searched in the
+lowered text, which a literal search scans 5 times faster than an IGNORECASE pattern.
 
 False positives are kept low by shape checks: token bodies must mix upper case, lower case and
 digits (so `sk-` in `task-runner-...` never counts), JWT headers must decode to `{"alg"...}`, key
@@ -13,7 +19,9 @@ blocks must hold base64, and one-character fills (`XXXX`, `0000`) are placeholde
 is not redacted when it is a template or environment reference (`${PASS}`, `{password}`, `%s`,
 `<password>`, `$PASSWORD`), a mask (`***`), the user name again (`postgres:postgres`), or made of
 stock example words (`password`, `pass123`, `foo:bar`, `changeme`); `git@host:org/repo` has no
-`://` and is never a candidate.
+`://` and is never a candidate. An assigned value needs 8+ characters, letters with a digit or a
+symbol, no placeholder words (`your-api-key`, `xxxx`, `***`), and, unquoted, must not be code
+(`self.password`, `getpass()`, `os.environ[...]`, `None`, `${VAR}`, `next_token_2`).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from __future__ import annotations
 import base64
 import re
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 # ---- files that are skipped whole ---------------------------------------------------------------
@@ -33,15 +41,22 @@ _SECRET_NAME = re.compile(
     .*\.(?:pem|key|p12|pfx|keystore|jks)
     | id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)
     | \.npmrc | \.pypirc | \.netrc | _netrc
-    | credentials.*\.json
+    | \.pgpass | \.git-credentials | \.my\.cnf | \.htpasswd
+    | credentials                                       # AWS's shared credentials file (~/.aws/credentials)
+    | (?:.*[._-])?credentials.*\.json                    # gcloud's application_default_credentials.json, ...
+    | client_secrets?.*\.json                            # Google OAuth client files
     """,
     re.IGNORECASE,
 )
+# generic names that hold secrets only in their tool's folder: docker's auths
+_SECRET_IN_FOLDER = frozenset({(".docker", "config.json")})
 
 
 def is_secret_file(relpath: str) -> bool:
     """Tell whether a file is excluded by default because its name says it holds secrets."""
-    name = relpath.rstrip("/").rpartition("/")[2].lower()
+    folder, _, name = relpath.rstrip("/").lower().rpartition("/")
+    if (folder.rpartition("/")[2], name) in _SECRET_IN_FOLDER:
+        return True
     if name in (".env", ".envrc"):  # .envrc: direnv's, exports secrets like .env
         return True
     if _ENV_VARIANT.match(name):
@@ -69,6 +84,11 @@ class _Rule:
     regex: re.Pattern[str]
     group: str | int = 0  # the part of the match that is the secret
     check: Callable[[re.Match[str]], bool] | None = None  # reject placeholders and look-alikes
+    # For names in any case (`db_password`, `dbPassword`, `DB_PASSWORD`, `PassWord`): `regex` is
+    # IGNORECASE, which scans 5 times slower than a literal search, so this same pattern without the
+    # flag finds the candidates in the lowered text and `regex` is matched at each one; the gate is
+    # then given the lowered text
+    scan: re.Pattern[str] | None = None
 
 
 # Characters that may not sit right before a token, so `task-`/`disk-` and the like never start one.
@@ -166,6 +186,131 @@ def _real_password(match: re.Match[str]) -> bool:
     if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
         return False
     return not _stock_word(urllib.parse.unquote(value))
+
+
+# Parts of placeholder values: your-api-key-1, xxxx1234, abc***xyz, <changeme>, [REDACTED:...],
+# FTP's `-anonymous@`; and of values that are something else: URLs, regexes and paths (`\`)
+_PLACEHOLDER_PARTS = (
+    "your", "example", "placeholder", "changeme", "change_me", "change-me", "replace", "dummy", "redacted",
+    "anonymous", "xxxx", "***", "...", "://", "\\",
+)
+_SYMBOLS = frozenset("!#$%&*+?@^~")
+
+
+def _credential_value(value: str) -> bool:
+    """Accept a literal that looks chosen or generated: 8+ characters, letters with a digit or a
+    symbol (`!#$%&*+?@^~`; not `-_.=`, so `your-api-key`, `my_secret_name` and `a=b` are not), not a
+    template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`)."""
+    if len(value) < 8 or not _varied(value) or not _not_example(value):
+        return False
+    lowered = value.lower()
+    if any(part in lowered for part in _PLACEHOLDER_PARTS):
+        return False
+    return any(map(str.isalpha, value)) and (any(map(str.isdigit, value)) or not _SYMBOLS.isdisjoint(value))
+
+
+# An assignment to a name that holds a credential (the name in the rule, at the end of a longer
+# one: DB_PASSWORD, spring.datasource.password, clientSecret, x-api-key, _authToken), maybe quoted
+# (JSON, PHP, YAML), by `=`, `:`, `:=` or `=>`; then a quoted literal (maybe b"", r"", u""), or one
+# unquoted token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`,
+# `${VAR}`, `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a
+# quote, `;&|` or the end. Possessive runs: a token never backtracks, and it cannot run past the
+# next `=` or `:`, so no two candidates scan the same characters twice (linear on any input).
+_ASSIGNED = (
+    r"""(?P<name>{name})["'`]?(?P<sp1>[ \t]*)(?P<op>:=|=>|[:=])(?P<sp2>[ \t]*)"""
+    r"""(?:[bru]{{0,2}}(?P<q>["'`]))?"""
+    r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|[^\s"'`=:,;&|()\[\]{{}}<>]{{8,}}+={{0,2}}))"""
+    r"""(?(q)(?P=q)|(?=[\s"'`;&|]|\Z))"""
+)
+# an unquoted value may end the line or the statement, or be followed by a comment or a shell operator
+_VALUE_END = re.compile(r"""[ \t]*(?:[\r\n;&|"'`\\#]|//|\Z)""")
+# Unquoted values shaped as names in code, not literals: self.password, settings.API_KEY,
+# config.db.secret (dotted; not ya29.a0AfH6SMBx, whose digits sit between letters), next_token_2,
+# DEFAULT_PASSWORD_2 (snake case), CancelToken$1 (a bundler's renamed binding)
+_CODE_NAME = re.compile(
+    r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
+    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
+)
+_SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")
+_PUBLIC_NAME = re.compile(r"public[_.-]?(?:key[_.-]?)?\Z")  # .NET's publicKeyToken, a public_token
+
+
+def _assigned_secret(match: re.Match[str]) -> bool:
+    """Accept a quoted credential literal, or an unquoted token that is a literal, not code.
+
+    Unquoted values are code as often as not (`password = request.POST['password']`, `password=None`,
+    `password: str`, `token = self.token`, `def login(user, password):`), so one counts only when it
+    is a credential value (see _credential_value: `password`, `None`, `str` fail) that does not
+    start as a reference, path, operator or YAML tag/alias (`$%#/~!*@.+-`), is not a name in code
+    (see _CODE_NAME), and either is written `NAME=value` as in .env files and shells (where a
+    command may follow: `PGPASSWORD=... psql`) or ends the line or statement (`password = Zebra9Pass4`,
+    `password: s3cr3t!`, then maybe a comment, `;`, `&`, `|` or a closing quote) where code would go
+    on with `,`, `)`, `(` or an operator. An identifier with a digit that ends a line
+    (`password = userPass1`) is taken for a literal: ini and YAML values look the same.
+    """
+    value = match["secret"]
+    if not _credential_value(value):
+        return False
+    if match["q"]:
+        return True
+    if value[0] in "$%#/~!*@.+-" or _CODE_NAME.fullmatch(value):
+        return False
+    if match["op"] == "=" and not match["sp1"] and not match["sp2"]:
+        return True
+    return _VALUE_END.match(match.string, match.end("secret")) is not None
+
+
+def _pass_word(match: re.Match[str]) -> bool:
+    """Accept a bare `pass` only as a word of the name (DB_PASS, db-pass, dbPass), not bypass or compass."""
+    start = match.start("name")
+    if len(match["name"]) != 4 or start == 0:
+        return True
+    before = match.string[start - 1]
+    return not before.isalnum() or (match.string[start] == "P" and (before.islower() or before.isdigit()))
+
+
+def _secret_key_name(match: re.Match[str]) -> bool:
+    """Require a `key` name to be an API, private, encryption, signing or master key (api_key, apiKey,
+    X-API-Key, PRIVATE_KEY, encryptionKey), not any key."""
+    start = match.start("name")
+    return _SECRET_KEY_NAME.search(match.string[max(0, start - 11) : start].lower()) is not None
+
+
+def _not_public(match: re.Match[str]) -> bool:
+    """Reject a name that says its value is public (publicKeyToken)."""
+    start = match.start("name")
+    return _PUBLIC_NAME.search(match.string[max(0, start - 11) : start].lower()) is None
+
+
+def _basic_credentials(value: str) -> bool:
+    """Require base64 of `user:password`, as HTTP Basic auth and docker's and npm's `auth` carry."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError
+        return False
+    return decoded.partition(":")[2] != "" and decoded.isprintable()
+
+
+def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]], bool]) -> _Rule:
+    """Build a rule matched in any case, gated on `word` (lower case) in the lowered text; its
+    secret is the group `secret`."""
+    return _Rule(kind, _contains(word), re.compile(pattern, re.IGNORECASE), "secret", check, re.compile(pattern))
+
+
+def _anycase_matches(rule: _Rule, text: str, lowered: str) -> Iterator[re.Match[str]]:
+    """Find `rule.regex` in `text` at the candidates that `rule.scan` finds in `lowered`."""
+    assert rule.scan is not None
+    if len(lowered) != len(text):  # a few characters lengthen when lowered (İ): search the text itself
+        yield from rule.regex.finditer(text)
+        return
+    pos = 0
+    while (hit := rule.scan.search(lowered, pos)) is not None:
+        match = rule.regex.match(text, hit.start())
+        if match is None:  # a Unicode case-folding difference: skip the candidate
+            pos = hit.start() + 1
+            continue
+        yield match
+        pos = max(match.end(), hit.start() + 1)
 
 
 _RULES = (
@@ -283,19 +428,6 @@ _RULES = (
         )
         for word in ("Bearer", "bearer", "BEARER")
     ),
-    # NAME = "literal" where the name ends in password, passwd, pwd or secret (db_password, SECRET,
-    # client_secret): a literal with letters and digits, not a stock example word. One pattern per
-    # spelling, each led by its literal: one pattern with the alternatives scanned 3.7 times slower
-    *(
-        _Rule(
-            "password-assignment",
-            _contains(name),
-            re.compile(name + r"[\"']?\s*(?::=|=>|[:=])\s*(?P<q>[\"'])(?P<secret>[^\"'\s]{8,})(?P=q)"),
-            group="secret",
-            check=lambda m: _varied(m["secret"]) and _letters_and_digits(m["secret"]) and _not_example(m["secret"]),
-        )
-        for name in ("assword", "ASSWORD", "asswd", "ASSWD", "pwd", "Pwd", "PWD", "ecret", "ECRET")
-    ),
     # mysql -pSECRET, or quoted: -p'Pa$$ word' (anything but the quote), -p"..." (no $: the shell
     # would expand it)
     *(
@@ -339,16 +471,77 @@ _RULES = (
         group="secret",
         check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
     ),
+    # Assignments to credential names (see _ASSIGNED and _assigned_secret), in any case; last, so
+    # that a token rule above names the kind of a token in the same span
+    _anycase(
+        "password-assignment",
+        "pass",
+        _ASSIGNED.format(name="pass(?:word|wd|phrase)?"),  # password, passwd, passphrase, DB_PASS
+        lambda m: _pass_word(m) and _assigned_secret(m),
+    ),
+    _anycase("password-assignment", "pwd", _ASSIGNED.format(name="pwd"), _assigned_secret),
+    _anycase(
+        "password-assignment",
+        "secret",
+        # client_secret, SECRET_KEY, secretKey, secret_key_base, aws_secret_access_key (any length:
+        # AWS's own are 40 characters, the aws-secret-key rule)
+        _ASSIGNED.format(name="secret(?:[_.-]?(?:access[_.-]?)?key(?:[_.-]?base)?)?"),
+        _assigned_secret,
+    ),
+    _anycase(
+        "api-key-assignment",
+        "key",
+        _ASSIGNED.format(name="key"),  # led by the literal; the check looks back for api or private
+        lambda m: _secret_key_name(m) and _assigned_secret(m),
+    ),
+    # auth_token, access_token, refresh_token, GITHUB_TOKEN, _authToken, token
+    _anycase(
+        "token-assignment", "token", _ASSIGNED.format(name="token"), lambda m: _not_public(m) and _assigned_secret(m)
+    ),
+    # `Authorization: Basic <base64 of user:password>`; docker's config.json `"auth": "<base64>"`,
+    # npm's `_auth=<base64>`: base64 that decodes to user:password (which prose and names never do)
+    _anycase(
+        "basic-auth",
+        "basic",
+        r"basic[ \t]+(?P<secret>[a-z0-9+/]{8,}+={0,2})(?![a-z0-9+/=])",
+        lambda m: _basic_credentials(m["secret"]),
+    ),
+    _anycase(
+        "basic-auth",
+        "auth",
+        r"""auth["'`]?[ \t]*[:=][ \t]*["'`]?(?P<secret>[a-z0-9+/]{8,}+={0,2})(?![a-z0-9+/=])""",
+        lambda m: _basic_credentials(m["secret"]),
+    ),
+    # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
+    # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan
+    # is bounded
+    _Rule(
+        "netrc-password",
+        _contains("machine"),
+        re.compile(r"machine\s+\S+(?:\s+(?:login|account)\s+\S+){0,3}\s+password\s+(?P<secret>\S+)"),
+        group="secret",
+        check=lambda m: _credential_value(m["secret"]),
+    ),
 )
 
 
 def find_secrets(text: str) -> list[Finding]:
     """Find high-confidence secrets in `text`, in order, without overlaps."""
     found: list[Finding] = []
+    lowered: str | None = None
     for rule in _RULES:
-        if not rule.gate(text):
-            continue
-        for match in rule.regex.finditer(text):
+        matches: Iterator[re.Match[str]]
+        if rule.scan is None:
+            if not rule.gate(text):
+                continue
+            matches = rule.regex.finditer(text)
+        else:
+            if lowered is None:
+                lowered = text.lower()
+            if not rule.gate(lowered):
+                continue
+            matches = _anycase_matches(rule, text, lowered)
+        for match in matches:
             if rule.check is None or rule.check(match):
                 found.append(Finding(rule.kind, match.start(rule.group), match.end(rule.group)))
     if len(found) < 2:

@@ -20,6 +20,14 @@ SECRET_FILES = [
     (".npmrc", True), (".pypirc", True), (".netrc", True), ("_netrc", True),
     ("gcp/credentials.json", True), ("credentials-prod.json", True), ("credentials.yaml", False),
     ("android/release.keystore", True), ("signing.jks", True),
+    (".aws/credentials", True), ("home/.aws/credentials", True), ("deploy/credentials", True),
+    ("aws/credentials.md", False), ("credentials.py", False), ("src/credentials/__init__.py", False),
+    (".pgpass", True), (".git-credentials", True), ("git-credentials.md", False),
+    (".my.cnf", True), ("docker/mysql/my.cnf", False), (".htpasswd", True),
+    (".docker/config.json", True), ("home/.docker/config.json", True), ("config.json", False),
+    ("docker/config.json", False), ("application_default_credentials.json", True),
+    ("client_secret_1234-abc.apps.googleusercontent.com.json", True), ("client_secrets.json", True),
+    ("gcp_credentials_test.json", True), ("mycredentials.json", False),
     ("src/keys.py", False), ("docs/keyboard.md", False), ("monkey.json", False), ("README.md", False),
 ]
 
@@ -117,6 +125,9 @@ TRUE_CASES = [
     (f"SENDGRID_API_KEY={SENDGRID}", "sendgrid-key", SENDGRID, "sendgrid"),
     (f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={AZURE};EndpointSuffix=core.windows.net",
      "azure-storage-key", AZURE, "azure-storage"),
+    # 38 characters: not AWS's shape, still a secret by its name
+    ("SECRET_KEY = 'Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s'", "password-assignment",
+     "Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s", "secret-key-not-aws-shape"),
 ]
 
 
@@ -189,7 +200,6 @@ FALSE_CASES = [
     ("-----BEGIN PUBLIC KEY-----\n" + KEY_BODY + "-----END PUBLIC KEY-----", "public-key-block"),
     ("token = 'ghp_" + "x" * 36 + "'", "github-placeholder"),
     ("AKIA" + "IOSFODNN7EXAMPLEXYZ", "aws-id-too-long"),
-    ("SECRET_KEY = 'Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s'", "secret-not-aws"),
     ("publishable = 'pk_" + "live_51HqL2eKx9Zb7Vm3Np4Rt8Wy'", "stripe-publishable"),
     ("stripe_key = 'sk_" + "test_" + "x" * 24 + "'", "stripe-placeholder"),
     ("eyJhbGciOiJub25lIn0.e30.", "jwt-unsigned"),
@@ -200,6 +210,137 @@ FALSE_CASES = [
 
 @pytest.mark.parametrize("text", [c[0] for c in FALSE_CASES], ids=[c[1] for c in FALSE_CASES])
 def test_leaves_lookalikes(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+# ---- credentials assigned to names: unquoted or quoted, any spelling ------------------------------
+
+P, K, T, B = (f"[REDACTED:{kind}]" for kind in ("password-assignment", "api-key-assignment", "token-assignment",
+                                                 "basic-auth"))
+
+# (text, the same text redacted); values are assembled from parts, like the fakes above
+ASSIGNMENT_CASES = [
+    ("password = Zebra9" + "Pass4", f"password = {P}", "my-cnf"),
+    ("spring.datasource.password=s3cr3t" + "Value", f"spring.datasource.password={P}", "java-properties"),
+    ("DB_PASSWORD=abcDEF" + "123xyz", f"DB_PASSWORD={P}", "env-line"),
+    ("      - DB_PASSWORD=abcDEF" + "123xyz", f"      - DB_PASSWORD={P}", "compose-environment"),
+    ("export PGPASSWORD=abcDEF" + "123xyz", f"export PGPASSWORD={P}", "shell-export"),
+    ("PGPASSWORD=abcDEF" + "123xyz psql -h db -U app", f"PGPASSWORD={P} psql -h db -U app", "env-prefix-command"),
+    ("export PGPASSWORD=abcDEF" + "123xyz; psql", f"export PGPASSWORD={P}; psql", "shell-semicolon"),
+    ("password: hunter2" + "Secret99", f"password: {P}", "yaml"),
+    ("  password: hunter2" + "Secret99  # prod", f"  password: {P}  # prod", "yaml-comment"),
+    ("password: Zebra!" + "Pass", f"password: {P}", "symbol-without-digit"),
+    ("PassWord = Qw7rT5" + "yU9", f"PassWord = {P}", "mixed-case-name"),
+    ("MYSQL_ROOT_PASS=Qw7rT5" + "yU9", f"MYSQL_ROOT_PASS={P}", "pass-word"),
+    ("dbPass: 'Qw7!rT5" + "y'", f"dbPass: '{P}'", "camel-pass"),
+    ("'password' => 'Tr0ub4" + "dor&3',", f"'password' => '{P}',", "php-arrow"),
+    ("db_pwd := Zq8mN3" + "pL7kR2", f"db_pwd := {P}", "walrus"),
+    ("aws_secret_access_key = abc123" + "XYZshort", f"aws_secret_access_key = {P}", "aws-secret-not-40-chars"),
+    ("client_secret = Gx7-kP2" + "qL9mZ", f"client_secret = {P}", "client-secret-unquoted"),
+    ('"clientSecret": "Gx7-kP2' + 'qL9mZ",', f'"clientSecret": "{P}",', "client-secret-camel-json"),
+    ('hmac_secret = b"Zq8mN3' + 'pL7kR2"', f'hmac_secret = b"{P}"', "python-bytes-literal"),
+    ('API_KEY="a1b2c3d4' + 'e5f6g7h8"', f'API_KEY="{K}"', "api-key-quoted"),
+    ("api_key: 9f8e7d6c" + "5b4a3921", f"api_key: {K}", "api-key-yaml"),
+    ("apiKey: 'Xk9mQ2vL" + "p4Rt'", f"apiKey: '{K}'", "api-key-camel"),
+    ("X-API-Key: 0123abcd" + "4567ef89", f"X-API-Key: {K}", "api-key-header"),
+    ("APIKEY=0123abcd" + "4567ef89", f"APIKEY={K}", "apikey-upper"),
+    ("curl 'https://api.example.com/v1?api_key=abc123" + "def456&q=1'",
+     f"curl 'https://api.example.com/v1?api_key={K}&q=1'", "api-key-in-query"),
+    ("private_key = 4c0883a6" + "9102937d6231471b5dbb6204fe512961", f"private_key = {K}", "private-key-hex"),
+    ("ENCRYPTION_KEY=Zq8mN3" + "pL7kR2", f"ENCRYPTION_KEY={K}", "encryption-key"),
+    ("  secret_key_base: 9f8e7d6c" + "5b4a3921", f"  secret_key_base: {P}", "rails-secret-key-base"),
+    ("auth_token = 7fGh2Jk9" + "Lm4Np", f"auth_token = {T}", "auth-token"),
+    ("access_token: ya29.a0AfH6" + "SMBx7kQ", f"access_token: {T}", "access-token-dotted"),
+    ("//registry.npmjs.org/:_authToken=7fGh2Jk9" + "Lm4Np", f"//registry.npmjs.org/:_authToken={T}", "npmrc-authtoken"),
+    ("Authorization: Basic dXNlcjpw" + "YXNz", f"Authorization: Basic {B}", "basic-auth-header"),
+    ('      "auth": "dXNlcjpwYXNz' + 'd29yZA=="', f'      "auth": "{B}"', "docker-config-auth"),
+    ("_auth=dXNlcjpw" + "YXNz", f"_auth={B}", "npmrc-auth"),
+    ("machine api.github.com login me password Zq8mN3" + "pL7kR2",
+     "machine api.github.com login me password [REDACTED:netrc-password]", "netrc-line"),
+    # a character that lengthens when lowered: the names are then matched in the text itself
+    ("# İzmir\nPassword: Zebra9" + "Pass4", f"# İzmir\nPassword: {P}", "unicode-lengthening"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[:2] for c in ASSIGNMENT_CASES], ids=[c[2] for c in ASSIGNMENT_CASES])
+def test_redacts_assigned_credentials(text: str, expected: str) -> None:
+    kind = expected.partition("[REDACTED:")[2].partition("]")[0]
+    assert redact(text) == (expected, {kind: 1})
+
+
+def test_config_file_keeps_its_lines() -> None:
+    text = (
+        "[client]\nuser = app\npassword = Zebra9" + "Pass4\nhost = db\n\n"
+        "machine db.internal\n  login app\n  password Zq8mN3" + "pL7kR2\n"
+    )
+    assert redact(text) == (
+        f"[client]\nuser = app\npassword = {P}\nhost = db\n\n"
+        "machine db.internal\n  login app\n  password [REDACTED:netrc-password]\n",
+        {"password-assignment": 1, "netrc-password": 1},
+    )
+
+
+# code, templates, placeholders and prose: a name that holds credentials, no literal credential
+ASSIGNMENT_LOOKALIKES = [
+    ("password = request.POST['password']", "request-lookup"),
+    ("password=None", "none"),
+    ("password: str", "annotation"),
+    ("password: SecretStr = Field(min_length=8)", "annotation-with-default"),
+    ("access_token: OAuth2Token = Depends(oauth2_scheme)", "annotation-with-digit"),
+    ("token: Optional[str] = None", "optional-annotation"),
+    ("password = getpass()", "call"),
+    ("password = getpass.getpass(prompt2)", "dotted-call"),
+    ("password = self.password", "attribute"),
+    ("SECRET_KEY = settings.SECRET_KEY_V2", "dotted-constant"),
+    ('api_key = os.environ["API_KEY"]', "environ"),
+    ('password = form.cleaned_data.get("password")', "method-chain"),
+    ("def login(user, password):", "parameter"),
+    ("def login(user, password=DEFAULT_PASSWORD_2):", "parameter-default-constant"),
+    ("password=password", "keyword-same-name"),
+    ("connect(host=h, password=pw1234567, port=5432)", "keyword-variable-with-digit"),
+    ("token = next_page_token_2", "snake-variable"),
+    ("dollarToken = +dollarToken;", "unary-expression"),
+    ("axios.CancelToken = CancelToken$1;", "bundler-binding"),
+    ("token => token.trim()", "arrow-function"),
+    ("cancelToken: source.token,", "object-property"),
+    ("apiKey: process.env.API_KEY,", "process-env"),
+    ("password: ${{ secrets.DB_PASSWORD }}", "actions-secret"),
+    ("password: ${DB_PASSWORD}", "env-reference"),
+    ("DB_PASSWORD=${DB_PASSWORD:-}", "env-default"),
+    ("password: '{{ vault_db_password }}'", "jinja"),
+    ("password: '%(db_password)s'", "percent-format"),
+    ("password: !vault |", "yaml-tag"),
+    ("password: *default_password1", "yaml-alias"),
+    ("password: /run/secrets/db_password1", "path"),
+    ("PWD=/home/user/project2", "shell-pwd"),
+    ("password: ENC(Zq8mN3pL7kR2)", "encrypted-value"),
+    ("password = changeme", "changeme"),
+    ("password: xxx", "xxx"),
+    ("password: <password>", "angle-placeholder"),
+    ("password: ***", "mask"),
+    ("password: '********'", "quoted-mask"),
+    ("api_key: your-api-key", "your-api-key"),
+    ('API_KEY="your-api-key-1234"', "your-api-key-with-digits"),
+    ("api_key = 'xxxxxxxxxxxx1234'", "x-fill"),
+    ("password = 'password123'", "stock-word"),
+    ("password_hash = Zq8mN3pL7kR2", "name-continues"),
+    ("bypass = abc123xyz9", "bypass-not-pass"),
+    ("secret: my-secret-name", "kebab-words"),
+    ("cache_key = Zq8mN3pL7kR2", "not-a-secret-key-name"),
+    ("monkey: Zq8mN3pL7kR2", "key-inside-a-word"),
+    ('publicKeyToken="1fc8b3b9a1e18e3b"', "public-key-token"),
+    ("jsonnet_token = r'[^\\W\\d]\\w*'", "regex-literal"),
+    ("The password is stored hashed; the API key is read from the settings.", "prose"),
+    ("Password: at least 8 characters, with 1 digit.", "prose-colon"),
+    ("auth_token: the token the server returned", "prose-yaml-like"),
+    ("WWW-Authenticate: Basic realm=\"api\"", "basic-realm"),
+    ("Basic authentication and basic configuration", "basic-prose"),
+    ("a machine learning password policy", "machine-prose"),
+]
+
+
+@pytest.mark.parametrize("text", [c[0] for c in ASSIGNMENT_LOOKALIKES], ids=[c[1] for c in ASSIGNMENT_LOOKALIKES])
+def test_leaves_code_and_placeholders_assigned_to_credential_names(text: str) -> None:
     assert redact(text) == (text, {})
 
 
@@ -238,6 +379,9 @@ def test_find_secrets_spans() -> None:
 def test_redact_is_idempotent() -> None:
     once, _ = redact(f"{RSA_KEY}\nhttps://u:" + "Qw9rT5yU2i" + f"@h\n{OPENAI}")
     assert redact(once) == (once, {})
+    once, counts = redact("\n".join(c[0] for c in ASSIGNMENT_CASES))
+    assert sum(counts.values()) == len(ASSIGNMENT_CASES)
+    assert redact(once) == (once, {})
 
 
 @pytest.mark.parametrize(
@@ -250,9 +394,25 @@ def test_redact_is_idempotent() -> None:
         "password='" * 10_000,
         "Bearer " * 15_000,
         ("-----BEGIN " + "PRIVATE KEY-----\n") * 4_000,  # BEGIN lines and never an END
+        "password=" * 11_000,  # each a candidate, each token stopped by the next '='
+        "api_key:" * 12_500,
+        'token="' * 14_000,
+        "password: " + "a1" * 50_000 + "(",  # one long token, then code
+        ("password = " + "a1" * 100 + "(") * 470,
+        "pass" * 25_000 + "=",
+        "password" + " " * 100_000 + "=",
+        "key=" * 25_000,
+        "İpassword=" * 10_000,  # lowering changes the length: the IGNORECASE fallback
+        "Basic " * 16_000,
+        "Basic " + "QUJD" * 25_000 + "!",
+        'auth: "' * 14_000,
+        "machine " * 12_500,
+        "machine h " + "login machine " * 7_000,
     ],
     ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words",
-         "begins-without-end"],
+         "begins-without-end", "assignments", "colon-assignments", "quoted-assignments", "long-token-then-call",
+         "tokens-then-calls", "pass-words", "blanks-before-operator", "key-assignments", "unicode-fallback",
+         "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins"],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
