@@ -100,27 +100,30 @@ def _retrieve(
     index_path: str | os.PathLike[str], question: str, k: int, explain: bool,
     groups: frozenset[str], refresh: bool, scoring: str,
 ) -> Retrieval:
-    with Index(index_path) as index:
-        root, settings = index.manifest.root, index.manifest.tokenizer
-        # a copied or moved repository: its index's files and freshness are the old folder's
-        moved = index.moved_repository()
-        stale = refresh and (moved is not None or index.access_changed() or bool(index.changed_files(index.files())))
-    if stale:
-        from .pipeline import ingest  # only a refresh needs the ingest pipeline
+    if refresh:
+        with Index(index_path) as index:
+            root, settings = index.manifest.root, index.manifest.tokenizer
+            # a copied or moved repository: re-read the new folder, not the old one
+            moved = index.moved_repository()
+            stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
+        if stale:
+            from .pipeline import ingest  # only a refresh needs the ingest pipeline
 
-        ingest(moved or root, index_path, settings)
-    elif moved is not None:
-        raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-                         f"re-run `python ingest.py {moved}`, or pass --refresh")
-    elif not os.path.isdir(root):
-        raise InputError(f"The repository {root} that the index at {index_path} was built from is gone — "
-                         "re-run `python ingest.py REPO` with the repository's new path")
-    with Index(index_path) as index:
+            ingest(moved or root, index_path, settings)
+    with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
+        root = index.manifest.root
+        moved = index.moved_repository()
+        if moved is not None:  # its files and freshness would be the old folder's
+            raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
+                             f"re-run `python ingest.py {moved}`, or pass --refresh")
+        if not os.path.isdir(root):
+            raise InputError(f"The repository {root} that the index at {index_path} was built from is gone — "
+                             "re-run `python ingest.py REPO` with the repository's new path")
         if index.access_changed():
             # who may read what was decided at ingest: answering under the old rules could show a
             # file to a caller the new ones shut out
             raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
-                             f"`python ingest.py {index.manifest.root}`, or pass --refresh")
+                             f"`python ingest.py {root}`, or pass --refresh")
         hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
