@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -241,3 +242,46 @@ def test_agrees_with_git(tmp_path: Path) -> None:
     kept = set(_git(repo, "ls-files", "--others", "--exclude-standard").splitlines())
     assert {rel for rel, is_dir in paths.items() if not is_dir and rel not in ours} == kept
     assert 10 < len(ours) < len(paths) - 10  # the tree exercises both outcomes
+
+
+# pieces of random patterns: literals (one non-ASCII: git matches bytes), wildcards, brackets, escapes
+_PIECES = ["a", "b", "ab", "x.py", "é", "1", "*", "?", "**", "[ab]", "[!a]", "[a-c]", "[b-a]", "[[:digit:]]",
+           "\\*", "a*", "*.py", "?b"]
+_NAMES = ["a", "b", "ab", "x.py", "é", "1", "a.b", "*", "ba"]
+
+
+def _random_pattern(rng: random.Random) -> str:
+    pattern = "/".join("".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 2)))
+                       for _ in range(rng.randint(1, 3)))
+    if rng.random() < 0.3:
+        pattern = "/" + pattern
+    if rng.random() < 0.2:
+        pattern += "/"
+    return ("!" if rng.random() < 0.25 else "") + pattern
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_random_patterns_agree_with_git(tmp_path: Path) -> None:
+    # a seeded sample of what a fuzzer against git check-ignore ran in the thousands (it found
+    # byte-wise `?` and brackets, reversed ranges and `**` after a literal prefix)
+    rng = random.Random(20261130)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", ".")
+    paths = sorted({"/".join(rng.choice(_NAMES) for _ in range(rng.randint(1, 3))) for _ in range(60)})
+    files = [p for p in paths if not any(q.startswith(p + "/") for q in paths)]  # a name is a file or a folder
+    for rel in files:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("x", encoding="utf-8")
+    listed = {p.relative_to(repo).as_posix(): p.is_dir() for p in repo.rglob("*") if ".git" not in p.parts}
+    disagreements = []
+    for _ in range(120):
+        patterns = [_random_pattern(rng) for _ in range(rng.randint(1, 4))]
+        (repo / ".gitignore").write_text("\n".join(patterns) + "\n", encoding="utf-8")
+        rules = [IgnoreRules.from_file(repo / ".gitignore")]
+        ours = {rel for rel, is_dir in listed.items() if is_ignored(rules, rel, is_dir)}
+        out = _git(repo, "-c", "core.quotePath=false", "check-ignore", "--stdin", stdin="\n".join(sorted(listed)) + "\n")
+        theirs = set(out.splitlines())
+        if ours != theirs:
+            disagreements.append((patterns, sorted(ours ^ theirs)[:3]))
+    assert disagreements == []
