@@ -232,7 +232,20 @@ _CODE_NAME = re.compile(
     r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
 )
 _SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")
-_PUBLIC_NAME = re.compile(r"public[_.-]?(?:key[_.-]?)?\Z")  # .NET's publicKeyToken, a public_token
+# Token names that are not credentials: .NET's publicKeyToken, and the pagination, idempotency,
+# lock and verification tokens of cloud APIs (NextToken, ChangeToken, ClientToken, output_token)
+_NOT_AUTH_TOKEN = re.compile(
+    r"(?:public[_.-]?(?:key)?|next|page|continuation|change|lock|client|request|idempotency|action|export|import"
+    r"|output|input|update|copy|product|forward|backward|workunit|verification|webidentity|cancel|sync|resume"
+    r"|marker|cursor|pagination)[_.-]?\Z"
+)
+_HASHED_NAME = re.compile(r"hash(?:ed)?[_.-]?\Z")  # hashed_password: a hash, not the password
+_HASH_VALUE = re.compile(r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$")
+_KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
+_REPEATED = re.compile(r"(.)\1{4}")  # lcccccccX2kccccccc: a test vector
+# a dotted name in code whose first part has no digit (rust_openssl.hpke.X25519PrivateKey), where
+# a token's first part has one (ya29.a0AfH6SMBx)
+_DOTTED_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_$][\w$]*)+")
 
 
 def _assigned_secret(match: re.Match[str]) -> bool:
@@ -251,13 +264,45 @@ def _assigned_secret(match: re.Match[str]) -> bool:
     value = match["secret"]
     if not _credential_value(value):
         return False
+    if not _not_a_reference(match):
+        return False
     if match["q"]:
         return True
-    if value[0] in "$%#/~!*@.+-" or _CODE_NAME.fullmatch(value):
+    if value[0] in "$%#/~!*@.+-" or _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
         return False
     if match["op"] == "=" and not match["sp1"] and not match["sp2"]:
         return True
     return _VALUE_END.match(match.string, match.end("secret")) is not None
+
+
+def _not_a_reference(match: re.Match[str]) -> bool:
+    """Reject what names or tests a credential without being one: a type name (the hash of
+    `"AWS::MSK::BatchScramSecret"` in a schema), an ARN (`arn:aws:...:secret:name-a1b2c3`, where
+    `:secret:` reads as an assignment), a password hash (`hashed_password`, `pbkdf2_sha256$...`), a
+    patterned test vector (`ccccc`, `abcdefghij`)."""
+    text, start, value = match.string, match.start("name"), match["secret"]
+    before = text[max(0, start - 40) : start]
+    key = _KEY_BEFORE.search(before)
+    if key is not None and "::" in key.group() + match["name"]:
+        return False
+    if before.endswith(":") and match["op"] == ":" and not match["sp1"] and not match["sp2"]:
+        return False
+    if value[:4].lower() in ("arn:", "urn:"):
+        return False
+    if _HASHED_NAME.search(before[-24:].lower()) or _HASH_VALUE.match(value):
+        return False
+    return _REPEATED.search(value) is None and not _ascending_run(value)
+
+
+def _ascending_run(value: str, n: int = 6) -> bool:
+    """Tell whether `n` letters in a row follow the alphabet (abcdef; case-sensitive, so
+    abcDEF123xyz has none)."""
+    run = 1
+    for a, b in zip(value, value[1:]):
+        run = run + 1 if a.isalpha() and b.isalpha() and ord(b) == ord(a) + 1 else 1
+        if run >= n:
+            return True
+    return False
 
 
 def _pass_word(match: re.Match[str]) -> bool:
@@ -276,10 +321,11 @@ def _secret_key_name(match: re.Match[str]) -> bool:
     return _SECRET_KEY_NAME.search(match.string[max(0, start - 11) : start].lower()) is not None
 
 
-def _not_public(match: re.Match[str]) -> bool:
-    """Reject a name that says its value is public (publicKeyToken)."""
+def _auth_token_name(match: re.Match[str]) -> bool:
+    """Reject a token name that says its value is public or not a credential (publicKeyToken,
+    NextToken, ChangeToken, idempotency and lock tokens)."""
     start = match.start("name")
-    return _PUBLIC_NAME.search(match.string[max(0, start - 11) : start].lower()) is None
+    return _NOT_AUTH_TOKEN.search(match.string[max(0, start - 24) : start].lower()) is None
 
 
 def _basic_credentials(value: str) -> bool:
@@ -496,7 +542,7 @@ _RULES = (
     ),
     # auth_token, access_token, refresh_token, GITHUB_TOKEN, _authToken, token
     _anycase(
-        "token-assignment", "token", _ASSIGNED.format(name="token"), lambda m: _not_public(m) and _assigned_secret(m)
+        "token-assignment", "token", _ASSIGNED.format(name="token"), lambda m: _auth_token_name(m) and _assigned_secret(m)
     ),
     # `Authorization: Basic <base64 of user:password>`; docker's config.json `"auth": "<base64>"`,
     # npm's `_auth=<base64>`: base64 that decodes to user:password (which prose and names never do)
