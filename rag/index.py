@@ -1,6 +1,6 @@
 """Building, saving, updating and loading the index: an SQLite file a query reads piecemeal.
 
-Layout (FORMAT_VERSION 8):
+Layout (FORMAT_VERSION 9):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
@@ -66,7 +66,9 @@ if TYPE_CHECKING:
 # A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
 # (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
-FORMAT_VERSION = 8
+# 9 (stop 15): same tables as 8, but files are chunked and redacted by newer rules; an index of 8
+# may hold credentials these rules redact, and reusing its unchanged files would keep them
+FORMAT_VERSION = 9
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
 # readable even when the rest of the file is damaged
 APPLICATION_ID = int.from_bytes(b"rag!", "big")

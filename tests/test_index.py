@@ -135,6 +135,18 @@ def test_old_format_version_says_to_reingest(tmp_path: Path) -> None:
         Index(path)
 
 
+def test_an_index_of_an_older_format_is_rebuilt_not_reused(tmp_path: Path) -> None:
+    # format 8 indexes were chunked and redacted by older rules: their unchanged files may hold
+    # credentials that the rules of format 9 redact, so nothing of them is reused
+    repo = code_repo(tmp_path / "r")
+    path = ingest(repo).index_path
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE meta SET value = '{FORMAT_VERSION - 1}' WHERE key = 'format_version'")
+    report = ingest(repo)
+    assert not report.up_to_date and report.reused == 0 and report.files == 4
+    assert Index(path).manifest.format_version == FORMAT_VERSION
+
+
 def test_truncated_index_fails_cleanly_at_query_time(tmp_path: Path) -> None:
     repo = code_repo(tmp_path / "r")
     path = ingest(repo).index_path
