@@ -144,7 +144,8 @@ def test_an_index_of_an_older_format_is_rebuilt_not_reused(tmp_path: Path) -> No
         conn.execute(f"UPDATE meta SET value = '{FORMAT_VERSION - 1}' WHERE key = 'format_version'")
     report = ingest(repo)
     assert not report.up_to_date and report.reused == 0 and report.files == 4
-    assert Index(path).manifest.format_version == FORMAT_VERSION
+    with Index(path) as index:
+        assert index.manifest.format_version == FORMAT_VERSION
 
 
 def test_truncated_index_fails_cleanly_at_query_time(tmp_path: Path) -> None:
