@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -469,3 +471,34 @@ def test_setext_and_atx_titles_collapse_blanks_alike() -> None:
     text = f"Version 0.3  (2012-07-12)\n=========================\n\n{body}\n##  Version 0.2   (2012-01-05)\n\n{body}"
     assert [c.symbol for c in chunk_file("releases.md", text)] == [
         "Version 0.3 (2012-07-12)", "Version 0.3 (2012-07-12) > Version 0.2 (2012-01-05)"]
+
+
+def test_a_long_elif_chain_is_chunked() -> None:
+    # each `elif` is an `if` nested in the one before: walking them recursively overflowed the
+    # stack at about a thousand, and the ingest ended with a RecursionError
+    text = "x = 0\nif x == 0:\n    y = 0\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1500))
+    text += "\n\ndef dispatch(value):\n    \"\"\"Return the branch taken for the value.\"\"\"\n    return y\n"
+    chunks = chunk_file("branches.py", text)
+    assert_well_formed(text, chunks)
+    assert (chunks[-1].symbol, chunks[-1].kind) == ("dispatch", "function")
+
+
+def _run_chunker(name: str, text: str) -> int:
+    """Chunk in a child process, cut off after 20 s: returns the chunk count, or -1 if cut off.
+    (Linear work takes milliseconds here; the quadratic and exponential forms took minutes.)"""
+    code = ("import sys; from rag.chunking import chunk_file; "
+            "print(len(chunk_file(sys.argv[1], sys.stdin.read())))")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, name], input=text, capture_output=True, text=True,
+                              timeout=20, cwd=Path(__file__).resolve().parent.parent, check=True)
+    except subprocess.TimeoutExpired:
+        return -1
+    return int(done.stdout)
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("fences.md", "`" * 1_000_000 + "x`\n"),  # a lookahead rescanned the line per backtick: 2 min
+    ("nested.js", "(function () {\n" * 3000 + "x = 1;\n" * 400 + "})();\n" * 3000),  # re-lexed per level
+])
+def test_hostile_input_is_chunked_in_linear_time(name: str, text: str) -> None:
+    assert _run_chunker(name, text) > 0

@@ -726,3 +726,22 @@ def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_p
         ingest(repo)
     assert snapshot(index_path, QUESTIONS) == before
     assert [p.name for p in index_path.parent.iterdir() if ".tmp-" in p.name] == []
+
+
+def test_a_chunker_that_overflows_the_stack_does_not_end_the_ingest(tmp_path: Path, monkeypatch) -> None:
+    import rag.pipeline
+
+    chunk_file = rag.pipeline.chunk_file
+
+    def overflowing(path: str, text: str) -> list:
+        if path == "app/db.py":
+            raise RecursionError("maximum recursion depth exceeded")
+        return chunk_file(path, text)
+
+    monkeypatch.setattr(rag.pipeline, "chunk_file", overflowing)
+    report = ingest(code_repo(tmp_path / "r"), workers=1)
+    assert report.files == 4
+    with Index(report.index_path) as index:
+        hits = search(index, "connect engine pool size", k=1)
+    assert [(h.chunk.path, h.chunk.kind, h.chunk.symbol, h.chunk.start_line) for h in hits] == [
+        ("app/db.py", "text", None, 1)]  # indexed as paragraphs

@@ -18,6 +18,9 @@ from .text import chunk_text
 MINIFIED_LINE_CHARS = 1000  # a file with most of its text on longer lines is minified or bundled ...
 MINIFIED_MEAN_CHARS = 300  # ... and so is one whose lines average more than this
 _KEEP_DEPTH = 1  # tokens deeper than this are not kept: statements and class members suffice
+# wrappers inside wrappers looked into (a UMD factory in an IIFE, a DOMContentLoaded callback in
+# either); each re-lexes its statement, so a bound keeps the work linear in the file
+_UNWRAP_LEVELS = 3
 _WRAPPER_DEPTH = 4  # how deep _Chunker.wrapped looks for the function body a statement wraps
 _CONTEXT_CHARS = 200
 
@@ -288,9 +291,10 @@ def chunk_javascript(path: str, text: str, on_fallback: Callable[[str], None] | 
 class _Chunker:
     """Turns the statements of a lexed file into pieces."""
 
-    def __init__(self, lines: list[str], lexed: Lexed, jsx: bool) -> None:
+    def __init__(self, lines: list[str], lexed: Lexed, jsx: bool, unwrap: int = _UNWRAP_LEVELS) -> None:
         self.lines = lines
         self.jsx = jsx
+        self.unwrap = unwrap  # how many more wrapping functions may be looked into (see wrapped)
         self.tokens = lexed.tokens
         # comments by their last line, for attaching them to the declaration below
         self.comment_ending: dict[int, Comment] = {}
@@ -395,7 +399,7 @@ class _Chunker:
         None if the statement wraps no body over MAX_CHARS."""
         start, end = self.tokens[a].line, self.tokens[b].end_line
         lines = self.lines[start - 1 : end]
-        if depth != 0 or sum(map(len, lines)) + len(lines) <= MAX_CHARS:
+        if depth != 0 or self.unwrap == 0 or sum(map(len, lines)) + len(lines) <= MAX_CHARS:
             return None
         # the statement again, with its tokens kept deeper: a UMD factory is an argument of a
         # call, in parentheses, inside the statement's own
@@ -420,7 +424,8 @@ class _Chunker:
         lexed = lex("\n".join(inner), self.jsx)
         if not lexed.balanced:
             return None
-        pieces = _Chunker(inner, lexed, self.jsx).body(0, len(lexed.tokens), 0, 1, len(inner), "", (), "module", None)
+        inner_chunker = _Chunker(inner, lexed, self.jsx, self.unwrap - 1)
+        pieces = inner_chunker.body(0, len(lexed.tokens), 0, 1, len(inner), "", (), "module", None)
         shifted = [p._replace(start_line=p.start_line + open_line, end_line=p.end_line + open_line) for p in pieces]
         return ([Piece(first, open_line, "module", None, glue=True)] + shifted
                 + [Piece(close_line, end, "module", None, glue=True)])

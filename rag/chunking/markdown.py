@@ -10,7 +10,7 @@ from .text import chunk_text
 
 # a fence may open a list item (`- ```js`); a backtick fence's info string has no backtick, so
 # ```` ```pip install x``` ```` is inline code, not a fence that never closes
-_FENCE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:(`{3,})(?!.*`)|(~{3,}))")
+_FENCE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})")
 _COMMENT_OPEN = re.compile(r"^ {0,3}<!--")  # an HTML comment block: no heading inside it
 # the title's closing `#`s are stripped in Python (_atx_title): in the pattern, a lazy title
 # before optional closing hashes backtracks quadratically on a long run of blanks
@@ -99,8 +99,8 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
             comment = "-->" not in (line if comment else line.split("<!--", 1)[1])
             continue
         m = _FENCE.match(line)
-        if m is not None:
-            fence, in_fence[number] = m.group(1) or m.group(2), True
+        if m is not None and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
+            fence, in_fence[number] = m.group(1), True
             continue
         m = _ATX.match(line)
         if m is not None:

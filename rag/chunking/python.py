@@ -71,15 +71,22 @@ def _body_pieces(
 def _definitions(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
     """Yield the definitions of a module or class body in source order, also those inside its
     `if`, `try` and `with` blocks (`try: import ssl ... else: class FTP_TLS:`, a definition per
-    platform), but not inside definitions."""
-    for node in body:
-        if isinstance(node, _DEFS):
+    platform), but not inside definitions. Iterative: each `elif` nests one level deeper, and a
+    chain of a thousand is valid Python."""
+    pending: list[Iterator[ast.stmt]] = [iter(body)]
+    while pending:
+        node = next(pending[-1], None)
+        if node is None:
+            pending.pop()
+        elif isinstance(node, _DEFS):
             yield node
         elif isinstance(node, _BLOCKS):
+            inner: list[ast.stmt] = []
             for part in ("body", "handlers", "orelse", "finalbody"):
-                for inner in getattr(node, part, ()):
+                for child in getattr(node, part, ()):
                     # an except clause is a handler whose body holds the statements
-                    yield from _definitions(inner.body if isinstance(inner, ast.ExceptHandler) else [inner])
+                    inner.extend(child.body if isinstance(child, ast.ExceptHandler) else [child])
+            pending.append(iter(inner))
 
 
 def _glue(start: int, end: int, kind: str, symbol: str | None, chain: Chain) -> Piece:
