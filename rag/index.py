@@ -66,6 +66,11 @@ if TYPE_CHECKING:
 # A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
 # (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
+# What reading a damaged index raises, beyond the checks that give their own messages: a file
+# SQLite still opens, whose tables or values were damaged (a disk error, a hand edit), fails
+# somewhere in the reading, in whatever way its bytes lead to
+DAMAGE_ERRORS = (sqlite3.Error, ArithmeticError, LookupError, ValueError, TypeError, AssertionError)
+
 # 9 (stop 15): same tables as 8, but files are chunked and redacted by newer rules; an index of 8
 # may hold credentials these rules redact, and reusing its unchanged files would keep them
 FORMAT_VERSION = 9

@@ -29,6 +29,7 @@ from .errors import (
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
 from .index import (
+    DAMAGE_ERRORS,
     FileRecord,
     Index,
     check_replaceable,
@@ -274,6 +275,9 @@ def ingest(
                            on_start)
         except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
             error = exc
+        except DAMAGE_ERRORS:  # damaged values read as the wrong type or size, in the previous index
+            if rebuild:  # nothing of it was read: not damage, a fault of ours, with its traceback
+                raise
     raise IndexWriteError(f"Could not write the index at {index_path} ({error}) — check the free disk space and "
                           "that its folder is writable, or pass --index to keep it elsewhere") from None
 

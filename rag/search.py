@@ -6,7 +6,6 @@ from __future__ import annotations
 import heapq
 import math
 import os
-import sqlite3
 import sys
 from array import array
 from bisect import bisect_left
@@ -21,7 +20,7 @@ from .abbreviations import short_forms
 from .acronyms import expand
 from .chunking.base import Chunk
 from .errors import IndexFormatError, InputError
-from .index import ACCESS_FILE, FloatColumn, Index, View
+from .index import ACCESS_FILE, DAMAGE_ERRORS, FloatColumn, Index, View
 from .rerank import candidate_count, rerank
 from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
 
@@ -78,8 +77,6 @@ def retrieve(
         return _retrieve(index_path, question, k, explain, groups, refresh, scoring)
 
 
-# what reading a damaged index raises, beyond the checks that give their own messages
-_DAMAGE = (sqlite3.Error, ArithmeticError, LookupError, ValueError, TypeError, AssertionError)
 
 
 @contextmanager
@@ -90,7 +87,7 @@ def damage_reported(index_path: str | os.PathLike[str]) -> Iterator[None]:
     hand edit) fails somewhere in the reading, in whatever way its bytes lead to."""
     try:
         yield
-    except _DAMAGE as exc:
+    except DAMAGE_ERRORS as exc:
         detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
         raise IndexFormatError(f"The index at {index_path} could not be read ({type(exc).__name__}: "
                                f"{detail}); it may be damaged — re-run `python ingest.py REPO --full`") from None

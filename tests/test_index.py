@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -745,3 +746,29 @@ def test_a_chunker_that_overflows_the_stack_does_not_end_the_ingest(tmp_path: Pa
         hits = search(index, "connect engine pool size", k=1)
     assert [(h.chunk.path, h.chunk.kind, h.chunk.symbol, h.chunk.start_line) for h in hits] == [
         ("app/db.py", "text", None, 1)]  # indexed as paragraphs
+
+
+def test_ingest_over_random_byte_damage_is_never_a_traceback(tmp_path: Path) -> None:
+    # a few bytes changed anywhere past the header: what SQLite reads without complaint can still
+    # come back as the wrong type or size (TypeError, IndexError) in an update in place
+    import random
+
+    repo = write_tree(tmp_path / "r", {
+        f"app/m{i}.py": f"def handler_{i}(request):\n    '''Handle {i} requests for the login page'''\n"
+                        f"    return render(request, 'page{i}.html')\n\n\nclass Service{i}:\n    def run(self):\n"
+                        f"        return {i}\n" for i in range(30)})
+    index_path = ingest(repo).index_path
+    good = index_path.read_bytes()
+    rng = random.Random(1)
+    outcomes: Counter[str] = Counter()
+    for trial in range(150):
+        damaged = bytearray(good)
+        for _ in range(rng.randint(1, 8)):
+            damaged[rng.randrange(100, len(damaged))] = rng.randrange(256)
+        index_path.write_bytes(bytes(damaged))
+        (repo / "app" / "m3.py").write_text(f"def handler_3(request):\n    return {trial}\n")
+        try:
+            outcomes["indexed" if ingest(repo).files == 30 else "short"] += 1
+        except (IndexFormatError, InputError) as exc:  # one line, the CLI's exit 1
+            outcomes[type(exc).__name__] += 1
+    assert outcomes == {"indexed": 150}
