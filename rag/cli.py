@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 def _one_line(exc: click.UsageError) -> click.UsageError:
     """The same usage error (exit 2), shown as one line that names the help instead of
-    click's usage block."""
+    click's usage block; a command run bare (`rag`) still prints its help."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        return exc
     where = f" — see `{exc.ctx.command_path} --help`" if exc.ctx is not None else ""
     return click.UsageError(exc.format_message().rstrip(".") + where)
 

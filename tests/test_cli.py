@@ -224,3 +224,8 @@ def test_index_option_expands_a_tilde(runner: CliRunner, worked_repo: Path, tmp_
     assert (tmp_path / "idx.sqlite").is_file()
     result = runner.invoke(main, ["query", "--no-llm", "--index=~/idx.sqlite", "-k", "1", "refunds"])
     assert result.exit_code == 0 and "refunds.txt:1-1" in result.output
+
+
+def test_the_group_run_bare_prints_its_help(runner: CliRunner) -> None:
+    result = runner.invoke(main, [])
+    assert result.output.startswith("Usage: ") and "Commands:" in result.output and "Error" not in result.output
