@@ -115,6 +115,13 @@ def _search(pattern: str) -> Callable[[str], object]:
     return re.compile(pattern).search
 
 
+def _words_then(words: tuple[str, ...], pattern: str) -> Callable[[str], object]:
+    """Gate on plain substrings, then on a pattern without a literal prefix (which scans slowly,
+    so it runs only on the texts that hold a word)."""
+    search = re.compile(pattern).search
+    return lambda text: any(word in text for word in words) and search(text)
+
+
 def _varied(value: str) -> bool:
     """Reject one-character fills like `XXXX` or `0000`, which are placeholders."""
     return len(set(value)) > 3
@@ -243,6 +250,7 @@ _HASHED_NAME = re.compile(r"hash(?:ed)?[_.-]?\Z")  # hashed_password: a hash, no
 _HASH_VALUE = re.compile(r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$")
 _KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
 _REPEATED = re.compile(r"(.)\1{4}")  # lcccccccX2kccccccc: a test vector
+_HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,16}")  # token = 0x7fffffff: a number of 64 bits at most
 # a dotted name in code whose first part has no digit (rust_openssl.hpke.X25519PrivateKey), where
 # a token's first part has one (ya29.a0AfH6SMBx)
 _DOTTED_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_$][\w$]*)+")
@@ -287,7 +295,7 @@ def _not_a_reference(match: re.Match[str]) -> bool:
         return False
     if before.endswith(":") and match["op"] == ":" and not match["sp1"] and not match["sp2"]:
         return False
-    if value[:4].lower() in ("arn:", "urn:"):
+    if value[:4].lower() in ("arn:", "urn:") or _HEX_NUMBER.fullmatch(value):
         return False
     if _HASHED_NAME.search(before[-24:].lower()) or _HASH_VALUE.match(value):
         return False
@@ -303,6 +311,27 @@ def _ascending_run(value: str, n: int = 6) -> bool:
         if run >= n:
             return True
     return False
+
+
+# An environment variable set in a .env-style line, a shell script or a compose file
+# (`DB_PASSWORD=p@ss(w0rd)123`, `export API_TOKEN=...`, `- MYSQL_ROOT_PASSWORD: Xy7:kq2Lm9Qz`): an
+# upper-case name alone on its line, so the value runs to the end of the line, whatever it holds
+# (the rules above stop an unquoted value at brackets, commas and colons, where code goes on).
+_ENV_LINE = (
+    r"""^[ \t]*(?:export[ \t]+|-[ \t]+)?["']?(?P<name>[A-Z][A-Z0-9_]*?{suffix})["']?(?P<sp1>)(?P<op>[=:])"""
+    r"""(?P<sp2>[ \t]*)(?P<q>["']?)(?P<secret>[^\s"']{{8,}}+)(?P=q)[ \t]*(?:\#.*)?$"""
+)
+
+
+def _env_secret(match: re.Match[str]) -> bool:
+    """Accept an environment value that is a credential literal (see _credential_value) and not
+    a reference (`$(cat ...)`, `${X}`); a YAML key needs the blank after its colon."""
+    value, name = match["secret"], match["name"]
+    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{":
+        return False
+    if name.endswith("TOKEN") and _NOT_AUTH_TOKEN.search(name[:-5].lower()):  # NEXT_TOKEN
+        return False
+    return _credential_value(value) and _not_a_reference(match)
 
 
 def _pass_word(match: re.Match[str]) -> bool:
@@ -557,6 +586,18 @@ _RULES = (
         "auth",
         r"""auth["'`]?[ \t]*[:=][ \t]*["'`]?(?P<secret>[a-z0-9+/]{8,}+={0,2})(?![a-z0-9+/=])""",
         lambda m: _basic_credentials(m["secret"]),
+    ),
+    # gated on the name's end right before its operator: the line pattern is tried at every
+    # position of a text, and most texts that hold the word hold no such line
+    *(
+        _Rule(kind, _words_then(words, gate + r"""["']?[=:]"""),
+              re.compile(_ENV_LINE.format(suffix=suffix), re.MULTILINE), "secret", _env_secret)
+        for kind, words, gate, suffix in (
+            ("password-assignment", ("PASS", "PWD", "SECRET"), r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]*)",
+             "(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET(?:_ACCESS)?(?:_KEY)?(?:_BASE)?)"),
+            ("api-key-assignment", ("KEY",), "KEY", "(?:API|PRIVATE|ENCRYPTION|SIGNING|MASTER)_?KEY"),
+            ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),
+        )
     ),
     # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
     # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan

@@ -227,6 +227,10 @@ ASSIGNMENT_CASES = [
     ("export PGPASSWORD=abcDEF" + "123xyz", f"export PGPASSWORD={P}", "shell-export"),
     ("PGPASSWORD=abcDEF" + "123xyz psql -h db -U app", f"PGPASSWORD={P} psql -h db -U app", "env-prefix-command"),
     ("export PGPASSWORD=abcDEF" + "123xyz; psql", f"export PGPASSWORD={P}; psql", "shell-semicolon"),
+    # an upper-case name alone on its line: the value runs to its end, brackets, commas, colons and all
+    ("DB_PASSWORD=p@ss(w0" + "rd)123", f"DB_PASSWORD={P}", "env-value-with-brackets"),
+    ("      - MYSQL_ROOT_PASSWORD: Xy7:kq2" + "Lm9Qz", f"      - MYSQL_ROOT_PASSWORD: {P}", "compose-value-with-colon"),
+    ("export API_TOKEN=ab(12)cd" + "EF,gh", "export API_TOKEN=[REDACTED:token-assignment]", "env-token-with-comma"),
     ("password: hunter2" + "Secret99", f"password: {P}", "yaml"),
     ("  password: hunter2" + "Secret99  # prod", f"  password: {P}  # prod", "yaml-comment"),
     ("password: Zebra!" + "Pass", f"password: {P}", "symbol-without-digit"),
@@ -296,6 +300,10 @@ ASSIGNMENT_LOOKALIKES = [
     ('TEST_SECRET = "lcccccccX2kcccccccY2ccccccc"', "repeated-test-vector"),
     ('CSRF_TOKEN = "1bcdefghij2bcdefghij3bcdefghij4bcdefghij"', "ascending-test-vector"),
     ("password = request.POST['password']", "request-lookup"),
+    ("PASSWORD=${DB_PASS:-fallback1}", "env-default-reference"),
+    ("API_KEY=$(cat /run/secrets/api_key)", "env-command-substitution"),
+    ("NEXT_TOKEN=abc123XYZ(1)", "env-pagination-token"),
+    ("token = 0x7fffffff;", "hex-number"),
     ("password=None", "none"),
     ("password: str", "annotation"),
     ("password: SecretStr = Field(min_length=8)", "annotation-with-default"),
@@ -421,11 +429,15 @@ def test_redact_is_idempotent() -> None:
         'auth: "' * 14_000,
         "machine " * 12_500,
         "machine h " + "login machine " * 7_000,
+        "PASS" * 25_000 + "=",  # an upper-case name grown one letter at a time
+        "DB_PASSWORD=" + "a1" * 50_000 + " x",  # a long value, then not the end of the line
+        ("DB_PASSWORD=" + "a1" * 40 + " x\n") * 1_000,
     ],
     ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words",
          "begins-without-end", "assignments", "colon-assignments", "quoted-assignments", "long-token-then-call",
          "tokens-then-calls", "pass-words", "blanks-before-operator", "key-assignments", "unicode-fallback",
-         "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins"],
+         "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins", "env-name-growth",
+         "env-long-value", "env-lines-not-ending"],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
