@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .backend_choices import BACKENDS, DEFAULT_MODEL
-from .errors import InputError, RagError
+from .errors import InputError, RagError, terminations_as_exit
 from .index import locate_index, remember_index
 from .rerank import TEST_FACTOR, demotion
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
@@ -137,8 +137,10 @@ def ingest_cmd(
             bar.update(n)
 
     try:
-        report = ingest(repo, index_path, settings, include or None, exclude or None, max_bytes, workers,
-                        full, progress, on_start)
+        # SIGTERM or SIGHUP while the new index is written: its temporary file is removed on the way out
+        with terminations_as_exit():
+            report = ingest(repo, index_path, settings, include or None, exclude or None, max_bytes, workers,
+                            full, progress, on_start)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -229,3 +229,33 @@ def test_index_option_expands_a_tilde(runner: CliRunner, worked_repo: Path, tmp_
 def test_the_group_run_bare_prints_its_help(runner: CliRunner) -> None:
     result = runner.invoke(main, [])
     assert result.output.startswith("Usage: ") and "Commands:" in result.output and "Error" not in result.output
+
+
+def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
+    import os
+    import signal
+
+    import rag.index
+
+    assert runner.invoke(main, ["ingest", str(worked_repo)]).exit_code == 0
+    index = worked_repo / ".rag" / "index.sqlite"
+    before = index.read_bytes()
+    add = rag.index.IndexWriter.add
+
+    def terminated_while_writing(self, record) -> None:  # as `kill` would, during the write
+        os.kill(os.getpid(), signal.SIGTERM)
+        add(self, record)
+
+    def not_handled(signum: int, frame: object) -> None:  # instead of ending the test run
+        raise LookupError("SIGTERM reached the default handler")
+
+    monkeypatch.setattr(rag.index.IndexWriter, "add", terminated_while_writing)
+    previous = signal.signal(signal.SIGTERM, not_handled)
+    try:
+        result = runner.invoke(main, ["ingest", str(worked_repo), "--full"])
+        assert signal.getsignal(signal.SIGTERM) is not_handled  # the ingest put the handler back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert result.exit_code == 128 + signal.SIGTERM, result.exception
+    assert sorted(p.name for p in index.parent.iterdir()) == [".gitignore", "index.sqlite"]
+    assert index.read_bytes() == before
