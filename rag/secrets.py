@@ -250,7 +250,7 @@ _HASHED_NAME = re.compile(r"hash(?:ed)?[_.-]?\Z")  # hashed_password: a hash, no
 _HASH_VALUE = re.compile(r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$")
 _KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
 _REPEATED = re.compile(r"(.)\1{4}")  # lcccccccX2kccccccc: a test vector
-_HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,16}")  # token = 0x7fffffff: a number of 64 bits at most
+_HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,8}")  # token = 0x7fffffff: a number of 32 bits at most
 # a dotted name in code whose first part has no digit (rust_openssl.hpke.X25519PrivateKey), where
 # a token's first part has one (ya29.a0AfH6SMBx)
 _DOTTED_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_$][\w$]*)+")
@@ -318,8 +318,8 @@ def _ascending_run(value: str, n: int = 6) -> bool:
 # upper-case name alone on its line, so the value runs to the end of the line, whatever it holds
 # (the rules above stop an unquoted value at brackets, commas and colons, where code goes on).
 _ENV_LINE = (
-    r"""^[ \t]*(?:export[ \t]+|-[ \t]+)?["']?(?P<name>[A-Z][A-Z0-9_]*?{suffix})["']?(?P<sp1>)(?P<op>[=:])"""
-    r"""(?P<sp2>[ \t]*)(?P<q>["']?)(?P<secret>[^\s"']{{8,}}+)(?P=q)[ \t]*(?:\#.*)?$"""
+    r"""^[ \t]*(?:(?:export|ENV|ARG|set|SET)[ \t]+|-[ \t]+)?["']?(?P<name>[A-Z0-9_]*?{suffix})["']?(?P<sp1>)"""
+    r"""(?P<op>[=:])(?P<sp2>[ \t]*)(?P<q>["']?)(?P<secret>[^\s"']{{8,}}+)(?P=q)["']?[ \t]*(?:\#[^\r\n]*)?\r?$"""
 )
 
 
@@ -327,8 +327,8 @@ def _env_secret(match: re.Match[str]) -> bool:
     """Accept an environment value that is a credential literal (see _credential_value) and not
     a reference (`$(cat ...)`, `${X}`); a YAML key needs the blank after its colon."""
     value, name = match["secret"], match["name"]
-    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{":
-        return False
+    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~" or _CODE_NAME.fullmatch(value):
+        return False  # a reference, a path (SSH_PRIVATE_KEY=~/.ssh/id_ed25519) or a name in code
     if name.endswith("TOKEN") and _NOT_AUTH_TOKEN.search(name[:-5].lower()):  # NEXT_TOKEN
         return False
     return _credential_value(value) and _not_a_reference(match)
@@ -593,7 +593,7 @@ _RULES = (
         _Rule(kind, _words_then(words, gate + r"""["']?[=:]"""),
               re.compile(_ENV_LINE.format(suffix=suffix), re.MULTILINE), "secret", _env_secret)
         for kind, words, gate, suffix in (
-            ("password-assignment", ("PASS", "PWD", "SECRET"), r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]*)",
+            ("password-assignment", ("PASS", "PWD", "SECRET"), r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]{0,24})",  # bounded: each try is short
              "(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET(?:_ACCESS)?(?:_KEY)?(?:_BASE)?)"),
             ("api-key-assignment", ("KEY",), "KEY", "(?:API|PRIVATE|ENCRYPTION|SIGNING|MASTER)_?KEY"),
             ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),

@@ -231,6 +231,12 @@ ASSIGNMENT_CASES = [
     ("DB_PASSWORD=p@ss(w0" + "rd)123", f"DB_PASSWORD={P}", "env-value-with-brackets"),
     ("      - MYSQL_ROOT_PASSWORD: Xy7:kq2" + "Lm9Qz", f"      - MYSQL_ROOT_PASSWORD: {P}", "compose-value-with-colon"),
     ("export API_TOKEN=ab(12)cd" + "EF,gh", "export API_TOKEN=[REDACTED:token-assignment]", "env-token-with-comma"),
+    ('  - "DB_PASSWORD=p@ss(w0' + 'rd)123"', f'  - "DB_PASSWORD={P}"', "compose-quoted-item"),
+    ("ENV DB_PASSWORD=p@ss(w0" + "rd)123", f"ENV DB_PASSWORD={P}", "dockerfile-env"),
+    ("set DB_PASSWORD=p@ss(w0" + "rd)123", f"set DB_PASSWORD={P}", "windows-set"),
+    ("SECRET_KEY=ab(12)cd" + "34ef", f"SECRET_KEY={P}", "bare-name-with-brackets"),
+    ("DB_PASSWORD=p@ss(w0" + "rd)123\r", f"DB_PASSWORD={P}\r", "env-line-crlf"),
+    ("API_KEY=0x1a2b3c4d" + "5e6f7a8b", "API_KEY=[REDACTED:api-key-assignment]", "hex-key-of-64-bits"),
     ("password: hunter2" + "Secret99", f"password: {P}", "yaml"),
     ("  password: hunter2" + "Secret99  # prod", f"  password: {P}  # prod", "yaml-comment"),
     ("password: Zebra!" + "Pass", f"password: {P}", "symbol-without-digit"),
@@ -304,6 +310,8 @@ ASSIGNMENT_LOOKALIKES = [
     ("API_KEY=$(cat /run/secrets/api_key)", "env-command-substitution"),
     ("NEXT_TOKEN=abc123XYZ(1)", "env-pagination-token"),
     ("token = 0x7fffffff;", "hex-number"),
+    ("SSH_PRIVATE_KEY=~/.ssh/id_ed25519", "env-path"),
+    ("ACCESS_TOKEN: access_token_v2", "env-code-name"),
     ("password=None", "none"),
     ("password: str", "annotation"),
     ("password: SecretStr = Field(min_length=8)", "annotation-with-default"),
@@ -430,6 +438,8 @@ def test_redact_is_idempotent() -> None:
         "machine " * 12_500,
         "machine h " + "login machine " * 7_000,
         "PASS" * 25_000 + "=",  # an upper-case name grown one letter at a time
+        "SECRET" * 17_000,  # a gate that ran to the end of the capitals after each SECRET: 13 s
+        "SECRET_" * 15_000,
         "DB_PASSWORD=" + "a1" * 50_000 + " x",  # a long value, then not the end of the line
         ("DB_PASSWORD=" + "a1" * 40 + " x\n") * 1_000,
     ],
@@ -437,7 +447,7 @@ def test_redact_is_idempotent() -> None:
          "begins-without-end", "assignments", "colon-assignments", "quoted-assignments", "long-token-then-call",
          "tokens-then-calls", "pass-words", "blanks-before-operator", "key-assignments", "unicode-fallback",
          "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins", "env-name-growth",
-         "env-long-value", "env-lines-not-ending"],
+         "secret-runs", "secret-underscore-runs", "env-long-value", "env-lines-not-ending"],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
