@@ -772,3 +772,16 @@ def test_ingest_over_random_byte_damage_is_never_a_traceback(tmp_path: Path) -> 
         except (IndexFormatError, InputError) as exc:  # one line, the CLI's exit 1
             outcomes[type(exc).__name__] += 1
     assert outcomes == {"indexed": 150}
+
+
+def test_an_index_written_into_a_parent_folder_is_not_taken_for_a_moved_one(tmp_path: Path) -> None:
+    from rag.search import retrieve
+
+    parent = write_tree(tmp_path / "r3", {name: f"top-level {name}\n" for name in ("README.md", "setup.py")})
+    package = write_tree(parent / "pkg", {name: f"the package's own {name}, with more words in it\n"
+                                          for name in ("README.md", "setup.py")})
+    report = ingest(package, parent / ".rag" / "index.sqlite")  # REPO/.rag/index.sqlite of another REPO
+    found = retrieve(report.index_path, "package words", 4, refresh=True)  # was: refused, or re-read r3
+    assert [h.chunk.path for h in found.hits] == ["README.md", "setup.py"]
+    with Index(report.index_path) as index:
+        assert index.manifest.root == str(package.resolve()) and index.moved_repository() is None
