@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .backend_choices import BACKENDS, DEFAULT_MODEL
-from .errors import InputError, RagError, terminations_as_exit
+from .errors import InputError, RagError
 from .index import locate_index, remember_index
 from .rerank import TEST_FACTOR, demotion
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
@@ -128,6 +128,9 @@ def ingest_cmd(
 
     def on_start(total: int) -> None:
         nonlocal bar
+        if bar is not None:  # a second start: the ingest began again as a full build
+            bar.__exit__(None, None, None)
+            bar = None
         if sys.stderr.isatty() and total:
             bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
             bar.__enter__()
@@ -137,10 +140,8 @@ def ingest_cmd(
             bar.update(n)
 
     try:
-        # SIGTERM or SIGHUP while the new index is written: its temporary file is removed on the way out
-        with terminations_as_exit():
-            report = ingest(repo, index_path, settings, include or None, exclude or None, max_bytes, workers,
-                            full, progress, on_start)
+        report = ingest(repo, index_path, settings, include or None, exclude or None, max_bytes, workers,
+                        full, progress, on_start)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

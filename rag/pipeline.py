@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,17 +155,15 @@ def _process_all(
         return
     from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
 
-    # SIGTERM would end this process alone: the workers would go on with the batches queued for them
-    with terminations_as_exit():
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_collect_less)
-        try:
-            batches = list(_batches(files))
-            results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
-            for batch in results:
-                yield from batch
-                progress(len(batch))
-        finally:  # interrupted too: the batches not started are dropped, the running ones end
-            pool.shutdown(wait=True, cancel_futures=True)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_collect_less)
+    try:
+        batches = list(_batches(files))
+        results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
+        for batch in results:
+            yield from batch
+            progress(len(batch))
+    finally:  # interrupted too (see ingest): the batches not started are dropped, the running ones end
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _match_contents(
@@ -271,8 +269,11 @@ def ingest(
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
     for rebuild in ((False, True) if not full else (True,)):
         try:
-            return _ingest(root, index_path, settings, include, exclude, max_bytes, workers, rebuild, progress,
-                           on_start)
+            # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
+            # queued batches, and a new index's temporary file would stay
+            with terminations_as_exit():
+                return _ingest(root, index_path, settings, include, exclude, max_bytes, workers, rebuild, progress,
+                               on_start)
         except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
             error = exc
         except DAMAGE_ERRORS:  # damaged values read as the wrong type or size, in the previous index
@@ -364,7 +365,7 @@ def _ingest(
     redacted: Counter[str] = Counter()
     bytes_read = 0
 
-    def fresh_records() -> Iterator[FileRecord]:
+    def fresh_records() -> Generator[FileRecord, None, None]:
         nonlocal bytes_read
         processed = _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1,
                                  progress or (lambda n: None))
@@ -379,12 +380,13 @@ def _ingest(
             else:
                 yield done.record._replace(groups=access.groups_of(done.record.path))
 
+    new_records = fresh_records()
     try:
         incremental = (previous is not None and same_access and not previous.foreign_byte_order
                        and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
         if incremental:
             assert previous is not None
-            fresh = [*_moved_records(previous, moved, access, settings), *fresh_records()]
+            fresh = [*_moved_records(previous, moved, access, settings), *new_records]
             if not fresh and not unchanged:
                 raise NothingToIndexError(
                     f"No indexable files in {root} — check --include, --exclude and --max-file-size, or point at a directory "
@@ -404,10 +406,11 @@ def _ingest(
                     sorted(_moved_records(previous, moved, access, settings), key=lambda r: r.path),
                     key=lambda r: r.path,
                 )
-            records = heapq.merge(stored, fresh_records(), key=lambda r: r.path)
+            records = heapq.merge(stored, new_records, key=lambda r: r.path)
             manifest = write_index(index_path, records, settings, root, commit, access.digest, skips,
                                    walk_options, known_dirs)
     finally:
+        new_records.close()  # now, not when a traceback lets go of it: its worker pool ends with it
         if previous is not None:
             previous.close()
     return IngestReport(

@@ -785,3 +785,31 @@ def test_an_index_written_into_a_parent_folder_is_not_taken_for_a_moved_one(tmp_
     assert [h.chunk.path for h in found.hits] == ["README.md", "setup.py"]
     with Index(report.index_path) as index:
         assert index.manifest.root == str(package.resolve()) and index.moved_repository() is None
+
+
+def test_ingest_puts_the_signal_handlers_back_however_it_ends(tmp_path: Path, monkeypatch) -> None:
+    import signal
+
+    import rag.pipeline
+    from rag.errors import terminations_as_exit
+
+    def mine(signum: int, frame: object) -> None:
+        pass
+
+    def failing_write(path, records, *args, **kwargs):
+        next(iter(records))
+        raise RuntimeError("disk hiccup")
+
+    repo = code_repo(tmp_path / "r")
+    monkeypatch.setattr(rag.pipeline, "_PARALLEL_MIN_BYTES", 0)  # worker processes even for 4 files
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        ingest(repo, workers=2)
+        assert signal.getsignal(signal.SIGTERM) is mine
+        monkeypatch.setattr(rag.pipeline, "write_index", failing_write)
+        with pytest.raises(RuntimeError, match="disk hiccup"), terminations_as_exit():  # a caller's own, too
+            ingest(repo, full=True, workers=2)
+        # was: the ingest's handler, put back by its worker generator after the caller's context had ended
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
