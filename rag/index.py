@@ -146,6 +146,18 @@ def _default_index_file(root: str) -> str:
     return os.path.join(root, INDEX_DIRNAME, INDEX_FILENAME)
 
 
+def _ingest_command(root: object, index_path: str) -> str:
+    """The command that rebuilds the index at `index_path` for `root`, quoted for a shell."""
+    import shlex  # only on this error's path
+
+    if not isinstance(root, str):
+        return "python ingest.py REPO --index " + shlex.quote(index_path)
+    command = "python ingest.py " + shlex.quote(root)
+    if os.path.abspath(index_path) != _default_index_file(root):
+        command += " --index " + shlex.quote(index_path)
+    return command
+
+
 def index_file(path: str | os.PathLike[str]) -> Path:
     """Return the index file an --index value names: a file as given; a folder means the index
     inside it (DIR/.rag/index.sqlite, or DIR/index.sqlite for a .rag folder), for every command."""
@@ -940,7 +952,7 @@ class Index:
         if version != FORMAT_VERSION:
             raise IndexFormatError(
                 f"The index at {self.path} has format version {version!r}, this tool reads version "
-                f"{FORMAT_VERSION} — re-run `python ingest.py {meta.get('root', 'REPO')}`"
+                f"{FORMAT_VERSION} — re-run `{_ingest_command(meta.get('root'), self.path)}`"
             )
         try:
             self.manifest = Manifest(

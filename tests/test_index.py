@@ -813,3 +813,17 @@ def test_ingest_puts_the_signal_handlers_back_however_it_ends(tmp_path: Path, mo
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_old_format_message_names_the_command_that_rebuilds_that_index(tmp_path: Path) -> None:
+    repo = code_repo(tmp_path / "my repo")
+    for index_path in (None, tmp_path / "kept elsewhere" / "index.db"):
+        path = ingest(repo, index_path).index_path
+        with sqlite3.connect(path) as conn:
+            conn.execute("UPDATE meta SET value = '0' WHERE key = 'format_version'")
+        with pytest.raises(IndexFormatError) as caught:
+            Index(path)
+        root = str(repo.resolve())
+        expected = f"python ingest.py '{root}'" + ("" if index_path is None else f" --index '{path}'")
+        assert str(caught.value).endswith(f"re-run `{expected}`")  # quoted: the paths hold a blank
+        path.unlink()
