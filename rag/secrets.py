@@ -334,6 +334,28 @@ def _env_secret(match: re.Match[str]) -> bool:
     return _credential_value(value) and _not_a_reference(match)
 
 
+# A config line (.properties, INI, YAML): a lower-case password name, then one token that is the
+# rest of the line (`db.password=Pa55:w0rd!x`, `password: Xy7:kq2Lm9Qz`), colons and all
+_CONFIG_LINE = re.compile(
+    r"""^[ \t]*(?P<name>[\w.-]{0,40}?(?:password|passwd|pwd))(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)"""
+    r"""(?P<secret>[^\s"'`]{8,}+)[ \t]*\r?$""",
+    re.MULTILINE,
+)
+_CALL_OR_INDEX = re.compile(r"[\w)\]][(\[]")  # get_password(x), os.environ['PW']: code, not a value
+
+
+def _config_secret(match: re.Match[str]) -> bool:
+    """Accept a config value that is a credential literal, not code (a call, a subscript, a name)
+    or a reference; a YAML key needs the blank after its colon."""
+    value = match["secret"]
+    # a reference, a path, or a YAML alias, anchor or tag (`*default_password1`, `&pw`, `!vault`)
+    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~!*&@.+-#" or _CALL_OR_INDEX.search(value):
+        return False
+    if _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
+        return False
+    return _credential_value(value) and _not_a_reference(match)
+
+
 def _pass_word(match: re.Match[str]) -> bool:
     """Accept a bare `pass` only as a word of the name (DB_PASS, db-pass, dbPass), not bypass or compass."""
     start = match.start("name")
@@ -599,6 +621,8 @@ _RULES = (
             ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),
         )
     ),
+    _Rule("password-assignment", _words_then(("password", "passwd", "pwd"), r"(?:password|passwd|pwd)[ \t]*[=:]"),
+          _CONFIG_LINE, "secret", _config_secret),
     # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
     # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan
     # is bounded

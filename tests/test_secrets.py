@@ -237,6 +237,10 @@ ASSIGNMENT_CASES = [
     ("SECRET_KEY=ab(12)cd" + "34ef", f"SECRET_KEY={P}", "bare-name-with-brackets"),
     ("DB_PASSWORD=p@ss(w0" + "rd)123\r", f"DB_PASSWORD={P}\r", "env-line-crlf"),
     ("API_KEY=0x1a2b3c4d" + "5e6f7a8b", "API_KEY=[REDACTED:api-key-assignment]", "hex-key-of-64-bits"),
+    # a lower-case password name in a config line: the value is the rest of the line, colons and all
+    ("db.password=Pa55:w0" + "rd!x", f"db.password={P}", "properties-value-with-colon"),
+    ("  password: Xy7:kq2" + "Lm9Qz", f"  password: {P}", "yaml-value-with-colon"),
+    ("password = Zk3:9qLm" + "2Xy7  ", f"password = {P}  ", "ini-value-with-colon"),
     ("password: hunter2" + "Secret99", f"password: {P}", "yaml"),
     ("  password: hunter2" + "Secret99  # prod", f"  password: {P}  # prod", "yaml-comment"),
     ("password: Zebra!" + "Pass", f"password: {P}", "symbol-without-digit"),
@@ -310,6 +314,9 @@ ASSIGNMENT_LOOKALIKES = [
     ("API_KEY=$(cat /run/secrets/api_key)", "env-command-substitution"),
     ("NEXT_TOKEN=abc123XYZ(1)", "env-pagination-token"),
     ("token = 0x7fffffff;", "hex-number"),
+    ("password = get_password(user2)", "config-line-call"),
+    ("password = os.environ['DB_PW2']", "config-line-subscript"),
+    ("password = settings.DB_PASSWORD_2", "config-line-dotted"),
     ("SSH_PRIVATE_KEY=~/.ssh/id_ed25519", "env-path"),
     ("ACCESS_TOKEN: access_token_v2", "env-code-name"),
     ("password=None", "none"),
@@ -439,6 +446,8 @@ def test_redact_is_idempotent() -> None:
         "machine h " + "login machine " * 7_000,
         "PASS" * 25_000 + "=",  # an upper-case name grown one letter at a time
         "SECRET" * 17_000,  # a gate that ran to the end of the capitals after each SECRET: 13 s
+        ("x" * 40 + "password=" + "a1:" * 30 + "\n") * 1_000,  # config lines whose value never ends the line
+        "password" * 12_000,
         "SECRET_" * 15_000,
         "DB_PASSWORD=" + "a1" * 50_000 + " x",  # a long value, then not the end of the line
         ("DB_PASSWORD=" + "a1" * 40 + " x\n") * 1_000,
@@ -447,7 +456,7 @@ def test_redact_is_idempotent() -> None:
          "begins-without-end", "assignments", "colon-assignments", "quoted-assignments", "long-token-then-call",
          "tokens-then-calls", "pass-words", "blanks-before-operator", "key-assignments", "unicode-fallback",
          "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins", "env-name-growth",
-         "secret-runs", "secret-underscore-runs", "env-long-value", "env-lines-not-ending"],
+         "config-lines", "password-runs", "secret-runs", "secret-underscore-runs", "env-long-value", "env-lines-not-ending"],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
