@@ -223,6 +223,9 @@ def query_cmd(
 
     def find() -> list[Hit]:
         found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh, scoring)
+        if found.gone is not None:
+            click.echo(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
+                       "as indexed — re-run `python ingest.py REPO` with its new path", err=True)
         if found.changed:
             shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
             click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "

@@ -60,6 +60,7 @@ class Retrieval(NamedTuple):
 
     hits: list[Hit]
     changed: list[str]  # paths (directories end in '/') that look newer than the index
+    gone: str | None = None  # the repository the index was built from, when it no longer exists
 
 
 def retrieve(
@@ -113,9 +114,7 @@ def _retrieve(
         if moved is not None:  # its files and freshness would be the old folder's
             raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
                              f"re-run `python ingest.py {moved}`, or pass --refresh")
-        if not os.path.isdir(root):
-            raise InputError(f"The repository {root} that the index at {index_path} was built from is gone — "
-                             "re-run `python ingest.py REPO` with the repository's new path")
+        gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
         if index.access_changed():
             # who may read what was decided at ingest: answering under the old rules could show a
             # file to a caller the new ones shut out
@@ -124,7 +123,7 @@ def _retrieve(
         hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
-    return Retrieval(hits, changed)
+    return Retrieval(hits, changed, gone)
 
 
 def search(

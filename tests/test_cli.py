@@ -259,3 +259,15 @@ def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked
     assert result.exit_code == 128 + signal.SIGTERM, result.exception
     assert sorted(p.name for p in index.parent.iterdir()) == [".gitignore", "index.sqlite"]
     assert index.read_bytes() == before
+
+
+def test_query_notes_a_repository_that_is_gone(runner: CliRunner, worked_repo: Path, tmp_path: Path) -> None:
+    import shutil
+
+    index = tmp_path / "kept" / "index.sqlite"
+    assert runner.invoke(main, ["ingest", str(worked_repo), "--index", str(index)]).exit_code == 0
+    shutil.rmtree(worked_repo)
+    result = runner.invoke(main, ["query", "--no-llm", "--index", str(index), "-k", "1", "refunds"])
+    assert result.exit_code == 0 and "refunds.txt:1-1" in result.stdout
+    assert result.stderr == (f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
+                             "passages are as indexed — re-run `python ingest.py REPO` with its new path\n")
