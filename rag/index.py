@@ -147,15 +147,15 @@ def _default_index_file(root: str) -> str:
 
 
 def _ingest_command(root: object, index_path: str) -> str:
-    """The command that rebuilds the index at `index_path` for `root`, quoted for a shell."""
+    """The command that rebuilds the index at `index_path`, quoted for a shell: for the folder
+    that holds it in its default place (a repository copied or moved with its index), else for
+    `root` with --index."""
     import shlex  # only on this error's path
 
-    if not isinstance(root, str):
-        return "python ingest.py REPO --index " + shlex.quote(index_path)
-    command = "python ingest.py " + shlex.quote(root)
-    if os.path.abspath(index_path) != _default_index_file(root):
-        command += " --index " + shlex.quote(index_path)
-    return command
+    folder, name = os.path.split(os.path.realpath(index_path))
+    if name == INDEX_FILENAME and os.path.basename(folder) == INDEX_DIRNAME:
+        return "python ingest.py " + shlex.quote(os.path.dirname(folder))
+    return f"python ingest.py {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
 
 
 def index_file(path: str | os.PathLike[str]) -> Path:
@@ -1184,7 +1184,11 @@ class Index:
         if real == root or root.startswith(real.rstrip(os.sep) + os.sep):
             return None  # its own place, or written into a parent folder of the repository (--index)
         # a copy holds the indexed files, but for those edited, added or removed since: nine in ten
-        # of a sample spread over them
+        # of a sample spread over them. One file first: a folder that only stores the index
+        # (--index DIR) fails there, at the cost of one stat per query
+        first = self._query("SELECT path FROM files LIMIT 1").fetchone()
+        if first is None or not os.path.isfile(os.path.join(owner, first[0])):
+            return None
         paths = [path for (path,) in self._query("SELECT path FROM files ORDER BY path")]
         sample = paths[:: max(1, len(paths) // 50)]
         found = sum(os.path.isfile(os.path.join(owner, path)) for path in sample)

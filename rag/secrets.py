@@ -278,6 +278,8 @@ def _assigned_secret(match: re.Match[str]) -> bool:
         return True
     if value[0] in "$%#/~!*@.+-" or _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
         return False
+    if match.string[max(0, match.start("name") - 5) : match.start("name")] in ("this.", "self."):
+        return False  # an attribute set in code to a variable: this.password = newPassword1;
     if match["op"] == "=" and not match["sp1"] and not match["sp2"]:
         return True
     return _VALUE_END.match(match.string, match.end("secret")) is not None
@@ -337,10 +339,10 @@ def _env_secret(match: re.Match[str]) -> bool:
 # A config line (.properties, INI, YAML): a lower-case password name, then one token that is the
 # rest of the line (`db.password=Pa55:w0rd!x`, `password: Xy7:kq2Lm9Qz`), colons and all
 _CONFIG_LINE = re.compile(
-    r"""^[ \t]*(?P<name>[\w.-]{0,40}?(?:password|passwd|pwd))(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)"""
-    r"""(?P<secret>[^\s"'`]{8,}+)[ \t]*\r?$""",
+    r"""^[ \t]*(?:(?:export|ENV|ARG|set)[ \t]+|-[ \t]+)?(?P<name>[\w.-]{0,40}?(?i:password|passwd|pwd))"""
+    r"""(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)(?P<secret>[^\s"'`,;]{8,}+)[ \t]*(?:[ \t][#;][^\r\n]*)?\r?$""",
     re.MULTILINE,
-)
+)  # (a value ending in `,` or `;` is code: `password: req.body.password1,`, `this.password = pw1;`)
 _CALL_OR_INDEX = re.compile(r"[\w)\]][(\[]")  # get_password(x), os.environ['PW']: code, not a value
 
 
@@ -348,9 +350,10 @@ def _config_secret(match: re.Match[str]) -> bool:
     """Accept a config value that is a credential literal, not code (a call, a subscript, a name)
     or a reference; a YAML key needs the blank after its colon."""
     value = match["secret"]
-    # a reference, a path, or a YAML alias, anchor or tag (`*default_password1`, `&pw`, `!vault`)
-    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~!*&@.+-#" or _CALL_OR_INDEX.search(value):
+    if match["op"] == ":" and (not match["sp2"] or value[0] in "!*&"):  # YAML needs a blank; a tag or alias
         return False
+    if value[0] in "$%<{/~" or _CALL_OR_INDEX.search(value) or match["name"].startswith(("this.", "self.")):
+        return False  # a reference, a path, a call or subscript, an attribute set in code
     if _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
         return False
     return _credential_value(value) and _not_a_reference(match)
@@ -621,7 +624,8 @@ _RULES = (
             ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),
         )
     ),
-    _Rule("password-assignment", _words_then(("password", "passwd", "pwd"), r"(?:password|passwd|pwd)[ \t]*[=:]"),
+    _Rule("password-assignment",
+          _words_then(("password", "Password", "passwd", "pwd"), r"(?i:password|passwd|pwd)[ \t]*[=:]"),
           _CONFIG_LINE, "secret", _config_secret),
     # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
     # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan

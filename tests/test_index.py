@@ -828,3 +828,34 @@ def test_the_old_format_message_names_the_command_that_rebuilds_that_index(tmp_p
         expected = f"python ingest.py '{root}'" + ("" if index_path is None else f" --index '{path}'")
         assert str(caught.value).endswith(f"re-run `{expected}`")  # quoted: the paths hold a blank
         path.unlink()
+
+
+def test_a_query_on_an_index_kept_in_a_folder_of_its_own_does_not_list_the_files(tmp_path: Path, monkeypatch) -> None:
+    from rag.search import retrieve
+
+    repo = code_repo(tmp_path / "r")
+    (tmp_path / "store").mkdir()
+    report = ingest(repo, tmp_path / "store")  # --index DIR: DIR/.rag/index.sqlite, DIR not a copy
+    assert report.index_path == tmp_path / "store" / ".rag" / "index.sqlite"
+    asked: list[str] = []
+    query = Index._query
+
+    def recorded(self: Index, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        asked.append(sql)
+        return query(self, sql, args)
+
+    monkeypatch.setattr(Index, "_query", recorded)
+    assert retrieve(report.index_path, "login password", 4).hits
+    assert not any(sql.startswith("SELECT path FROM files ORDER BY") for sql in asked)
+
+
+def test_the_old_format_message_of_a_copied_repository_names_the_copy(tmp_path: Path) -> None:
+    import shutil
+
+    original = code_repo(tmp_path / "orig")
+    ingest(original)
+    copy = Path(shutil.copytree(original, tmp_path / "copy"))
+    with sqlite3.connect(copy / ".rag" / "index.sqlite") as conn:
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'format_version'")
+    with pytest.raises(IndexFormatError, match=f"re-run `python ingest.py {copy.resolve()}`$"):
+        Index(copy / ".rag" / "index.sqlite")
