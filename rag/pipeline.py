@@ -267,6 +267,7 @@ def ingest(
     if not os.fspath(root).strip():
         raise InputError("No repository path given — pass the path of a repository directory")
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
+    had_index = os.path.isfile(index_path)
     for rebuild in ((False, True) if not full else (True,)):
         try:
             # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
@@ -277,7 +278,7 @@ def ingest(
         except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
             error = exc
         except DAMAGE_ERRORS:  # damaged values read as the wrong type or size, in the previous index
-            if rebuild:  # nothing of it was read: not damage, a fault of ours, with its traceback
+            if rebuild or not had_index:  # nothing of one was read: not damage, a fault, with its traceback
                 raise
     raise IndexWriteError(f"Could not write the index at {index_path} ({error}) — check the free disk space and "
                           "that its folder is writable, or pass --index to keep it elsewhere") from None

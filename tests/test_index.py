@@ -859,3 +859,14 @@ def test_the_old_format_message_of_a_copied_repository_names_the_copy(tmp_path: 
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'format_version'")
     with pytest.raises(IndexFormatError, match=f"re-run `python ingest.py {copy.resolve()}`$"):
         Index(copy / ".rag" / "index.sqlite")
+
+
+def test_a_callers_error_is_not_taken_for_damage_without_an_index(tmp_path: Path) -> None:
+    starts: list[int] = []
+
+    def broken_progress(n: int) -> None:
+        raise ValueError("a bug in the caller's progress bar")
+
+    with pytest.raises(ValueError, match="progress bar"):
+        ingest(code_repo(tmp_path / "r"), workers=1, progress=broken_progress, on_start=starts.append)
+    assert starts == [4]  # raised at once: no second, full build of a first index
