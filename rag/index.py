@@ -944,7 +944,7 @@ class Index:
         try:
             self._data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
             meta = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
-        except (sqlite3.DatabaseError, ValueError) as exc:
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # TypeError: a value damaged to NULL
             raise IndexFormatError(
                 f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
             ) from None

@@ -870,3 +870,19 @@ def test_a_callers_error_is_not_taken_for_damage_without_an_index(tmp_path: Path
     with pytest.raises(ValueError, match="progress bar"):
         ingest(code_repo(tmp_path / "r"), workers=1, progress=broken_progress, on_start=starts.append)
     assert starts == [4]  # raised at once: no second, full build of a first index
+
+
+def test_a_manifest_value_damaged_to_null_is_one_error(tmp_path: Path) -> None:
+    # the schema forbids NULL, but a damaged page can still hold one (json.loads(None): TypeError)
+    index_path = ingest(code_repo(tmp_path / "r")).index_path
+    conn = sqlite3.connect(index_path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)' "
+                 "WHERE name = 'meta'")
+    conn.commit()
+    conn.close()
+    with sqlite3.connect(index_path) as conn:
+        conn.execute("UPDATE meta SET value = NULL WHERE key = 'tokenizer'")
+    conn.close()
+    with pytest.raises(IndexFormatError, match=r"is corrupt .* re-run `python ingest.py REPO --full`"):
+        Index(index_path)
