@@ -31,9 +31,8 @@ def _one_line(exc: click.UsageError) -> click.UsageError:
     return click.UsageError(exc.format_message().rstrip(".") + where)
 
 
-class RagCommand(click.Command):
-    """A command whose user-fixable errors print one line and exit 1 (a bad option: 2), without
-    a traceback."""
+class _OneLineUsage(click.Command):
+    """Usage errors found while parsing the command line, shown as one line (_one_line)."""
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
@@ -41,6 +40,11 @@ class RagCommand(click.Command):
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:
             raise _one_line(exc) from None
+
+
+class RagCommand(_OneLineUsage):
+    """A command whose user-fixable errors print one line and exit 1 (a bad option: 2), without
+    a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -65,17 +69,10 @@ class RagCommand(click.Command):
             ctx.exit(130)
 
 
-class RagGroup(click.Group):
+class RagGroup(_OneLineUsage, click.Group):
     """The `rag` command group; its commands use RagCommand."""
 
     command_class = RagCommand
-
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except click.UsageError as exc:
-            raise _one_line(exc) from None
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         try:
@@ -147,12 +144,6 @@ def ingest_cmd(
             bar.__exit__(None, None, None)
     remember_index(os.getcwd(), report.index_path)
     click.echo(format_ingest_report(report))
-
-
-def _evaluate() -> Any:
-    from . import evaluate  # imported when the eval command runs, not by every query
-
-    return evaluate
 
 
 def format_ingest_report(report: IngestReport) -> str:

@@ -78,8 +78,6 @@ def retrieve(
         return _retrieve(index_path, question, k, explain, groups, refresh, scoring)
 
 
-
-
 @contextmanager
 def damage_reported(index_path: str | os.PathLike[str]) -> Iterator[None]:
     """Turn what reading a damaged index raises into IndexFormatError, in one line.
