@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .access import AccessList
 from .acronyms import defined_terms
-from .chunking import chunk_file, chunk_text, chunker_for
+from .chunking import chunk_file, chunker_for
 from .errors import (
     IndexFormatError,
     IndexWriteError,
@@ -87,11 +87,7 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     if read.text is None:
         return _Processed(None, read.skip_reason, read.n_bytes, {})
     text, redacted = redact(read.text)
-    try:
-        chunks = tuple(chunk_file(source.path, text))
-    except RecursionError:  # nesting past Python's stack that a chunker did not foresee: the file
-        # is still indexed, as paragraphs, rather than ending the whole ingest
-        chunks = tuple(c._replace(ordinal=i) for i, c in enumerate(chunk_text(source.path, text)))
+    chunks = tuple(chunk_file(source.path, text))
     counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
     # the plain tokenizer is the original design exactly: no acronyms
     acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()

@@ -502,3 +502,18 @@ def _run_chunker(name: str, text: str) -> int:
 ])
 def test_hostile_input_is_chunked_in_linear_time(name: str, text: str) -> None:
     assert _run_chunker(name, text) > 0
+
+
+def test_a_chunker_that_overflows_the_stack_falls_back_to_paragraphs(monkeypatch) -> None:
+    import rag.chunking.python
+
+    def overflowing(path: str, text: str, on_fallback=None) -> list[Chunk]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(rag.chunking.python, "chunk_python", overflowing)
+    text = "def f():\n    return 1\n\n\n" + "word " * 300 + "\n"
+    reasons: list[str] = []
+    chunks = chunk_file("deep.py", text, reasons.append)
+    assert reasons == ["RecursionError: nested too deeply"]
+    assert [c.ordinal for c in chunks] == list(range(len(chunks))) and {c.kind for c in chunks} == {"text"}
+    assert_well_formed(text, chunks)

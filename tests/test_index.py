@@ -731,16 +731,16 @@ def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_p
 
 
 def test_a_chunker_that_overflows_the_stack_does_not_end_the_ingest(tmp_path: Path, monkeypatch) -> None:
-    import rag.pipeline
+    import rag.chunking.python
 
-    chunk_file = rag.pipeline.chunk_file
+    chunk_python = rag.chunking.python.chunk_python
 
-    def overflowing(path: str, text: str) -> list:
+    def overflowing(path: str, text: str, on_fallback=None) -> list:
         if path == "app/db.py":
             raise RecursionError("maximum recursion depth exceeded")
-        return chunk_file(path, text)
+        return chunk_python(path, text, on_fallback)
 
-    monkeypatch.setattr(rag.pipeline, "chunk_file", overflowing)
+    monkeypatch.setattr(rag.chunking.python, "chunk_python", overflowing)
     report = ingest(code_repo(tmp_path / "r"), workers=1)
     assert report.files == 4
     with Index(report.index_path) as index:

@@ -73,27 +73,37 @@ def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None =
     `on_fallback` (if given) is called with the reason when a code file cannot be
     chunked by its structure (syntax error, unbalanced brackets, minified).
     """
-    # each chunker is imported when first needed: the JS lexer's pattern alone takes 5 ms to
-    # compile, a cost an update of a few Python files need not pay
-    kind = chunker_for(path, text)
-    if kind == "python":
-        from .python import chunk_python
-
-        chunks = chunk_python(path, text, on_fallback)
-    elif kind == "javascript":
-        from .javascript import chunk_javascript
-
-        chunks = chunk_javascript(path, text, on_fallback)
-    elif kind == "markdown":
-        from .markdown import chunk_markdown
-
-        chunks = chunk_markdown(path, text)
-    elif kind == "rst":
-        from .markdown import chunk_rst
-
-        chunks = chunk_rst(path, text)
-    else:
+    try:
+        chunks = _chunk_by_kind(chunker_for(path, text), path, text, on_fallback)
+    except RecursionError:  # nesting past Python's stack that a chunker did not foresee: the file
+        # is still chunked, as paragraphs, rather than ending a whole ingest
+        if on_fallback is not None:
+            on_fallback("RecursionError: nested too deeply")
         from .text import chunk_text
 
         chunks = chunk_text(path, text)
     return [c._replace(ordinal=i) for i, c in enumerate(chunks)]
+
+
+def _chunk_by_kind(kind: str, path: str, text: str, on_fallback: Callable[[str], None] | None) -> list[Chunk]:
+    # each chunker is imported when first needed: the JS lexer's pattern alone takes 5 ms to
+    # compile, a cost an update of a few Python files need not pay
+    if kind == "python":
+        from .python import chunk_python
+
+        return chunk_python(path, text, on_fallback)
+    if kind == "javascript":
+        from .javascript import chunk_javascript
+
+        return chunk_javascript(path, text, on_fallback)
+    if kind == "markdown":
+        from .markdown import chunk_markdown
+
+        return chunk_markdown(path, text)
+    if kind == "rst":
+        from .markdown import chunk_rst
+
+        return chunk_rst(path, text)
+    from .text import chunk_text
+
+    return chunk_text(path, text)
