@@ -146,15 +146,23 @@ def _default_index_file(root: str) -> str:
     return os.path.join(root, INDEX_DIRNAME, INDEX_FILENAME)
 
 
+def _repository_holding(index_path: str) -> str | None:
+    """The folder whose default place (FOLDER/.rag/index.sqlite) `index_path` is, or None."""
+    folder, name = os.path.split(index_path)
+    if name != INDEX_FILENAME or os.path.basename(folder) != INDEX_DIRNAME:
+        return None
+    return os.path.dirname(folder)
+
+
 def _ingest_command(root: object, index_path: str) -> str:
     """The command that rebuilds the index at `index_path`, quoted for a shell: for the folder
     that holds it in its default place (a repository copied or moved with its index), else for
     `root` with --index."""
     import shlex  # only on this error's path
 
-    folder, name = os.path.split(os.path.realpath(index_path))
-    if name == INDEX_FILENAME and os.path.basename(folder) == INDEX_DIRNAME:
-        return "python ingest.py " + shlex.quote(os.path.dirname(folder))
+    holder = _repository_holding(os.path.realpath(index_path))
+    if holder is not None:
+        return "python ingest.py " + shlex.quote(holder)
     return f"python ingest.py {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
 
 
@@ -334,13 +342,17 @@ def write_index(
         for record in records:
             writer.add(record)
         if not writer.paths:  # keep the previous index rather than replace it with nothing
-            raise NothingToIndexError(
-                f"No indexable files in {root} — check --include, --exclude and --max-file-size, or point at a directory with source files"
-            )
+            raise nothing_to_index(root)
         return writer.finish(commit, access, skipped, walk, dir_mtimes)
     except BaseException:
         writer.abort()
         raise
+
+
+def nothing_to_index(root: Path) -> NothingToIndexError:
+    """The error for a repository that leaves no file to index."""
+    return NothingToIndexError(f"No indexable files in {root} — check --include, --exclude and --max-file-size, "
+                               "or point at a directory with source files")
 
 
 def check_replaceable(path: Path) -> None:
@@ -1175,10 +1187,9 @@ class Index:
         repository was copied or moved with its index. Otherwise None (an index kept elsewhere
         with --index, in a parent folder of its repository, or in a folder that is not a copy of
         the repository, is not moved)."""
-        folder, name = os.path.split(os.path.abspath(self.path))
-        if name != INDEX_FILENAME or os.path.basename(folder) != INDEX_DIRNAME:
+        owner = _repository_holding(os.path.abspath(self.path))
+        if owner is None:
             return None
-        owner = os.path.dirname(folder)
         real = os.path.realpath(owner)
         root = self.manifest.root
         if real == root or root.startswith(real.rstrip(os.sep) + os.sep):

@@ -23,7 +23,6 @@ from .errors import (
     IndexWriteError,
     InputError,
     NoIndexError,
-    NothingToIndexError,
     terminations_as_exit,
 )
 from .fields import chunk_counts
@@ -37,6 +36,7 @@ from .index import (
     folder_mtimes,
     folders_of,
     index_file,
+    nothing_to_index,
     prepare_index_dir,
     retime_files,
     update_index,
@@ -385,10 +385,7 @@ def _ingest(
             assert previous is not None
             fresh = [*_moved_records(previous, moved, access, settings), *new_records]
             if not fresh and not unchanged:
-                raise NothingToIndexError(
-                    f"No indexable files in {root} — check --include, --exclude and --max-file-size, or point at a directory "
-                    "with source files"
-                )
+                raise nothing_to_index(root)
             previous.close()
             changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
             manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips,
