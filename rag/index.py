@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 # A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
 # (Index, locate_index) works on str paths; building an index imports pathlib when it needs it.
 
+# what every message about a damaged index says to do: a plain ingest may update the index in
+# place without ever reading the damaged page
+REBUILD_HINT = "re-run `python ingest.py REPO --full`"
 # What reading a damaged index raises, beyond the checks that give their own messages: a file
 # SQLite still opens, whose tables or values were damaged (a disk error, a hand edit), fails
 # somewhere in the reading, in whatever way its bytes lead to
@@ -712,8 +715,7 @@ class ChunkFloats:
         if missing:
             found = self._fetch(missing)
             if len(found) != len(missing):
-                raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — "
-                                       "re-run `python ingest.py REPO --full`")
+                raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — {REBUILD_HINT}")
             for block, data in found:
                 if self._decode is not None:
                     data = self._decode(data).tobytes()
@@ -944,9 +946,7 @@ class Index:
         try:
             self._conn = _connect_for_reading(self.path)
         except sqlite3.DatabaseError as exc:
-            raise IndexFormatError(
-                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
-            ) from None
+            raise self._corrupt(exc) from None
         self._read_manifest()
         # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
         self.tokenizer = Tokenizer(self.manifest.tokenizer)
@@ -957,9 +957,7 @@ class Index:
             self._data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
             meta = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # TypeError: a value damaged to NULL
-            raise IndexFormatError(
-                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
-            ) from None
+            raise self._corrupt(exc) from None
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
             raise IndexFormatError(
@@ -981,7 +979,7 @@ class Index:
                 raise ValueError("array_block, bm25_avglen or root out of range")
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
-                f"The index at {self.path} has a damaged manifest ({exc}) — re-run `python ingest.py REPO --full`"
+                f"The index at {self.path} has a damaged manifest ({exc}) — {REBUILD_HINT}"
             ) from None
         self._swap: bool = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._n_ids = int(meta.get("next_chunk", 0))  # chunk ids in use are below this
@@ -1113,7 +1111,7 @@ class Index:
     def _array(self, name: str, typecode: str) -> array[Any]:
         row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — re-run `python ingest.py REPO --full`")
+            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — {REBUILD_HINT}")
         return self._decode(typecode, row[0])
 
     def _decode(self, typecode: str, data: bytes) -> array[Any]:
@@ -1266,13 +1264,14 @@ class Index:
             return True  # unreadable now: the next ingest will say why
         return access_digest(text) != self.manifest.access
 
+    def _corrupt(self, exc: Exception) -> IndexFormatError:
+        return IndexFormatError(f"The index at {self.path} is corrupt ({exc}) — {REBUILD_HINT}")
+
     def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
         try:
             return self._conn.execute(sql, args)
         except sqlite3.DatabaseError as exc:
-            raise IndexFormatError(
-                f"The index at {self.path} is corrupt ({exc}) — re-run `python ingest.py REPO --full`"
-            ) from None
+            raise self._corrupt(exc) from None
 
 
 # the access list's file name, and the digest of its text an index records (rag.access uses

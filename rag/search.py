@@ -20,7 +20,7 @@ from .abbreviations import short_forms
 from .acronyms import expand
 from .chunking.base import Chunk
 from .errors import IndexFormatError, InputError
-from .index import ACCESS_FILE, DAMAGE_ERRORS, FloatColumn, Index, View
+from .index import ACCESS_FILE, DAMAGE_ERRORS, REBUILD_HINT, FloatColumn, Index, View
 from .rerank import candidate_count, rerank
 from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
 
@@ -89,7 +89,7 @@ def damage_reported(index_path: str | os.PathLike[str]) -> Iterator[None]:
     except DAMAGE_ERRORS as exc:
         detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
         raise IndexFormatError(f"The index at {index_path} could not be read ({type(exc).__name__}: "
-                               f"{detail}); it may be damaged — re-run `python ingest.py REPO --full`") from None
+                               f"{detail}); it may be damaged — {REBUILD_HINT}") from None
 
 
 def _retrieve(
