@@ -325,15 +325,22 @@ _ENV_LINE = (
 )
 
 
-def _env_secret(match: re.Match[str]) -> bool:
-    """Accept an environment value that is a credential literal (see _credential_value) and not
-    a reference (`$(cat ...)`, `${X}`); a YAML key needs the blank after its colon."""
-    value, name = match["secret"], match["name"]
+def _line_value(match: re.Match[str]) -> bool:
+    """Accept the value that ends an environment or config line when it is a credential literal
+    (see _credential_value, _not_a_reference), not a reference (`$(cat ...)`, `${X}`), a path
+    (SSH_PRIVATE_KEY=~/.ssh/id_ed25519) or a name in code; a YAML key needs the blank after its colon."""
+    value = match["secret"]
     if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~" or _CODE_NAME.fullmatch(value):
-        return False  # a reference, a path (SSH_PRIVATE_KEY=~/.ssh/id_ed25519) or a name in code
-    if name.endswith("TOKEN") and _NOT_AUTH_TOKEN.search(name[:-5].lower()):  # NEXT_TOKEN
         return False
     return _credential_value(value) and _not_a_reference(match)
+
+
+def _env_secret(match: re.Match[str]) -> bool:
+    """Accept an environment value (see _line_value) whose name is not a pagination token's."""
+    name = match["name"]
+    if name.endswith("TOKEN") and _NOT_AUTH_TOKEN.search(name[:-5].lower()):  # NEXT_TOKEN
+        return False
+    return _line_value(match)
 
 
 # A config line (.properties, INI, YAML): a lower-case password name, then one token that is the
@@ -347,16 +354,12 @@ _CALL_OR_INDEX = re.compile(r"[\w)\]][(\[]")  # get_password(x), os.environ['PW'
 
 
 def _config_secret(match: re.Match[str]) -> bool:
-    """Accept a config value that is a credential literal, not code (a call, a subscript, a name)
-    or a reference; a YAML key needs the blank after its colon."""
+    """Accept a config value (see _line_value) that is not a YAML tag or alias, nor code: a call,
+    a subscript, a dotted name, an attribute set in code."""
     value = match["secret"]
-    if match["op"] == ":" and (not match["sp2"] or value[0] in "!*&"):  # YAML needs a blank; a tag or alias
+    if match["op"] == ":" and value[0] in "!*&" or _CALL_OR_INDEX.search(value) or _DOTTED_CODE.fullmatch(value):
         return False
-    if value[0] in "$%<{/~" or _CALL_OR_INDEX.search(value) or match["name"].startswith(("this.", "self.")):
-        return False  # a reference, a path, a call or subscript, an attribute set in code
-    if _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
-        return False
-    return _credential_value(value) and _not_a_reference(match)
+    return not match["name"].startswith(("this.", "self.")) and _line_value(match)
 
 
 def _pass_word(match: re.Match[str]) -> bool:
