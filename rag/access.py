@@ -21,7 +21,6 @@ from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
 from .index import ACCESS_FILE, access_digest
 
-ACCESS_FILENAME = ACCESS_FILE
 PUBLIC = "public"
 
 
@@ -42,7 +41,7 @@ class AccessList:
     digest: str | None = None  # sha1 of the file's text; None when there is no file
 
     @classmethod
-    def parse(cls, text: str, source: str = ACCESS_FILENAME) -> AccessList:
+    def parse(cls, text: str, source: str = ACCESS_FILE) -> AccessList:
         """Parse .rag-access text; a rule without groups is an error naming the line."""
         rules = []
         for number, raw in enumerate(text.splitlines(), 1):
@@ -60,7 +59,7 @@ class AccessList:
     @classmethod
     def load(cls, root: Path) -> AccessList:
         """Read ROOT/.rag-access; a missing file means everything is public."""
-        path = Path(root) / ACCESS_FILENAME
+        path = Path(root) / ACCESS_FILE
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .access import ACCESS_FILENAME
+from .index import ACCESS_FILE
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
 from .index import INDEX_DIRNAME
@@ -276,7 +276,7 @@ def _excluded_by_name(
         return "excluded-dir"
     if is_secret_file(rel):
         return "secret"
-    if name == ACCESS_FILENAME:
+    if name == ACCESS_FILE:
         return "access-list"  # says who may read what; not content to answer from
     if include and not any(_glob(rel, g) for g in include):
         return "not-included"
