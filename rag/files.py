@@ -12,10 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .index import ACCESS_FILE
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
-from .index import INDEX_DIRNAME
+from .index import ACCESS_FILE, INDEX_DIRNAME
 from .secrets import is_secret_file
 
 DEFAULT_MAX_BYTES = 1_000_000
