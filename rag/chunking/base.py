@@ -108,6 +108,11 @@ class Piece(NamedTuple):
     window_context: str = ""  # breadcrumb for the windows of an over-long piece (e.g. its signature)
 
 
+def span_size(lines: list[str]) -> int:
+    """The characters of these lines, with their newlines: what MAX_CHARS is compared with."""
+    return sum(map(len, lines)) + len(lines)
+
+
 def span_text(lines: list[str], start: int, end: int) -> str:
     """Return lines start..end (1-based, inclusive) joined with newlines."""
     return "\n".join(lines[start - 1 : end])

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope
+from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
 from .text import chunk_text
 
 MINIFIED_LINE_CHARS = 1000  # a file with most of its text on longer lines is minified or bundled ...
@@ -361,7 +361,7 @@ class _Chunker:
         """Return a definition's piece, or its members' pieces if it is a large class."""
         toks = self.tokens
         if kind == "class" and depth < _KEEP_DEPTH:
-            size = sum(len(line) + 1 for line in self.lines[start - 1 : end])
+            size = span_size(self.lines[start - 1 : end])
             body = self.class_body(a, b, depth)
             if size > MAX_CHARS and body is not None:
                 open_, close = body
@@ -399,7 +399,7 @@ class _Chunker:
         None if the statement wraps no body over MAX_CHARS."""
         start, end = self.tokens[a].line, self.tokens[b].end_line
         lines = self.lines[start - 1 : end]
-        if depth != 0 or self.unwrap == 0 or sum(map(len, lines)) + len(lines) <= MAX_CHARS:
+        if depth != 0 or self.unwrap == 0 or span_size(lines) <= MAX_CHARS:
             return None
         # the statement again, with its tokens kept deeper: a UMD factory is an argument of a
         # call, in parentheses, inside the statement's own
@@ -419,7 +419,7 @@ class _Chunker:
             return None
         open_line, close_line = best[0] + start - 1, best[1] + start - 1
         inner = self.lines[open_line : close_line - 1]
-        if sum(map(len, inner)) + len(inner) <= MAX_CHARS:
+        if span_size(inner) <= MAX_CHARS:
             return None
         lexed = lex("\n".join(inner), self.jsx)
         if not lexed.balanced:

@@ -7,7 +7,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope
+from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # blocks whose definitions belong to the body that holds them (ast.TryStar: `except*`, 3.11+)
@@ -107,9 +107,7 @@ def _definition_pieces(
     symbol = prefix + node.name
     header = _header(lines, node)
     if isinstance(node, ast.ClassDef):
-        span = lines[start - 1 : end]
-        size = sum(map(len, span)) + len(span)  # with the newlines
-        if size > MAX_CHARS and any(isinstance(n, _DEFS) for n in node.body):
+        if span_size(lines[start - 1 : end]) > MAX_CHARS and any(isinstance(n, _DEFS) for n in node.body):
             inner = chain + ((node.lineno, header),)
             members = _body_pieces(node.body, start, end, lines, symbol + ".", inner, "class", symbol)
             return close_scope(members, lines)
