@@ -18,7 +18,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import CORPORA, SHARED, require_corpora, versions
-from rag import Index, ingest, search
+from rag import Index, IngestOptions, ingest, search
 from rag.chunking.text import chunk_text
 from rag.evaluate import evaluate, load_questions
 
@@ -51,7 +51,7 @@ def main() -> None:
                 patch = mock.patch("rag.pipeline.chunk_file", paragraph_chunks) if name == "paragraph" else mock.patch.dict({})
                 with patch:
                     start = time.perf_counter()
-                    report = ingest(root / corpus, index_path, full=True)
+                    report = ingest(root / corpus, index_path, options=IngestOptions(full=True))
                     seconds = time.perf_counter() - start
                 with Index(index_path) as index:
                     paths = frozenset(index.files())

@@ -44,7 +44,8 @@ from rag.chunking import Chunk, chunk_file  # noqa: E402
 from rag.evaluate import DEPTH, Metrics, Outcome, Question, evaluate, load_questions, metrics  # noqa: E402
 from rag.fields import chunk_counts  # noqa: E402
 from rag.files import read_text, walk  # noqa: E402
-from rag.search import Hit  # noqa: E402
+from rag.hits import Hit  # noqa: E402
+from rag.pipeline import IngestOptions  # noqa: E402
 from rag.secrets import redact  # noqa: E402
 from rag.tokens import Tokenizer, TokenizerSettings  # noqa: E402
 
@@ -244,9 +245,9 @@ def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[Outcome, ..
     from rag import Index, ingest, search
 
     with tempfile.TemporaryDirectory() as tmp, \
-            mock.patch("rag.search.rerank", partial(rerank_module.rerank, **cfg.rerank)):
+            mock.patch.object(sys.modules["rag.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)):
         index_path = Path(tmp) / "index.sqlite"
-        ingest(root, index_path, cfg.settings, full=True)
+        ingest(root, index_path, IngestOptions(settings=cfg.settings, full=True))
         with Index(index_path) as index:
             paths = frozenset(index.files())
             return evaluate(qs, lambda q: search(index, q.question, DEPTH), indexed=lambda q: paths).outcomes

@@ -106,7 +106,7 @@ def main() -> None:
             postings = search_mod._postings(index, view, c)
             if postings is not None:
                 idf = search_mod.bm25_idf(n_docs, len(postings[0]))
-                out.append((c, idf, args.weight * p * idf, postings[0], postings[1], math.inf))
+                out.append(search_mod.QueryTerm(c, idf, args.weight * p * idf, postings[0], postings[1], math.inf))
                 forms[c] = "docstring pairs"
         out.sort(key=lambda t: (-t[2], t[0]))
         return out  # type: ignore[no-any-return]

@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import CORPORA, SHARED, require_corpora
 from rag.evaluate import DEPTH, Indexes, evaluate, load_questions
 from rag.fields import chunk_counts, indexed_text
-from rag.tokens import QUERY_STOPWORDS, bm25_idf
+from rag.tokens import QUERY_STOPWORDS
+from rag.weights import bm25_idf
 
 
 def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:

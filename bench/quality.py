@@ -66,8 +66,9 @@ from rag.evaluate import (  # noqa: E402
     report_dict,
 )
 from rag.fields import chunk_counts  # noqa: E402
-from rag.index import Index  # noqa: E402
-from rag.search import Hit, query_counts, search  # noqa: E402
+from rag.hits import Hit  # noqa: E402
+from rag.search import query_counts, search  # noqa: E402
+from rag.store.reader import Index  # noqa: E402
 from rag.tokens import Tokenizer  # noqa: E402
 
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))

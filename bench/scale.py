@@ -114,7 +114,7 @@ def tfidf_matrix(index_path: Path):  # -> (X csr, term -> (column, idf), idf N)
     import scipy.sparse as sp
 
     from rag import Index
-    from rag.tokens import idf_weight
+    from rag.weights import idf_weight
 
     with Index(index_path) as index:
         view = index.view()

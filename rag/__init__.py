@@ -5,7 +5,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .search import Hit, TermContribution, search  # eager: the name `search` is also a module
+from .hits import Hit, TermContribution
+from .search import search  # eager: the name `search` is also a module
 
 # Public name -> module that defines it. Imported on first use, so that `query.py` loads only
 # what retrieval needs (the ingest pipeline, chunkers and model SDK stay unloaded).
@@ -14,12 +15,14 @@ _EXPORTS = {
     "BackendError": "errors", "IndexFormatError": "errors", "IndexWriteError": "errors", "InputError": "errors",
     "NoIndexError": "errors", "NothingToIndexError": "errors", "RagError": "errors",
     "SourceFile": "files", "Walk": "files", "walk": "files",
-    "Index": "index", "Manifest": "index", "default_index_path": "index", "locate_index": "index",
-    "IngestReport": "pipeline", "ingest": "pipeline",
+    "Index": "store.reader", "Manifest": "store.format", "default_index_path": "store.paths",
+    "locate_index": "store.paths", "IngestOptions": "pipeline", "IngestReport": "pipeline", "ingest": "pipeline",
+    "Request": "retrieve", "Retrieval": "retrieve", "retrieve": "retrieve", "Outcome": "answer", "ask": "answer",
     "Tokenizer": "tokens", "TokenizerSettings": "tokens",
 }
 
 if TYPE_CHECKING:
+    from .answer import Outcome, ask
     from .chunking import chunk_file
     from .chunking.base import Chunk
     from .errors import (
@@ -32,8 +35,11 @@ if TYPE_CHECKING:
         RagError,
     )
     from .files import SourceFile, Walk, walk
-    from .index import Index, Manifest, default_index_path, locate_index
-    from .pipeline import IngestReport, ingest
+    from .pipeline import IngestOptions, IngestReport, ingest
+    from .retrieve import Request, Retrieval, retrieve
+    from .store.format import Manifest
+    from .store.paths import default_index_path, locate_index
+    from .store.reader import Index
     from .tokens import Tokenizer, TokenizerSettings
 
 
@@ -53,21 +59,27 @@ __all__ = [
     "Index",
     "IndexFormatError",
     "IndexWriteError",
+    "IngestOptions",
     "IngestReport",
     "InputError",
     "Manifest",
     "NoIndexError",
     "NothingToIndexError",
+    "Outcome",
     "RagError",
+    "Request",
+    "Retrieval",
     "SourceFile",
     "TermContribution",
     "Tokenizer",
     "TokenizerSettings",
     "Walk",
+    "ask",
     "chunk_file",
     "default_index_path",
     "ingest",
     "locate_index",
+    "retrieve",
     "search",
     "walk",
 ]

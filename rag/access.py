@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
-from .index import ACCESS_FILE, access_digest
+from .repo_names import ACCESS_FILE, access_digest
 
 PUBLIC = "public"
 

@@ -1,15 +1,19 @@
-"""Retrieve -> prompt -> generate, then check every citation against the passages that were sent."""
+"""The query flow, retrieve -> prompt -> generate, in one place (the CLI and the library call it),
+and the check of every citation against the passages that were sent."""
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
-from .backends import ApiCitation, Backend, OnText
-from .index import Index
-from .prompts import Prompt, build_prompt
-from .search import DEFAULT_TOP_K, Hit, search
+from .hits import Hit
+from .retrieve import Request, Retrieval, retrieve
+
+if TYPE_CHECKING:  # the model's side is imported when a prompt is built: a query for passages never loads it
+    from .backends import ApiCitation, Backend, OnText
+    from .prompts import Prompt
 
 NO_CONTEXT = "no_context"  # Answer.stop_reason when retrieval found nothing and no model was called
 # stop reasons whose text must not be passed off as an answer -> what to tell the user
@@ -23,8 +27,7 @@ _BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
 _REFERENCE = re.compile(r"^\s*`?(?P<path>[^\s`:][^:`]*?)`?:(?P<start>\d+)(?:\s*[-–]\s*(?P<end>\d+))?\s*$")
 
 
-@dataclass(frozen=True, slots=True)
-class Citation:
+class Citation(NamedTuple):
     """A span the answer cites, and whether it lies within a passage that was actually sent."""
 
     path: str
@@ -34,8 +37,7 @@ class Citation:
     valid: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """A generated answer with the passages it was given and its checked citations."""
 
     question: str
@@ -44,23 +46,45 @@ class Answer:
     citations: tuple[Citation, ...]
     backend: str
     model: str | None
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, int]
     stop_reason: str | None = None
 
 
-def answer(
-    source: Index | Sequence[Hit], question: str, backend: Backend, k: int = DEFAULT_TOP_K,
-    on_text: OnText | None = None,
-) -> Answer:
-    """Answer `question` from the top `k` passages of `source` (an index, or hits already retrieved).
+class Outcome(NamedTuple):
+    """What one question came to: the passages retrieved, the prompt built from them, the answer."""
 
-    When nothing is retrieved the model is not called: the answer is empty, stop_reason NO_CONTEXT.
+    retrieval: Retrieval
+    prompt: Prompt | None  # None when nothing was retrieved, or only passages were asked for
+    answer: Answer | None  # None when no model was asked
+
+
+def ask(
+    index_path: str | os.PathLike[str], request: Request, backend: Backend | None = None, *,
+    build_prompt: bool = True, on_retrieved: Callable[[Retrieval], None] | None = None,
+    on_text: OnText | None = None,
+) -> Outcome:
+    """Answer a question from the index: retrieve its passages, build the prompt (unless
+    `build_prompt` is off), and with a backend generate the answer, streamed to `on_text`.
+    `on_retrieved` sees the retrieval before any model is asked (to print its notes first).
+
+    When nothing is retrieved no model is called: with a backend, the answer is empty, stop_reason NO_CONTEXT.
     """
-    hits = search(source, question, k) if isinstance(source, Index) else list(source)
-    if not hits:
-        return Answer(question, "", (), (), backend.name, backend.model, {}, NO_CONTEXT)
-    prompt = build_prompt(question, hits)
-    return generate(prompt, backend, on_text)
+    retrieval = retrieve(index_path, request)
+    if on_retrieved is not None:
+        on_retrieved(retrieval)
+    if not retrieval.hits:
+        return Outcome(retrieval, None, None if backend is None else no_context_answer(request.question, backend))
+    if not build_prompt:
+        return Outcome(retrieval, None, None)
+    from .prompts import build_prompt as build
+
+    prompt = build(request.question, retrieval.hits)
+    return Outcome(retrieval, prompt, None if backend is None else generate(prompt, backend, on_text))
+
+
+def no_context_answer(question: str, backend: Backend) -> Answer:
+    """The answer when no passage matched: empty, no model called."""
+    return Answer(question, "", (), (), backend.name, backend.model, {}, NO_CONTEXT)
 
 
 def generate(prompt: Prompt, backend: Backend, on_text: OnText | None = None) -> Answer:

@@ -13,13 +13,24 @@ import click
 
 from .backend_choices import BACKENDS, DEFAULT_MODEL
 from .errors import InputError, RagError
-from .index import locate_index, remember_index
-from .rerank import TEST_FACTOR, demotion
-from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS, Hit, retrieve
+from .hits import Hit
+from .rerank import TEST_FACTOR
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS
+from .store.paths import locate_index
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
+    from .answer import Answer
     from .pipeline import IngestReport
+    from .retrieve import Retrieval
+
+# RAG_DEBUG=1: every error prints its full traceback (a user-facing one too)
+DEBUG_ENV = "RAG_DEBUG"
+INTERNAL_ERROR = "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
 def _one_line(exc: click.UsageError) -> click.UsageError:
@@ -50,8 +61,12 @@ class RagCommand(_OneLineUsage):
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
+            if _debug():
+                raise
             raise _one_line(exc) from None
         except RagError as exc:
+            if _debug():
+                raise
             raise click.ClickException(str(exc)) from None
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Python's docs advise
             # and keep the interpreter's last flush of stdout from failing again (unless stdout is
@@ -60,6 +75,8 @@ class RagCommand(_OneLineUsage):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             ctx.exit(1)
         except OSError as exc:  # the disk said no: a path, a permission, a full disk
+            if _debug():
+                raise
             where = f": {exc.filename}" if exc.filename else ""
             raise click.ClickException(
                 f"{exc.strerror or exc}{where} — check that the path exists and is writable"
@@ -67,6 +84,14 @@ class RagCommand(_OneLineUsage):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:  # not an error a user can cause: a fault in rag itself
+            if _debug():
+                raise
+            detail = (str(exc).splitlines() or [""])[0][:200]
+            raise click.ClickException(INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail
+                                                             else type(exc).__name__)) from None
 
 
 class RagGroup(_OneLineUsage, click.Group):
@@ -118,9 +143,11 @@ def ingest_cmd(
     exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
-    from .pipeline import ingest  # the pipeline is only loaded by the command that needs it
+    from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
+    from .store.paths import remember_index
 
-    settings = TokenizerSettings(mode=tokenizer) if tokenizer else None
+    options = IngestOptions(TokenizerSettings(mode=tokenizer) if tokenizer else None, include or None,
+                            exclude or None, max_bytes, workers, full)
     bar: Any = None
 
     def on_start(total: int) -> None:
@@ -137,8 +164,7 @@ def ingest_cmd(
             bar.update(n)
 
     try:
-        report = ingest(repo, index_path, settings, include or None, exclude or None, max_bytes, workers,
-                        full, progress, on_start)
+        report = ingest(repo, index_path, options, progress=progress, on_start=on_start)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -172,10 +198,6 @@ def _question(words: tuple[str, ...]) -> str:
     return question
 
 
-if TYPE_CHECKING:
-    from .answer import Answer
-
-
 @main.command("query")
 @click.argument("question", nargs=-1)
 @index_option
@@ -205,64 +227,68 @@ def query_cmd(
     groups: tuple[str, ...], refresh: bool, scoring: str,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
-    text = _question(question)
+    from .retrieve import Request
+
+    request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring)
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
         raise click.UsageError("--show-prompt and --prompt-only print the prompt alone, without --json or "
                                "--explain — drop one, or use --no-llm for passages as JSON or explained")
+    from .answer import ask
 
-    def find() -> list[Hit]:
-        found = retrieve(locate_index(index_path), text, top_k, explain, frozenset(groups), refresh, scoring)
-        if found.gone is not None:
-            click.echo(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
-                       "as indexed — re-run `python ingest.py REPO` with its new path", err=True)
-        if found.changed:
-            shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
-            click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
-                       "— re-run ingest or pass --refresh", err=True)
-        return found.hits
-
+    text = request.question
     if no_llm:
-        hits = find()
+        hits = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=_notes).retrieval.hits
         click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
         return
-    from .answer import INCOMPLETE, generate
+    from .answer import INCOMPLETE
     from .backends import render_text_prompt, resolve_backend
     from .errors import BackendError
-    from .prompts import build_prompt
 
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
-    hits = find()
-    if not hits:
+    generates = backend is not None and not show_prompt
+    outcome = ask(locate_index(index_path), request, backend if generates else None, on_retrieved=_notes,
+                  on_text=None if as_json else _stream)
+    hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
+    if prompt is None:  # nothing retrieved
         if prompt_only:
             click.echo(NO_CONTEXT_MESSAGE, err=True)
-        elif as_json and backend is None:
-            click.echo(format_unanswered_json(text, [], None, explain))
+        elif as_json and result is not None:
+            click.echo(format_answer_json(result))
         elif as_json:
-            click.echo(format_answer_json(_no_context_answer(text, backend)))
+            click.echo(format_unanswered_json(text, [], None, explain))
         else:
             click.echo(NO_CONTEXT_MESSAGE)
         return
-    prompt = build_prompt(text, hits)
     if prompt_only:
         click.echo(prompt.text)
     elif show_prompt:
         click.echo(backend.render(prompt) if backend else render_text_prompt(prompt))
-    elif backend is None:
+    elif result is None:
         if as_json:
             click.echo(format_unanswered_json(text, hits, prompt.text, explain))
         else:
             click.echo(f"{format_hits(hits, explain)}\n\n--- prompt ---\n{prompt.text}\n")
         click.echo(NO_BACKEND_HINT, err=True)
     else:
-        result = generate(prompt, backend, None if as_json else _stream)
         click.echo(format_answer_json(result, explain) if as_json else format_sources(result))
         if not as_json:
             click.echo(format_usage(result), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
+
+
+def _notes(found: Retrieval) -> None:
+    """Print what the caller should know about the index's freshness, on stderr."""
+    if found.gone is not None:
+        click.echo(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
+                   "as indexed — re-run `python ingest.py REPO` with its new path", err=True)
+    if found.changed:
+        shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
+        click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
+                   "— re-run ingest or pass --refresh", err=True)
 
 
 @main.command("eval")
@@ -322,7 +348,7 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "rank": rank, "score": hit.score, "path": c.path, "start_line": c.start_line,
         "end_line": c.end_line, "chunk": c.ordinal, "kind": c.kind, "symbol": c.symbol, "text": c.text,
-        "demoted": demotion(c.path),  # ranked at rerank.TEST_FACTOR of its score, and why
+        "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
     }
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
@@ -343,8 +369,8 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
         label = f" {c.symbol} ({c.kind})" if c.symbol else ""
-        why = demotion(c.path)  # so that a list not in score order explains itself
-        ranked = f"  [{why}: ranked at x{TEST_FACTOR:g} of its score]" if why else ""
+        # so that a list not in score order explains itself
+        ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
         lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}"]
         if explain:
             lines.extend(
@@ -385,12 +411,6 @@ def _stream(text: str) -> None:
     click.echo(text, nl=False)
 
 
-def _no_context_answer(question: str, backend: Any) -> Answer:
-    from .answer import NO_CONTEXT, Answer
-
-    return Answer(question, "", (), (), backend.name, backend.model, {}, NO_CONTEXT)
-
-
 def format_sources(result: Answer) -> str:
     """Return what follows a streamed answer: its numbered sources, unverifiable ones flagged."""
     seen: dict[tuple[str, int, int], bool] = {}
@@ -416,12 +436,10 @@ def format_usage(result: Answer) -> str:
 
 def format_answer_json(result: Answer, explain: bool = False) -> str:
     """Return an answer as one JSON object: answer, checked citations, and the passages sent."""
-    from dataclasses import asdict  # answers only: a query without a model never loads dataclasses
-
     return json.dumps({
         "question": result.question,
         "answer": result.text,
-        "citations": [asdict(c) for c in result.citations],
+        "citations": [c._asdict() for c in result.citations],
         "results": [hit_dict(i, h, explain) for i, h in enumerate(result.hits, 1)],
         "backend": result.backend,
         "model": result.model,

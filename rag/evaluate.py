@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .index import Index, default_index_path, locate_index
-from .search import DEFAULT_SCORING, DEFAULT_TOP_K, Hit, damage_reported, search
+from .hits import Hit
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K, search
+from .store.paths import default_index_path, locate_index
+from .store.reader import Index
 
 if TYPE_CHECKING:
     from .pipeline import IngestReport
@@ -299,9 +301,9 @@ class Indexes:
 
 def corpus_index(root: Path, full: bool = False) -> IngestReport:
     """Build or update the index of a corpus at its default place, ROOT/.rag/index.sqlite."""
-    from .pipeline import ingest  # loaded only when a corpus index is needed, as in the CLI
+    from .pipeline import IngestOptions, ingest  # loaded only when a corpus index is needed, as in the CLI
 
-    return ingest(Path(root), default_index_path(Path(root)), full=full)
+    return ingest(Path(root), default_index_path(Path(root)), IngestOptions(full=full))
 
 
 def run_eval(
@@ -315,9 +317,7 @@ def run_eval(
         check_corpora(questions_path, questions, corpus_root)
     with Indexes(index_path, corpus_root, full, on_ingest) as indexes:
         def retrieve(q: Question) -> list[Hit]:
-            index = indexes.get(q)[0]
-            with damage_reported(index.path):
-                return search(index, q.question, DEPTH, explain=explain, scoring=scoring)
+            return search(indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring)
 
         report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
         return replace(report, indexes=indexes.paths())

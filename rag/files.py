@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
-from .index import ACCESS_FILE, INDEX_DIRNAME
+from .repo_names import ACCESS_FILE, INDEX_DIRNAME
 from .secrets import is_secret_file
 
 DEFAULT_MAX_BYTES = 1_000_000

@@ -1,4 +1,8 @@
-"""Ingest: walk -> read -> redact -> chunk -> tokenize -> index, reusing unchanged files."""
+"""Ingest: walk -> read -> redact -> chunk -> tokenize -> index, reusing unchanged files.
+
+An ingest is planned first (the listing diffed against the previous index: what is unchanged,
+renamed, changed, deleted), then applied by one store call: a retime when nothing indexed
+changed, an update in place when few files did, else a full build."""
 
 from __future__ import annotations
 
@@ -27,22 +31,12 @@ from .errors import (
 )
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
-from .index import (
-    DAMAGE_ERRORS,
-    FileRecord,
-    Index,
-    check_replaceable,
-    default_index_path,
-    folder_mtimes,
-    folders_of,
-    index_file,
-    nothing_to_index,
-    prepare_index_dir,
-    retime_files,
-    update_index,
-    write_index,
-)
 from .secrets import redact
+from .store.format import FileRecord
+from .store.paths import default_index_path, folder_mtimes, folders_of, index_file, prepare_index_dir
+from .store.reader import Index
+from .store.update import update_index
+from .store.writer import SkippedRow, check_replaceable, nothing_to_index, retime_files, write_index
 from .tokens import Tokenizer, TokenizerSettings
 
 # Below this many bytes to read, worker processes cost more than they save.
@@ -55,6 +49,18 @@ _INCREMENTAL_SHARE = 0.25
 # chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
 # full ingest of the eight corpora, 20% in one process (bench/SPEED.md).
 _GC_GEN0 = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """How to ingest. None keeps what the existing index was built with, else the default."""
+
+    settings: TokenizerSettings | None = None
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    max_bytes: int | None = None
+    workers: int | None = None  # processes; None: all cores
+    full: bool = False  # reuse nothing of the previous index
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,91 +242,110 @@ def _git_commit(root: Path) -> str | None:
 
 @_fewer_collections()  # a fresh one for each call
 def ingest(
-    root: str | os.PathLike[str],
-    index_path: str | os.PathLike[str] | None = None,
-    settings: TokenizerSettings | None = None,
-    include: tuple[str, ...] | None = None,
-    exclude: tuple[str, ...] | None = None,
-    max_bytes: int | None = None,
-    workers: int | None = None,
-    full: bool = False,
-    progress: Callable[[int], None] | None = None,
-    on_start: Callable[[int], None] | None = None,
+    root: str | os.PathLike[str], index_path: str | os.PathLike[str] | None = None,
+    options: IngestOptions | None = None, *,
+    progress: Callable[[int], None] | None = None, on_start: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Index the repository at `root`, re-reading only files that changed since the last ingest.
 
-    Settings, include/exclude globs and the size limit that are not given (None) are those
-    the existing index was built with, else the defaults: re-ingest and --refresh keep them.
-    Unchanged files (same size and mtime) keep their chunks. When few files changed, the
-    index is updated in place in one transaction; otherwise it is rebuilt into a new file
-    that replaces the old one. Either way the result equals a full rebuild. With `full`,
-    nothing is reused. `on_start` gets the number of files to read, `progress` each increment.
+    Options that are not given (None) are those the existing index was built with, else the
+    defaults: re-ingest and --refresh keep them. Unchanged files (same size and mtime) keep
+    their chunks. When few files changed, the index is updated in place in one transaction;
+    otherwise it is rebuilt into a new file that replaces the old one. Either way the result
+    equals a full rebuild. `on_start` gets the number of files to read, `progress` each increment.
 
-    SQLite failing while the previous index is read or updated (damaged pages, a read-only
-    file) makes a full build, which reads none of it; if that fails too (a full disk, a
-    read-only folder), IndexWriteError says so, and the previous index is left as it was.
+    Damage met while the previous index is read or updated (IndexFormatError from the store, or
+    SQLite failing: damaged pages, a read-only file) makes a full build, which reads none of it;
+    if that fails too (a full disk, a read-only folder), IndexWriteError says so, and the previous
+    index is left as it was. Any other exception is a fault, raised as it is.
     """
+    options = options or IngestOptions()
     if not os.fspath(root).strip():
         raise InputError("No repository path given — pass the path of a repository directory")
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
-    had_index = os.path.isfile(index_path)
-    for rebuild in ((False, True) if not full else (True,)):
+    for rebuild in ((False, True) if not options.full else (True,)):
         try:
             # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
             # queued batches, and a new index's temporary file would stay
             with terminations_as_exit():
-                return _ingest(root, index_path, settings, include, exclude, max_bytes, workers, rebuild, progress,
-                               on_start)
+                return _ingest(Path(root), index_path, options, rebuild, progress, on_start)
         except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
             error = exc
-        except DAMAGE_ERRORS:  # damaged values read as the wrong type or size, in the previous index
-            if rebuild or not had_index:  # nothing of one was read: not damage, a fault, with its traceback
-                raise
     raise IndexWriteError(f"Could not write the index at {index_path} ({error}) — check the free disk space and "
                           "that its folder is writable, or pass --index to keep it elsewhere") from None
 
 
+@dataclass(slots=True)
+class _Plan:
+    """What an ingest will do, from the listing and the previous index."""
+
+    root: Path
+    index_path: Path
+    settings: TokenizerSettings
+    max_bytes: int
+    walk_options: dict[str, object]
+    access: AccessList
+    commit: str | None
+    unchanged: list[str]  # paths whose chunks are kept
+    todo: list[SourceFile]  # files to read: changed or new
+    retimed: list[SourceFile]  # same bytes, new mtime
+    moved: list[tuple[str, SourceFile]]  # (old path, the file now holding its bytes)
+    deleted: list[str]
+    changed: list[str]  # paths of the previous index whose chunks go (changed or renamed)
+    skips: list[SkippedRow]  # files passed over after reading, remembered
+    skipped: Counter[str]
+    known_dirs: dict[str, int]  # every indexed folder's mtime as of the listing
+    moved_dirs: list[tuple[str, int]]  # indexed folders whose mtime moved while nothing indexed changed
+    reusable: bool  # the previous index's chunks may be kept (same tokenizer, no --full)
+    up_to_date: bool  # nothing indexed changed: only mtimes are recorded
+    incremental: bool  # few files changed: update in place
+
+
 def _ingest(
-    root: str | os.PathLike[str], index_path: Path, settings: TokenizerSettings | None,
-    include: tuple[str, ...] | None, exclude: tuple[str, ...] | None, max_bytes: int | None,
-    workers: int | None, full: bool, progress: Callable[[int], None] | None,
-    on_start: Callable[[int], None] | None,
+    root: Path, index_path: Path, options: IngestOptions, full: bool,
+    progress: Callable[[int], None] | None, on_start: Callable[[int], None] | None,
 ) -> IngestReport:
     started = time.perf_counter()
     check_replaceable(index_path)
     previous = _open_previous(index_path)
+    try:
+        plan = _plan(root, index_path, options, full, previous)
+        if previous is not None and not plan.reusable:
+            previous.close()  # nothing of it can be reused
+            previous = None
+        return _apply(plan, previous, options.workers, started, progress, on_start)
+    finally:
+        if previous is not None:
+            previous.close()
+
+
+def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, previous: Index | None) -> _Plan:
+    """Diff the listing against the previous index."""
     saved = previous.manifest if previous else None
-    settings = settings or (saved.tokenizer if saved else TokenizerSettings())
-    options = (saved.walk if saved else None) or {}
-    include = tuple(options.get("include", ())) if include is None else include
-    exclude = tuple(options.get("exclude", ())) if exclude is None else exclude
-    max_bytes = int(options.get("max_bytes", DEFAULT_MAX_BYTES)) if max_bytes is None else max_bytes
-    walk_options = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
+    settings = options.settings or (saved.tokenizer if saved else TokenizerSettings())
+    walked = (saved.walk if saved else None) or {}
+    include = tuple(walked.get("include", ())) if options.include is None else options.include
+    exclude = tuple(walked.get("exclude", ())) if options.exclude is None else options.exclude
+    max_bytes = int(walked.get("max_bytes", DEFAULT_MAX_BYTES)) if options.max_bytes is None else options.max_bytes
+    walk_options: dict[str, object] = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
     # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
     # added after the walk then still moves its folder's mtime past what the index holds
     try:
         stored_dirs = previous.dir_mtimes() if previous is not None else {}
     except (sqlite3.Error, IndexFormatError):  # a damaged index (ingest() then builds afresh)
         stored_dirs = {}
-    dirs_before = folder_mtimes(Path(root).resolve(), stored_dirs)
-    if previous is not None and (full or previous.manifest.tokenizer != settings):
-        previous.close()  # nothing of it can be reused
-        previous = None
-    try:
-        listing = walk(Path(root), include, exclude, max_bytes)
-    except BaseException:
-        if previous is not None:
-            previous.close()
-        raise
+    dirs_before = folder_mtimes(root.resolve(), stored_dirs)
+    reusable = previous is not None and not full and previous.manifest.tokenizer == settings
+    listing = walk(root, include, exclude, max_bytes)
     root = listing.root
     prepare_index_dir(index_path)
     # every indexed folder's mtime as of the listing: those known before the walk from then, the
     # others now; a file added after this moves its folder's mtime past what the index stores
     known_dirs = dict(folder_mtimes(root, folders_of(f.path for f in listing.files), dict(dirs_before)))
-    old_files = previous.files() if previous else {}
-    old_skips = previous.skipped_files() if previous else {}
+    old_files = previous.files() if previous is not None and reusable else {}
+    old_skips = previous.skipped_files() if previous is not None and reusable else {}
     unchanged: list[str] = []
-    skips: list[tuple[str, int, int, str]] = []  # files passed over after reading, remembered
+    skips: list[SkippedRow] = []
     skipped = Counter(listing.skipped)
     todo: list[SourceFile] = []
     for f in listing.files:
@@ -340,33 +365,48 @@ def _ingest(
     moved_from = {old for old, _ in moved}
     deleted = [p for p in deleted if p not in moved_from]
     access = AccessList.load(root)
-    same_access = previous is not None and previous.manifest.access == access.digest
+    kept = previous if reusable else None
+    same_access = kept is not None and kept.manifest.access == access.digest
     commit = _git_commit(root) if listing.git else None
-    same_options = previous is not None and previous.manifest.walk == walk_options
+    same_options = kept is not None and kept.manifest.walk == walk_options
     # a copied or moved repository brings its index along: the new root must be stored, or a
     # query would check (and --refresh re-read) the old folder
-    same_root = previous is not None and previous.manifest.root == str(root)
-    if (previous is not None and same_access and same_options and same_root
-            and not todo and not deleted and not moved):
+    same_root = kept is not None and kept.manifest.root == str(root)
+    up_to_date = same_access and same_options and same_root and not todo and not deleted and not moved
+    incremental = (kept is not None and same_access and not kept.foreign_byte_order
+                   and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
+    changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
+    return _Plan(root, index_path, settings, max_bytes, walk_options, access, commit, unchanged, todo, retimed,
+                 moved, deleted, changed + deleted, skips, skipped, known_dirs,
+                 [(d, m) for d, m in dirs_before if m != stored_dirs[d]], reusable, up_to_date, incremental)
+
+
+def _apply(
+    plan: _Plan, previous: Index | None, workers: int | None, started: float,
+    progress: Callable[[int], None] | None, on_start: Callable[[int], None] | None,
+) -> IngestReport:
+    """Carry out a plan with one store call: retime, update in place, or write a new index."""
+    if plan.up_to_date:
+        assert previous is not None
         n_chunks = previous.manifest.n_chunks
         previous.close()
         # same bytes, new mtime: remember the mtime so the file is not hashed again; and the
         # folders' mtimes, moved by files that are not indexed (ignored, skipped, saved again)
         # so that a query stops saying the index is stale
-        retime_files(index_path, [(f.path, f.mtime_ns) for f in retimed],
-                     [(d, m) for d, m in dirs_before if m != stored_dirs[d]])
-        return IngestReport(root, index_path, len(unchanged), n_chunks, dict(skipped), 0,
-                            time.perf_counter() - started, reused=len(unchanged), up_to_date=True)
+        retime_files(plan.index_path, [(f.path, f.mtime_ns) for f in plan.retimed], plan.moved_dirs)
+        return IngestReport(plan.root, plan.index_path, len(plan.unchanged), n_chunks, dict(plan.skipped), 0,
+                            time.perf_counter() - started, reused=len(plan.unchanged), up_to_date=True)
     if on_start:
-        on_start(len(todo))
+        on_start(len(plan.todo))
     redacted: Counter[str] = Counter()
     bytes_read = 0
+    access, skipped, skips = plan.access, plan.skipped, plan.skips
 
     def fresh_records() -> Generator[FileRecord, None, None]:
         nonlocal bytes_read
-        processed = _process_all(todo, settings, max_bytes, workers or os.cpu_count() or 1,
+        processed = _process_all(plan.todo, plan.settings, plan.max_bytes, workers or os.cpu_count() or 1,
                                  progress or (lambda n: None))
-        for source, done in zip(todo, processed):
+        for source, done in zip(plan.todo, processed):
             bytes_read += done.n_bytes
             redacted.update(done.redacted)
             if done.record is None:
@@ -379,36 +419,32 @@ def _ingest(
 
     new_records = fresh_records()
     try:
-        incremental = (previous is not None and same_access and not previous.foreign_byte_order
-                       and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
-        if incremental:
+        if plan.incremental:
             assert previous is not None
-            fresh = [*_moved_records(previous, moved, access, settings), *new_records]
-            if not fresh and not unchanged:
-                raise nothing_to_index(root)
+            fresh = [*_moved_records(previous, plan.moved, access, plan.settings), *new_records]
+            if not fresh and not plan.unchanged:
+                raise nothing_to_index(plan.root)
             previous.close()
-            changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
-            manifest = update_index(index_path, changed + deleted, fresh, root, commit, skips,
-                                    [(f.path, f.mtime_ns) for f in retimed], walk_options, known_dirs)
+            manifest = update_index(plan.index_path, plan.changed, fresh, plan.root, plan.commit, skips,
+                                    [(f.path, f.mtime_ns) for f in plan.retimed], plan.walk_options,
+                                    plan.known_dirs)
         else:
             stored: Iterator[FileRecord] = iter(())
             if previous is not None:
-                retimes = {f.path: f.mtime_ns for f in retimed}
+                retimes = {f.path: f.mtime_ns for f in plan.retimed}
                 stored = heapq.merge(
                     (r._replace(groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
-                     for r in previous.records(unchanged)),
-                    sorted(_moved_records(previous, moved, access, settings), key=lambda r: r.path),
+                     for r in previous.records(plan.unchanged)),
+                    sorted(_moved_records(previous, plan.moved, access, plan.settings), key=lambda r: r.path),
                     key=lambda r: r.path,
                 )
             records = heapq.merge(stored, new_records, key=lambda r: r.path)
-            manifest = write_index(index_path, records, settings, root, commit, access.digest, skips,
-                                   walk_options, known_dirs)
+            manifest = write_index(plan.index_path, records, plan.settings, plan.root, plan.commit, access.digest,
+                                   skips, plan.walk_options, plan.known_dirs)
     finally:
         new_records.close()  # now, not when a traceback lets go of it: its worker pool ends with it
-        if previous is not None:
-            previous.close()
     return IngestReport(
-        root=root, index_path=index_path, files=manifest.n_files, chunks=manifest.n_chunks,
+        root=plan.root, index_path=plan.index_path, files=manifest.n_files, chunks=manifest.n_chunks,
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
-        reused=len(unchanged), redacted=dict(redacted),
+        reused=len(plan.unchanged), redacted=dict(redacted),
     )

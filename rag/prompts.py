@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .search import Hit
+from .hits import Hit
 
 if TYPE_CHECKING:
     from string import Template

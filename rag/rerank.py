@@ -20,10 +20,8 @@ for more never changes what came first.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .search import Hit
+from .hits import Hit
 
 # How many scored candidates search() hands to rerank() for a top k. Up to k = 10 it is the
 # same pool whatever k, so that the first passages of a longer list are exactly the shorter
@@ -62,25 +60,21 @@ def is_boilerplate_path(path: str) -> bool:
     return _BOILERPLATE_PATH.search(path) is not None
 
 
-def demotion(path: str) -> str | None:
-    """Why a passage is ranked at TEST_FACTOR of its score ("test", "licence or change log"), or None."""
-    if is_test_path(path):
-        return "test"
-    if is_boilerplate_path(path):
-        return "licence or change log"
-    return None
-
-
 def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
            test_factor: float = TEST_FACTOR, boilerplate: bool = True) -> list[Hit]:
-    """Return the final top k from candidates sorted best first."""
+    """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted)."""
     if tests or boilerplate:
-        def demoted(path: str) -> bool:
-            return (tests and is_test_path(path)) or (boilerplate and is_boilerplate_path(path))
+        def why(path: str) -> str | None:
+            if tests and is_test_path(path):
+                return "test"
+            if boilerplate and is_boilerplate_path(path):
+                return "licence or change log"
+            return None
 
+        reasons = [why(h.chunk.path) for h in hits]
         order = sorted(range(len(hits)),
-                       key=lambda i: (-hits[i].score * (test_factor if demoted(hits[i].chunk.path) else 1.0), i))
-        hits = [hits[i] for i in order]
+                       key=lambda i: (-hits[i].score * (test_factor if reasons[i] else 1.0), i))
+        hits = [hits[i]._replace(demoted=reasons[i]) if reasons[i] else hits[i] for i in order]
     if dedupe:
         hits = _drop_duplicates(hits, max(k, MIX_DEPTH))
     top = hits[:k]

@@ -1,127 +1,31 @@
-"""Scoring and top-k over the inverted index: BM25, or cosine similarity of TF-IDF vectors,
-on the same postings."""
+"""Scoring and top-k over the inverted index: BM25, or cosine similarity of TF-IDF vectors, on the
+same postings, with max-score pruning. The candidates go to rag.rerank for the final top k; the
+numbers and formulas are rag.weights'."""
 
 from __future__ import annotations
 
 import heapq
 import math
-import os
-import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from itertools import compress, islice, repeat
-from operator import add, ge, mul, truediv
+from operator import ge, truediv
 from typing import NamedTuple
 
 from .abbreviations import WEIGHT as SHORT_FORM_WEIGHT
 from .abbreviations import short_forms
 from .acronyms import expand
-from .chunking.base import Chunk
-from .errors import IndexFormatError, InputError
-from .index import ACCESS_FILE, DAMAGE_ERRORS, REBUILD_HINT, FloatColumn, Index, View
+from .hits import Hit, TermContribution
 from .rerank import candidate_count, rerank
-from .tokens import BM25_K1, bm25_idf, idf_weight, tf_weight
+from .store.reader import Index, View
+from .weights import BM25, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
 # bench/LEVERS.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
 SCORINGS = ("auto", "tfidf", "bm25")
 DEFAULT_SCORING = "auto"
-
-
-class TermContribution(NamedTuple):
-    """How one query term contributed to a hit's score."""
-
-    term: str
-    idf: float
-    tf: int  # occurrences of the term in the passage
-    weight: float  # the term's normalised tf-idf weight in the passage (BM25: idf times tf part)
-    score: float  # its share of the hit's score (the contributions sum to the score)
-    expands: str = ""  # for an acronym or short form the question did not contain: what it stands for
-
-    @property
-    def label(self) -> str:
-        """The term as an explanation names it: `sse (for 'server sent event')` when it was added."""
-        return f"{self.term} (for {self.expands!r})" if self.expands else self.term
-
-
-class Hit(NamedTuple):
-    """A retrieved chunk, its cosine score and, when asked for, why it scored."""
-
-    score: float  # cosine in [0, 1] under tfidf scoring; BM25's sum under bm25
-    chunk: Chunk
-    contributions: tuple[TermContribution, ...] = ()
-
-
-class Retrieval(NamedTuple):
-    """The hits for a question, and the files that changed since the index was built."""
-
-    hits: list[Hit]
-    changed: list[str]  # paths (directories end in '/') that look newer than the index
-    gone: str | None = None  # the repository the index was built from, when it no longer exists
-
-
-def retrieve(
-    index_path: str | os.PathLike[str], question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
-    groups: frozenset[str] = frozenset(), refresh: bool = False, scoring: str = DEFAULT_SCORING,
-) -> Retrieval:
-    """Open the index, re-ingest changed files first if asked, search, and check freshness.
-
-    The freshness check is cheap, and does not grow with the repository: stat calls on the
-    hits' own files and the folders that hold them, up to the root (Index.changed_files);
-    with no hit, on every indexed folder. A refresh checks every file and folder.
-    """
-    _check(k, scoring)  # the caller's mistakes, before anything that reads the index
-    with damage_reported(index_path):
-        return _retrieve(index_path, question, k, explain, groups, refresh, scoring)
-
-
-@contextmanager
-def damage_reported(index_path: str | os.PathLike[str]) -> Iterator[None]:
-    """Turn what reading a damaged index raises into IndexFormatError, in one line.
-
-    A file that SQLite still opens but whose tables or values were damaged (a disk error, a
-    hand edit) fails somewhere in the reading, in whatever way its bytes lead to."""
-    try:
-        yield
-    except DAMAGE_ERRORS as exc:
-        detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
-        raise IndexFormatError(f"The index at {index_path} could not be read ({type(exc).__name__}: "
-                               f"{detail}); it may be damaged — {REBUILD_HINT}") from None
-
-
-def _retrieve(
-    index_path: str | os.PathLike[str], question: str, k: int, explain: bool,
-    groups: frozenset[str], refresh: bool, scoring: str,
-) -> Retrieval:
-    if refresh:
-        with Index(index_path) as index:
-            root, settings = index.manifest.root, index.manifest.tokenizer
-            # a copied or moved repository: re-read the new folder, not the old one
-            moved = index.moved_repository()
-            stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
-        if stale:
-            from .pipeline import ingest  # only a refresh needs the ingest pipeline
-
-            ingest(moved or root, index_path, settings)
-    with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
-        root = index.manifest.root
-        moved = index.moved_repository()
-        if moved is not None:  # its files and freshness would be the old folder's
-            raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-                             f"re-run `python ingest.py {moved}`, or pass --refresh")
-        gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
-        if index.access_changed():
-            # who may read what was decided at ingest: answering under the old rules could show a
-            # file to a caller the new ones shut out
-            raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
-                             f"`python ingest.py {root}`, or pass --refresh")
-        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
-        # no hit: the answer may be in a file added since, so every indexed folder is checked
-        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
-    return Retrieval(hits, changed, gone)
 
 
 def search(
@@ -140,16 +44,32 @@ def search(
     for words it contains (rag.acronyms); under BM25, the best candidate_count(k) candidates
     also score the short forms of its long words (rag.abbreviations) before the rerank.
     """
-    _check(k, scoring)
+    check_request(k, scoring)
     with index.snapshot():
         return _search(index, question, k, explain, groups, prune, scoring)
 
 
-def _check(k: int, scoring: str) -> None:
+def check_request(k: int, scoring: str) -> None:
+    """Raise ValueError for a top k or a scoring a search cannot take."""
     if k < 1:
         raise ValueError("k must be at least 1")
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
+
+
+class QueryTerm(NamedTuple):
+    """A query term while scoring."""
+
+    term: str
+    idf: float
+    weight: float  # its query weight: BM25 qtf * idf, cosine (1 + ln qtf) * idf
+    ids: array[int]  # its postings: chunk ids, ascending
+    tfs: array[int]
+    bound: float  # the largest weight it has in a chunk (the stored pruning bound)
+
+
+# a term as top_scores reads it: (scale, chunk ids, tfs, bound on what it adds to a chunk)
+_Work = tuple[float, "array[int]", "array[int]", float]
 
 
 def _search(
@@ -163,7 +83,7 @@ def _search(
     # the stored BM25 bounds hold for the average length they were computed with; a larger
     # one (after updates) raises every tf part by at most the ratio
     bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
-    terms: list[_QueryTerm] = []
+    terms: list[QueryTerm] = []
     for term, n in qtf.items():
         found = _postings(index, view, term)
         if found is None:
@@ -172,40 +92,40 @@ def _search(
         bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
         if bm25:
             idf = bm25_idf(n_docs, len(ids))
-            terms.append((term, idf, n * idf, ids, tfs, bound))
+            terms.append(QueryTerm(term, idf, n * idf, ids, tfs, bound))
         else:
             idf = idf_weight(n_docs, len(ids))
-            terms.append((term, idf, tf_weight(n) * idf, ids, tfs, bound))
+            terms.append(QueryTerm(term, idf, tf_weight(n) * idf, ids, tfs, bound))
     if not terms:
         return []
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends
     # only on the view's statistics, so equal views give bit-identical scores
-    terms.sort(key=lambda t: (-t[2], t[0]))
+    terms.sort(key=lambda t: (-t.weight, t.term))
     want = candidate_count(k)
     if bm25:
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
-        normalisers = view.column("bm25k", (t[3] for t in terms))
-        weights = _BM25(normalisers)
-        work = [(qw * (BM25_K1 + 1.0), ids, tfs, qw * (BM25_K1 + 1.0) * min(1.0, bound))
-                for _, _, qw, ids, tfs, bound in terms]
+        normalisers = view.column("bm25k", (t.ids for t in terms))
+        weights = BM25(normalisers)
+        work: list[_Work] = [(BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
+                             for t in terms]
         scored = top_scores(work, want, weights, None, len(normalisers), prune)
-        extra: list[_QueryTerm] = []
+        extra: list[QueryTerm] = []
         if index.manifest.tokenizer.mode != "plain":
             forms = short_forms(question, index.tokenizer, qtf)
             extra = _short_form_terms(index, view, forms, n_docs)
             scored = _add_terms(scored, extra, weights)
-            stands_for = {**stands_for, **{t[0]: forms[t[0]] for t in extra}}
+            stands_for = {**stands_for, **{t.term: forms[t.term] for t in extra}}
 
         def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
-            score = weights.one(qw * (BM25_K1 + 1.0), cid, tf)
+            score = weights.one(BM25.query_scale(qw), cid, tf)
             return score * idf / qw, score
 
         explained = terms + extra
         return _hits(index, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for) if explain else ())
-    qnorm = math.sqrt(sum(t[2] * t[2] for t in terms))
-    norms = view.column("norms", (t[3] for t in terms))
-    work = [(qw / qnorm * idf, ids, tfs, qw / qnorm * min(1.0, idf * bound)) for _, idf, qw, ids, tfs, bound in terms]
-    scored = top_scores(work, want, _Cosine(), norms, len(norms), prune)
+    qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
+    norms = view.column("norms", (t.ids for t in terms))
+    work = [(t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms]
+    scored = top_scores(work, want, Cosine(), norms, len(norms), prune)
 
     def cosine_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
         weight = tf_weight(tf) * idf / norms[cid]
@@ -225,31 +145,31 @@ def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[in
     return (ids, tfs, math.inf, math.inf) if ids else None
 
 
-def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[_QueryTerm]:
+def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[QueryTerm]:
     """The short forms the index (the view) holds, as BM25 query terms of SHORT_FORM_WEIGHT,
     heaviest first (rag.abbreviations)."""
-    out: list[_QueryTerm] = []
+    out: list[QueryTerm] = []
     for term in forms:
         found = _postings(index, view, term)
         if found is None:
             continue
         ids, tfs = found[0], found[1]
         idf = bm25_idf(n_docs, len(ids))
-        out.append((term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
-    out.sort(key=lambda t: (-t[2], t[0]))
+        out.append(QueryTerm(term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
+    out.sort(key=lambda t: (-t.weight, t.term))
     return out
 
 
-def _add_terms(scored: list[tuple[float, int]], terms: list[_QueryTerm], weights: _BM25) -> list[tuple[float, int]]:
+def _add_terms(scored: list[tuple[float, int]], terms: list[QueryTerm], weights: BM25) -> list[tuple[float, int]]:
     """Add more query terms to the scores of candidates only, looking each up by binary search."""
     if not terms:
         return scored
     out = []
     for score, cid in scored:
-        for _, _, qw, ids, tfs, _ in terms:
-            i = bisect_left(ids, cid)
-            if i < len(ids) and ids[i] == cid:
-                score += weights.one(qw * (BM25_K1 + 1.0), cid, tfs[i])
+        for t in terms:
+            i = bisect_left(t.ids, cid)
+            if i < len(t.ids) and t.ids[i] == cid:
+                score += weights.one(BM25.query_scale(t.weight), cid, t.tfs[i])
         out.append((score, cid))
     return out
 
@@ -284,39 +204,6 @@ def _hits(
     return rerank(hits, k)
 
 
-# How a term contributes to a chunk, given the term's scale and its tf there: for all of a
-# term's postings at once (at C speed: a table or chains of map) or for one probed posting,
-# in the same floating-point order either way, so that pruned and exhaustive search, and the
-# bounds stored at ingest, agree to the last bit.
-_TF_WEIGHTS = [tf_weight(n) if n else 0.0 for n in range(256)]
-_HIGH_BYTE = 1 if sys.byteorder == "little" else 0  # of a uint16 tf, in memory
-
-
-class _Cosine:
-    """scale * (1 + ln tf): the unnormalised tf-idf part (divided by the chunk's norm later)."""
-
-    def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
-        if not tfs.tobytes()[_HIGH_BYTE::2].strip(b"\0"):  # no tf above 255: nearly always
-            return map([scale * w for w in _TF_WEIGHTS].__getitem__, tfs)
-        return map(mul, repeat(scale), map(add, repeat(1.0), map(math.log, tfs)))
-
-    def one(self, scale: float, cid: int, tf: int) -> float:
-        return scale * (_TF_WEIGHTS[tf] if tf < 256 else tf_weight(tf))
-
-
-class _BM25:
-    """scale * tf / (tf + k1 (1 - b + b len / avglen)), the normaliser being stored per chunk."""
-
-    def __init__(self, normalisers: FloatColumn) -> None:
-        self.normalisers = normalisers
-
-    def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
-        return map(truediv, map(mul, repeat(scale), tfs), map(add, tfs, map(self.normalisers.__getitem__, ids)))
-
-    def one(self, scale: float, cid: int, tf: int) -> float:
-        return scale * tf / (tf + self.normalisers[cid])
-
-
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds
 _THRESHOLD_SAMPLE = 20_000
 
@@ -327,7 +214,7 @@ DENSE_RATIO = 0.25
 
 
 def top_scores(
-    terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
+    terms: list[_Work], n: int, weights: Cosine | BM25,
     norms: FloatColumn | None, n_ids: int, prune: bool = True,
 ) -> list[tuple[float, int]]:
     """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
@@ -385,7 +272,7 @@ def _scorer(acc: dict[int, float] | array[float], norms: FloatColumn | None) -> 
 
 
 def _top_dense(
-    terms: list[tuple[float, array[int], array[int], float]], n: int, weights: _Cosine | _BM25,
+    terms: list[_Work], n: int, weights: Cosine | BM25,
     norms: FloatColumn | None, n_ids: int, prune: bool, remaining: list[float],
 ) -> list[tuple[float, int]]:
     """top_scores with the sums in a float array indexed by chunk id: the same pruning, and
@@ -425,7 +312,7 @@ def _top_dense(
 
 def _probe(
     acc: dict[int, float] | array[float], candidates: list[int],
-    terms: list[tuple[float, array[int], array[int], float]], weights: _Cosine | _BM25,
+    terms: list[_Work], weights: Cosine | BM25,
     scores: Callable[[Sequence[int]], Iterator[float]], n: int, threshold: float, remaining: list[float],
 ) -> list[int]:
     """Add the terms not read in full to the candidates' sums, in summing order, and return
@@ -477,22 +364,18 @@ def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
     return array("I", [ids[i] for i in keep]), array("H", [tfs[i] for i in keep])
 
 
-# a query term while scoring: (term, idf, query weight, chunk ids, tfs, largest weight in a chunk)
-_QueryTerm = tuple[str, float, float, "array[int]", "array[int]", float]
-
-
 def _explain(
-    cid: int, terms: list[_QueryTerm], contribution: Callable[[float, float, int, int], tuple[float, float]],
+    cid: int, terms: list[QueryTerm], contribution: Callable[[float, float, int, int], tuple[float, float]],
     stands_for: dict[str, str],
 ) -> tuple[TermContribution, ...]:
     """Each matching query term's (weight, score) in chunk `cid`, from contribution(idf, query
     weight, cid, tf), best first; a term the query added (an acronym, a short form) names what
     it stands for."""
     out = []
-    for term, idf, qw, ids, tfs, _ in terms:
-        i = bisect_left(ids, cid)
-        if i < len(ids) and ids[i] == cid:
-            weight, score = contribution(idf, qw, cid, tfs[i])
-            out.append(TermContribution(term, idf, tfs[i], weight, score, stands_for.get(term, "")))
+    for t in terms:
+        i = bisect_left(t.ids, cid)
+        if i < len(t.ids) and t.ids[i] == cid:
+            weight, score = contribution(t.idf, t.weight, cid, t.tfs[i])
+            out.append(TermContribution(t.term, t.idf, t.tfs[i], weight, score, stands_for.get(t.term, "")))
     out.sort(key=lambda c: -c.score)
     return tuple(out)

@@ -20,7 +20,6 @@ indexed for a chunk); they live here so that they are saved with the index too.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -382,24 +381,3 @@ def _step1b(w: str, p1: int) -> str:
 
 # memoised per distinct word part: the same part recurs in many identifiers
 _STEMMERS: dict[str, Callable[[str], str]] = {"none": _no_stem, "suffix": cache(stem), "porter2": cache(_porter2_term)}
-
-
-def tf_weight(tf: int) -> float:
-    """Return the sublinear term-frequency weight 1 + ln(tf)."""
-    return 1.0 + math.log(tf)
-
-
-def idf_weight(n_docs: int, df: int) -> float:
-    """Return the smoothed inverse document frequency ln((1 + N) / (1 + df)) + 1."""
-    return math.log((1 + n_docs) / (1 + df)) + 1.0
-
-
-# BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
-# bench/LEVERS.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
-BM25_K1 = 4.0
-BM25_B = 0.9
-
-
-def bm25_idf(n_docs: int, df: int) -> float:
-    """Return BM25's inverse document frequency, ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's form)."""
-    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))

@@ -17,7 +17,7 @@ WORKED_EXAMPLE = {
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Remove user settings and keys, and point user state at a temporary folder."""
-    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS", "RAG_SCORING"):
+    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS", "RAG_SCORING", "RAG_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
@@ -27,9 +27,9 @@ def small_array_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Store per-chunk arrays in blocks of 16 chunk ids in every index a test builds in process
     (1,024 by default), so that reading them block by block is exercised everywhere. Indexes
     built by a subprocess keep the default; the block size is recorded in each index."""
-    import rag.index
+    import rag.store.format
 
-    monkeypatch.setattr(rag.index, "ARRAY_BLOCK", 16)
+    monkeypatch.setattr(rag.store.format, "ARRAY_BLOCK", 16)
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:

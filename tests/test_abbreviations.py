@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import write_tree
 
-from rag import Index, TokenizerSettings, ingest, search
+from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.abbreviations import short_forms
 from rag.tokens import Tokenizer
 
@@ -64,7 +64,7 @@ def test_the_short_form_lifts_the_candidate_that_abbreviates(tmp_path: Path, mon
 
 def test_short_forms_change_neither_cosine_nor_the_plain_tokenizer(tmp_path: Path) -> None:
     code = ingest(write_tree(tmp_path / "code", REPO)).index_path
-    plain = ingest(write_tree(tmp_path / "plain", REPO), settings=TokenizerSettings(mode="plain")).index_path
+    plain = ingest(write_tree(tmp_path / "plain", REPO), options=IngestOptions(settings=TokenizerSettings(mode="plain"))).index_path
     for path, scoring in ((code, "tfidf"), (plain, "bm25")):
         with Index(path) as index:
             terms = {c.term for h in search(index, QUESTION, 10, explain=True, scoring=scoring) for c in h.contributions}

@@ -84,7 +84,7 @@ def test_changing_the_access_file_reindexes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
 def test_group_combinations_beyond_the_stored_views_are_computed_exactly(tmp_path: Path, monkeypatch, scoring) -> None:
-    monkeypatch.setattr("rag.index.MAX_STORED_VIEWS", 1)  # store only the public view
+    monkeypatch.setattr("rag.store.format.MAX_STORED_VIEWS", 1)  # store only the public view
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     full = ingest(repo).index_path
     reference = reference_index(tmp_path, ("security/",))
@@ -114,8 +114,8 @@ def test_can_read() -> None:
 
 @pytest.mark.parametrize("change", ["tightened", "added", "removed"])
 def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(tmp_path: Path, change: str) -> None:
-    from rag.index import ACCESS_FILE
-    from rag.search import retrieve
+    from rag.repo_names import ACCESS_FILE
+    from rag.retrieve import Request, retrieve
 
     assert ACCESS_FILE == ".rag-access"
     repo = write_tree(tmp_path / "r", {**FILES, **({} if change == "added" else {".rag-access": ACCESS})})
@@ -127,8 +127,8 @@ def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(tm
     else:
         (repo / ".rag-access").unlink()
     with pytest.raises(InputError, match=r"\.rag-access changed since the index was built — re-run"):
-        retrieve(index_path, "password session")
-    found = retrieve(index_path, "password session", refresh=True)  # re-ingested under the new rules
+        retrieve(index_path, Request("password session"))
+    found = retrieve(index_path, Request("password session", refresh=True))  # re-ingested under the new rules
     paths = {h.chunk.path for h in found.hits}
     assert ("app/auth.py" in paths) is (change == "removed")
-    assert retrieve(index_path, "password session").hits == found.hits
+    assert retrieve(index_path, Request("password session")).hits == found.hits

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import write_tree
 
-from rag import Index, TokenizerSettings, ingest, search
+from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.acronyms import defined_terms, definitions, expand
 from rag.tokens import Tokenizer
 
@@ -122,7 +122,7 @@ def test_definitions_in_files_a_caller_may_not_read_do_not_expand_its_questions(
 
 
 def test_the_plain_tokenizer_defines_no_acronyms(tmp_path: Path) -> None:
-    path = ingest(write_tree(tmp_path / "r", REPO), settings=TokenizerSettings(mode="plain")).index_path
+    path = ingest(write_tree(tmp_path / "r", REPO), options=IngestOptions(settings=TokenizerSettings(mode="plain"))).index_path
     with Index(path) as index:
         assert index.acronyms() == []
         assert "sse" not in {c.term for h in search(index, QUESTION, 4, explain=True) for c in h.contributions}

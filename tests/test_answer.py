@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from conftest import FakeBackend, write_tree
 
-from rag import Index, ingest
-from rag.answer import NO_CONTEXT, Citation, answer, bracket_citations, check_citations
+from rag import Request, ingest
+from rag.answer import NO_CONTEXT, Citation, ask, bracket_citations, check_citations, generate
 from rag.backends import ApiCitation
 from rag.chunking import Chunk
-from rag.search import Hit
+from rag.hits import Hit
 
 HITS = [
     Hit(0.9, Chunk("rag/auth.py", 10, 13, "function", "check_password",
@@ -24,7 +24,9 @@ HITS = [
 def test_answer_sends_the_hits_and_checks_the_citations(fake_backend: FakeBackend) -> None:
     fake_backend.queue("It verifies a stored hash [rag/auth.py:11-12], see also [rag/other.py:1-3].")
     streamed: list[str] = []
-    result = answer(HITS, "how does auth work?", fake_backend, on_text=streamed.append)
+    from rag.prompts import build_prompt
+
+    result = generate(build_prompt("how does auth work?", HITS), fake_backend, on_text=streamed.append)
     [prompt] = fake_backend.prompts
     assert prompt.hits == tuple(HITS) and prompt.question == "how does auth work?"
     assert "".join(streamed) == result.text
@@ -37,9 +39,13 @@ def test_answer_sends_the_hits_and_checks_the_citations(fake_backend: FakeBacken
     assert result.hits == tuple(HITS)
 
 
-def test_no_hits_means_no_call(fake_backend: FakeBackend) -> None:
-    result = answer([], "what is the meaning of life?", fake_backend)
-    assert fake_backend.prompts == []
+def test_no_hits_means_no_call(tmp_path: Path, fake_backend: FakeBackend) -> None:
+    report = ingest(write_tree(tmp_path / "repo", {"auth.py": "def login(user):\n    return user\n"}),
+                    tmp_path / "index.sqlite")
+    outcome = ask(report.index_path, Request("what is the meaning of life?"), fake_backend)
+    assert fake_backend.prompts == [] and outcome.prompt is None and outcome.retrieval.hits == []
+    result = outcome.answer
+    assert result is not None
     assert (result.text, result.hits, result.stop_reason) == ("", (), NO_CONTEXT)
 
 
@@ -48,8 +54,10 @@ def test_answer_searches_an_index(tmp_path: Path, fake_backend: FakeBackend) -> 
                                           "notes.md": "# Notes\n\nNothing about that here at all.\n"})
     report = ingest(repo, tmp_path / "index.sqlite")
     fake_backend.queue("Login checks the password [auth.py:1-2].")
-    with Index(report.index_path) as index:
-        result = answer(index, "how does login work?", fake_backend, k=1)
+    seen = []
+    outcome = ask(report.index_path, Request("how does login work?", k=1), fake_backend, on_retrieved=seen.append)
+    result = outcome.answer
+    assert result is not None and seen == [outcome.retrieval]
     assert [h.chunk.path for h in result.hits] == ["auth.py"]
     assert [c.valid for c in result.citations] == [True]
 

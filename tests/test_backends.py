@@ -31,8 +31,8 @@ from rag.backends import (
 )
 from rag.chunking import Chunk
 from rag.errors import BackendError
+from rag.hits import Hit
 from rag.prompts import build_prompt
-from rag.search import Hit
 
 FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"
 PROJECT = Path(__file__).resolve().parent.parent

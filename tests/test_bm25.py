@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import WORKED_EXAMPLE, write_tree
 
-from rag import Index, TokenizerSettings, ingest, search
+from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.cli import main
-from rag.tokens import BM25_B, BM25_K1, Tokenizer
+from rag.tokens import Tokenizer
+from rag.weights import BM25_B, BM25_K1
 
 PLAIN = TokenizerSettings(mode="plain")
 
@@ -38,7 +39,7 @@ def bm25_oracle(docs: dict[str, str], question: str, tokenizer: Tokenizer) -> di
 
 @pytest.mark.parametrize("question", ["billing refunds", "billing billing team", "original card", "plans renew"])
 def test_scores_equal_the_formula(worked_repo: Path, question: str) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         hits = search(index, question, k=4, scoring="bm25")
     want = {p: s for p, s in bm25_oracle(WORKED_EXAMPLE, question, Tokenizer(PLAIN)).items() if s > 0}
@@ -47,7 +48,7 @@ def test_scores_equal_the_formula(worked_repo: Path, question: str) -> None:
 
 
 def test_worked_example_known_figures(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "billing refunds", k=4, scoring="bm25")
     # refunds.txt holds the one rare word: it wins by far, although team.txt says "billing" thrice
@@ -64,7 +65,7 @@ def test_saturation_and_length(tmp_path: Path) -> None:
         "log.txt": " ".join(["connection"] * 12 + ["retry", "timeout", "socket", "backoff", "request"] * 40) + "\n",
         "other.txt": "Templates render pages.\n",
     })
-    ingest(repo, settings=PLAIN)
+    ingest(repo, options=IngestOptions(settings=PLAIN))
     with Index(repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "connection pool", k=3, scoring="bm25")
         assert [h.chunk.path for h in hits] == ["pool.txt", "log.txt"]
@@ -73,7 +74,7 @@ def test_saturation_and_length(tmp_path: Path) -> None:
 
 
 def test_explain_contributions_sum_to_the_score(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         top = search(index, "billing refunds refunds", k=1, explain=True, scoring="bm25")[0]
     assert top.chunk.path == "refunds.txt"
@@ -85,14 +86,14 @@ def test_explain_contributions_sum_to_the_score(worked_repo: Path) -> None:
 
 
 def test_unknown_scoring_is_refused(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index, pytest.raises(ValueError, match="tfidf, bm25"):
         search(index, "billing", scoring="bm26")
 
 
 def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypatch) -> None:
     runner = CliRunner()
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     index = str(worked_repo / ".rag" / "index.sqlite")
     args = ["query", "--json", "--no-llm", "--index", index, "billing refunds"]
     bm25 = json.loads(runner.invoke(main, [*args, "--scoring", "bm25"]).output)["results"]
@@ -115,7 +116,7 @@ def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypa
 def test_auto_is_bm25_except_on_plain_indexes(worked_repo: Path, tmp_path: Path) -> None:
     """The default: BM25 (better on both eval sets), but `--tokenizer plain` keeps the original design."""
     plain, code = tmp_path / "plain.sqlite", tmp_path / "code.sqlite"
-    ingest(worked_repo, plain, PLAIN)
+    ingest(worked_repo, plain, IngestOptions(settings=PLAIN))
     ingest(worked_repo, code)
 
     def scores(path: Path, scoring: str) -> list[tuple[str, float]]:

@@ -235,12 +235,12 @@ def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked
     import os
     import signal
 
-    import rag.index
+    import rag.store.writer
 
     assert runner.invoke(main, ["ingest", str(worked_repo)]).exit_code == 0
     index = worked_repo / ".rag" / "index.sqlite"
     before = index.read_bytes()
-    add = rag.index.IndexWriter.add
+    add = rag.store.writer.IndexWriter.add
 
     def terminated_while_writing(self, record) -> None:  # as `kill` would, during the write
         os.kill(os.getpid(), signal.SIGTERM)
@@ -249,7 +249,7 @@ def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked
     def not_handled(signum: int, frame: object) -> None:  # instead of ending the test run
         raise LookupError("SIGTERM reached the default handler")
 
-    monkeypatch.setattr(rag.index.IndexWriter, "add", terminated_while_writing)
+    monkeypatch.setattr(rag.store.writer.IndexWriter, "add", terminated_while_writing)
     previous = signal.signal(signal.SIGTERM, not_handled)
     try:
         result = runner.invoke(main, ["ingest", str(worked_repo), "--full"])

@@ -22,7 +22,7 @@ from rag.evaluate import (
     overlaps,
     report_dict,
 )
-from rag.search import Hit
+from rag.hits import Hit
 
 
 def hit(path: str, start: int, end: int, chars: int = 10, score: float = 1.0) -> Hit:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import write_tree
 
-from rag import Index, TokenizerSettings, ingest, search
+from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.chunking import Chunk
 from rag.fields import chunk_counts, path_text
 from rag.tokens import Tokenizer
@@ -75,7 +75,7 @@ def test_path_and_symbol_rank_the_session_cookie_interface_first(tmp_path: Path)
     for name, settings in (("fields", TokenizerSettings()),
                            ("no fields", TokenizerSettings(path_weight=0, symbol_weight=0))):
         index_path = tmp_path / f"{name}.sqlite"
-        ingest(repo, index_path, settings)
+        ingest(repo, index_path, IngestOptions(settings=settings))
         with Index(index_path) as index:
             scores[name] = [(h.chunk.symbol, round(h.score, 4))
                             for h in search(index, "session cookie", k=3, scoring="tfidf")]

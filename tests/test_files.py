@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import write_tree
 
-from rag import Index, InputError, ingest, walk
+from rag import Index, IngestOptions, InputError, ingest, walk
 from rag.files import read_text
 
 
@@ -82,7 +82,7 @@ def test_binary_huge_empty_and_non_utf8_files(tmp_path: Path) -> None:
         "latin1.txt": "café crème".encode("latin-1"),
         "empty.txt": "",
     })
-    report = ingest(repo, max_bytes=1000)
+    report = ingest(repo, options=IngestOptions(max_bytes=1000))
     assert report.files == 2  # ok.txt and latin1.txt
     assert report.skipped == {"binary": 2, "too-large": 1, "empty": 1}
     text = read_text(str(repo / "latin1.txt")).text

@@ -23,8 +23,10 @@ from rag import (
     locate_index,
     search,
 )
-from rag.index import FORMAT_VERSION, remember_index
+from rag.pipeline import IngestOptions
 from rag.rerank import candidate_count
+from rag.store.format import FORMAT_VERSION
+from rag.store.paths import remember_index
 
 
 def snapshot(index_path: Path, questions: list[str]) -> list[list[tuple[str, int, int, float]]]:
@@ -68,7 +70,7 @@ def test_incremental_reingest_equals_full_rebuild(tmp_path: Path) -> None:
     assert (inc.reused, inc.files) == (2, 4)
     incremental = snapshot(inc.index_path, QUESTIONS)
     full_path = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full_path, full=True)
+    ingest(repo, index_path=full_path, options=IngestOptions(full=True))
     assert incremental == snapshot(full_path, QUESTIONS)
 
 
@@ -82,9 +84,9 @@ def test_worker_processes_build_the_index_one_process_builds(tmp_path: Path, mon
     repo = code_repo(tmp_path / "r")
     (repo / "app" / "blob.py").write_bytes(b"\x00\x01\x02 not text")  # read, then skipped as binary
     threshold = gc.get_threshold()
-    pooled = ingest(repo, index_path=tmp_path / "pooled.sqlite", workers=2)
+    pooled = ingest(repo, index_path=tmp_path / "pooled.sqlite", options=IngestOptions(workers=2))
     assert gc.get_threshold() == threshold  # ingest collects garbage less often, then restores
-    single = ingest(repo, index_path=tmp_path / "single.sqlite", workers=1)
+    single = ingest(repo, index_path=tmp_path / "single.sqlite", options=IngestOptions(workers=1))
     assert (pooled.files, pooled.chunks) == (single.files, single.chunks) == (4, 5)
     assert snapshot(pooled.index_path, QUESTIONS) == snapshot(single.index_path, QUESTIONS)
     with Index(pooled.index_path) as a, Index(single.index_path) as b:
@@ -97,7 +99,7 @@ def test_interrupted_ingest_leaves_previous_index_intact(tmp_path: Path, mocker)
     report = ingest(repo)
     before = snapshot(report.index_path, QUESTIONS)
     (repo / "app" / "db.py").write_text("def connect(url):\n    raise NotImplementedError\n")
-    mocker.patch("rag.index._write_views", side_effect=KeyboardInterrupt)
+    mocker.patch("rag.store.writer.write_views", side_effect=KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         ingest(repo)
     assert snapshot(report.index_path, QUESTIONS) == before
@@ -182,9 +184,9 @@ def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, column: st
     # A query fetches the postings of its terms, the blocks of one per-chunk array (cosine:
     # norms, BM25: its length normalisers) that hold their chunks, and the text of the top k,
     # not every chunk. With blocks of 8 chunks, the 50 chunks make 7 blocks.
-    monkeypatch.setattr(sys.modules["rag.index"], "ARRAY_BLOCK", 8)
+    monkeypatch.setattr(sys.modules["rag.store.format"], "ARRAY_BLOCK", 8)
     repo = write_tree(tmp_path / "r", {f"f{i}.txt": f"topic{i} shared words here\n" for i in range(50)})
-    path = ingest(repo, settings=TokenizerSettings(mode="plain")).index_path
+    path = ingest(repo, options=IngestOptions(settings=TokenizerSettings(mode="plain"))).index_path
     statements: list[str] = []
 
     def blocks_read() -> int:
@@ -244,7 +246,7 @@ def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker, scoring: st
     report = ingest(repo)
     assert update.call_count == 1 and report.reused == 39
     full = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full, full=True)
+    ingest(repo, index_path=full, options=IngestOptions(full=True))
     for groups in (frozenset(), frozenset({"ops"})):
         with Index(report.index_path) as a, Index(full) as b:
             for q in BIG_QUESTIONS:
@@ -288,7 +290,7 @@ def test_update_killed_mid_transaction_leaves_previous_index(tmp_path: Path, moc
     path = ingest(repo).index_path
     before = snapshot(path, BIG_QUESTIONS)
     (repo / "pkg" / "mod05.py").write_text("def changed():\n    return 'brandnewterm'\n")
-    mocker.patch("rag.index._write_views", side_effect=KeyboardInterrupt)
+    mocker.patch("rag.store.writer.write_views", side_effect=KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         ingest(repo)
     assert snapshot(path, BIG_QUESTIONS) == before
@@ -308,12 +310,12 @@ def test_touched_file_is_not_rechunked_and_renamed_file_reuses_its_chunks(tmp_pa
     with Index(report.index_path) as index:
         assert search(index, "handler_2")[0].chunk.path == "pkg/renamed.py"
     full = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full, full=True)
+    ingest(repo, index_path=full, options=IngestOptions(full=True))
     assert snapshot(report.index_path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
 
 
 def test_reingest_keeps_the_tokenizer_the_index_was_built_with(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=TokenizerSettings(mode="plain"))
+    ingest(worked_repo, options=IngestOptions(settings=TokenizerSettings(mode="plain")))
     (worked_repo / "new.txt").write_text("Refund requests are handled by billing.\n")
     report = ingest(worked_repo)  # no tokenizer given: keep plain, and so reuse the unchanged files
     assert report.reused == 4
@@ -323,26 +325,26 @@ def test_reingest_keeps_the_tokenizer_the_index_was_built_with(worked_repo: Path
 
 def test_reingest_and_refresh_keep_the_walk_options(tmp_path: Path) -> None:
     repo = code_repo(tmp_path / "r")
-    first = ingest(repo, include=("*.py",), max_bytes=10_000)
+    first = ingest(repo, options=IngestOptions(include=("*.py",), max_bytes=10_000))
     assert first.files == 2
     (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=7)\n")
     again = ingest(repo)  # nothing given: --include *.py and the size limit still apply
     assert (again.files, again.reused) == (2, 1)
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     (repo / "app" / "auth.py").write_text("def login(user):\n    return True\n")
-    found = retrieve(first.index_path, "guide log session", 10, refresh=True)
+    found = retrieve(first.index_path, Request("guide log session", 10, refresh=True))
     assert {h.chunk.path for h in found.hits} <= {"app/auth.py", "app/db.py"}
     with Index(first.index_path) as index:
         assert index.manifest.walk == {"include": ["*.py"], "exclude": [], "max_bytes": 10_000}
-    wider = ingest(repo, include=("*",))
+    wider = ingest(repo, options=IngestOptions(include=("*",)))
     assert wider.files == 4
 
 
 def test_raising_the_size_limit_indexes_files_that_were_too_large(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "r", {"small.txt": "alpha words\n", "big.txt": "beta words " * 200 + "\n"})
-    assert ingest(repo, max_bytes=1000).files == 1
-    assert ingest(repo, max_bytes=100_000).files == 2
+    assert ingest(repo, options=IngestOptions(max_bytes=1000)).files == 1
+    assert ingest(repo, options=IngestOptions(max_bytes=100_000)).files == 2
 
 
 def test_query_freshness_checks_only_the_folders_above_its_files(tmp_path: Path, mocker) -> None:
@@ -410,7 +412,7 @@ def test_an_index_in_the_other_byte_order_is_rebuilt_not_updated_in_place(tmp_pa
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'byteorder'").fetchone()[0] == f'"{sys.byteorder}"'
     full = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full, full=True)
+    ingest(repo, index_path=full, options=IngestOptions(full=True))
     assert snapshot(path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
 
 
@@ -444,7 +446,7 @@ def test_ingest_will_not_write_over_a_file_that_is_not_an_index(tmp_path: Path) 
     conn = sqlite3.connect(old)
     conn.execute("PRAGMA application_id = 0")
     conn.close()
-    assert ingest(repo, index_path=old, full=True).files == 4
+    assert ingest(repo, index_path=old, options=IngestOptions(full=True)).files == 4
     damaged = tmp_path / "damaged.sqlite"  # an index whose pages were overwritten: rebuilt
     ingest(repo, index_path=damaged)
     with open(damaged, "r+b") as fh:  # every page after the header page
@@ -475,7 +477,7 @@ def test_a_rename_that_changes_how_a_file_is_chunked_is_chunked_again(tmp_path: 
     (repo / "tool").rename(repo / "tool.cfg")  # same bytes; an extension: plain text, not python
     report = ingest(repo)
     full = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full, full=True)
+    ingest(repo, index_path=full, options=IngestOptions(full=True))
     for path in (report.index_path, full):
         with Index(path) as index:
             assert [(c.start_line, c.kind) for _, c, _ in index.all_chunks() if c.path == "tool.cfg"] == [(1, "text")]
@@ -497,14 +499,14 @@ def _damaged_copies(tmp_path: Path, good: Path) -> Iterator[Path]:
 
 
 def test_a_damaged_index_is_one_error_whatever_page_was_hit(tmp_path: Path) -> None:
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     good = ingest(code_repo(tmp_path / "r")).index_path
     outcomes = {"answered": 0, "refused": 0}
     for bad in _damaged_copies(tmp_path, good):
         try:
             for question in QUESTIONS:
-                retrieve(bad, question, k=4, explain=True)
+                retrieve(bad, Request(question, k=4, explain=True))
             outcomes["answered"] += 1
         except (IndexFormatError, NoIndexError):  # never a traceback of another kind
             outcomes["refused"] += 1
@@ -546,7 +548,7 @@ def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Pat
     ids=["avglen-0", "block-0", "root-null", "version-text", "text-not-utf8", "no-chunks", "no-views", "no-classes"],
 )
 def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: str) -> None:
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     index_path = ingest(code_repo(tmp_path / "r")).index_path
     conn = sqlite3.connect(index_path)
@@ -554,7 +556,7 @@ def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: st
         conn.execute(edit)
     conn.close()
     with pytest.raises(IndexFormatError, match=r"re-run `python ingest.py"):
-        retrieve(index_path, "login password", k=4)
+        retrieve(index_path, Request("login password", k=4))
 
 
 def test_a_rename_reads_the_first_line_as_chunking_does_with_old_mac_line_ends(tmp_path: Path) -> None:
@@ -564,7 +566,7 @@ def test_a_rename_reads_the_first_line_as_chunking_does_with_old_mac_line_ends(t
     (repo / "tool.py").rename(repo / "tool")  # no extension: the shebang (sh) decides: text
     report = ingest(repo)
     full = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full, full=True)
+    ingest(repo, index_path=full, options=IngestOptions(full=True))
     for path in (report.index_path, full):
         with Index(path) as index:
             assert [c.kind for _, c, _ in index.all_chunks() if c.path == "tool"] == ["text"]
@@ -577,7 +579,7 @@ def test_an_index_in_a_folder_whose_name_holds_uri_characters(tmp_path: Path) ->
     conn = sqlite3.connect(report.index_path)
     conn.execute("PRAGMA application_id = 0")  # as an index written before the id
     conn.close()
-    assert ingest(repo, full=True).files == 4  # recognised by its meta table, and rebuilt
+    assert ingest(repo, options=IngestOptions(full=True)).files == 4  # recognised by its meta table, and rebuilt
 
 
 def test_a_file_that_only_looks_marked_is_not_an_index(tmp_path: Path) -> None:
@@ -595,7 +597,7 @@ def test_a_rename_strips_one_byte_order_mark_as_reading_does(tmp_path: Path) -> 
     (repo / "tool.py").rename(repo / "tool")  # the text starts with a BOM: no shebang, so text
     report = ingest(repo)
     full = tmp_path / "full.sqlite"
-    ingest(repo, index_path=full, full=True)
+    ingest(repo, index_path=full, options=IngestOptions(full=True))
     kinds = []
     for path in (report.index_path, full):
         with Index(path) as index:
@@ -620,7 +622,7 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
         return listing
 
     mocker.patch("rag.pipeline.walk", side_effect=walk_then_add)
-    again = ingest(repo, full=build == "full")
+    again = ingest(repo, options=IngestOptions(full=build == "full"))
     if build == "up to date":
         assert again.up_to_date  # the walk saw nothing new
     else:
@@ -633,7 +635,7 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
 def test_a_repository_copied_or_moved_with_its_index(tmp_path: Path, how: str) -> None:
     import shutil
 
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     original = code_repo(tmp_path / "orig")
     ingest(original)
@@ -644,8 +646,8 @@ def test_a_repository_copied_or_moved_with_its_index(tmp_path: Path, how: str) -
     # its index still names the old folder: a query refuses rather than check (or --refresh
     # re-read) that folder's files, which may be gone, or another repository's
     with pytest.raises(InputError, match=f"built for {original.resolve()}.*re-run `python ingest.py {moved}"):
-        retrieve(index_path, "giraffe pool", 4)
-    found = retrieve(index_path, "giraffe pool", 4, refresh=True)  # re-reads the new folder
+        retrieve(index_path, Request("giraffe pool", 4))
+    found = retrieve(index_path, Request("giraffe pool", 4, refresh=True))  # re-reads the new folder
     assert [h.chunk.path for h in found.hits][:1] == ["app/db.py"] and found.changed == []
     with Index(index_path) as index:
         assert index.manifest.root == str(moved.resolve())
@@ -667,14 +669,14 @@ def test_reingest_of_a_copied_repository_stores_its_new_root(tmp_path: Path) -> 
 def test_a_query_answers_from_the_index_when_the_repository_is_gone_and_says_so(tmp_path: Path) -> None:
     import shutil
 
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     repo = code_repo(tmp_path / "r")
     report = ingest(repo, tmp_path / "elsewhere.sqlite")
     shutil.rmtree(repo)
-    found = retrieve(report.index_path, "login password", 4)  # the passages are in the index
+    found = retrieve(report.index_path, Request("login password", 4))  # the passages are in the index
     assert found.hits[0].chunk.path == "app/auth.py" and found.gone == str(repo.resolve())
-    assert retrieve(report.index_path, "zzyzx", 4).gone == str(repo.resolve())
+    assert retrieve(report.index_path, Request("zzyzx", 4)).gone == str(repo.resolve())
 
 
 def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
@@ -697,21 +699,21 @@ def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
         report = ingest(repo)  # was: DatabaseError, or "corrupt — re-run ingest" (which did not help)
         assert report.files == 4, number
         expected = tmp_path / f"fresh{number}.sqlite"
-        ingest(repo, expected, full=True)
+        ingest(repo, expected, options=IngestOptions(full=True))
         try:
             assert snapshot(index_path, questions) == snapshot(expected, questions), number
             outcomes.add("rebuilt" if report.reused == 0 else "updated")
         except IndexFormatError as exc:
             assert str(exc).endswith("— re-run `python ingest.py REPO --full`"), number
             outcomes.add("reported")
-            ingest(repo, full=True)
+            ingest(repo, options=IngestOptions(full=True))
             assert snapshot(index_path, questions) == snapshot(expected, questions), number
     assert "rebuilt" in outcomes  # most pages: the ingest met the damage
 
 
 def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_path: Path, monkeypatch) -> None:
-    import rag.index
     import rag.pipeline
+    import rag.store.writer
     from rag import IndexWriteError
 
     repo = code_repo(tmp_path / "r")
@@ -722,7 +724,7 @@ def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_p
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(rag.pipeline, "update_index", full_disk)  # an update in place
-    monkeypatch.setattr(rag.index.IndexWriter, "finish", full_disk)  # and the full build it falls back to
+    monkeypatch.setattr(rag.store.writer.IndexWriter, "finish", full_disk)  # and the full build it falls back to
     (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=9)\n")
     with pytest.raises(IndexWriteError, match=r"^Could not write the index at .*\(database or disk is full\) — check"):
         ingest(repo)
@@ -741,7 +743,7 @@ def test_a_chunker_that_overflows_the_stack_does_not_end_the_ingest(tmp_path: Pa
         return chunk_python(path, text, on_fallback)
 
     monkeypatch.setattr(rag.chunking.python, "chunk_python", overflowing)
-    report = ingest(code_repo(tmp_path / "r"), workers=1)
+    report = ingest(code_repo(tmp_path / "r"), options=IngestOptions(workers=1))
     assert report.files == 4
     with Index(report.index_path) as index:
         hits = search(index, "connect engine pool size", k=1)
@@ -776,13 +778,13 @@ def test_ingest_over_random_byte_damage_is_never_a_traceback(tmp_path: Path) -> 
 
 
 def test_an_index_written_into_a_parent_folder_is_not_taken_for_a_moved_one(tmp_path: Path) -> None:
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     parent = write_tree(tmp_path / "r3", {name: f"top-level {name}\n" for name in ("README.md", "setup.py")})
     package = write_tree(parent / "pkg", {name: f"the package's own {name}, with more words in it\n"
                                           for name in ("README.md", "setup.py")})
     report = ingest(package, parent / ".rag" / "index.sqlite")  # REPO/.rag/index.sqlite of another REPO
-    found = retrieve(report.index_path, "package words", 4, refresh=True)  # was: refused, or re-read r3
+    found = retrieve(report.index_path, Request("package words", 4, refresh=True))  # was: refused, or re-read r3
     assert [h.chunk.path for h in found.hits] == ["README.md", "setup.py"]
     with Index(report.index_path) as index:
         assert index.manifest.root == str(package.resolve()) and index.moved_repository() is None
@@ -805,11 +807,11 @@ def test_ingest_puts_the_signal_handlers_back_however_it_ends(tmp_path: Path, mo
     monkeypatch.setattr(rag.pipeline, "_PARALLEL_MIN_BYTES", 0)  # worker processes even for 4 files
     previous = signal.signal(signal.SIGTERM, mine)
     try:
-        ingest(repo, workers=2)
+        ingest(repo, options=IngestOptions(workers=2))
         assert signal.getsignal(signal.SIGTERM) is mine
         monkeypatch.setattr(rag.pipeline, "write_index", failing_write)
         with pytest.raises(RuntimeError, match="disk hiccup"), terminations_as_exit():  # a caller's own, too
-            ingest(repo, full=True, workers=2)
+            ingest(repo, options=IngestOptions(full=True, workers=2))
         # was: the ingest's handler, put back by its worker generator after the caller's context had ended
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
@@ -831,7 +833,7 @@ def test_the_old_format_message_names_the_command_that_rebuilds_that_index(tmp_p
 
 
 def test_a_query_on_an_index_kept_in_a_folder_of_its_own_does_not_list_the_files(tmp_path: Path, monkeypatch) -> None:
-    from rag.search import retrieve
+    from rag.retrieve import Request, retrieve
 
     repo = code_repo(tmp_path / "r")
     (tmp_path / "store").mkdir()
@@ -845,7 +847,7 @@ def test_a_query_on_an_index_kept_in_a_folder_of_its_own_does_not_list_the_files
         return query(self, sql, args)
 
     monkeypatch.setattr(Index, "_query", recorded)
-    assert retrieve(report.index_path, "login password", 4).hits
+    assert retrieve(report.index_path, Request("login password", 4)).hits
     assert not any(sql.startswith("SELECT path FROM files ORDER BY") for sql in asked)
 
 
@@ -868,7 +870,7 @@ def test_a_callers_error_is_not_taken_for_damage_without_an_index(tmp_path: Path
         raise ValueError("a bug in the caller's progress bar")
 
     with pytest.raises(ValueError, match="progress bar"):
-        ingest(code_repo(tmp_path / "r"), workers=1, progress=broken_progress, on_start=starts.append)
+        ingest(code_repo(tmp_path / "r"), progress=broken_progress, on_start=starts.append, options=IngestOptions(workers=1))
     assert starts == [4]  # raised at once: no second, full build of a first index
 
 

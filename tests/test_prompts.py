@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rag.chunking import Chunk
+from rag.hits import Hit
 from rag.prompts import build_prompt, neutralise, template
-from rag.search import Hit
 
 PROJECT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "data" / "prompts"

@@ -10,6 +10,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, ingest, search
+from rag.weights import Cosine
 
 
 def zipf_repo(root: Path, n_files: int, seed: int) -> tuple[Path, list[str]]:
@@ -133,7 +134,7 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
     first = (0.5, array("I", range(100)), array("H", [1] * 100), 0.5)
     second = (0.5, array("I", range(1000)), array("H", [1] * 1000), 0.5)
     spy = mocker.spy(search_module, "bisect_left")
-    kept = search_module._probe(acc, list(range(100)), [first, second], search_module._Cosine(),
+    kept = search_module._probe(acc, list(range(100)), [first, second], Cosine(),
                                 search_module._scorer(acc, None), 4, 0.0, [0.5, 0.0])
     assert kept == list(range(10))
     assert [acc[c] for c in kept] == [11.0] * 10

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import WORKED_EXAMPLE, write_tree
 
-from rag import Index, TokenizerSettings, ingest, search
+from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.tokens import Tokenizer
 
 PLAIN = TokenizerSettings(mode="plain")
@@ -38,7 +38,7 @@ def oracle(docs: dict[str, str], question: str, tokenizer: Tokenizer, use_idf: b
 
 
 def test_worked_example_exact_figures(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         assert ranked(index, "billing refunds", k=2) == [(0.3922, "refunds.txt", 0), (0.2472, "team.txt", 0)]
         assert search(index, "chargeback") == []
@@ -52,7 +52,7 @@ def test_without_idf_the_repetitive_file_wins() -> None:
 
 
 def test_scores_match_the_formula_oracle(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     expected = oracle(WORKED_EXAMPLE, "billing team invoices renew", Tokenizer(PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         got = {h.chunk.path: h.score for h in search(index, "billing team invoices renew", k=4)}
@@ -70,14 +70,14 @@ def test_code_tokenizer_keeps_the_order_with_a_clear_margin(worked_repo: Path) -
 
 
 def test_unknown_terms_drop_out(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         assert ranked(index, "billing refunds chargeback xyzzy", k=2) == ranked(index, "billing refunds", k=2)
         assert search(index, "the of and") == []  # stopwords only
 
 
 def test_explain_contributions_sum_to_the_score(worked_repo: Path) -> None:
-    ingest(worked_repo, settings=PLAIN)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
         top = search(index, "billing refunds", k=1, explain=True)[0]
     assert [c.term for c in top.contributions] == ["refunds", "billing"]
@@ -101,7 +101,7 @@ def test_identifier_question_finds_the_defining_file(tmp_path: Path) -> None:
 
 def test_ties_break_by_file_order(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "r", {"b.txt": "alpha beta\n", "a.txt": "alpha gamma\n"})  # equal scores
-    ingest(repo, settings=PLAIN)
+    ingest(repo, options=IngestOptions(settings=PLAIN))
     with Index(repo / ".rag" / "index.sqlite") as index:
         assert [h.chunk.path for h in search(index, "alpha", k=2)] == ["a.txt", "b.txt"]
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.tokens import QUERY_STOPWORDS, Tokenizer, TokenizerSettings, idf_weight, porter2, stem, tf_weight
+from rag.tokens import QUERY_STOPWORDS, Tokenizer, TokenizerSettings, porter2, stem
+from rag.weights import idf_weight, tf_weight
 
 PLAIN = Tokenizer(TokenizerSettings(mode="plain"))
 CODE = Tokenizer(TokenizerSettings(mode="code"))

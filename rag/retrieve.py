@@ -1,0 +1,75 @@
+"""Retrieval around the search: open the index, refresh it first if asked, refuse an index that no
+longer describes its repository, search, and note what changed since ingest."""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from .errors import InputError
+from .hits import Hit
+from .repo_names import ACCESS_FILE
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
+from .store.reader import Index
+
+
+class Request(NamedTuple):
+    """What a caller asks of retrieval. (A NamedTuple: a query must not pay for dataclasses.)"""
+
+    question: str
+    k: int = DEFAULT_TOP_K
+    explain: bool = False  # carry each hit's term contributions
+    groups: frozenset[str] = frozenset()  # the caller's access groups
+    refresh: bool = False  # re-ingest what changed first
+    scoring: str = DEFAULT_SCORING
+
+
+class Retrieval(NamedTuple):
+    """The hits for a question, and what the caller should be told about the index's freshness."""
+
+    hits: list[Hit]
+    changed: list[str]  # paths (directories end in '/') that look newer than the index
+    gone: str | None = None  # the repository the index was built from, when it no longer exists
+
+
+def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
+    """Open the index, re-ingest changed files first if asked, search, and check freshness.
+
+    The freshness check is cheap, and does not grow with the repository: stat calls on the
+    hits' own files and the folders that hold them, up to the root (Index.changed_files);
+    with no hit, on every indexed folder. A refresh checks every file and folder.
+    """
+    check_request(request.k, request.scoring)  # the caller's mistakes, before anything that reads the index
+    if request.refresh:
+        refresh(index_path)
+    with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
+        root = index.manifest.root
+        moved = index.moved_repository()
+        if moved is not None:  # its files and freshness would be the old folder's
+            raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
+                             f"re-run `python ingest.py {moved}`, or pass --refresh")
+        gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
+        if index.access_changed():
+            # who may read what was decided at ingest: answering under the old rules could show a
+            # file to a caller the new ones shut out
+            raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
+                             f"`python ingest.py {root}`, or pass --refresh")
+        hits = search(index, request.question, request.k, explain=request.explain, groups=request.groups,
+                      scoring=request.scoring)
+        # no hit: the answer may be in a file added since, so every indexed folder is checked
+        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
+    return Retrieval(hits, changed, gone)
+
+
+def refresh(index_path: str | os.PathLike[str]) -> None:
+    """Re-ingest the index's repository when anything indexed changed (a copied or moved
+    repository: the folder that now holds the index)."""
+    with Index(index_path) as index:
+        root, settings = index.manifest.root, index.manifest.tokenizer
+        # a copied or moved repository: re-read the new folder, not the old one
+        moved = index.moved_repository()
+        stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
+    if stale:
+        from .pipeline import IngestOptions, ingest  # only a refresh needs the ingest pipeline
+
+        ingest(moved or root, index_path, IngestOptions(settings))

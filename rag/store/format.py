@@ -1,0 +1,172 @@
+"""What an index file is: its schema, format version, manifest and the names of its stored arrays.
+
+Layout (FORMAT_VERSION 9):
+
+    meta(key, value)            -- the manifest, one JSON value per key
+    files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
+                                -- a file's chunks have consecutive ids first_chunk..+n_chunks
+    chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text)
+    terms(term, id, df, ids, tfs, maxw, maxb)  -- term -> chunk ids (uint32, ascending), raw
+                                -- tfs (uint16), and two bounds for pruning in the everything-
+                                -- readable view: maxw * meta.bound_scale >= its largest
+                                -- tf_weight / norm; maxb >= its largest BM25 tf part
+                                -- tf / (tf + k1 (1 - b + b len / meta.bm25_avglen))
+    forward(chunk_id, tids, tfs)   -- chunk -> its term ids and tfs, to recompute norms on update
+    arrays(name, data)          -- 'classes': uint16 access class of each chunk, by id;
+                                -- 'norms:<view>#<block>': float64 L2 norm of each chunk's tf-idf
+                                -- vector as seen by callers of that view, by id (0.0 for unused
+                                -- ids), ARRAY_BLOCK ids per row: a query reads only the blocks
+                                -- its postings fall in;
+                                -- 'lengths': uint32 sum of each chunk's stored tfs;
+                                -- 'bm25k:<view>#<block>': float64 k1 (1 - b + b len / avglen) of
+                                -- each chunk, avglen being that view's (BM25's length
+                                -- normaliser), in blocks like the norms
+    classes(id, groups)         -- access class: the groups that may read it (JSON; [] = public)
+    views(key, n_chunks, length)  -- a set of readable classes, e.g. "0,2", its chunk count and
+                                -- the sum of its chunks' lengths
+    skipped(path, size, mtime_ns, reason)  -- files read and passed over (empty, binary, ...),
+                                -- so that re-ingest need not read them again while unchanged
+    dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
+    acronyms(file_id, acronym, expansion)  -- acronyms a file spells out, as index terms
+                                -- ("sse", "server sent event"): see rag.acronyms
+
+The manifest records every parameter baked into the stored arrays (the tokenizer's settings,
+BM25's k1 and b): an index built with other values is refused by a query and rebuilt whole by an
+ingest, never mixed.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+from ..chunking.base import Chunk
+from ..tokens import TokenizerSettings
+
+# what every message about a damaged index says to do: a plain ingest may update the index in
+# place without ever reading the damaged page
+REBUILD_HINT = "re-run `python ingest.py REPO --full`"
+
+# 9 (stop 15): same tables as 8, but files are chunked and redacted by newer rules; an index of 8
+# may hold credentials these rules redact, and reusing its unchanged files would keep them
+FORMAT_VERSION = 9
+# The scoring parameters every index of format 9 was built with before the manifest recorded
+# them (it does now, as "scoring")
+UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
+# SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
+# readable even when the rest of the file is damaged
+APPLICATION_ID = int.from_bytes(b"rag!", "big")
+SQLITE_HEADER = b"SQLite format 3\x00"
+TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one chunk is capped
+# Entries per stored block of a per-chunk float array (8 KB): a query reads the blocks that
+# hold its postings' chunks, so a query with few postings reads little of a large index.
+ARRAY_BLOCK = 1024
+# Precompute the norms of at most this many views; rarer combinations are computed per query.
+MAX_STORED_VIEWS = 64
+
+SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+                   mtime_ns INTEGER NOT NULL, sha1 TEXT NOT NULL, first_chunk INTEGER NOT NULL,
+                   n_chunks INTEGER NOT NULL, class INTEGER NOT NULL);
+CREATE TABLE chunks(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, ordinal INTEGER NOT NULL,
+                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL,
+                    symbol TEXT, context TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL, df INTEGER NOT NULL,
+                   ids BLOB NOT NULL, tfs BLOB NOT NULL, maxw REAL NOT NULL, maxb REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE forward(chunk_id INTEGER PRIMARY KEY, tids BLOB NOT NULL, tfs BLOB NOT NULL);
+CREATE TABLE arrays(name TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE classes(id INTEGER PRIMARY KEY, groups TEXT NOT NULL);
+CREATE TABLE views(key TEXT PRIMARY KEY, n_chunks INTEGER NOT NULL, length INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                     reason TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE acronyms(file_id INTEGER NOT NULL, acronym TEXT NOT NULL, expansion TEXT NOT NULL);
+CREATE INDEX acronyms_of_file ON acronyms(file_id);
+"""
+
+
+class FileRecord(NamedTuple):
+    """One indexed file: where it is, how to tell it changed, and its chunks with their terms."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha1: str
+    chunks: tuple[Chunk, ...]
+    counts: tuple[dict[str, int], ...]  # term -> tf, one per chunk
+    groups: frozenset[str] = frozenset()  # who may read it (.rag-access); empty = public
+    acronyms: tuple[tuple[str, str], ...] = ()  # (acronym term, expansion terms) it defines
+
+
+class Manifest(NamedTuple):
+    """What an index is: format, tokenizer, counts and where it came from."""
+
+    format_version: int
+    tokenizer: TokenizerSettings
+    root: str
+    n_files: int
+    n_chunks: int
+    n_terms: int
+    built_at: float
+    commit: str | None = None
+    access: str | None = None  # sha1 of the .rag-access rules the index was built with
+    bound_scale: float = 1.0  # stored pruning bounds are multiplied by this (widened by updates)
+    bm25_avglen: float = 1.0  # the average chunk length the stored BM25 bounds were computed with
+    walk: dict[str, Any] | None = None  # the ingest's --include/--exclude/--max-file-size, for re-ingest
+    scoring: dict[str, float] | None = None  # rag.weights.scoring_parameters() at ingest
+
+
+def meta_rows(manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> dict[str, Any]:
+    """The meta table's values for a manifest (JSON-encoded on writing)."""
+    return {
+        "format_version": FORMAT_VERSION, "tokenizer": manifest.tokenizer.to_dict(), "root": manifest.root,
+        "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
+        "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
+        "next_chunk": next_chunk, "bound_scale": bound_scale, "bm25_avglen": manifest.bm25_avglen,
+        "walk": manifest.walk, "byteorder": sys.byteorder, "array_block": ARRAY_BLOCK,
+        "scoring": manifest.scoring,
+    }
+
+
+def recorded_scoring(meta: dict[str, Any]) -> dict[str, float]:
+    """The scoring parameters an index was built with (those of format 9 before they were recorded)."""
+    scoring = meta.get("scoring")
+    if scoring is None:
+        return dict(UNRECORDED_SCORING)
+    if not isinstance(scoring, dict) or not all(isinstance(v, (int, float)) for v in scoring.values()):
+        raise ValueError("scoring parameters out of range")
+    return {str(k): float(v) for k, v in scoring.items()}
+
+
+def block_name(name: str, block: int) -> str:
+    """The arrays-table key of one block of a per-chunk array."""
+    return f"{name}#{block:06d}"
+
+
+def view_key(view: frozenset[int]) -> str:
+    """Return the storage key of a set of readable access classes."""
+    return ",".join(map(str, sorted(view)))
+
+
+def readable_classes(groups_of_class: dict[int, frozenset[str]], caller: frozenset[str]) -> frozenset[int]:
+    """Return the access classes a caller with these groups may read."""
+    return frozenset(c for c, g in groups_of_class.items() if not g or g & caller)
+
+
+def realizable_views(groups_of_class: dict[int, frozenset[str]]) -> list[frozenset[int]]:
+    """List the distinct sets of readable classes that some caller can have (public first).
+
+    A caller's view depends only on which of the named groups it holds, so enumerate those
+    subsets while there are few; the rest are computed at query time.
+    """
+    named = sorted(set().union(*groups_of_class.values()))
+    views: dict[frozenset[int], None] = {readable_classes(groups_of_class, frozenset()): None}
+    views[frozenset(groups_of_class)] = None
+    if len(named) <= 12:
+        for mask in range(1, 1 << len(named)):
+            caller = frozenset(g for i, g in enumerate(named) if mask >> i & 1)
+            views[readable_classes(groups_of_class, caller)] = None
+            if len(views) >= MAX_STORED_VIEWS:
+                break
+    return list(views)

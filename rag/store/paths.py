@@ -1,0 +1,187 @@
+"""Where an index lives: its default place in a repository, an --index value, the index remembered
+for a folder, and the housekeeping of its folder (the .gitignore, temporary files left by killed
+ingests, the mtimes of indexed folders).
+
+A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
+(locate_index and the helpers of the reader) works on str paths; building an index imports
+pathlib when it needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from ..errors import NoIndexError
+from ..repo_names import INDEX_DIRNAME, INDEX_FILENAME
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def default_index_path(root: str | os.PathLike[str]) -> Path:
+    """Return where the index of `root` lives by default: ROOT/.rag/index.sqlite."""
+    from pathlib import Path
+
+    return Path(default_index_file(os.fspath(root)))
+
+
+def default_index_file(root: str) -> str:
+    """default_index_path as a str."""
+    return os.path.join(root, INDEX_DIRNAME, INDEX_FILENAME)
+
+
+def repository_holding(index_path: str) -> str | None:
+    """The folder whose default place (FOLDER/.rag/index.sqlite) `index_path` is, or None."""
+    folder, name = os.path.split(index_path)
+    if name != INDEX_FILENAME or os.path.basename(folder) != INDEX_DIRNAME:
+        return None
+    return os.path.dirname(folder)
+
+
+def ingest_command(root: object, index_path: str) -> str:
+    """The command that rebuilds the index at `index_path`, quoted for a shell: for the folder
+    that holds it in its default place (a repository copied or moved with its index), else for
+    `root` with --index."""
+    import shlex  # only on this error's path
+
+    holder = repository_holding(os.path.realpath(index_path))
+    if holder is not None:
+        return "python ingest.py " + shlex.quote(holder)
+    return f"python ingest.py {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
+
+
+def index_file(path: str | os.PathLike[str]) -> Path:
+    """Return the index file an --index value names: a file as given; a folder means the index
+    inside it (DIR/.rag/index.sqlite, or DIR/index.sqlite for a .rag folder), for every command."""
+    from pathlib import Path
+
+    return Path(_index_file(os.fspath(path)))
+
+
+def _index_file(path: str) -> str:
+    path = os.path.expanduser(path)  # `--index=~/idx`: no shell expands a tilde after '='
+    if os.path.isdir(path):
+        if os.path.basename(os.path.normpath(path)) == INDEX_DIRNAME:
+            return os.path.join(path, INDEX_FILENAME)
+        return default_index_file(path)
+    return path
+
+
+def prepare_index_dir(path: Path) -> None:
+    """Create the index's folder (and a .rag folder's .gitignore), and remove the temporary files
+    of killed ingests. Called before the repository's folders' mtimes are taken: creating .rag/
+    moves the root's mtime."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent.name == INDEX_DIRNAME and not (path.parent / ".gitignore").exists():
+        # keep the index out of the repository's `git status`
+        (path.parent / ".gitignore").write_text("# written by rag: ignore the index\n*\n")
+    _remove_stale_temps(path)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete temp files left by ingests that were killed (their process is gone)."""
+    for stale in path.parent.glob(f"{path.name}.tmp-*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def folder_mtimes(root: Path, folders: Iterable[str], known: Mapping[str, int] | None = None) -> list[tuple[str, int]]:
+    """(folder, mtime_ns) of the given folders below root that still exist, in order; `known`
+    gives mtimes taken earlier (before the walk), used rather than a stat now."""
+    out = []
+    for d in sorted(folders):
+        if known is not None and d in known:
+            out.append((d, known[d]))
+            continue
+        try:
+            out.append((d, os.stat(os.path.join(root, d)).st_mtime_ns))
+        except OSError:
+            continue
+    return out
+
+
+def folders_of(paths: Iterable[str]) -> set[str]:
+    """The folders holding these files ('' for the root)."""
+    return {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
+
+
+def ancestors(path: str) -> Iterator[str]:
+    """Yield the folders above a relative path, innermost first, ending with the root ('')."""
+    while "/" in path:
+        path = path.rsplit("/", 1)[0]
+        yield path
+    yield ""
+
+
+def file_uri(path: str, mode: str) -> str:
+    """An SQLite URI for a path: '#', '?' and '%' in a folder name (C#proj) are escaped, as a
+    URI needs them to be, or SQLite opens another file."""
+    from urllib.parse import quote
+
+    return f"file:{quote(os.path.abspath(path))}?mode={mode}"
+
+
+def _state_file() -> str:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "rag", "indexes.json")
+
+
+def remember_index(cwd: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> None:
+    """Record that an ingest run from `cwd` wrote `index_path`, so a query from there finds it."""
+    from pathlib import Path
+
+    state = Path(_state_file())
+    try:
+        known = json.loads(state.read_text())
+        if not isinstance(known, dict):
+            known = {}
+    except (OSError, ValueError):
+        known = {}
+    known[str(Path(cwd).resolve())] = str(Path(index_path).resolve())
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+        tmp = state.with_name(f"{state.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(known, indent=1))
+        os.replace(tmp, state)
+    except OSError:
+        pass  # remembering is a convenience; --index and the upward search still work
+
+
+def locate_index(explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None) -> str:
+    """Find the index to query: `explicit`, else ./.rag in cwd or a parent, else the one ingested from cwd."""
+    if explicit is not None:
+        path = _index_file(os.fspath(explicit))
+        if not os.path.isfile(path):
+            raise NoIndexError(f"No index at {explicit} — run `python ingest.py REPO --index {explicit}` first")
+        return path
+    here = folder = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    while True:
+        candidate = default_index_file(folder)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    try:
+        with open(_state_file(), encoding="utf-8") as fh:
+            remembered = json.load(fh)[here]
+        if os.path.isfile(remembered):
+            return str(remembered)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    raise NoIndexError(f"No index found for {here} — run `python ingest.py REPO` first (or pass --index PATH)")

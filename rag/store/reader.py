@@ -1,0 +1,563 @@
+"""Reading an index: the query side. It loads only the manifest until asked for more, and reads
+piecemeal: the postings of a query's own terms, the blocks of one per-chunk array that hold those
+postings' chunks, and the text of the best candidates. Nothing here imports the writer side.
+
+What it returns has been checked as it was read (lengths, id ranges, the types of rows): what
+reading a damaged file raises is IndexFormatError here, in one line, so that a fault in the code
+that uses these values is never mistaken for damage.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import sqlite3
+import sys
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from functools import wraps
+from typing import Any, TypeVar
+
+from ..chunking.base import Chunk
+from ..errors import IndexFormatError, NoIndexError
+from ..repo_names import ACCESS_FILE, access_digest
+from ..tokens import Tokenizer, TokenizerSettings
+from ..weights import FloatColumn, bm25_normalisers, scoring_parameters, view_norms
+from .format import (
+    FORMAT_VERSION,
+    REBUILD_HINT,
+    FileRecord,
+    Manifest,
+    block_name,
+    readable_classes,
+    recorded_scoring,
+    view_key,
+)
+from .paths import ancestors, file_uri, ingest_command, repository_holding
+from .stats import forward_lists, view_df, view_length
+
+# What reading a damaged index raises, beyond the checks that give their own messages: a file
+# SQLite still opens, whose tables or values were damaged (a disk error, a hand edit), fails
+# somewhere in the reading, in whatever way its bytes lead to
+DAMAGE_ERRORS = (sqlite3.Error, ArithmeticError, LookupError, ValueError, TypeError, AssertionError)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+
+def damage_error(path: str, exc: BaseException) -> IndexFormatError:
+    """The one-line error for damage met reading the index at `path`."""
+    detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
+    return IndexFormatError(f"The index at {path} could not be read ({type(exc).__name__}: "
+                            f"{detail}); it may be damaged — {REBUILD_HINT}")
+
+
+def _reads(method: _F) -> _F:
+    """A reading method of Index: damage met inside it is IndexFormatError."""
+
+    @wraps(method)
+    def reading(self: Index, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except DAMAGE_ERRORS as exc:
+            raise damage_error(self.path, exc) from None
+
+    return reading  # type: ignore[return-value]
+
+
+def _check(ok: bool, what: str) -> None:
+    if not ok:
+        raise ValueError(what)
+
+
+def blocks_of(ids: array[int], size: int) -> list[int]:
+    """Return the blocks of `size` ids that sorted chunk ids fall in (a binary search a block)."""
+    out: list[int] = []
+    i, n = 0, len(ids)
+    while i < n:
+        block = ids[i] // size
+        out.append(block)
+        i = bisect_left(ids, (block + 1) * size, i)
+    return out
+
+
+class ChunkFloats:
+    """A per-chunk float64 array of a view, read from the index block by block as needed.
+
+    Values live in an anonymous memory map, so blocks never read cost no memory and no time;
+    `values` indexes like an array (0.0 where nothing was read).
+    """
+
+    def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]],
+                 decode: Callable[[bytes], array[float]] | None, where: str) -> None:
+        self.size = size  # ids per block, as the index was written (meta.array_block)
+        self.n_blocks = -(-n_ids // size)
+        self._map = mmap.mmap(-1, 8 * max(n_ids, 1))
+        self.values = memoryview(self._map).cast("d")[:n_ids]
+        self._loaded: set[int] = set()
+        self._fetch = fetch
+        self._decode = decode  # stored bytes -> this machine's floats; None when they already are
+        self._where = where
+
+    def load(self, blocks: Iterable[int] | None = None) -> memoryview[float]:
+        """Read the given blocks (None: all) if not read yet; return the values."""
+        missing = sorted(set(range(self.n_blocks) if blocks is None else blocks) - self._loaded)
+        if missing:
+            try:
+                self._read(missing)
+            except DAMAGE_ERRORS as exc:
+                raise damage_error(self._where, exc) from None
+        return self.values
+
+    def _read(self, missing: list[int]) -> None:
+        found = self._fetch(missing)
+        if len(found) != len(missing):
+            raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — {REBUILD_HINT}")
+        for block, data in found:
+            if self._decode is not None:
+                data = self._decode(data).tobytes()
+            at = 8 * block * self.size
+            _check(0 <= block < self.n_blocks and at + len(data) <= len(self._map) and len(data) % 8 == 0,
+                   "a per-chunk array's block out of range")
+            # stored bytes go straight into the map: no array per block
+            self._map[at:at + len(data)] = data
+        self._loaded.update(missing)
+
+
+class View:
+    """The part of an index one caller may read. Its per-chunk arrays (norms for cosine, BM25
+    normalisers) are read on first use, and only the blocks asked for."""
+
+    __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_columns", "_computed")
+
+    def __init__(
+        self, classes: frozenset[int] | None, n_chunks: int, length: int, chunk_class: array[int] | None,
+        columns: dict[str, ChunkFloats], computed: dict[str, array[float]] | None = None,
+    ) -> None:
+        self.classes = classes  # readable access classes; None = all (nothing to filter)
+        self.n_chunks = n_chunks  # N for the IDF
+        self.length = length  # the total length of its chunks (BM25's average length is length / n_chunks)
+        self.chunk_class = chunk_class  # access class by chunk id, when filtering is needed
+        self._columns = columns
+        self._computed = computed or {}
+
+    @property
+    def norms(self) -> FloatColumn:
+        """Each chunk's L2 norm under this view's IDF, by chunk id (0.0 outside the view)."""
+        return self.column("norms")
+
+    def column(self, name: str, postings: Iterable[array[int]] | None = None) -> FloatColumn:
+        """Return the per-chunk array `name` ("norms" or "bm25k"), read in full, or, given
+        postings (sorted chunk ids), only where they fall."""
+        computed = self._computed.get(name)
+        if computed is not None:
+            return computed
+        column = self._columns[name]
+        if postings is None:
+            return column.load(None)
+        blocks: set[int] = set()
+        for ids in sorted(postings, key=len, reverse=True):  # a long list alone often covers every block
+            blocks.update(blocks_of(ids, column.size))
+            if len(blocks) == column.n_blocks:
+                break
+        return column.load(blocks)
+
+
+class Index:
+    """A saved index opened for reading; loads only the manifest until asked for more."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        if not os.path.isfile(self.path):
+            raise NoIndexError(f"No index at {self.path} — run `python ingest.py REPO` first")
+        try:
+            self._conn = _connect_for_reading(self.path)
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from None
+        self._read_manifest()
+        # the ingest-time tokenizer, kept so its per-word cache serves every query on this index
+        self.tokenizer = Tokenizer(self.manifest.tokenizer)
+
+    def _read_manifest(self) -> None:
+        """Read the manifest, and forget everything read after it (views, lengths, names)."""
+        try:
+            self._data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            meta = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # TypeError: a value damaged to NULL
+            raise self._corrupt(exc) from None
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            raise IndexFormatError(
+                f"The index at {self.path} has format version {version!r}, this tool reads version "
+                f"{FORMAT_VERSION} — re-run `{ingest_command(meta.get('root'), self.path)}`"
+            )
+        try:
+            self.manifest = Manifest(
+                format_version=version,
+                tokenizer=TokenizerSettings.from_dict(meta["tokenizer"]),
+                root=meta["root"], n_files=meta["n_files"], n_chunks=meta["n_chunks"],
+                n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
+                access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
+                bm25_avglen=float(meta["bm25_avglen"]),
+                walk=meta.get("walk"), scoring=recorded_scoring(meta),
+            )
+            self._block = int(meta["array_block"])  # ids per stored block of a per-chunk array
+            if self._block <= 0 or not self.manifest.bm25_avglen > 0 or not isinstance(self.manifest.root, str):
+                raise ValueError("array_block, bm25_avglen or root out of range")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise IndexFormatError(
+                f"The index at {self.path} has a damaged manifest ({exc}) — {REBUILD_HINT}"
+            ) from None
+        if self.manifest.scoring != scoring_parameters():
+            # the stored normalisers and bounds hold k1 and b: scoring with others would mix both
+            raise IndexFormatError(
+                f"The index at {self.path} was built with scoring parameters {self.manifest.scoring}, this tool "
+                f"scores with {scoring_parameters()} — re-run `{ingest_command(self.manifest.root, self.path)}`"
+            )
+        self._swap: bool = meta.get("byteorder", sys.byteorder) != sys.byteorder
+        self._n_ids = int(meta.get("next_chunk", 0))  # chunk ids in use are below this
+        self._views: dict[str, View] = {}
+        self._lengths: array[int] | None = None
+        self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read everything inside from one state of the index, even while an update commits.
+
+        The reads run in one transaction. If another connection changed the index since this
+        one last read it, the manifest is read again and the views, blocks and lengths read
+        before are dropped, so that nothing old is mixed with the new."""
+        if self._conn.in_transaction:  # already inside a snapshot
+            yield
+            return
+        self._query("BEGIN")
+        try:
+            if self._query("PRAGMA data_version").fetchone()[0] != self._data_version:
+                self._read_manifest()
+            yield
+        except BaseException:
+            with suppress(sqlite3.Error):  # a damaged file may fail this too: keep the first error
+                self._conn.execute("COMMIT")
+            raise
+        self._query("COMMIT")
+
+    @property
+    def foreign_byte_order(self) -> bool:
+        """Whether a machine of the other byte order wrote the index: it reads correctly, but
+        only a rebuild may write to it (update_index writes this machine's order)."""
+        return self._swap
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def postings(self, term: str) -> tuple[array[int], array[int]] | None:
+        """Return (chunk ids, tfs) of a term, or None if the index has never seen it."""
+        found = self.term(term)
+        return None if found is None else (found[0], found[1])
+
+    @_reads
+    def term(self, term: str) -> tuple[array[int], array[int], float, float] | None:
+        """Return a term's chunk ids, tfs and its two pruning bounds (see the terms table), or
+        None if unseen."""
+        row = self._query("SELECT ids, tfs, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
+        if row is None:
+            return None
+        ids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
+        _check(len(ids) == len(tfs) and (not ids or max(ids) < self._n_ids), "postings out of range")
+        return ids, tfs, float(row[2]), float(row[3])
+
+    @_reads
+    def view(self, caller_groups: frozenset[str] = frozenset()) -> View:
+        """Return what a caller with these groups may see: its chunk count and norms.
+
+        Scores computed through a view equal those of an index built without the files
+        the caller may not read: N, document frequencies and norms are the view's own.
+        """
+        groups_of_class = {
+            i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")
+        }
+        readable = readable_classes(groups_of_class, frozenset(caller_groups))
+        key = view_key(readable)
+        cached = self._views.get(key)
+        if cached is not None:
+            return cached
+        everything = len(readable) == len(groups_of_class)
+        chunk_class = None if everything else self._array("classes", "H")
+        _check(chunk_class is None or len(chunk_class) >= self._n_ids, "access classes out of range")
+        row = self._query("SELECT n_chunks, length FROM views WHERE key = ?", (key,)).fetchone()
+        arrays: dict[str, array[float]] = {}
+        if row is not None:
+            n_view, length = row[0], row[1]
+        else:  # a rare group combination: compute its statistics now
+            assert chunk_class is not None
+            forward_tids, forward_tfs, live = forward_lists(
+                self._query("SELECT chunk_id, tids, tfs FROM forward"), len(chunk_class), self._decode)
+            n_terms = self._query("SELECT MAX(id) FROM terms").fetchone()[0] + 1
+            n_view, df = view_df(forward_tids, chunk_class, readable, n_terms, live)
+            arrays["norms"] = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
+            length = view_length(self.lengths(), chunk_class, readable)
+            arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
+        decode = (lambda data: self._decode("d", data)) if self._swap else None
+        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"), decode, self.path)
+                   for name in ("norms", "bm25k")}
+        _check(isinstance(n_view, int) and isinstance(length, int) and n_view >= 0 and length >= 0,
+               "view statistics out of range")
+        view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
+        self._views[key] = view
+        return view
+
+    def _blocks_reader(self, name: str) -> Callable[[list[int]], list[tuple[int, bytes]]]:
+        def fetch(blocks: list[int]) -> list[tuple[int, bytes]]:
+            out: list[tuple[int, bytes]] = []
+            for start in range(0, len(blocks), 500):  # SQLite's limit on parameters
+                part = blocks[start:start + 500]
+                names = [block_name(name, b) for b in part]
+                rows = self._query(f"SELECT name, data FROM arrays WHERE name IN ({','.join('?' * len(names))})",
+                                   tuple(names))
+                out.extend((int(n.rsplit("#", 1)[1]), data) for n, data in rows)
+            return out
+
+        return fetch
+
+    @_reads
+    def acronyms(self, classes: frozenset[int] | None = None) -> list[tuple[str, str]]:
+        """Return the (acronym, expansion) term pairs the indexed files define, from the files
+        of readable access classes only (`classes`; None = all), without repeats."""
+        if classes is None:
+            rows = self._query("SELECT DISTINCT acronym, expansion FROM acronyms")
+        else:
+            marks = ",".join("?" * len(classes))
+            rows = self._query("SELECT DISTINCT a.acronym, a.expansion FROM acronyms a JOIN files f ON f.id = a.file_id"
+                               f" WHERE f.class IN ({marks})", tuple(classes))
+        pairs = [(a, e) for a, e in rows]
+        _check(all(isinstance(a, str) and isinstance(e, str) for a, e in pairs), "acronym rows out of range")
+        return pairs
+
+    @_reads
+    def lengths(self) -> array[int]:
+        """Return each chunk's length (the sum of its stored tfs), by chunk id; read once."""
+        if self._lengths is None:
+            self._lengths = self._array("lengths", "I")
+        return self._lengths
+
+    def _array(self, name: str, typecode: str) -> array[Any]:
+        row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — {REBUILD_HINT}")
+        return self._decode(typecode, row[0])
+
+    def _decode(self, typecode: str, data: bytes) -> array[Any]:
+        out = array(typecode)
+        out.frombytes(data)
+        if self._swap:
+            out.byteswap()
+        return out
+
+    @_reads
+    def chunks(self, ids: list[int]) -> dict[int, Chunk]:
+        """Fetch chunks by id (each must exist)."""
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context,"
+            f" c.ordinal FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            tuple(ids),
+        )
+        out = {r[0]: Chunk(*r[1:]) for r in rows}
+        _check(len(out) == len(set(ids)) and all(map(_well_formed, out.values())), "chunk rows out of range")
+        return out
+
+    @_reads
+    def places(self, ids: list[int]) -> dict[int, tuple[str, int, int]]:
+        """Return chunk id -> (path, start_line, end_line), without reading the texts (each must exist)."""
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            "SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" WHERE c.id IN ({marks})", tuple(ids),
+        )
+        out = {r[0]: (r[1], r[2], r[3]) for r in rows}
+        _check(len(out) == len(set(ids)) and all(isinstance(p, str) and isinstance(a, int) and isinstance(b, int)
+                                                 for p, a, b in out.values()), "chunk rows out of range")
+        return out
+
+    def all_chunks(self) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
+        """Yield every chunk with its id and stored term frequencies, in id order (for benches
+        and checks that need the whole corpus; a query never does this)."""
+        return self._reading(self._stored_chunks("", ()))
+
+    def records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
+        """Yield the stored records (chunks and term counts) of indexed files, in path order."""
+        return self._reading(self._records(paths))
+
+    def _records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
+        for path in sorted(set(paths)):
+            row = self._query("SELECT id, size, mtime_ns, sha1, first_chunk, n_chunks FROM files WHERE path = ?",
+                              (path,)).fetchone()
+            if row is None:
+                continue
+            fid, size, mtime_ns, sha1, first, n = row
+            # a file's chunks have consecutive ids: a range on the primary key, not a scan
+            stored = list(self._stored_chunks("WHERE c.id >= ? AND c.id < ?", (first, first + n)))
+            acronyms = tuple(self._query("SELECT acronym, expansion FROM acronyms WHERE file_id = ? ORDER BY 1, 2",
+                                         (fid,)))
+            yield FileRecord(path, size, mtime_ns, sha1, tuple(c for _, c, _ in stored),
+                             tuple(n for _, _, n in stored), acronyms=acronyms)
+
+    def _stored_chunks(self, where: str, args: tuple[object, ...]) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
+        """Yield (id, chunk, term counts) of the chunks matching `where`, in id order."""
+        if self._term_names is None:  # term id -> term, read once per Index
+            self._term_names = dict(self._query("SELECT id, term FROM terms"))
+        names = self._term_names
+        rows = self._query(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
+            " w.tids, w.tfs FROM chunks c JOIN files f ON f.id = c.file_id JOIN forward w ON w.chunk_id = c.id"
+            f" {where} ORDER BY c.id", args,
+        )
+        for cid, *fields, tids, tfs in rows:
+            counts = {names[t]: n for t, n in zip(self._decode("I", tids), self._decode("H", tfs))}
+            yield cid, Chunk(*fields), counts
+
+    def _reading(self, items: Iterator[_T]) -> Iterator[_T]:
+        """Yield from a generator that reads the index, damage met in it being IndexFormatError."""
+        try:
+            yield from items
+        except DAMAGE_ERRORS as exc:
+            raise damage_error(self.path, exc) from None
+
+    @_reads
+    def files(self) -> dict[str, tuple[int, int, str]]:
+        """Return path -> (size, mtime_ns, sha1) of every indexed file."""
+        rows = self._query("SELECT path, size, mtime_ns, sha1 FROM files")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    @_reads
+    def moved_repository(self) -> str | None:
+        """Return the folder that now holds this index in its default place (REPO/.rag/index.sqlite)
+        and the indexed files, when that is not the root the index was built from: the
+        repository was copied or moved with its index. Otherwise None (an index kept elsewhere
+        with --index, in a parent folder of its repository, or in a folder that is not a copy of
+        the repository, is not moved)."""
+        owner = repository_holding(os.path.abspath(self.path))
+        if owner is None:
+            return None
+        real = os.path.realpath(owner)
+        root = self.manifest.root
+        if real == root or root.startswith(real.rstrip(os.sep) + os.sep):
+            return None  # its own place, or written into a parent folder of the repository (--index)
+        # a copy holds the indexed files, but for those edited, added or removed since: nine in ten
+        # of a sample spread over them. One file first: a folder that only stores the index
+        # (--index DIR) fails there, at the cost of one stat per query
+        first = self._query("SELECT path FROM files LIMIT 1").fetchone()
+        if first is None or not os.path.isfile(os.path.join(owner, first[0])):
+            return None
+        paths = [path for (path,) in self._query("SELECT path FROM files ORDER BY path")]
+        sample = paths[:: max(1, len(paths) // 50)]
+        found = sum(os.path.isfile(os.path.join(owner, path)) for path in sample)
+        return owner if sample and found >= 0.9 * len(sample) else None
+
+    @_reads
+    def dir_mtimes(self) -> dict[str, int]:
+        """Return folder -> mtime_ns of every folder holding an indexed file, as last ingested."""
+        out = dict(self._query("SELECT path, mtime_ns FROM dirs").fetchall())
+        _check(all(isinstance(d, str) and isinstance(m, int) for d, m in out.items()), "folder rows out of range")
+        return out
+
+    @_reads
+    def skipped_files(self) -> dict[str, tuple[int, int, str]]:
+        """Return path -> (size, mtime_ns, reason) of files read at ingest and passed over."""
+        rows = self._query("SELECT path, size, mtime_ns, reason FROM skipped")
+        out = {r[0]: (r[1], r[2], r[3]) for r in rows}
+        _check(all(isinstance(r, str) for _, _, r in out.values()), "skipped rows out of range")
+        return out
+
+    @_reads
+    def changed_files(self, paths: Iterable[str] = (), everywhere: bool = True) -> list[str]:
+        """Return what changed since ingest, cheaply: the given files by size and mtime, and
+        indexed directories by mtime (which moves when a file in it is added, removed,
+        renamed, or saved by an editor that writes a new file). `everywhere` checks every
+        indexed directory; otherwise only those holding the given files and their ancestors,
+        so that the cost depends on the files asked about, not on the size of the repository.
+        Empty if the root is gone."""
+        root = self.manifest.root
+        if not os.path.isdir(root):
+            return []
+        stat = os.stat
+        changed: list[str] = []
+        wanted = list(dict.fromkeys(paths))
+        if wanted:
+            marks = ",".join("?" * len(wanted))
+            rows = self._query(f"SELECT path, size, mtime_ns FROM files WHERE path IN ({marks})", tuple(wanted))
+            for path, size, mtime_ns in rows:
+                try:
+                    st = stat(f"{root}/{path}")
+                except OSError:
+                    changed.append(path)
+                    continue
+                if st.st_size != size or st.st_mtime_ns != mtime_ns:
+                    changed.append(path)
+        if everywhere:
+            dirs = self._query("SELECT path, mtime_ns FROM dirs")
+        else:
+            near = sorted({d for path in wanted for d in ancestors(path)})
+            marks = ",".join("?" * len(near))
+            dirs = self._query(f"SELECT path, mtime_ns FROM dirs WHERE path IN ({marks}) ORDER BY path", tuple(near))
+        for path, mtime_ns in dirs:
+            try:
+                if stat(f"{root}/{path}").st_mtime_ns != mtime_ns:
+                    changed.append(f"{path or '.'}/")
+            except OSError:
+                changed.append(f"{path or '.'}/")
+        return changed
+
+    def access_changed(self) -> bool:
+        """Tell whether the repository's .rag-access differs from the one the index was built
+        with (added, removed or edited: who may read what is decided at ingest). False if the
+        root is gone."""
+        root = self.manifest.root
+        try:
+            with open(os.path.join(root, ACCESS_FILE), encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            return self.manifest.access is not None and os.path.isdir(root)
+        except (OSError, UnicodeDecodeError):
+            return True  # unreadable now: the next ingest will say why
+        return access_digest(text) != self.manifest.access
+
+    def _corrupt(self, exc: Exception) -> IndexFormatError:
+        return IndexFormatError(f"The index at {self.path} is corrupt ({exc}) — {REBUILD_HINT}")
+
+    def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, args)
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from None
+
+
+
+
+def _well_formed(chunk: Chunk) -> bool:
+    """Whether a chunk read back has the types a chunk is written with."""
+    return (isinstance(chunk.path, str) and isinstance(chunk.start_line, int) and isinstance(chunk.end_line, int)
+            and isinstance(chunk.kind, str) and isinstance(chunk.symbol, (str, type(None)))
+            and isinstance(chunk.text, str) and isinstance(chunk.context, str) and isinstance(chunk.ordinal, int))
+
+
+def _connect_for_reading(path: str) -> sqlite3.Connection:
+    """Open an index to read it; read-write when allowed, so that SQLite can roll back the
+    journal of an update that was killed, read-only otherwise. A query waits for an update
+    that is committing rather than failing."""
+    try:
+        conn = sqlite3.connect(file_uri(path, "rw"), uri=True, timeout=30)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    except sqlite3.OperationalError:
+        return sqlite3.connect(file_uri(path, "ro"), uri=True, timeout=30)
