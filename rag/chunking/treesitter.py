@@ -272,7 +272,10 @@ class _Walker:
         for _ in range(_NAME_DEPTH):
             child = None
             for field in self.grammar.name_fields:
-                child = found.child_by_field_name(field)
+                # a field, or else a child of that type (Go: type_declaration -> type_spec)
+                child = found.child_by_field_name(field) or next(
+                    (c for c in found.named_children if c.type == field), None
+                )
                 if child is not None:
                     break
             if child is None:
