@@ -56,9 +56,13 @@ def parser_for(grammar: Grammar) -> Parser:
             language = tree_sitter.Language(getattr(module, grammar.function)())
             parser = tree_sitter.Parser(language)
         except ImportError as exc:
-            raise GrammarUnavailable(f"{exc.name or grammar.module} not installed: pip install 'rag-code[languages]'") from exc
+            raise GrammarUnavailable(
+                f"{exc.name or grammar.module} not installed: pip install 'rag-code[languages]'"
+            ) from exc
         except Exception as exc:  # an ABI mismatch, a broken wheel: the ingest goes on without it
-            raise GrammarUnavailable(f"the {grammar.label} grammar does not load: {type(exc).__name__}: {exc}") from exc
+            raise GrammarUnavailable(
+                f"the {grammar.label} grammar does not load: {type(exc).__name__}: {exc}"
+            ) from exc
         _parsers[grammar.name] = parser
     return parser
 
@@ -224,7 +228,9 @@ class _Walker:
             and span_size(self.lines[start - 1 : end]) > MAX_CHARS
         ):
             inner = chain + ((node.start_point[0] + 1, header),)
-            members = self.body(node.named_children, start, end, symbol + ".", inner, "class", symbol, nesting + 1)
+            members = self.body(
+                node.named_children, start, end, symbol + ".", inner, "class", symbol, nesting + 1
+            )
             if any(not p.glue for p in members):
                 return close_scope(members, self.lines)
         if kind == "function" and chain:
@@ -241,7 +247,11 @@ class _Walker:
         while start - 1 >= floor:
             above = start - 1
             if not lines[above - 1].strip():
-                if start != first or above - 1 < floor or not lines[above - 2].lstrip().startswith(_DOC_COMMENT):
+                if (
+                    start != first
+                    or above - 1 < floor
+                    or not lines[above - 2].lstrip().startswith(_DOC_COMMENT)
+                ):
                     return start
                 above -= 1
             decoration = self.decoration_ending(above)
@@ -336,8 +346,15 @@ class _Walker:
         name = node.child_by_field_name("name")
         row = name.start_point[0] if name is not None else node.start_point[0]
         if name is None:  # past leading attributes and comments inside the node
-            row = next((c.start_point[0] for c in node.named_children if c.type not in self.grammar.decorations
-                        and not c.type.endswith(("attribute", "modifiers", "attribute_list"))), row)
+            row = next(
+                (
+                    c.start_point[0]
+                    for c in node.named_children
+                    if c.type not in self.grammar.decorations
+                    and not c.type.endswith(("attribute", "modifiers", "attribute_list"))
+                ),
+                row,
+            )
         return self.lines[row].strip()[:_CONTEXT_CHARS]
 
     def text(self, node: Node) -> str:
