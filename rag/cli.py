@@ -186,7 +186,12 @@ def format_ingest_report(report: IngestReport) -> str:
     line += f"; skipped: {skipped}"
     if report.redacted:
         line += "; secrets redacted: " + ", ".join(f"{n} {k}" for k, n in sorted(report.redacted.items()))
-    return f"{line} -> {report.index_path}"
+    line += f" -> {report.index_path}"
+    if report.unstructured:
+        languages = ", ".join(sorted(report.unstructured, key=lambda k: (-report.unstructured[k], k)))
+        line += (f"\n{sum(report.unstructured.values())} files chunked as paragraphs: "
+                 f"pip install 'rag-code[languages]' for {languages} structure (then ingest again with --full)")
+    return line
 
 
 def _question(words: tuple[str, ...]) -> str:

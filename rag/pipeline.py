@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .access import AccessList
 from .acronyms import defined_terms
-from .chunking import chunk_file, chunker_for
+from .chunking import chunk_file, chunker_for, languages_available, structured_languages
 from .errors import (
     IndexFormatError,
     IndexWriteError,
@@ -77,6 +77,8 @@ class IngestReport:
     reused: int = 0  # files whose chunks were taken from the previous index unchanged
     redacted: dict[str, int] = field(default_factory=dict)
     up_to_date: bool = False  # nothing changed: the index was left as it was
+    # language label -> files chunked as paragraphs because the languages extra is missing
+    unstructured: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +403,8 @@ def _apply(
     redacted: Counter[str] = Counter()
     bytes_read = 0
     access, skipped, skips = plan.access, plan.skipped, plan.skips
+    unstructured: Counter[str] = Counter()
+    labels = {} if languages_available() else structured_languages()
 
     def fresh_records() -> Generator[FileRecord, None, None]:
         nonlocal bytes_read
@@ -415,6 +419,8 @@ def _apply(
                 if reason not in ("unreadable", "too-large"):  # these depend on the moment and the options
                     skips.append((source.path, source.size, source.mtime_ns, reason))
             else:
+                if labels and chunker_for(source.path) in labels:
+                    unstructured[labels[chunker_for(source.path)]] += 1
                 yield done.record._replace(groups=access.groups_of(done.record.path))
 
     new_records = fresh_records()
@@ -446,5 +452,5 @@ def _apply(
     return IngestReport(
         root=plan.root, index_path=plan.index_path, files=manifest.n_files, chunks=manifest.n_chunks,
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
-        reused=len(plan.unchanged), redacted=dict(redacted),
+        reused=len(plan.unchanged), redacted=dict(redacted), unstructured=dict(unstructured),
     )

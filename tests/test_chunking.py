@@ -23,7 +23,9 @@ from rag.chunking import (
     chunk_python,
     chunk_rst,
     chunker_for,
+    languages_available,
     lex,
+    structured_languages,
 )
 from rag.chunking.base import HARD_MAX_CHARS, MAX_CHARS, Chunk
 
@@ -31,7 +33,14 @@ CASES = Path(__file__).parent / "data" / "chunking"
 CASE_FILES = sorted(p for p in CASES.iterdir() if p.suffix != ".json")
 FIELDS = ("start_line", "end_line", "kind", "symbol", "context")
 # cases whose structure cannot be used, and so must report a fallback
-FALLBACK_CASES = {"syntax_error.py", "unbalanced.js", "bundle.min.js"}
+FALLBACK_CASES = {"syntax_error.py", "unbalanced.js", "bundle.min.js", "misnamed.rs"}
+# cases chunked with tree-sitter need the `languages` extra (part of the test extra)
+needs_languages = pytest.mark.skipif(not languages_available(), reason="pip install 'rag-code[languages]'")
+STRUCTURED = set(structured_languages())
+CASE_PARAMS = [
+    pytest.param(p, id=p.name, marks=[needs_languages] if chunker_for(p.name) in STRUCTURED else [])
+    for p in CASE_FILES
+]
 
 
 def chunk_case(path: Path, reasons: list[str] | None = None) -> list[Chunk]:
@@ -59,7 +68,7 @@ def assert_well_formed(text: str, chunks: list[Chunk]) -> None:
     assert missing == []
 
 
-@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+@pytest.mark.parametrize("path", CASE_PARAMS)
 def test_golden(path: Path) -> None:
     chunks = chunk_case(path)
     got = [{f: getattr(c, f) for f in FIELDS} for c in chunks]
@@ -69,12 +78,12 @@ def test_golden(path: Path) -> None:
     assert got == json.loads(expected_path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+@pytest.mark.parametrize("path", CASE_PARAMS)
 def test_chunks_cover_the_file(path: Path) -> None:
     assert_well_formed(path.read_text(encoding="utf-8"), chunk_case(path))
 
 
-@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+@pytest.mark.parametrize("path", CASE_PARAMS)
 def test_fallback_is_reported_only_when_used(path: Path) -> None:
     reasons: list[str] = []
     chunk_case(path, reasons)
@@ -139,6 +148,28 @@ def test_odd_inputs_never_crash_or_lose_lines(name: str, text: str) -> None:
         ("bin/tool", "#!/usr/bin/env python3\n", "python"),
         ("bin/serve", "#!/usr/bin/env node\n", "javascript"),
         ("setup.cfg", "", "text"),
+        ("cmd/root.go", "", "go"),
+        ("src/lib.rs", "", "rust"),
+        ("Foo.java", "", "java"),
+        ("build.gradle.kts", "", "kotlin"),
+        ("Main.scala", "", "scala"),
+        ("Program.cs", "", "csharp"),
+        ("lib/url.c", "", "c"),
+        ("lib/url.h", "#ifndef URL_H\nstruct url *url_new(void);\n", "c"),
+        ("absl/base.h", "namespace absl {\n}\n", "cpp"),
+        ("absl/log.cc", "", "cpp"),
+        ("Sources/App.swift", "", "swift"),
+        ("lib/app.rb", "", "ruby"),
+        ("src/Client.php", "", "php"),
+        ("lib/plug.ex", "", "elixir"),
+        ("src/Main.hs", "", "haskell"),
+        ("lua/init.lua", "", "lua"),
+        ("src/main.zig", "", "zig"),
+        ("nvm.sh", "", "bash"),
+        ("bin/install", "#!/usr/bin/env bash\n", "bash"),
+        ("bin/setup", "#!/bin/sh -e\n", "bash"),
+        ("bin/console", "#!/usr/bin/env ruby\n", "ruby"),
+        ("bin/run", "#!/usr/bin/awk -f\n", "text"),
     ],
 )
 def test_chunker_for(path: str, text: str, expected: str) -> None:

@@ -32,6 +32,22 @@ def test_ingest_prints_one_summary_line(runner: CliRunner, worked_repo: Path) ->
     assert again.output.startswith("Index is up to date: 4 files, 4 chunks")
 
 
+def test_ingest_without_the_languages_extra_says_what_to_install(
+    runner: CliRunner, worked_repo: Path, monkeypatch
+) -> None:
+    import rag.pipeline
+
+    monkeypatch.setattr(rag.pipeline, "languages_available", lambda: False)
+    write_tree(worked_repo, {"main.go": "package main\n\nfunc main() {}\n", "lib.rs": "fn f() {}\n",
+                             "util.go": "package main\n"})
+    result = ingest_plain(runner, worked_repo)
+    assert result.exit_code == 0, result.output
+    summary, hint = result.output.splitlines()
+    assert summary.startswith("Indexed 7 files")
+    assert hint == ("3 files chunked as paragraphs: pip install 'rag-code[languages]' for Go, Rust structure "
+                    "(then ingest again with --full)")
+
+
 def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
     ingest_plain(runner, worked_repo)
     monkeypatch.chdir(worked_repo)

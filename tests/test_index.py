@@ -23,6 +23,7 @@ from rag import (
     locate_index,
     search,
 )
+from rag.chunking import languages_available
 from rag.pipeline import IngestOptions
 from rag.rerank import candidate_count
 from rag.store.format import FORMAT_VERSION
@@ -563,13 +564,15 @@ def test_a_rename_reads_the_first_line_as_chunking_does_with_old_mac_line_ends(t
     repo = code_repo(tmp_path / "r")
     (repo / "tool.py").write_bytes(b"#!/bin/sh\rexec python3 -c 'print(1)'\rdef helper():\r    return 2\r")
     ingest(repo)
-    (repo / "tool.py").rename(repo / "tool")  # no extension: the shebang (sh) decides: text
+    (repo / "tool.py").rename(repo / "tool")  # no extension: the shebang (sh) decides: shell, not Python
     report = ingest(repo)
     full = tmp_path / "full.sqlite"
     ingest(repo, index_path=full, options=IngestOptions(full=True))
     for path in (report.index_path, full):
         with Index(path) as index:
-            assert [c.kind for _, c, _ in index.all_chunks() if c.path == "tool"] == ["text"]
+            chunks = [c for _, c, _ in index.all_chunks() if c.path == "tool"]
+            assert [c.kind for c in chunks] == (["module"] if languages_available() else ["text"])
+            assert "helper" not in [c.symbol for c in chunks]
 
 
 def test_an_index_in_a_folder_whose_name_holds_uri_characters(tmp_path: Path) -> None:

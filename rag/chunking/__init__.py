@@ -7,6 +7,7 @@ here and should not pay for the lexers and parsers.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +21,11 @@ __all__ = [
     "chunk_python",
     "chunk_rst",
     "chunk_text",
+    "chunk_tree_sitter",
     "chunker_for",
+    "languages_available",
     "lex",
+    "structured_languages",
 ]
 
 PYTHON_EXTENSIONS = (".py", ".pyi")
@@ -38,6 +42,7 @@ _LAZY = {
     "chunk_rst": "markdown",
     "chunk_python": "python",
     "chunk_text": "text",
+    "chunk_tree_sitter": "treesitter",
 }
 
 
@@ -47,8 +52,25 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def languages_available() -> bool:
+    """Tell whether the `languages` extra (tree-sitter) is installed, without importing it."""
+    import importlib.util
+
+    return importlib.util.find_spec("tree_sitter") is not None
+
+
+def structured_languages() -> dict[str, str]:
+    """Map each tree-sitter language's chunker name to its label (go -> Go)."""
+    from .languages import GRAMMARS
+
+    return {name: g.label for name, g in GRAMMARS.items()}
+
+
 def chunker_for(path: str, text: str = "") -> str:
-    """Name the chunker for a file: python, javascript, markdown, rst or text."""
+    """Name the chunker for a file: python, javascript, markdown, rst, text, or a language
+    chunked with tree-sitter (go, rust, ...: see languages.py)."""
+    from .languages import CPP_HEADER, EXTENSIONS, SHEBANGS
+
     name = path.rsplit("/", 1)[-1].lower()
     if name.endswith(PYTHON_EXTENSIONS):
         return "python"
@@ -58,12 +80,21 @@ def chunker_for(path: str, text: str = "") -> str:
         return "markdown"
     if name.endswith(RST_EXTENSIONS):
         return "rst"
+    dot = name.rfind(".")
+    language = EXTENSIONS.get(name[dot:]) if dot > 0 else None
+    if language == "c" and CPP_HEADER.search(text):
+        return "cpp"
+    if language is not None:
+        return language
     if "." not in name and text.startswith("#!"):  # an extensionless script: trust its shebang
         shebang = text.split("\n", 1)[0]
         if "python" in shebang:
             return "python"
         if "node" in shebang:
             return "javascript"
+        words = re.findall(r"[\w.+-]+", shebang.rsplit("/", 1)[-1])
+        interpreter = words[1] if words[:1] == ["env"] and len(words) > 1 else (words[0] if words else "")
+        return SHEBANGS.get(interpreter.rstrip("0123456789.") or interpreter, "text")
     return "text"
 
 
@@ -104,6 +135,10 @@ def _chunk_by_kind(kind: str, path: str, text: str, on_fallback: Callable[[str],
         from .markdown import chunk_rst
 
         return chunk_rst(path, text)
+    if kind != "text":
+        from .treesitter import chunk_tree_sitter
+
+        return chunk_tree_sitter(path, text, kind, on_fallback)
     from .text import chunk_text
 
     return chunk_text(path, text)
