@@ -190,7 +190,7 @@ def format_ingest_report(report: IngestReport) -> str:
     if report.unstructured:
         languages = ", ".join(sorted(report.unstructured, key=lambda k: (-report.unstructured[k], k)))
         line += (f"\n{sum(report.unstructured.values())} files chunked as paragraphs: "
-                 f"pip install 'rag-code[languages]' for {languages} structure (then ingest again with --full)")
+                 f"pip install 'rag-code[languages]' for {languages} structure (the next ingest then re-chunks them)")
     return line
 
 

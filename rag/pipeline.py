@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .access import AccessList
 from .acronyms import defined_terms
-from .chunking import chunk_file, chunker_for, languages_available, structured_languages
+from .chunking import chunk_file, chunker_for, chunkers_in_use, languages_available, structured_languages
 from .errors import (
     IndexFormatError,
     IndexWriteError,
@@ -337,7 +337,10 @@ def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, prev
     except (sqlite3.Error, IndexFormatError):  # a damaged index (ingest() then builds afresh)
         stored_dirs = {}
     dirs_before = folder_mtimes(root.resolve(), stored_dirs)
-    reusable = previous is not None and not full and previous.manifest.tokenizer == settings
+    # chunks of another tokenizer, or made by another set of chunkers (the languages extra installed
+    # or removed since), cannot be kept
+    reusable = (previous is not None and not full and previous.manifest.tokenizer == settings
+                and previous.manifest.chunkers == chunkers_in_use())
     listing = walk(root, include, exclude, max_bytes)
     root = listing.root
     prepare_index_dir(index_path)
@@ -446,7 +449,7 @@ def _apply(
                 )
             records = heapq.merge(stored, new_records, key=lambda r: r.path)
             manifest = write_index(plan.index_path, records, plan.settings, plan.root, plan.commit, access.digest,
-                                   skips, plan.walk_options, plan.known_dirs)
+                                   skips, plan.walk_options, plan.known_dirs, chunkers_in_use())
     finally:
         new_records.close()  # now, not when a traceback lets go of it: its worker pool ends with it
     return IngestReport(

@@ -45,7 +45,7 @@ def test_ingest_without_the_languages_extra_says_what_to_install(
     summary, hint = result.output.splitlines()
     assert summary.startswith("Indexed 7 files")
     assert hint == ("3 files chunked as paragraphs: pip install 'rag-code[languages]' for Go, Rust structure "
-                    "(then ingest again with --full)")
+                    "(the next ingest then re-chunks them)")
 
 
 def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:

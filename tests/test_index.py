@@ -891,3 +891,20 @@ def test_a_manifest_value_damaged_to_null_is_one_error(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(IndexFormatError, match=r"is corrupt .* re-run `python ingest.py REPO --full`"):
         Index(index_path)
+
+
+def test_an_index_made_by_other_chunkers_is_rechunked_whole(tmp_path: Path, monkeypatch) -> None:
+    # the languages extra installed since the last ingest: unchanged files must not keep their
+    # paragraph chunks
+    import rag.pipeline
+
+    repo = code_repo(tmp_path / "r")
+    monkeypatch.setattr(rag.pipeline, "chunkers_in_use", lambda: "paragraphs")
+    ingest(repo)
+    assert ingest(repo).up_to_date
+    monkeypatch.setattr(rag.pipeline, "chunkers_in_use", lambda: "definitions")
+    report = ingest(repo)
+    assert (report.up_to_date, report.reused, report.files) == (False, 0, 4)
+    with Index(report.index_path) as index:
+        assert index.manifest.chunkers == "definitions"
+    assert ingest(repo).up_to_date

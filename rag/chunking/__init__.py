@@ -59,6 +59,12 @@ def languages_available() -> bool:
     return importlib.util.find_spec("tree_sitter") is not None
 
 
+def chunkers_in_use() -> str:
+    """Name the set of chunkers this installation chunks with, as an index records it: with the
+    languages extra, tree-sitter's languages are chunked by definitions; without, as paragraphs."""
+    return "definitions" if languages_available() else "paragraphs"
+
+
 def structured_languages() -> dict[str, str]:
     """Map each tree-sitter language's chunker name to its label (go -> Go)."""
     from .languages import GRAMMARS

@@ -1,6 +1,6 @@
 """What an index file is: its schema, format version, manifest and the names of its stored arrays.
 
-Layout (FORMAT_VERSION 9):
+Layout (FORMAT_VERSION 10):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
@@ -47,11 +47,11 @@ from ..tokens import TokenizerSettings
 # place without ever reading the damaged page
 REBUILD_HINT = "re-run `python ingest.py REPO --full`"
 
-# 9 (stop 15): same tables as 8, but files are chunked and redacted by newer rules; an index of 8
-# may hold credentials these rules redact, and reusing its unchanged files would keep them
-FORMAT_VERSION = 9
-# The scoring parameters every index of format 9 was built with before the manifest recorded
-# them (it does now, as "scoring")
+# 10 (stop 16): same tables as 9; 16 more languages are chunked by their definitions (tree-sitter),
+# and the manifest records the scoring parameters and which chunkers built it. (9: newer chunking
+# and redaction rules than 8, whose unchanged files would have kept credentials they redact.)
+FORMAT_VERSION = 10
+# The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
 # readable even when the rest of the file is damaged
@@ -115,6 +115,7 @@ class Manifest(NamedTuple):
     bm25_avglen: float = 1.0  # the average chunk length the stored BM25 bounds were computed with
     walk: dict[str, Any] | None = None  # the ingest's --include/--exclude/--max-file-size, for re-ingest
     scoring: dict[str, float] | None = None  # rag.weights.scoring_parameters() at ingest
+    chunkers: str | None = None  # rag.chunking.chunkers_in_use() at ingest: another set re-chunks everything
 
 
 def meta_rows(manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> dict[str, Any]:
@@ -125,7 +126,7 @@ def meta_rows(manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> 
         "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
         "next_chunk": next_chunk, "bound_scale": bound_scale, "bm25_avglen": manifest.bm25_avglen,
         "walk": manifest.walk, "byteorder": sys.byteorder, "array_block": ARRAY_BLOCK,
-        "scoring": manifest.scoring,
+        "scoring": manifest.scoring, "chunkers": manifest.chunkers,
     }
 
 

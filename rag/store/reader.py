@@ -202,7 +202,7 @@ class Index:
                 n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
                 access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
                 bm25_avglen=float(meta["bm25_avglen"]),
-                walk=meta.get("walk"), scoring=recorded_scoring(meta),
+                walk=meta.get("walk"), scoring=recorded_scoring(meta), chunkers=meta.get("chunkers"),
             )
             self._block = int(meta["array_block"])  # ids per stored block of a per-chunk array
             if self._block <= 0 or not self.manifest.bm25_avglen > 0 or not isinstance(self.manifest.root, str):

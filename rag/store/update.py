@@ -224,7 +224,8 @@ def _update(
     n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
     manifest = Manifest(FORMAT_VERSION, previous.tokenizer, str(root), len(paths), n_live, n_terms, time.time(),
                         commit, meta.get("access"), bm25_avglen=avglen,
-                        walk=walk if walk is not None else meta.get("walk"), scoring=recorded_scoring(meta))
+                        walk=walk if walk is not None else meta.get("walk"), scoring=recorded_scoring(meta),
+                        chunkers=meta.get("chunkers"))
     conn.execute("DELETE FROM meta")
     writer.write_meta(conn, manifest, next_chunk, scale)
     return manifest

@@ -160,11 +160,12 @@ class _Postings:
 class IndexWriter:
     """Write a new index from a stream of file records, then move it into place."""
 
-    def __init__(self, path: Path, tokenizer: TokenizerSettings, root: Path) -> None:
+    def __init__(self, path: Path, tokenizer: TokenizerSettings, root: Path, chunkers: str | None = None) -> None:
         from pathlib import Path
 
         self.path = Path(path)
         self.tokenizer = tokenizer
+        self.chunkers = chunkers
         self.root = Path(root)
         prepare_index_dir(self.path)
         self.tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
@@ -233,7 +234,7 @@ class IndexWriter:
         write_tail(conn, self.chunk_class, self.class_ids, skipped, self.root, self.paths, dir_mtimes)
         manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
                             len(terms), time.time(), commit, access, bm25_avglen=avglen, walk=walk,
-                            scoring=scoring_parameters())
+                            scoring=scoring_parameters(), chunkers=self.chunkers)
         write_meta(conn, manifest, next_chunk=n_chunks)
         conn.commit()
         conn.close()
@@ -250,11 +251,12 @@ class IndexWriter:
 def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
     commit: str | None = None, access: str | None = None, skipped: Iterable[SkippedRow] = (),
-    walk: dict[str, Any] | None = None, dir_mtimes: Mapping[str, int] | None = None,
+    walk: dict[str, Any] | None = None, dir_mtimes: Mapping[str, int] | None = None, chunkers: str | None = None,
 ) -> Manifest:
     """Build a new index from file records (in path order) and write it atomically to `path`.
-    `dir_mtimes` are folder mtimes taken when the files were listed (else they are taken now)."""
-    writer = IndexWriter(path, tokenizer, root)
+    `dir_mtimes` are folder mtimes taken when the files were listed (else they are taken now);
+    `chunkers` names the chunkers that made the records (rag.chunking.chunkers_in_use)."""
+    writer = IndexWriter(path, tokenizer, root, chunkers)
     try:
         for record in records:
             writer.add(record)
