@@ -20,6 +20,9 @@ for more never changes what came first.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
+from typing import NamedTuple
 
 from .hits import Hit
 
@@ -35,6 +38,16 @@ DUPLICATE_JACCARD = 0.8  # word-set overlap above which two passages count as th
 PROMPT_K = 4  # the passages a prompt gets (rag.search.DEFAULT_TOP_K)
 MIX_RATIO = 0.8
 MIX_DEPTH = 14  # the mix looks for the missing kind among ranks PROMPT_K + 1 to MIX_DEPTH
+# The code-aware stage (bench/LEVERS.md, "ranking stack"): boosts are fractions of the best
+# candidate's score, added to a candidate's; 0 switches a lever off.
+POOL_FACTOR = 1  # the scorer's pool is this many times candidate_count(k), demoted, then cut
+DEFINITION_BOOST = 0.0  # a chunk that defines the identifier a question names
+EMBEDDED_DEFINITION_BOOST = 0.0  # one that defines an identifier inside a plain-language question
+PATH_BOOST = 0.0  # times the share of a plain-language question's words its file name and folder hold
+COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
+FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
+FILE_THRESHOLD = 1
+DEFINITION_SCAN = 0  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
 _WORD = re.compile(r"[^\W_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")
@@ -60,9 +73,164 @@ def is_boilerplate_path(path: str) -> bool:
     return _BOILERPLATE_PATH.search(path) is not None
 
 
+def demotion(path: str) -> str | None:
+    """Why a passage at `path` is ranked at TEST_FACTOR of its score, or None."""
+    if is_test_path(path):
+        return "test"
+    if is_boilerplate_path(path):
+        return "licence or change log"
+    return None
+
+
+class Shape(NamedTuple):
+    """What a question looks like to the code-aware stage."""
+
+    symbol: str | None  # the identifier a question made of one names (`APIRouter`, `Sinatra::Base`)
+    embedded: tuple[str, ...]  # CamelCase / camelCase identifiers inside a plain-language question
+    words: tuple[str, ...]  # a plain-language question's words, lowercased, for file-name matching
+
+
+_SYMBOL_QUESTION = re.compile(
+    r"^(?:[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.|#)[A-Za-z_$][\w$]*)+"  # qualified: a.b, A::B, A#b
+    r"|_\w*"  # _private, __init__
+    r"|[A-Za-z][A-Za-z0-9]*[A-Z_][\w]*"  # an upper-case letter or underscore after the first
+    r"|[A-Z][A-Za-z0-9]*)$"  # Capitalised: URL, Base
+)
+_EMBEDDED = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
+_QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_PATH_STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has", "have", "how", "if", "in", "is", "it", "not", "of", "on", "or", "the", "to", "was", "what", "when", "where", "which", "who", "why", "with"])
+_SEPARATORS = ("::", "\\", "->", "#", ".")
+
+
+def question_shape(question: str) -> Shape:
+    """Classify a question: one identifier (a symbol lookup), or words that may embed identifiers."""
+    text = question.strip()
+    if _SYMBOL_QUESTION.match(text):
+        return Shape(text, (), ())
+    words = tuple(dict.fromkeys(w.lower() for w in _QUESTION_WORD.findall(text)
+                                if len(w) > 2 and w.lower() not in _PATH_STOPWORDS))
+    return Shape(None, tuple(dict.fromkeys(_EMBEDDED.findall(text))), words)
+
+
+def _last_name(symbol: str) -> str:
+    for sep in _SEPARATORS:
+        if sep in symbol:
+            symbol = symbol.rsplit(sep, 1)[-1]
+    return symbol
+
+
+_DEFINING = ("class|struct|interface|enum|trait|type|typealias|def|defp|defmodule|defmacro|fn|func|function|fun|"
+             "module|object|protocol|record|typedef|namespace|impl|extension|actor|val|var|let|const|macro")
+
+
+@cache
+def _definition_of(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(map(re.escape, names))
+    return re.compile(rf"(?:^|\s)(?:{_DEFINING})\s+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)",
+                      re.MULTILINE)
+
+
+def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
+    """Whether a passage defines one of `names`: its symbol's last part is one, or (a passage
+    chunked without structure) a definition keyword precedes one in its text."""
+    chunk = hit.chunk
+    if chunk.symbol and chunk.kind not in ("section", "text"):
+        return _last_name(chunk.symbol) in names or chunk.symbol in names
+    return _definition_of(names).search(chunk.text) is not None
+
+
+def _path_parts(path: str) -> set[str]:
+    """The words of a file's name (without extension) and of its folder's, split as identifiers."""
+    folder, _, name = path.rpartition("/")
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    parts = {p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", stem)}
+    parent = folder.rpartition("/")[2]
+    if parent:
+        parts.update(p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", parent))
+    return parts
+
+
+def _path_overlap(words: tuple[str, ...], parts: set[str]) -> int:
+    """How many question words a file's name and folder hold, a shared beginning of 3+ letters counting."""
+    n = 0
+    for word in words:
+        if word in parts:
+            n += 1
+            continue
+        for part in parts:
+            short, long_ = sorted((word, part), key=len)
+            if len(short) >= 3 and long_.startswith(short):
+                n += 1
+                break
+    return n
+
+
+def _stem_names(path: str) -> str:
+    name = path.rpartition("/")[2]
+    return name.split(".", 1)[0].lower().replace("_", "")
+
+
+def named_like(symbol: str) -> Callable[[str], bool]:
+    """Whether a file's name (without extension) is the symbol's last part: `Router` -> Router.php,
+    router.go, routers.py."""
+    wanted = _last_name(symbol).lower().replace("_", "").rstrip("s")
+    return lambda path: _stem_names(path).rstrip("s") == wanted
+
+
+def definitions(hits: list[Hit], symbol: str) -> list[Hit]:
+    """The passages among `hits` that define `symbol`."""
+    names = tuple(dict.fromkeys((symbol, _last_name(symbol))))
+    return [h for h in hits if _defines(h, names)]
+
+
+def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> list[float]:
+    """Each candidate's score for the final order: its score times its demotion factor, plus the
+    code-aware boosts, all in units of the best candidate's."""
+    scores = [h.score * f for h, f in zip(hits, factors)]
+    if not scores:
+        return scores
+    top = max(scores)
+    out = list(scores)
+    if shape.symbol is not None and DEFINITION_BOOST:
+        names = tuple(dict.fromkeys((shape.symbol, _last_name(shape.symbol))))
+        wanted = _last_name(shape.symbol).lower()
+        for i, h in enumerate(hits):
+            if _defines(h, names):
+                out[i] += top * DEFINITION_BOOST * (1.5 if _stem_names(h.chunk.path).rstrip("s") == wanted.rstrip("s") else 1.0)
+    if shape.embedded and EMBEDDED_DEFINITION_BOOST:
+        for i, h in enumerate(hits):
+            if _defines(h, shape.embedded):
+                out[i] += top * EMBEDDED_DEFINITION_BOOST
+    if shape.words and PATH_BOOST:
+        cache: dict[str, float] = {}
+        for i, h in enumerate(hits):
+            ratio = cache.get(h.chunk.path)
+            if ratio is None:
+                ratio = cache[h.chunk.path] = _path_overlap(shape.words, _path_parts(h.chunk.path)) / len(shape.words)
+            if ratio >= 0.1:
+                out[i] += top * PATH_BOOST * ratio
+    if COHERENCE_BOOST:
+        per_file: dict[str, float] = {}
+        best: dict[str, int] = {}
+        for i, h in enumerate(hits):
+            path = h.chunk.path
+            per_file[path] = per_file.get(path, 0.0) + scores[i]
+            if path not in best or scores[i] > scores[best[path]]:
+                best[path] = i
+        most = max(per_file.values())
+        if most > 0:
+            for path, i in best.items():
+                out[i] += top * COHERENCE_BOOST * per_file[path] / most
+    return out
+
+
 def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
-           test_factor: float = TEST_FACTOR, boilerplate: bool = True) -> list[Hit]:
-    """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted)."""
+           test_factor: float = TEST_FACTOR, boilerplate: bool = True, question: str | None = None) -> list[Hit]:
+    """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted).
+    With `question`, the code-aware boosts and the per-file decay apply (their levers above)."""
+    if question is not None:
+        return _rerank_code(hits, k, question, tests, dedupe, mix, test_factor, boilerplate)
     if tests or boilerplate:
         def why(path: str) -> str | None:
             if tests and is_test_path(path):
@@ -81,6 +249,47 @@ def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, 
     if mix and k >= PROMPT_K:
         top = _mix(top, hits[k:])
     return top
+
+
+def _rerank_code(hits: list[Hit], k: int, question: str, tests: bool, dedupe: bool, mix: bool, test_factor: float,
+                 boilerplate: bool) -> list[Hit]:
+    def why(path: str) -> str | None:
+        if tests and is_test_path(path):
+            return "test"
+        if boilerplate and is_boilerplate_path(path):
+            return "licence or change log"
+        return None
+
+    reasons = [why(h.chunk.path) for h in hits]
+    final = boost(hits, question_shape(question), [test_factor if r else 1.0 for r in reasons])
+    order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
+    if FILE_DECAY != 1.0:
+        order = _decayed(order, hits, final)
+    ranked = [hits[i]._replace(demoted=reasons[i]) if reasons[i] else hits[i] for i in order]
+    if dedupe:
+        ranked = _drop_duplicates(ranked, max(k, MIX_DEPTH))
+    top = ranked[:k]
+    if mix and k >= PROMPT_K:
+        top = _mix(top, ranked[k:])
+    return top
+
+
+def _decay(n: int) -> float:
+    return FILE_DECAY ** (n - FILE_THRESHOLD + 1) if n >= FILE_THRESHOLD else 1.0
+
+
+def _decayed(order: list[int], hits: list[Hit], final: list[float]) -> list[int]:
+    """Choose greedily by score, each passage of a file already chosen n times ranked at FILE_DECAY**n."""
+    left = list(order)
+    chosen: list[int] = []
+    seen: dict[str, int] = {}
+    while left:
+        j = max(range(len(left)), key=lambda m: (final[left[m]] * _decay(seen.get(hits[left[m]].chunk.path, 0)), -m))
+        i = left.pop(j)
+        chosen.append(i)
+        path = hits[i].chunk.path
+        seen[path] = seen.get(path, 0) + 1
+    return chosen
 
 
 def _drop_duplicates(hits: list[Hit], want: int) -> list[Hit]:

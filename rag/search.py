@@ -13,6 +13,7 @@ from itertools import compress, islice, repeat
 from operator import ge, truediv
 from typing import NamedTuple
 
+from . import rerank as reranking  # its levers by module: the benches set them
 from .abbreviations import WEIGHT as SHORT_FORM_WEIGHT
 from .abbreviations import short_forms
 from .acronyms import expand
@@ -101,7 +102,7 @@ def _search(
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends
     # only on the view's statistics, so equal views give bit-identical scores
     terms.sort(key=lambda t: (-t.weight, t.term))
-    want = candidate_count(k)
+    want = candidate_count(k) * reranking.POOL_FACTOR
     if bm25:
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
         normalisers = view.column("bm25k", (t.ids for t in terms))
@@ -121,7 +122,8 @@ def _search(
             return score * idf / qw, score
 
         explained = terms + extra
-        return _hits(index, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for) if explain else ())
+        return _hits(index, view, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for) if explain else (),
+                     question)
     qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
     norms = view.column("norms", (t.ids for t in terms))
     work = [(t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms]
@@ -131,7 +133,8 @@ def _search(
         weight = tf_weight(tf) * idf / norms[cid]
         return weight, weight * qw / qnorm
 
-    return _hits(index, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for) if explain else ())
+    return _hits(index, view, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for) if explain else (),
+                 question)
 
 
 def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:
@@ -190,18 +193,39 @@ def _query_counts(index: Index, question: str, classes: frozenset[int] | None) -
 
 
 def _hits(
-    index: Index, scored: list[tuple[float, int]], k: int,
-    explain: Callable[[int], tuple[TermContribution, ...]],
+    index: Index, view: View, scored: list[tuple[float, int]], k: int,
+    explain: Callable[[int], tuple[TermContribution, ...]], question: str,
 ) -> list[Hit]:
     """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
     # updated in place ranks exactly as a fresh build would
     places = index.places([cid for _, cid in scored])
-    scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
+    if reranking.POOL_FACTOR > 1:  # demoted before the pool is cut: tests must not fill it
+        scored.sort(key=lambda sc: (-sc[0] * (reranking.TEST_FACTOR if reranking.demotion(places[sc[1]][0]) else 1.0),
+                                    places[sc[1]]))
+    else:
+        scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
     scored = scored[: candidate_count(k)]
     chunks = index.chunks([cid for _, cid in scored])
     hits = [Hit(score=score, chunk=chunks[cid], contributions=explain(cid)) for score, cid in scored]
-    return rerank(hits, k)
+    shape = reranking.question_shape(question)
+    if shape.symbol is not None and reranking.DEFINITION_SCAN:
+        hits.extend(_definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, explain))
+    return rerank(hits, k, question=question)
+
+
+def _definitions_beyond(
+    index: Index, view: View, symbol: str, pool: set[int], explain: Callable[[int], tuple[TermContribution, ...]],
+) -> list[Hit]:
+    """The passages outside the pool, in files named like `symbol`, that define it (score 0: the
+    rerank's definition boost places them)."""
+    ids = [cid for cid in index.file_chunks(reranking.named_like(symbol)) if cid not in pool
+           and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))]
+    if not ids:
+        return []
+    chunks = index.chunks(ids[: reranking.DEFINITION_SCAN])
+    found = [Hit(0.0, chunks[cid], explain(cid)) for cid in sorted(chunks)]
+    return reranking.definitions(found, symbol)
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds

@@ -377,6 +377,17 @@ class Index:
         return out
 
     @_reads
+    def file_chunks(self, wanted: Callable[[str], bool]) -> list[int]:
+        """Return the chunk ids of the indexed files whose path `wanted` accepts, in path order."""
+        out: list[int] = []
+        for path, first, n in self._query("SELECT path, first_chunk, n_chunks FROM files ORDER BY path"):
+            if wanted(path):
+                _check(isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
+                       "file row out of range")
+                out.extend(range(first, first + n))
+        return out
+
+    @_reads
     def places(self, ids: list[int]) -> dict[int, tuple[str, int, int]]:
         """Return chunk id -> (path, start_line, end_line), without reading the texts (each must exist)."""
         marks = ",".join("?" * len(ids))

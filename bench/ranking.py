@@ -1,0 +1,139 @@
+"""The ranking levers on all three sets at once, in process: codesearch (43 repositories, NDCG@10 as
+../shared/codesearch/run scores it, per language and category), dev and docstring (hit@4, MRR@10),
+with the mean size of the top-4 passages beside each.
+
+    python bench/ranking.py                                   # the defaults
+    python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_BOOST=0" "decay 0.5:FILE_DECAY=0.5"
+
+Each argument is LABEL:NAME=VALUE,... setting rag.rerank's levers for that run (LABEL: alone runs the
+defaults). The indexes are built (or brought up to date) with this checkout's ingest in
+${RAG_BENCH_INDEXES:-~/.cache/rag-bench-indexes}: the docstring set's on the doc-stripped corpora,
+dev's on the originals, codesearch's on the extracted repositories (run ../shared/codesearch/run
+once first to extract them). The metric is the runner's own (imported from it), so the figures
+equal a full `../shared/codesearch/run`, which asks each question through a query.py process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from importlib.machinery import SourceFileLoader
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from bench.common import CORPORA, SHARED  # noqa: E402
+from rag import rerank  # noqa: E402
+from rag.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.pipeline import ingest  # noqa: E402
+from rag.search import search  # noqa: E402
+from rag.store.reader import Index  # noqa: E402
+
+CODESEARCH = SHARED.parent / "codesearch"
+REPOS = Path(os.environ.get("RAG_CODESEARCH_CACHE", Path.home() / ".cache" / "rag-codesearch")) / "dev"
+INDEXES = Path(os.environ.get("RAG_BENCH_INDEXES", Path.home() / ".cache" / "rag-bench-indexes"))
+SETS = {"docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+        "dev": ("dev-questions.jsonl", CORPORA)}
+
+
+def runner() -> ModuleType:
+    """The codesearch runner as a module, for its metric and aggregation."""
+    return SourceFileLoader("codesearch_run", str(CODESEARCH / "run")).load_module()
+
+
+class Indexes:
+    """One open index per (set, corpus), built or brought up to date on first use."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[str, str], Index] = {}
+
+    def get(self, set_name: str, folder: Path) -> Index:
+        key = (set_name, folder.name)
+        if key not in self.open:
+            path = INDEXES / f"{set_name}-{folder.name}.idx"
+            ingest(folder, path)
+            self.open[key] = Index(path)
+        return self.open[key]
+
+
+def apply(levers: dict[str, str]) -> dict[str, Any]:
+    """Set rag.rerank's levers; return the previous values."""
+    before = {}
+    for name, value in levers.items():
+        old = getattr(rerank, name)
+        before[name] = old
+        setattr(rerank, name, type(old)(float(value)) if not isinstance(old, bool) else value == "1")
+    return before
+
+
+def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
+    tasks = [json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()]
+    rows, sizes = [], []
+    for t in tasks:
+        hits = search(indexes.get("codesearch", REPOS / t["repo"]), t["query"], DEPTH)
+        results = [{"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line} for h in hits]
+        rows.append({**t, **run.score_task(t, results)})
+        sizes.extend(len(h.chunk.text) for h in hits[:4])
+    scores = run.per_repo(rows, lambda r: r["ndcg10"])
+    agg = run.aggregate(scores, sorted(scores))
+    agg["top4_chars"] = sum(sizes) / len(sizes) if sizes else 0.0
+    agg["rows"] = rows
+    return agg
+
+
+def qa_set(indexes: Indexes, set_name: str) -> tuple[float, float, float]:
+    file, root = SETS[set_name]
+    questions = load_questions(SHARED / file)
+    report = evaluate(questions, lambda q: search(indexes.get(set_name, root / str(q.corpus)), q.question, DEPTH))
+    m = report.overall
+    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("configs", nargs="*", default=["defaults:"])
+    ap.add_argument("--languages", action="store_true", help="print codesearch per language for each config")
+    ap.add_argument("--out", type=Path, help="write each config's per-query codesearch rows here (JSON)")
+    args = ap.parse_args(argv)
+    run = runner()
+    indexes = Indexes()
+    t0 = time.perf_counter()
+    for s in ("codesearch", "dev", "docstring"):  # build or update every index before timing anything
+        if s == "codesearch":
+            for repo in sorted({json.loads(x)["repo"] for x in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if x}):
+                indexes.get(s, REPOS / repo)
+        else:
+            file, root = SETS[s]
+            for corpus in sorted({q.corpus for q in load_questions(SHARED / file)}):
+                indexes.get(s, root / str(corpus))
+    print(f"indexes ready in {time.perf_counter() - t0:.0f} s", flush=True)
+    dumps: dict[str, Any] = {}
+    for config in args.configs:
+        label, _, spec = config.partition(":")
+        levers = dict(item.split("=", 1) for item in spec.split(",") if item)
+        before = apply(levers)
+        try:
+            t0 = time.perf_counter()
+            cs = codesearch(indexes, run)
+            dev = qa_set(indexes, "dev")
+            doc = qa_set(indexes, "docstring")
+            cats = cs["by_category"]
+            print(f"{label:28} codesearch {cs['overall']:.4f} (arch {cats['architecture']:.3f} sem {cats['semantic']:.3f} "
+                  f"sym {cats['symbol']:.3f}; {cs['top4_chars']:.0f} ch) | dev {dev[0]:.3f}/{dev[1]:.4f} ({dev[2]:.0f} ch) "
+                  f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]", flush=True)
+            if args.languages:
+                print("    " + " ".join(f"{lang} {v:.3f}" for lang, v in cs["by_language"].items()), flush=True)
+            dumps[label] = [{"qid": r["qid"], "ndcg10": r["ndcg10"], "ranks": r["ranks"]} for r in cs["rows"]]
+        finally:
+            apply({k: str(v) for k, v in before.items()})
+    if args.out:
+        args.out.write_text(json.dumps(dumps))
+
+
+if __name__ == "__main__":
+    main()
