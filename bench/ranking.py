@@ -86,12 +86,12 @@ def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
     return agg
 
 
-def qa_set(indexes: Indexes, set_name: str) -> tuple[float, float, float]:
+def qa_set(indexes: Indexes, set_name: str) -> tuple[float, float, float, dict[str, int | None]]:
     file, root = SETS[set_name]
     questions = load_questions(SHARED / file)
     report = evaluate(questions, lambda q: search(indexes.get(set_name, root / str(q.corpus)), q.question, DEPTH))
     m = report.overall
-    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars
+    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars, {o.question.id: o.rank for o in report.outcomes}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> None:
                   f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]", flush=True)
             if args.languages:
                 print("    " + " ".join(f"{lang} {v:.3f}" for lang, v in cs["by_language"].items()), flush=True)
-            dumps[label] = [{"qid": r["qid"], "ndcg10": r["ndcg10"], "ranks": r["ranks"]} for r in cs["rows"]]
+            dumps[label] = {"codesearch": [{"qid": r["qid"], "ndcg10": r["ndcg10"], "ranks": r["ranks"]} for r in cs["rows"]],
+                            "dev": dev[3], "docstring": doc[3]}
         finally:
             apply({k: str(v) for k, v in before.items()})
     if args.out:

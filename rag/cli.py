@@ -354,6 +354,7 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "rank": rank, "score": hit.score, "path": c.path, "start_line": c.start_line,
         "end_line": c.end_line, "chunk": c.ordinal, "kind": c.kind, "symbol": c.symbol, "text": c.text,
         "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
+        "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
     }
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
@@ -376,6 +377,8 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
         label = f" {c.symbol} ({c.kind})" if c.symbol else ""
         # so that a list not in score order explains itself
         ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
+        if hit.boosted:
+            ranked += f"  [ranked up: {hit.boosted}]"
         lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}"]
         if explain:
             lines.extend(

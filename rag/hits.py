@@ -33,3 +33,4 @@ class Hit(NamedTuple):
     # why the rerank ranked it at a fraction of its score ("test", "licence or change log"), so
     # that a list not in score order explains itself; None when it was not demoted
     demoted: str | None = None
+    boosted: str | None = None  # why the code-aware rerank ranked it above its score ("defines Router")

@@ -41,13 +41,18 @@ MIX_DEPTH = 14  # the mix looks for the missing kind among ranks PROMPT_K + 1 to
 # The code-aware stage (bench/LEVERS.md, "ranking stack"): boosts are fractions of the best
 # candidate's score, added to a candidate's; 0 switches a lever off.
 POOL_FACTOR = 1  # the scorer's pool is this many times candidate_count(k), demoted, then cut
-DEFINITION_BOOST = 0.0  # a chunk that defines the identifier a question names
+DEFINITION_BOOST = 3.0  # a chunk that defines the identifier a question names
 EMBEDDED_DEFINITION_BOOST = 0.0  # one that defines an identifier inside a plain-language question
 PATH_BOOST = 0.0  # times the share of a plain-language question's words its file name and folder hold
 COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
+PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
+COHERENCE_MULT = 0.0  # as COHERENCE_BOOST, multiplying the best chunk's own score
+PATH_MIN = 5  # letters a question word and a file-name part must share at their start
+PATH_FOLDER = 1  # the folder's name counts too
+DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
 FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
 FILE_THRESHOLD = 1
-DEFINITION_SCAN = 0  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
+DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
 _WORD = re.compile(r"[^\W_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")
@@ -146,7 +151,7 @@ def _path_parts(path: str) -> set[str]:
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     parts = {p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", stem)}
     parent = folder.rpartition("/")[2]
-    if parent:
+    if parent and PATH_FOLDER:
         parts.update(p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", parent))
     return parts
 
@@ -160,7 +165,7 @@ def _path_overlap(words: tuple[str, ...], parts: set[str]) -> int:
             continue
         for part in parts:
             short, long_ = sorted((word, part), key=len)
-            if len(short) >= 3 and long_.startswith(short):
+            if len(short) >= PATH_MIN and long_.startswith(short):
                 n += 1
                 break
     return n
@@ -184,12 +189,15 @@ def definitions(hits: list[Hit], symbol: str) -> list[Hit]:
     return [h for h in hits if _defines(h, names)]
 
 
-def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> list[float]:
+def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> tuple[list[float], list[str | None]]:
     """Each candidate's score for the final order: its score times its demotion factor, plus the
-    code-aware boosts, all in units of the best candidate's."""
+    code-aware boosts, all in units of the best candidate's; and why each was boosted, if it was."""
     scores = [h.score * f for h, f in zip(hits, factors)]
+    if DOC_FACTOR != 1.0:
+        scores = [s * DOC_FACTOR if _is_doc(h) else s for s, h in zip(scores, hits)]
+    why: list[str | None] = [None] * len(hits)
     if not scores:
-        return scores
+        return scores, why
     top = max(scores)
     out = list(scores)
     if shape.symbol is not None and DEFINITION_BOOST:
@@ -198,19 +206,22 @@ def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> list[float]:
         for i, h in enumerate(hits):
             if _defines(h, names):
                 out[i] += top * DEFINITION_BOOST * (1.5 if _stem_names(h.chunk.path).rstrip("s") == wanted.rstrip("s") else 1.0)
+                why[i] = f"defines {shape.symbol}"
     if shape.embedded and EMBEDDED_DEFINITION_BOOST:
         for i, h in enumerate(hits):
             if _defines(h, shape.embedded):
                 out[i] += top * EMBEDDED_DEFINITION_BOOST
-    if shape.words and PATH_BOOST:
+                why[i] = "defines a name in the question"
+    if shape.words and (PATH_BOOST or PATH_MULT):
         cache: dict[str, float] = {}
         for i, h in enumerate(hits):
             ratio = cache.get(h.chunk.path)
             if ratio is None:
                 ratio = cache[h.chunk.path] = _path_overlap(shape.words, _path_parts(h.chunk.path)) / len(shape.words)
             if ratio >= 0.1:
-                out[i] += top * PATH_BOOST * ratio
-    if COHERENCE_BOOST:
+                out[i] += top * PATH_BOOST * ratio + scores[i] * PATH_MULT * ratio
+                why[i] = why[i] or "its file's name holds words of the question"
+    if COHERENCE_BOOST or COHERENCE_MULT:
         per_file: dict[str, float] = {}
         best: dict[str, int] = {}
         for i, h in enumerate(hits):
@@ -221,8 +232,8 @@ def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> list[float]:
         most = max(per_file.values())
         if most > 0:
             for path, i in best.items():
-                out[i] += top * COHERENCE_BOOST * per_file[path] / most
-    return out
+                out[i] += (top * COHERENCE_BOOST + scores[i] * COHERENCE_MULT) * per_file[path] / most
+    return out, why
 
 
 def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
@@ -261,11 +272,19 @@ def _rerank_code(hits: list[Hit], k: int, question: str, tests: bool, dedupe: bo
         return None
 
     reasons = [why(h.chunk.path) for h in hits]
-    final = boost(hits, question_shape(question), [test_factor if r else 1.0 for r in reasons])
+    final, boosted = boost(hits, question_shape(question), [test_factor if r else 1.0 for r in reasons])
     order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
     if FILE_DECAY != 1.0:
         order = _decayed(order, hits, final)
-    ranked = [hits[i]._replace(demoted=reasons[i]) if reasons[i] else hits[i] for i in order]
+    # a boost is named only where it moved a passage above one that scored more
+    base = [h.score * (test_factor if r else 1.0) for h, r in zip(hits, reasons)]
+    best_below = 0.0
+    for i in reversed(order):
+        if base[i] >= best_below:
+            boosted[i] = None
+        best_below = max(best_below, base[i])
+    ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i]) if reasons[i] or boosted[i] else hits[i]
+              for i in order]
     if dedupe:
         ranked = _drop_duplicates(ranked, max(k, MIX_DEPTH))
     top = ranked[:k]

@@ -122,7 +122,7 @@ def _search(
             return score * idf / qw, score
 
         explained = terms + extra
-        return _hits(index, view, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for) if explain else (),
+        return _hits(index, view, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for), explain,
                      question)
     qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
     norms = view.column("norms", (t.ids for t in terms))
@@ -133,8 +133,7 @@ def _search(
         weight = tf_weight(tf) * idf / norms[cid]
         return weight, weight * qw / qnorm
 
-    return _hits(index, view, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for) if explain else (),
-                 question)
+    return _hits(index, view, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for), explain, question)
 
 
 def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:
@@ -194,7 +193,7 @@ def _query_counts(index: Index, question: str, classes: frozenset[int] | None) -
 
 def _hits(
     index: Index, view: View, scored: list[tuple[float, int]], k: int,
-    explain: Callable[[int], tuple[TermContribution, ...]], question: str,
+    contributions: Callable[[int], tuple[TermContribution, ...]], explain: bool, question: str,
 ) -> list[Hit]:
     """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
@@ -207,25 +206,35 @@ def _hits(
         scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
     scored = scored[: candidate_count(k)]
     chunks = index.chunks([cid for _, cid in scored])
-    hits = [Hit(score=score, chunk=chunks[cid], contributions=explain(cid)) for score, cid in scored]
+    hits = [Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
+            for score, cid in scored]
+    if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
+        return rerank(hits, k)
     shape = reranking.question_shape(question)
     if shape.symbol is not None and reranking.DEFINITION_SCAN:
-        hits.extend(_definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, explain))
+        hits.extend(_definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain))
     return rerank(hits, k, question=question)
 
 
 def _definitions_beyond(
-    index: Index, view: View, symbol: str, pool: set[int], explain: Callable[[int], tuple[TermContribution, ...]],
+    index: Index, view: View, symbol: str, pool: set[int], contributions: Callable[[int], tuple[TermContribution, ...]],
+    explain: bool,
 ) -> list[Hit]:
-    """The passages outside the pool, in files named like `symbol`, that define it (score 0: the
-    rerank's definition boost places them)."""
+    """The passages outside the pool, in files named like `symbol`, that define it, with their own
+    score (the sum of their terms' contributions; the rerank's definition boost places them)."""
     ids = [cid for cid in index.file_chunks(reranking.named_like(symbol)) if cid not in pool
            and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))]
     if not ids:
         return []
     chunks = index.chunks(ids[: reranking.DEFINITION_SCAN])
-    found = [Hit(0.0, chunks[cid], explain(cid)) for cid in sorted(chunks)]
-    return reranking.definitions(found, symbol)
+    candidates = {cid: Hit(0.0, chunks[cid]) for cid in sorted(chunks)}
+    defining = {id(h) for h in reranking.definitions(list(candidates.values()), symbol)}
+    out = []
+    for cid, hit in candidates.items():
+        if id(hit) in defining:
+            parts = contributions(cid)
+            out.append(Hit(sum(c.score for c in parts), hit.chunk, parts if explain else ()))
+    return out
 
 
 _EPSILON = 1e-12  # slack for rounding when comparing score bounds

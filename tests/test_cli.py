@@ -73,7 +73,7 @@ def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Pat
         "results": [{
             "rank": 1, "score": pytest.approx(0.392179, abs=1e-6), "path": "refunds.txt", "start_line": 1,
             "end_line": 1, "chunk": 0, "kind": "text", "symbol": None,
-            "text": "Refunds go back to the original card after billing approves them.", "demoted": None,
+            "text": "Refunds go back to the original card after billing approves them.", "demoted": None, "boosted": None,
         }],
     }
 

@@ -236,7 +236,7 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
     ]
     [hit] = got["results"]
     assert set(hit) == {"rank", "score", "path", "start_line", "end_line", "chunk", "kind", "symbol", "text",
-                        "demoted"}
+                        "demoted", "boosted"}
     assert (hit["rank"], hit["path"], hit["symbol"]) == (1, "auth.py", "check_password")
     assert (got["backend"], got["model"], got["usage"]) == ("fake", "fake-model",
                                                             {"input_tokens": 10, "output_tokens": 5})
