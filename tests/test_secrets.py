@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+
 import pytest
 
 from rag.secrets import Finding, find_secrets, is_secret_file, redact
@@ -469,3 +472,57 @@ def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
     # take minutes here and stall the suite; none of these holds a secret
     assert redact(text) == (text, {})
+
+
+# ---- inputs whose shape made a rule slow: each counts the characters its patterns scan -----------
+
+
+class Counting:
+    """Stand in for a compiled pattern, counting the characters each search, match or finditer covers."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.scanned = pattern, 0
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        m = self.pattern.search(text, pos)
+        self.scanned += (m.end() if m else len(text)) - pos
+        return m
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        m = self.pattern.match(text, pos)
+        self.scanned += m.end() - pos if m else 1
+        return m
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[re.Match[str]]:
+        endpos = len(text) if endpos is None else min(endpos, len(text))
+        self.scanned += max(0, endpos - pos)
+        return self.pattern.finditer(text, pos, endpos)
+
+
+def test_begin_lines_without_end_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a lazy body of up to 8,000 characters was tried after each BEGIN: 9 s on 1 MB of BEGIN lines
+    from rag import secrets
+
+    counters = {name: Counting(getattr(secrets, name)) for name in ("_KEY_BEGIN", "_NOT_KEY_BODY", "_KEY_LINES")}
+    for name, counter in counters.items():
+        monkeypatch.setattr(secrets, name, counter)
+    finds: list[int] = []
+    monkeypatch.setattr(secrets, "_next", lambda text, needle, pos: finds.append(pos) or text.find(needle, pos))
+    text = ("-----BEGIN " + "PRIVATE KEY-----\n") * 4_000 + RSA_KEY + "\n"
+    redacted, counts = redact(text)
+    assert counts == {"private-key": 1} and KEY_BODY.splitlines()[0] not in redacted
+    assert sum(c.scanned for c in counters.values()) < 3 * len(text)
+    assert len(finds) <= 2  # the END line is looked for once per label, not once per BEGIN
+
+
+def test_command_words_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a lazy run of up to 300 characters after each `mysql` was tried by three rules: 7 s on 1 MB
+    from rag import secrets
+
+    counters = {name: Counting(getattr(secrets, name)) for name in ("_FLAG_COMMANDS", "_MYSQL_FLAG", "_OTHER_FLAG")}
+    for name, counter in counters.items():
+        monkeypatch.setattr(secrets, name, counter)
+    text = "mysql -u " * 20_000 + "\nmysql -u root -p" + "Zq8mN3" + "pL7kR2" + " app\n"
+    redacted, counts = redact(text)
+    assert counts == {"command-line-password": 1} and "Zq8mN3" + "pL7kR2" not in redacted
+    assert sum(c.scanned for c in counters.values()) < 3 * len(text)
