@@ -565,3 +565,21 @@ def test_a_python_file_too_large_to_parse_is_cut_at_its_definitions(monkeypatch:
     assert_well_formed(text, chunks)
     chunk_file("small.py", "x=1\n" * 1000, reasons.append)  # a file under the cap is parsed as before
     assert len(parsed) == 1 and len(reasons) == 1
+
+
+def test_a_file_of_too_many_definitions_to_cut_is_windowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # cutting at each of 100,000 one-line defs took 1.1 s: past MAX_FALLBACK_DEFINITIONS the
+    # file is one module piece in line windows, and the def/class cutter is never called
+    from rag.chunking import python
+
+    calls: list[int] = []
+    real = python._fallback_pieces
+    monkeypatch.setattr(python, "_fallback_pieces", lambda lines: calls.append(len(lines)) or real(lines))
+    text = "def a():0\n" * 100_000
+    reasons: list[str] = []
+    chunks = chunk_file("generated.py", text, reasons.append)
+    assert calls == [] and len(reasons) == 1
+    assert {c.kind for c in chunks} == {"module"}
+    assert_well_formed(text, chunks)
+    chunk_file("broken.py", "def f(:\n    pass\n" * 10, reasons.append)  # a few definitions: cut at them
+    assert calls == [21]

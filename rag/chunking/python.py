@@ -21,6 +21,10 @@ _SIGNATURE_LINES = 10  # a header longer than this is cut short in the breadcrum
 # test module of sympy, estimates 130,000 and parses in 0.4 s)
 MAX_PARSE_TOKENS = 150_000
 _PUNCTUATION = "=,.()[]{}:+-*"  # the operators that most often stand between tokens without blanks
+# a file split at its def/class lines costs about 10 µs a definition: past this many, it is cut
+# into line windows instead (100,000 one-line defs took 1.1 s)
+MAX_FALLBACK_DEFINITIONS = 5000
+_DEF_LINES = re.compile(_DEF_LINE.pattern, re.MULTILINE)
 _CONTEXT_CHARS = 200
 
 # (line of the header, header text): the classes a definition sits in, outermost first
@@ -38,7 +42,7 @@ def chunk_python(path: str, text: str, on_fallback: Callable[[str], None] | None
     if tokens > MAX_PARSE_TOKENS:
         if on_fallback is not None:
             on_fallback(f"too large to parse: about {tokens:,} tokens, over {MAX_PARSE_TOKENS:,}")
-        return assemble(path, text, lines, _fallback_pieces(lines), group_same_symbol=True)
+        return assemble(path, text, lines, _line_pieces(text, lines), group_same_symbol=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. are the file's business
@@ -46,7 +50,7 @@ def chunk_python(path: str, text: str, on_fallback: Callable[[str], None] | None
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         if on_fallback is not None:
             on_fallback(f"{type(exc).__name__}: {exc}")
-        return assemble(path, text, lines, _fallback_pieces(lines), group_same_symbol=True)
+        return assemble(path, text, lines, _line_pieces(text, lines), group_same_symbol=True)
     pieces = _body_pieces(tree.body, 1, len(lines), lines, "", (), "module", None)
     return assemble(path, text, lines, pieces, group_same_symbol=True)
 
@@ -153,6 +157,15 @@ def _header(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast
     header = re.sub(r"([(\[])\s+", r"\1", " ".join(parts))
     header = re.sub(r"\s+([)\]])", r"\1", header)
     return header[:_CONTEXT_CHARS]
+
+
+def _line_pieces(text: str, lines: list[str]) -> list[Piece]:
+    """Cut a file that is not parsed at its definitions (see _fallback_pieces), or, if it has more
+    than MAX_FALLBACK_DEFINITIONS, into line windows of one module piece."""
+    for definitions, _ in enumerate(_DEF_LINES.finditer(text), 1):
+        if definitions > MAX_FALLBACK_DEFINITIONS:
+            return [Piece(1, len(lines), "module", None)]
+    return _fallback_pieces(lines)
 
 
 def _fallback_pieces(lines: list[str]) -> list[Piece]:
