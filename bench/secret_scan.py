@@ -10,6 +10,7 @@ Usage: python bench/secret_scan.py [--python] [--tree DIR ...] [--no-planted]
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import sys
 import sysconfig
@@ -177,6 +178,21 @@ def planted(root: Path) -> None:
         ("api-key-assignment", "private_key = ", "4c0883a6" + "9102937d6231471b5dbb6204fe512961", ""),
         ("token-assignment", "access_token: ", "ya29.a0AfH6" + "SMBx7kQ", ""),
         ("basic-auth", '    "auth": "', "dXNlcjpwYXNz" + "d29yZA==", '"'),  # docker config.json
+        # escaped, encoded, split over lines, and formats the first rules missed
+        ("password-assignment", '    "    \\"password\\": \\"', "Hv4tR9" + "xQ2mWx", '\\",\\n",'),  # notebook JSON
+        ("password-assignment", '{"env": "DEBUG=0\\nDB_PASSWORD=', "Hv4tR9" + "xQ2mWy", '\\nPORT=80"}'),
+        ("private-key", "    client-key-data: ", base64.b64encode(
+            ("-----BEGIN " + "RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+             + "-----END RSA PRIVATE KEY-----\n").encode()).decode(), ""),
+        ("password-assignment", "export DB_PASSWORD=\\\n", "Hv4tR9" + "xQ2mWz", ""),
+        ("password-assignment", "  password: >\n    ", "Hv4tR9" + "xQ2mWw", "\n  host: db"),
+        ("pgpass-password", 'echo "db.internal:5432:app:deploy:', "Hv4tR9" + "xQ2mWv", '" > ~/.pgpass'),
+        ("aws-secret-key", "deploy,,AKIA" + "Z7QW3RT5YU8IOP2M,", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2U", ""),
+        ("azure-key", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=", "q7Rk2Lm9Xw3Zp8Ns5Vb1" + "Tc6YaB3dE5fG7hJ9kL2m=", ""),
+        ("webhook-secret", "STRIPE_WEBHOOK = '", "whsec_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY", "'"),
+        ("password-assignment", "define('DB_PASSWORD', '", "Hv4tR9" + "xQ2mWu", "');"),
+        ("token-assignment", "token = os.getenv('GITHUB_TOKEN', '", "t0K3n" + "Vx9Qw2Lm8Rz4", "')"),
+        ("command-line-password", 'subprocess.run(["mysql", "-u", "root", "-p', "Hv4tR9" + "xQ2mWt", '"])'),
     ]
     plants_all = [(kind, *plant) for kind, plant in plants.items()] + more
     base = root / "flask-3.1.3" / "src" / "flask" / "app.py"

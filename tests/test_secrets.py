@@ -31,6 +31,8 @@ SECRET_FILES = [
     ("docker/config.json", False), ("application_default_credentials.json", True),
     ("client_secret_1234-abc.apps.googleusercontent.com.json", True), ("client_secrets.json", True),
     ("gcp_credentials_test.json", True), ("mycredentials.json", False),
+    ("terraform.tfstate", True), ("env/prod/terraform.tfstate.backup", True), ("docs/tfstate.md", False),
+    ("deploy/bastion.ppk", True), ("AppData/Roaming/postgresql/pgpass.conf", True), ("pgpass.conf.md", False),
     ("src/keys.py", False), ("docs/keyboard.md", False), ("monkey.json", False), ("README.md", False),
 ]
 
