@@ -517,7 +517,9 @@ def _putty_private_lines(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 _PUTTY_PRIVATE = re.compile(
-    r"Private-Lines:[ \t]*[0-9]+(?P<secret>(?:\r?\n[A-Za-z0-9+/=]{4,}+)+(?:\r?\nPrivate-MAC:[ \t]*[0-9a-fA-F]+)?)"
+    # each base64 line whole (so `PuTTY` of the next key's first line is not one)
+    r"Private-Lines:[ \t]*[0-9]+(?P<secret>(?:\r?\n[A-Za-z0-9+/=]{4,}+[ \t]*(?=\r?\n|\Z))+"
+    r"(?:\r?\nPrivate-MAC:[ \t]*[0-9a-fA-F]+)?)"
 )
 
 
