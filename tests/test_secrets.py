@@ -587,6 +587,10 @@ CLASS_CASES = [
     (f"User name,Password,Access key ID,Secret access key\ndeploy,,{AWS_ID},{AWS_CSV_SECRET}\n", "aws-secret-key",
      AWS_CSV_SECRET, "aws-csv-export"),
     (f'creds = Credentials("{AWS_ID}", "{AWS_CSV_SECRET}")', "aws-secret-key", AWS_CSV_SECRET, "aws-positional"),
+    (f'creds = Credentials(\n    "{AWS_ID}",\n    "{AWS_CSV_SECRET}",\n)', "aws-secret-key", AWS_CSV_SECRET,
+     "aws-positional-over-lines"),
+    ('client = Client("AC' + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d" + '", "' + "9f8e7d6c5b4a39281706f5e4d3c2b1a0" + '")',
+     "twilio-auth-token", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "twilio-sid-and-token"),
     ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
      + "Tc6YaB3dE5fG7hJ9kL2m=", "azure-key", "q7Rk2Lm9Xw3Zp8Ns5Vb1", "azure-shared-access-key"),
     ("https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=" + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
