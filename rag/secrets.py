@@ -840,7 +840,7 @@ _RULES: tuple[_Rule | _Finder, ...] = (
     # Twilio's auth token beside its account SID: Client("AC...", "<32 hex>")
     _Rule(
         "twilio-auth-token",
-        _contains("AC"),
+        _search("AC[0-9a-f]{32}"),  # not `"AC" in text`, true of most files, which the regex then scanned slowly
         re.compile(r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"'`]?[ \t]*[,;:|]\s{0,40}+[\"'`]?(?P<secret>[0-9a-f]{32})(?![A-Za-z0-9])"),
         group="secret",
         check=lambda m: _varied(m["secret"]) and _letters_and_digits(m["secret"]),
