@@ -231,12 +231,14 @@ def _credential_value(value: str) -> bool:
     """Accept a literal that looks chosen or generated: 8+ characters, letters with a digit or a
     symbol (`!#$%&*+?@^~`; not `-_.=`, so `your-api-key`, `my_secret_name` and `a=b` are not), not a
     template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`)."""
-    if len(value) < 8 or not _varied(value) or not _not_example(value):
+    if len(value) < 8 or not any(map(str.isalpha, value)):
+        return False
+    if not any(map(str.isdigit, value)) and _SYMBOLS.isdisjoint(value):
+        return False  # (the cheap tests first: most candidates are words)
+    if not _varied(value) or not _not_example(value):
         return False
     lowered = value.lower()
-    if any(part in lowered for part in _PLACEHOLDER_PARTS) or _NOT_A_CREDENTIAL.fullmatch(value):
-        return False
-    return any(map(str.isalpha, value)) and (any(map(str.isdigit, value)) or not _SYMBOLS.isdisjoint(value))
+    return not any(part in lowered for part in _PLACEHOLDER_PARTS) and not _NOT_A_CREDENTIAL.fullmatch(value)
 
 
 # An assignment to a name that holds a credential (the name in the rule, at the end of a longer
@@ -515,13 +517,19 @@ def _flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 def _putty_private_lines(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the private part of each PuTTY key (`Private-Lines: N`, its base64 lines, `Private-MAC`)."""
     pos = 0
+    lines_at = -2  # the next `Private-Lines:` at or after the current head (-1: none), and its block
+    block: re.Match[str] | None = None
     while (head := _next(text, "PuTTY-User-Key-File-", pos)) != -1:
-        block = _PUTTY_PRIVATE.search(text, head, head + 8000)
-        if block is None:
+        if -1 < lines_at < head or lines_at == -2:  # found once for every head before it: linear
+            lines_at = _next(text, "Private-Lines:", head)
+            block = None if lines_at == -1 else _PUTTY_PRIVATE.match(text, lines_at)
+        if lines_at == -1:
+            return
+        if block is None or lines_at - head > 8000:
             pos = head + 1
             continue
         yield "private-key", block.start("secret"), block.end("secret")
-        pos = block.end()
+        pos, lines_at = block.end(), -2
 
 
 _PUTTY_PRIVATE = re.compile(
@@ -1089,9 +1097,6 @@ _LITERAL = re.compile(r"""[bruBRU]{0,2}(["'])([^"'\\\n]*+)\1""")
 # the more indented lines below
 _BLOCK_HEAD = re.compile(r"""(?m)^(?P<indent>[ \t]*)(?:-[ \t]+)?["']?(?P<name>[\w.-]{1,128}+)["']?:(?P<mark>[ \t]*[>|][-+]?[1-9]?[ \t]*)\r?$""")
 _BLOCK_LINES = 8  # a value split over more lines than this is text, not a token
-# what may follow `: >` or `: |` to the end of the line; these are found by str.find first (a
-# pattern led by `:` stopped at every colon of every file), then the head is matched at the line start
-_BLOCK_TAIL = re.compile(r"[-+]?[1-9]?[ \t]*\r?(?:\n|\Z)")
 
 
 def _view(text: str) -> _Spliced | None:
@@ -1150,28 +1155,36 @@ def _add_continued_lines(view: _Spliced, text: str) -> None:
         pos = stop + 1
 
 
+_CONTINUED_RUN = re.compile(r"(?:[^\n]*\\\r?\n)+[^\n]*")  # lines that end in a backslash, and the one after
+
+
 def _run_end(text: str, backslash: int) -> int:
     """Where the run of backslash-continued lines that has a continuation at `backslash` ends."""
-    stop = text.find("\n", backslash) + 1
-    while True:
-        end = text.find("\n", stop)
-        end = len(text) if end == -1 else end
-        if not text.endswith("\\", stop, end - (text[end - 1 : end] == "\r")) or end == len(text):
-            return end
-        stop = end + 1
+    run = _CONTINUED_RUN.match(text, text.rfind("\n", 0, backslash) + 1)
+    assert run is not None  # the line of `backslash` ends in one
+    return run.end()
+
+
+_NAME_HINT = re.compile(r"(?i:pass|pwd|secret|token|key|salt|credential)")  # what _secret_name needs, in any case
+
+
+def _indicators(text: str) -> Iterator[int]:
+    """Yield where each `: >` or `: |` is (found by str.find: a pattern led by `:` stopped at every
+    colon of every file)."""
+    for indicator in (": >", ": |"):
+        at = text.find(indicator)
+        while at != -1:
+            yield at
+            at = text.find(indicator, at + 3)
 
 
 def _add_block_scalars(view: _Spliced, text: str) -> None:
     """Add each YAML block scalar of a few token lines as `name: <the lines joined>`."""
-    marks: list[int] = []
-    for indicator in (": >", ": |"):
-        at = text.find(indicator)
-        while at != -1:
-            if _BLOCK_TAIL.match(text, at + 3):
-                marks.append(at)
-            at = text.find(indicator, at + 3)
-    for at in sorted(marks):
-        head = _BLOCK_HEAD.match(text, text.rfind("\n", 0, at) + 1)
+    for at in _indicators(text):
+        head_start = text.rfind("\n", 0, at) + 1
+        if not _NAME_HINT.search(text, head_start, at):  # the name holds no credential's word: skip at once
+            continue
+        head = _BLOCK_HEAD.match(text, head_start)
         if head is None or head.start("mark") != at + 1 or not _secret_name(head["name"]):
             continue
         indent = len(head["indent"])
