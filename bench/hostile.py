@@ -1,15 +1,21 @@
-"""The long version of the hostile-repository and kill tests.
+"""The long version of the hostile-repository and kill tests, and the speed of hostile shapes.
 
     python bench/hostile.py [--trials 20] [--corpus flask-3.1.3]
+    python bench/hostile.py --shapes [--mb 1] [--only NAME]
 
 Builds the hostile tree with a 50 MB single-line file, ingests it, checks every readable
 line is in some chunk; then SIGKILLs `ingest.py --full` on a real corpus at random points
 and checks after each kill that the previous index still loads and answers identically.
+
+--shapes instead times redaction and chunking of each hostile shape (one short unit repeated
+to --mb megabytes, each in a child process cut off after 60 s) and prints seconds per MB; the
+budget is 1 s per MB.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import signal
 import subprocess
@@ -24,6 +30,35 @@ from hostile import build_hostile_repo, readable_lines
 
 from bench.common import CORPORA, PROJECT, versions
 
+# name -> (file name, the unit repeated); the file name picks the chunker, and the unit's shape is
+# one that made a rule or a chunker slow (or could: each new rule's gate and candidates)
+SHAPES: dict[str, tuple[str, str]] = {
+    "begin-lines": ("keys.txt", "-----BEGIN " + "PRIVATE KEY-----\n"),
+    "mysql-words": ("run.sh", "mysql "),
+    "mysql-flags": ("run.sh", "mysql -u "),
+    "md-hash-lines": ("notes.md", "#\n"),
+    "md-headings": ("notes.md", "# a\n"),
+    "py-short-lines": ("gen.py", "x=1\n"),
+    "py-def-lines": ("gen.py", "def a():0\n"),
+    "escaped-newlines": ("data.json", "\\n"),
+    "escaped-lines": ("nb.ipynb", '"a\\"b\\n",\n'),
+    "continued-lines": ("run.sh", "a \\\n"),
+    "continued-literals": ("conf.py", '"a" \\\n'),
+    "parenthesised": ("conf.py", 'x = ("a" "b"\n'),
+    "block-scalars": ("conf.yaml", "a: >\n"),
+    "indented-block": ("conf.yaml", "a: |\n  b\n"),
+    "encoded-key-prefix": ("kube.yaml", "LS0tLS1CRUdJT "),
+    "secret-manifest": ("secret.yaml", "kind: Secret\nk: QUJDREVGR0hJSktM\n"),
+    "putty-heads": ("k.txt", "PuTTY-User-Key-File-2: Private-Lines: 1\n"),
+    "php-defines": ("wp.php", "define('DB_PASSWORD', 'a1!"),
+    "env-defaults": ("a.py", "os.environ.get('TOKEN', 'a"),
+    "sas-sigs": ("u.txt", "?sv=1&sig=" + "aB3dE5fG7hJ9kL2mN4pQ"),
+    "aws-ids": ("a.csv", "AKIA" + "Z7QW3RT5YU8IOP2L,"),
+    "pgpass-colons": ("pgpass.sh", "pgpass a:1:b:c:"),
+    "requirepass": ("redis.conf", "requirepass "),
+    "name-words": ("a.py", "password = '" + "a-" * 200 + "'\n"),
+}
+
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]
 
 
@@ -34,11 +69,46 @@ def answers(index_path: Path) -> list[list[tuple[str, int, float]]]:
         return [[(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, q, k=10)] for q in QUESTIONS]
 
 
+_SHAPE_CHILD = """
+import json, sys, time
+from rag.chunking import chunk_file
+from rag.secrets import redact
+name, unit, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+text = unit * max(1, size // len(unit))
+t = time.perf_counter(); redact(text); redact_s = time.perf_counter() - t
+t = time.perf_counter(); chunk_file(name, text); chunk_s = time.perf_counter() - t
+print(json.dumps([len(text.encode()), redact_s, chunk_s]))
+"""
+
+
+def shapes(mb: float, only: str | None) -> None:
+    """Print the seconds per MB that redaction and chunking take on each hostile shape."""
+    print(versions())
+    print(f"{'shape':20} {'file':12} {'redact s/MB':>12} {'chunk s/MB':>11}")
+    for shape, (name, unit) in SHAPES.items():
+        if only and shape != only:
+            continue
+        try:
+            done = subprocess.run([sys.executable, "-c", _SHAPE_CHILD, name, unit, str(int(mb * 1_000_000))],
+                                  capture_output=True, text=True, timeout=60, cwd=PROJECT, check=True)
+        except subprocess.TimeoutExpired:
+            print(f"{shape:20} {name:12} {'> 60 s':>12}")
+            continue
+        size, redact_s, chunk_s = json.loads(done.stdout)
+        print(f"{shape:20} {name:12} {redact_s / (size / 1e6):12.2f} {chunk_s / (size / 1e6):11.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--corpus", default="flask-3.1.3")
+    parser.add_argument("--shapes", action="store_true", help="time the hostile shapes instead")
+    parser.add_argument("--mb", type=float, default=1.0, help="size of each shape, in MB")
+    parser.add_argument("--only", help="time this shape only")
     args = parser.parse_args()
+    if args.shapes:
+        shapes(args.mb, args.only)
+        return
     from rag import Index, ingest
 
     print(versions())

@@ -1,12 +1,19 @@
 """Run secret redaction over the real corpora: speed, every finding (masked), and a planted-secrets check.
 
-Usage: python bench/secret_scan.py   (corpora in ${RAG_CORPORA:-~/.cache/rag-corpora})
+Usage: python bench/secret_scan.py [--python] [--tree DIR ...] [--no-planted]
+  (corpora in ${RAG_CORPORA:-~/.cache/rag-corpora}); --python also scans the running interpreter's
+  standard library with the site-packages inside it, --tree any other folder. Files are read as
+  ingest reads them: no __pycache__ or .git, text under 1 MB. Each finding is one line
+  `  path:line  kind  excerpt`, so two runs diff line by line.
 """
 
 from __future__ import annotations
 
+import argparse
+import base64
 import os
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -58,19 +65,35 @@ def excerpt(text: str, findings: list[Finding], finding: Finding) -> str:
     return line if len(line) <= 160 else line[:157] + "..."
 
 
-def scan(root: Path) -> None:
-    """Redact every text file of the corpora; print figures and findings."""
+MAX_BYTES = 1_000_000  # ingest's default size limit (rag.files.DEFAULT_MAX_BYTES)
+SKIP_DIRS = frozenset({"__pycache__", ".git", "node_modules"})
+
+
+def tree_files(tree: Path) -> list[Path]:
+    """List a tree's files as ingest would consider them: no caches, no symlinks, under the size limit."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(tree):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if not path.is_symlink() and path.stat().st_size <= MAX_BYTES:
+                out.append(path)
+    return out
+
+
+def scan(root: Path, trees: list[Path], title: str) -> None:
+    """Redact every text file of the trees; print figures and findings."""
     files = skipped = 0
     size = 0
     elapsed = 0.0
     by_kind: dict[str, int] = {}
     secret_files: list[str] = []
-    for name in CORPORA:
-        corpus = root / name
+    print(f"== {title}")
+    for corpus in trees:
         if not corpus.is_dir():
             print(f"missing corpus: {corpus}")
             continue
-        for path in sorted(p for p in corpus.rglob("*") if p.is_file()):
+        for path in tree_files(corpus):
             rel = path.relative_to(root).as_posix()
             if is_secret_file(rel):
                 secret_files.append(rel)
@@ -95,8 +118,8 @@ def scan(root: Path) -> None:
     mb = size / 1e6
     print(f"\nfiles scanned: {files} (skipped {skipped} binary/non-UTF-8)")
     print(f"size: {mb:.1f} MB   redact time: {elapsed:.2f} s   speed: {mb / elapsed:.0f} MB/s")
-    print(f"findings by kind: {by_kind or 'none'}")
-    print(f"files is_secret_file() would skip: {secret_files or 'none'}")
+    print(f"findings by kind: {dict(sorted(by_kind.items())) or 'none'} (total {sum(by_kind.values())})")
+    print(f"files is_secret_file() would skip ({len(secret_files)}): {secret_files or 'none'}")
 
 
 def planted(root: Path) -> None:
@@ -155,6 +178,21 @@ def planted(root: Path) -> None:
         ("api-key-assignment", "private_key = ", "4c0883a6" + "9102937d6231471b5dbb6204fe512961", ""),
         ("token-assignment", "access_token: ", "ya29.a0AfH6" + "SMBx7kQ", ""),
         ("basic-auth", '    "auth": "', "dXNlcjpwYXNz" + "d29yZA==", '"'),  # docker config.json
+        # escaped, encoded, split over lines, and formats the first rules missed
+        ("password-assignment", '    "    \\"password\\": \\"', "Hv4tR9" + "xQ2mWx", '\\",\\n",'),  # notebook JSON
+        ("password-assignment", '{"env": "DEBUG=0\\nDB_PASSWORD=', "Hv4tR9" + "xQ2mWy", '\\nPORT=80"}'),
+        ("private-key", "    client-key-data: ", base64.b64encode(
+            ("-----BEGIN " + "RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+             + "-----END RSA PRIVATE KEY-----\n").encode()).decode(), ""),
+        ("password-assignment", "export DB_PASSWORD=\\\n", "Hv4tR9" + "xQ2mWz", ""),
+        ("password-assignment", "  password: >\n    ", "Hv4tR9" + "xQ2mWw", "\n  host: db"),
+        ("pgpass-password", 'echo "db.internal:5432:app:deploy:', "Hv4tR9" + "xQ2mWv", '" > ~/.pgpass'),
+        ("aws-secret-key", "deploy,,AKIA" + "Z7QW3RT5YU8IOP2M,", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2U", ""),
+        ("azure-key", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=", "q7Rk2Lm9Xw3Zp8Ns5Vb1" + "Tc6YaB3dE5fG7hJ9kL2m=", ""),
+        ("webhook-secret", "STRIPE_WEBHOOK = '", "whsec_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY", "'"),
+        ("password-assignment", "define('DB_PASSWORD', '", "Hv4tR9" + "xQ2mWu", "');"),
+        ("token-assignment", "token = os.getenv('GITHUB_TOKEN', '", "t0K3n" + "Vx9Qw2Lm8Rz4", "')"),
+        ("command-line-password", 'subprocess.run(["mysql", "-u", "root", "-p', "Hv4tR9" + "xQ2mWt", '"])'),
     ]
     plants_all = [(kind, *plant) for kind, plant in plants.items()] + more
     base = root / "flask-3.1.3" / "src" / "flask" / "app.py"
@@ -184,10 +222,23 @@ def planted(root: Path) -> None:
 
 
 def main() -> None:
-    """Run the scan and the planted check."""
+    """Run the scans and the planted check."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", action="store_true", help="also scan the stdlib and its site-packages")
+    parser.add_argument("--tree", type=Path, action="append", default=[], help="also scan this folder")
+    parser.add_argument("--no-corpora", action="store_true", help="skip the eight eval corpora")
+    parser.add_argument("--no-planted", action="store_true", help="skip the planted-secrets check")
+    args = parser.parse_args()
     root = Path(os.environ.get("RAG_CORPORA", "~/.cache/rag-corpora")).expanduser()
-    scan(root)
-    planted(root)
+    if not args.no_corpora:
+        scan(root, [root / name for name in CORPORA], f"the eight corpora in {root}")
+    if args.python:
+        stdlib = Path(sysconfig.get_paths()["stdlib"])
+        scan(stdlib, [stdlib], f"the standard library and site-packages in {stdlib}")
+    for tree in args.tree:
+        scan(tree, [tree], str(tree))
+    if not args.no_planted:
+        planted(root)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,20 @@ multi-line match keeps its line breaks after the marker), so citations by line s
 Credentials assigned to names (`DB_PASSWORD=...`, `password: ...`, `"apiKey": "..."`, `auth_token = ...`,
 in any case, quoted or not) are redacted when the value is a literal, not code: see _ASSIGNED and
 _assigned_secret. HTTP Basic and docker/npm `auth` values count when their base64 decodes to
-`user:password`.
+`user:password`; base64 that decodes to a private key (a kubeconfig's `client-key-data`), or in a
+Kubernetes Secret to `.env` lines or a credential, is redacted whole.
+
+The rules also run over the text as its values read (see _view): the lines that hold escapes
+decoded (a notebook's `"\\"password\\": \\"...\\"\\n"`), backslash-continued lines joined,
+`NAME = ("part" "part")` and YAML `name: >` block scalars joined into one value. A secret found
+there is mapped back to its span in the text, so the redaction keeps the line breaks it covers.
 
 Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp_"`, `"://"`, ...);
-its full regex runs only when the gate passes, so a file with no candidates costs about 35 fast scans
-(1.2 s over the eight corpora's 56 MB: bench/secret_scan.py). Names in any case are searched in the
-lowered text, which a literal search scans 5 times faster than an IGNORECASE pattern.
+its full regex runs only when the gate passes, so a file with no candidates costs about 50 fast scans
+(4.8 s over the eight corpora's 56 MB on a loaded 2-core machine, 12 MB/s: bench/secret_scan.py). Names in
+any case are searched in the lowered text, which a literal search scans 5 times faster than an
+IGNORECASE pattern. No rule scans a span of text more than a bounded number of times: hostile
+inputs (1 MB of BEGIN lines, of `mysql `) take under half a second (bench/hostile.py --shapes).
 
 False positives are kept low by shape checks: token bodies must mix upper case, lower case and
 digits (so `sk-` in `task-runner-...` never counts), JWT headers must decode to `{"alg"...}`, key
@@ -27,6 +35,7 @@ symbol, no placeholder words (`your-api-key`, `xxxx`, `***`), and, unquoted, mus
 from __future__ import annotations
 
 import base64
+import bisect
 import re
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -38,10 +47,11 @@ _ENV_TEMPLATE_WORDS = frozenset({"example", "sample", "template", "dist"})
 _ENV_VARIANT = re.compile(r"\.env[._-]")  # .env.local, .env_prod, .env-staging
 _SECRET_NAME = re.compile(
     r"""(?x)
-    .*\.(?:pem|key|p12|pfx|keystore|jks)
+    .*\.(?:pem|key|p12|pfx|keystore|jks|ppk)              # .ppk: PuTTY's private keys
+    | .*\.tfstate(?:\.backup)?                           # Terraform state: every resource's secrets, in clear
     | id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)
     | \.npmrc | \.pypirc | \.netrc | _netrc
-    | \.pgpass | \.git-credentials | \.my\.cnf | \.htpasswd
+    | \.pgpass | pgpass\.conf | \.git-credentials | \.my\.cnf | \.htpasswd
     | credentials                                       # AWS's shared credentials file (~/.aws/credentials)
     | (?:.*[._-])?credentials.*\.json                    # gcloud's application_default_credentials.json, ...
     | client_secrets?.*\.json                            # Google OAuth client files
@@ -202,18 +212,33 @@ _PLACEHOLDER_PARTS = (
     "anonymous", "xxxx", "***", "...", "://", "\\",
 )
 _SYMBOLS = frozenset("!#$%&*+?@^~")
+# Values that are something else than a credential: a path (`pwd = "/home/user1/app"`), an
+# algorithm's name (`hash_key = "sha256"`, `signing_key = "HMAC-SHA256"`, `AES-256-GCM`), a name
+# made of words that name credentials (`api_key = "x-api-key-1"`, `token: bearer_token_2`)
+_ALGORITHM_PART = (
+    r"(?:sha|md|hs|rs|es|ps|aes|des|rc|blake|shake|ripemd)?[0-9]*"
+    r"|hmac|rsa|ecdsa|eddsa|ed25519|ed448|x25519|x448|dsa|dh|ecdh|pbkdf2|bcrypt|scrypt|argon2(?:id|i|d)?"
+    r"|gcm|cbc|ctr|ecb|cfb|ofb|ccm|siv|ocb|oaep|pss|pkcs[0-9]*|v[0-9]+|p|secp[0-9]+[rk][0-9]|prime[0-9]+v[0-9]"
+    r"|chacha20|poly1305|xchacha20|salsa20|camellia|blowfish|twofish|sm[234]|crc[0-9]*|xxhash|murmur[0-9]*|fnv[0-9a]*"
+)
+_NAME_WORDS = r"(?:[a-z0-9]*[_-])*(?:key|keys|token|secret|password|passwd|pwd|api|apikey|auth)(?:[_-][a-z0-9]*)*"
+_NOT_A_CREDENTIAL = re.compile(
+    rf"(?:~|\.{{1,2}})?/[\w.@/-]*|(?i:(?:{_ALGORITHM_PART})(?:[-_/+](?:{_ALGORITHM_PART}))*)|(?i:{_NAME_WORDS})"
+)
 
 
 def _credential_value(value: str) -> bool:
     """Accept a literal that looks chosen or generated: 8+ characters, letters with a digit or a
     symbol (`!#$%&*+?@^~`; not `-_.=`, so `your-api-key`, `my_secret_name` and `a=b` are not), not a
     template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`)."""
-    if len(value) < 8 or not _varied(value) or not _not_example(value):
+    if len(value) < 8 or not any(map(str.isalpha, value)):
+        return False
+    if not any(map(str.isdigit, value)) and _SYMBOLS.isdisjoint(value):
+        return False  # (the cheap tests first: most candidates are words)
+    if not _varied(value) or not _not_example(value):
         return False
     lowered = value.lower()
-    if any(part in lowered for part in _PLACEHOLDER_PARTS):
-        return False
-    return any(map(str.isalpha, value)) and (any(map(str.isdigit, value)) or not _SYMBOLS.isdisjoint(value))
+    return not any(part in lowered for part in _PLACEHOLDER_PARTS) and not _NOT_A_CREDENTIAL.fullmatch(value)
 
 
 # An assignment to a name that holds a credential (the name in the rule, at the end of a longer
@@ -394,6 +419,231 @@ def _basic_credentials(value: str) -> bool:
     return decoded.partition(":")[2] != "" and decoded.isprintable()
 
 
+@dataclass(frozen=True, slots=True)
+class _Finder:
+    """A rule written as code rather than one regex: `find` yields the kind, start and end of each secret."""
+
+    gate: Callable[[str], object]
+    find: Callable[[str], Iterator[tuple[str, int, int]]]
+
+
+# A private key block: BEGIN line, a body of base64 (maybe behind comment or quote prefixes), the
+# matching END line within 8,000 characters (a 4096-bit key is 3,300); or, without an END, the
+# BEGIN line and the base64 lines right after it.
+_KEY_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----")
+_NOT_KEY_BODY = re.compile(r"[^A-Za-z0-9+/=\s\\'\",:.;+#>*!|-]")  # a character no block body holds
+_KEY_LINES = re.compile(r"(?:\r?\n[ \t]*(?:(?:[#>*;!|]|//)[ \t]*)?[A-Za-z0-9+/=]{40,}+[ \t]*)+")
+_KEY_MAX_BODY = 8000
+
+
+def _next(text: str, needle: str, pos: int) -> int:
+    """Where `needle` next occurs at or after `pos` (-1 if nowhere): str.find, named so tests can count it."""
+    return text.find(needle, pos)
+
+
+def _key_blocks(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the span of each private key block (see _KEY_BEGIN). Linear: the next END line of each
+    label and the next character that cannot be in a body are found once and reused by every BEGIN
+    before them (a regex scanning up to 8,000 characters after each BEGIN took 9 s on 1 MB of BEGIN
+    lines)."""
+    pos = 0
+    bad = -1  # the first character at or after the current body that no body holds
+    ends: dict[str, int] = {}  # END line -> its first position at or after the current body, or -1
+    while (begin := _KEY_BEGIN.search(text, pos)) is not None:
+        body = begin.end()
+        if bad < body:
+            b = _NOT_KEY_BODY.search(text, body)
+            bad = len(text) if b is None else b.start()
+        label = f"-----END {begin[1]}PRIVATE KEY{begin[2]}-----"
+        end = ends.get(label, -2)
+        if end == -2 or -1 < end < body:
+            end = ends[label] = _next(text, label, body)
+        if end != -1 and end <= bad and end - body <= _KEY_MAX_BODY:
+            stop = end + len(label)
+        elif (lines := _KEY_LINES.match(text, body)) is not None:
+            stop = lines.end()
+        else:
+            pos = body
+            continue
+        if _key_body(text[begin.start() : stop]):
+            yield "private-key", begin.start(), stop
+        pos = stop
+
+
+# Command lines that carry a password as a flag: the command's word, then on the same line (within
+# 300 characters, before the next such word) the flag and its value. In shell lines and exec arrays
+# (`["mysql", "-u", "root", "-pS3cret"]`), so a flag may follow a blank, a quote or a comma.
+_FLAG_COMMANDS = re.compile(r"(?P<mysql>mysql(?:dump|admin)?|mariadb(?:-dump|-admin)?)\b|(?P<other>redis-cli|sshpass)\b")
+_COMMAND_WORDS = ("mysql", "mariadb", "redis-cli", "sshpass")  # found by str.find: 10 times faster than the pattern
+_FLAG_WINDOW = 300
+_MYSQL_FLAG = re.compile(r"""[\s"',](?:-p|--password=)""")  # mysql's -p takes its value attached
+_OTHER_FLAG = re.compile(r"""[\s"',](?:-a|-p|--pass)[ \t]+|[\s"',](?:-a|-p)["'],[ \t]*""")  # redis-cli -a X, sshpass -p X
+_FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quotes: the shell expands it)
+    r"""'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"$,\])]{4,256}+)(?![^\s'"$,\])])"""
+)
+
+
+def _flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the password of each command line that passes one as a flag (see _FLAG_COMMANDS).
+    Linear: each command's flags are looked for only up to the next command word or line end (a
+    lazy run after each `mysql` scanned 300 characters per word: 7 s on 1 MB of `mysql `)."""
+    starts: list[int] = []
+    for name in _COMMAND_WORDS:
+        at = text.find(name)
+        while at != -1:
+            starts.append(at)
+            at = text.find(name, at + 1)
+    words = [m for at in sorted(starts) if (m := _FLAG_COMMANDS.match(text, at)) is not None]
+    for i, word in enumerate(words):
+        start = word.end()
+        stop = min(start + _FLAG_WINDOW, words[i + 1].start() if i + 1 < len(words) else len(text))
+        newline = text.find("\n", start, stop)
+        stop = stop if newline == -1 else newline
+        if text.find("-", start, stop) == -1:  # every flag starts with one
+            continue
+        flags = _MYSQL_FLAG if word["mysql"] else _OTHER_FLAG
+        for flag in flags.finditer(text, start, stop + 12):
+            if flag.start() >= stop:
+                break
+            value = _FLAG_VALUE.match(text, flag.end())
+            if value is None:
+                continue
+            group = value.lastgroup or "bare"
+            if _not_example(value[group]) and (word["mysql"] or _credential_value(value[group])):
+                yield "command-line-password", value.start(group), value.end(group)
+            break
+
+
+def _putty_private_lines(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the private part of each PuTTY key (`Private-Lines: N`, its base64 lines, `Private-MAC`)."""
+    pos = 0
+    lines_at = -2  # the next `Private-Lines:` at or after the current head (-1: none), and its block
+    block: re.Match[str] | None = None
+    while (head := _next(text, "PuTTY-User-Key-File-", pos)) != -1:
+        if -1 < lines_at < head or lines_at == -2:  # found once for every head before it: linear
+            lines_at = _next(text, "Private-Lines:", head)
+            block = None if lines_at == -1 else _PUTTY_PRIVATE.match(text, lines_at)
+        if lines_at == -1:
+            return
+        if block is None or lines_at - head > 8000:
+            pos = head + 1
+            continue
+        yield "private-key", block.start("secret"), block.end("secret")
+        pos, lines_at = block.end(), -2
+
+
+_PUTTY_PRIVATE = re.compile(
+    # each base64 line whole (so `PuTTY` of the next key's first line is not one)
+    r"Private-Lines:[ \t]*[0-9]+(?P<secret>(?:\r?\n[A-Za-z0-9+/=]{4,}+[ \t]*(?=\r?\n|\Z))+"
+    r"(?:\r?\nPrivate-MAC:[ \t]*[0-9a-fA-F]+)?)"
+)
+
+
+def _kind_of_name(name: str) -> str:
+    """Name the kind of an assigned secret by the word its name ends with."""
+    lowered = name.lower()
+    if "token" in lowered:
+        return "token-assignment"
+    if lowered.endswith(("key", "salt")) and "secret" not in lowered:
+        return "api-key-assignment"
+    return "password-assignment"
+
+
+_SECRET_WORD = re.compile(
+    r"pass(?:word|wd|phrase)?(?![a-z])|pwd|secret|token|api[_.-]?key|(?:private|encryption|signing|master|auth|secure"
+    r"|logged[_-]?in|nonce)[_.-]?(?:key|salt)|salt\Z|credential"
+)
+
+
+def _secret_name(name: str) -> bool:
+    """Tell whether a constant or variable name holds a credential (DB_PASSWORD, stripeSecret,
+    AUTH_KEY, GITHUB_TOKEN; not NEXT_TOKEN, PASSWORD_RESET_URL's kin are left to the value check)."""
+    lowered = name.lower()
+    found = _SECRET_WORD.search(lowered)
+    if found is None:
+        return False
+    if found.group().startswith("token") and _NOT_AUTH_TOKEN.search(lowered[: found.start()]):
+        return False
+    return not _HASHED_NAME.search(lowered[: found.start()]) and not lowered.endswith(("_url", "_path", "_file", "_name", "_env", "_var", "_len", "_length"))
+
+
+# define('DB_PASSWORD', 'S3cret!') in PHP (WordPress's wp-config.php: DB_PASSWORD, AUTH_KEY, ...)
+_PHP_DEFINE = re.compile(
+    r"""define\([ \t]*(?P<nq>["'])(?P<name>[A-Za-z0-9_]{2,64}+)(?P=nq)[ \t]*,[ \t]*(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)[ \t]*\)"""
+)
+# a literal default of a secret environment variable: os.environ.get("API_TOKEN", "t0k3n..."),
+# os.getenv('DB_PASSWORD', 'S3cret!'), process.env.DB_PASSWORD || "S3cret!", ?? 'S3cret!'
+# (one pattern per spelling, each led by its literal: an alternation of them scanned 10 times slower)
+_ENV_DEFAULT_CALL = (
+    r"""\([ \t]*(?P<nq>["'])(?P<name>[\w.-]{1,64}+)(?P=nq)[ \t]*,[ \t]*[bru]{0,2}(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)"""
+)
+_ENV_DEFAULTS = {
+    "environ": re.compile(r"environ\.(?:get|setdefault)" + _ENV_DEFAULT_CALL),
+    "getenv": re.compile(r"getenv" + _ENV_DEFAULT_CALL),
+    "env.get": re.compile(r"(?<!environ)env\.get" + _ENV_DEFAULT_CALL),
+    "process.env": re.compile(
+        r"""process\.env\.(?P<name>\w{1,64}+)[ \t]*(?:\|\||\?\?)[ \t]*(?P<q>["'`])(?P<secret>[^"'`\n]{1,256}+)(?P=q)"""
+    ),
+}
+
+
+def _named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[str, int, int]]]:
+    """Yield the literal of each match whose name holds a credential and whose value is one, and
+    its kind by the name."""
+
+    def find(text: str) -> Iterator[tuple[str, int, int]]:
+        for m in pattern.finditer(text):
+            if _secret_name(m["name"]) and _credential_value(m["secret"]) and _REPEATED.search(m["secret"]) is None:
+                yield _kind_of_name(m["name"]), m.start("secret"), m.end("secret")
+
+    return find
+
+
+# base64 that decodes to secrets: a kubeconfig's client-key-data (a PEM key, whose base64 starts
+# LS0tLS1CRUdJTi: "-----BEGIN"), a Kubernetes Secret's `data:` values (.env files, passwords)
+_ENCODED_KEY = "LS0tLS1CRUdJT"
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}+={0,2}(?![A-Za-z0-9+/=])")
+_MANIFEST_SECRET = re.compile(r"""kind["']?[ \t]*:[ \t]*["']?Secret\b""")
+_DATA_ENTRY = re.compile(
+    r"""(?m)^[ \t]*["']?(?P<name>[\w.-]{1,253}+)["']?[ \t]*:[ \t]*["']?(?P<value>[A-Za-z0-9+/]{8,}+={0,2})["']?[ \t]*,?[ \t]*\r?$"""
+)
+
+
+def _decoded(value: str) -> str | None:
+    """Decode base64 to text, or None if it is not base64 of printable UTF-8 text."""
+    try:
+        text = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError
+        return None
+    return text if text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable() else None
+
+
+def _encoded_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each base64 value that decodes to a private key, or, in a Kubernetes Secret manifest,
+    to text holding a secret (.env lines) or to a credential under a credential's name."""
+    pos = 0
+    while (at := _next(text, _ENCODED_KEY, pos)) != -1:
+        run = _BASE64_RUN.match(text, at)
+        if run is None:
+            pos = at + 1
+            continue
+        decoded = _decoded(run[0])
+        if decoded is not None and any(f.kind == "private-key" for f in find_secrets(decoded)):
+            yield "private-key", run.start(), run.end()
+        pos = run.end()
+    if _MANIFEST_SECRET.search(text) is None:
+        return
+    for entry in _DATA_ENTRY.finditer(text):
+        decoded = _decoded(entry["value"])
+        if decoded is None or decoded.startswith("-----BEGIN"):
+            continue  # not text; a key is found above
+        inner = find_secrets(decoded) if any(c in decoded for c in "\n=:-") else []
+        if inner:
+            yield inner[0].kind, entry.start("value"), entry.end("value")
+        elif "\n" not in decoded.strip() and _secret_name(entry["name"]) and _credential_value(decoded.strip()):
+            yield _kind_of_name(entry["name"]), entry.start("value"), entry.end("value")
+
+
 def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]], bool]) -> _Rule:
     """Build a rule matched in any case, gated on `word` (lower case) in the lowered text; its
     secret is the group `secret`."""
@@ -416,21 +666,8 @@ def _anycase_matches(rule: _Rule, text: str, lowered: str) -> Iterator[re.Match[
         pos = max(match.end(), hit.start() + 1)
 
 
-_RULES = (
-    _Rule(
-        "private-key",
-        _contains("-----BEGIN "),
-        re.compile(
-            # the whole block; if the END line is missing, the BEGIN line and the base64 after it
-            # lines may carry a comment or quote prefix (`# `, `// `, `* `, `> `, `; `)
-            r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
-            # (a body of at most 8,000 characters: a 4096-bit key is 3,300; unbounded, every BEGIN
-            # line without its END scanned to the end of the text)
-            r"(?:[A-Za-z0-9+/=\s\\'\",:.;+#>*!|-]{0,8000}?-----END \1PRIVATE KEY\2-----"
-            r"|(?:\r?\n[ \t]*(?:(?:[#>*;!|]|//)[ \t]*)?[A-Za-z0-9+/=]{40,}[ \t]*)+)"
-        ),
-        check=lambda m: _key_body(m[0]),
-    ),
+_RULES: tuple[_Rule | _Finder, ...] = (
+    _Finder(_contains("-----BEGIN "), lambda text: _key_blocks(text)),
     _Rule(
         "aws-access-key",
         _search("AKIA|ASIA"),
@@ -531,17 +768,15 @@ _RULES = (
         )
         for word in ("Bearer", "bearer", "BEARER")
     ),
-    # mysql -pSECRET, or quoted: -p'Pa$$ word' (anything but the quote), -p"..." (no $: the shell
-    # would expand it)
-    *(
-        _Rule(
-            "command-line-password",
-            _contains("mysql"),
-            re.compile(r"mysql(?:dump|admin)?\b[^\n]{0,300}?\s-p" + value),
-            group="secret",
-            check=lambda m: _not_example(m["secret"]),
-        )
-        for value in (r"'(?P<secret>[^'\n]{4,})'", r'"(?P<secret>[^"$\n]{4,})"', r"(?P<secret>[^\s'\"$]{4,})")
+    # mysql -pSECRET, mysql --password=SECRET, in a shell line or an exec array; redis-cli -a SECRET,
+    # sshpass -p SECRET (see _FLAG_COMMANDS); redis's `requirepass SECRET`, in redis.conf or as a flag
+    _Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass"), lambda text: _flag_passwords(text)),
+    _Rule(
+        "command-line-password",
+        _contains("requirepass"),
+        re.compile(r"""requirepass(?:[ \t]*=[ \t]*|[ \t]+)["']?(?P<secret>[^\s"']{8,256}+)(?!\S)"""),
+        group="secret",
+        check=lambda m: _credential_value(m["secret"]),
     ),
     _Rule(
         "google-api-key",
@@ -574,6 +809,66 @@ _RULES = (
         group="secret",
         check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
     ),
+    # the key of an Azure connection string (Service Bus, Event Hubs, IoT Hub, Storage) of any length
+    _Rule(
+        "azure-key",
+        _contains("SharedAccessKey=", "AccountKey="),
+        re.compile(r"(?:SharedAccessKey|AccountKey)=(?P<secret>[A-Za-z0-9+/]{20,}+={0,2})(?![A-Za-z0-9+/=])"),
+        group="secret",
+        check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
+    ),
+    # a shared access signature's `sig=` (URL-encoded base64 of an HMAC), in a query that has `sv=`
+    _Rule(
+        "azure-sas-signature",
+        _contains("sig="),
+        re.compile(r"[?&;]sig=(?P<secret>(?:[A-Za-z0-9+/]|%[0-9A-Fa-f]{2}){20,}+)"),
+        group="secret",
+        check=lambda m: "sv=" in m.string[max(0, m.start() - 400) : m.start()] + m.string[m.end() : m.end() + 400]
+        and _varied(m["secret"]),
+    ),
+    # webhook signing secrets: Stripe's whsec_ + alphanumerics, Svix's whsec_ + base64
+    _Rule(
+        "webhook-secret",
+        _contains("whsec_"),
+        re.compile(_B + r"whsec_(?P<body>[A-Za-z0-9+/]{24,}+={0,2})(?![A-Za-z0-9+/=_-])"),
+        check=lambda m: _varied(m["body"]) and _random_case(m["body"]),
+    ),
+    # an AWS secret access key right after its key id, with no name in front: a CSV export
+    # (`user,,AKIA...,wJalr...`), a constructor call (`Credentials("AKIA...", "wJalr...")`)
+    _Rule(
+        "aws-secret-key",
+        _search("AKIA|ASIA"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}[\"'`]?[ \t]*[,;:|\t]\s{0,40}+[\"'`]?"
+            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        group="secret",
+        check=lambda m: _varied(m["secret"]) and _mixed(m["secret"]),
+    ),
+    # Twilio's auth token beside its account SID: Client("AC...", "<32 hex>")
+    _Rule(
+        "twilio-auth-token",
+        _search("AC[0-9a-f]{32}"),  # not `"AC" in text`, true of most files, which the regex then scanned slowly
+        re.compile(r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"'`]?[ \t]*[,;:|]\s{0,40}+[\"'`]?(?P<secret>[0-9a-f]{32})(?![A-Za-z0-9])"),
+        group="secret",
+        check=lambda m: _varied(m["secret"]) and _letters_and_digits(m["secret"]),
+    ),
+    _Finder(_contains("PuTTY-User-Key-File-"), _putty_private_lines),
+    _Finder(_contains(_ENCODED_KEY, "Secret"), _encoded_secrets),
+    # a ~/.pgpass line (host:port:database:user:password) in a script or doc that writes one
+    _Rule(
+        "pgpass-password",
+        _contains("pgpass"),
+        re.compile(
+            r"""(?m)^[ \t]*(?:(?:echo|printf)[ \t]+(?:-e[ \t]+)?)?["']?[A-Za-z0-9.*_\[\]-]{1,253}+:(?:[0-9]{1,5}+|\*)"""
+            r""":[^\s:'"]{1,63}+:[^\s:'"]{1,63}+"""
+            r""":(?P<secret>[^\s'"]{4,256}+)"""
+        ),
+        group="secret",
+        check=lambda m: _not_example(m["secret"]) and _varied(m["secret"]) and m["secret"] != "*",
+    ),
+    _Finder(_contains("define("), _named_literals(_PHP_DEFINE)),
+    *(_Finder(_contains(word), _named_literals(pattern)) for word, pattern in _ENV_DEFAULTS.items()),
     # Assignments to credential names (see _ASSIGNED and _assigned_secret), in any case; last, so
     # that a token rule above names the kind of a token in the same span
     _anycase(
@@ -644,10 +939,34 @@ _RULES = (
 
 
 def find_secrets(text: str) -> list[Finding]:
-    """Find high-confidence secrets in `text`, in order, without overlaps."""
+    """Find high-confidence secrets in `text`, in order, without overlaps: as written, and as they
+    read once escapes are decoded and values split over lines are joined (see _view)."""
+    found = _scan(text)
+    view = _view(text)
+    if view is not None:
+        for f in _scan(view.text()):
+            span = view.original(f.start, f.end)
+            if span is not None:
+                found.append(Finding(f.kind, *span))
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda f: (f.start, -f.end))
+    kept = [found[0]]
+    for finding in found[1:]:
+        if finding.start >= kept[-1].end:
+            kept.append(finding)
+    return kept
+
+
+def _scan(text: str) -> list[Finding]:
+    """Run every rule over `text` as it is; the findings may overlap."""
     found: list[Finding] = []
     lowered: str | None = None
     for rule in _RULES:
+        if isinstance(rule, _Finder):
+            if rule.gate(text):
+                found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text))
+            continue
         matches: Iterator[re.Match[str]]
         if rule.scan is None:
             if not rule.gate(text):
@@ -662,14 +981,233 @@ def find_secrets(text: str) -> list[Finding]:
         for match in matches:
             if rule.check is None or rule.check(match):
                 found.append(Finding(rule.kind, match.start(rule.group), match.end(rule.group)))
-    if len(found) < 2:
-        return found
-    found.sort(key=lambda f: (f.start, -f.end))
-    kept = [found[0]]
-    for finding in found[1:]:
-        if finding.start >= kept[-1].end:
-            kept.append(finding)
-    return kept
+    return found
+
+
+# ---- the text as it reads: escapes decoded, values split over lines joined -----------------------
+
+
+class _Spliced:
+    """A text built from pieces of another, each piece copied, decoded (escapes), or standing for a
+    span of it, with the map back: a secret found in the built text is redacted in the original."""
+
+    def __init__(self, original: str) -> None:
+        self.original_text = original
+        self.parts: list[str] = []
+        self.starts: list[int] = []  # where each piece starts in the built text
+        self.spans: list[tuple[int, int, str, int]] = []  # original start, end; "copy", "put" or "sub"; region
+        self.subs: dict[int, tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = {}  # "sub" piece -> how
+        # "sub" piece -> where each replacement is in the built text, its length there, where in the original
+        self.maps: dict[int, tuple[list[int], list[int], list[re.Match[str]]]] = {}
+        self.size = 0
+        self.region = 0
+
+    def copy(self, start: int, end: int) -> None:
+        """Append the original's start..end as it is."""
+        if start < end:
+            self._add(self.original_text[start:end], start, end, "copy")
+
+    def put(self, value: str, start: int, end: int) -> None:
+        """Append `value`, standing for the original's start..end."""
+        self._add(value, start, end, "put")
+
+    def sub(self, start: int, end: int, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str]) -> None:
+        """Append the original's start..end with each match of `pattern` replaced by `repl` of it
+        (one piece however many replacements: a file of a million escapes is one piece, mapped on
+        demand)."""
+        self.subs[len(self.parts)] = (pattern, repl)
+        self._add(pattern.sub(repl, self.original_text[start:end]), start, end, "sub")
+
+    def end_region(self) -> None:
+        """Close a region: a line break that stands for nothing, and no secret spans two regions."""
+        if self.parts and self.spans[-1][3] == self.region:
+            self.region += 1
+            self.put("\n", self.spans[-1][1], self.spans[-1][1])
+            self.region += 1
+
+    def _add(self, value: str, start: int, end: int, how: str) -> None:
+        self.parts.append(value)
+        self.starts.append(self.size)
+        self.spans.append((start, end, how, self.region))
+        self.size += len(value)
+
+    def text(self) -> str:
+        """The built text."""
+        return "".join(self.parts)
+
+    def original(self, start: int, end: int) -> tuple[int, int] | None:
+        """Map a span of the built text to the original's, or None if it crosses two regions."""
+        i = bisect.bisect_right(self.starts, start) - 1
+        j = bisect.bisect_right(self.starts, end - 1) - 1
+        if self.spans[i][3] != self.spans[j][3]:
+            return None
+        a, b = self._at(i, start - self.starts[i], False), self._at(j, end - self.starts[j], True)
+        return (a, b) if a < b else None
+
+    def _at(self, piece: int, offset: int, is_end: bool) -> int:
+        """The original offset of a built-text offset within a piece (an end is exclusive)."""
+        start, end, how, _ = self.spans[piece]
+        if how == "copy":
+            return start + offset
+        if how == "put":
+            return end if is_end else start
+        if piece not in self.maps:
+            pattern, repl = self.subs[piece]
+            built, lengths, matches, shrink = [], [], [], 0
+            for m in pattern.finditer(self.original_text, start, end):
+                n = len(repl(m))
+                built.append(m.start() - start - shrink)
+                lengths.append(n)
+                matches.append(m)
+                shrink += len(m[0]) - n
+            self.maps[piece] = (built, lengths, matches)
+        built, lengths, matches = self.maps[piece]
+        # the last replacement that starts before an end, or at or before a start
+        k = (bisect.bisect_left(built, offset) if is_end else bisect.bisect_right(built, offset)) - 1
+        if k < 0:
+            return start + offset
+        inside = offset <= built[k] + lengths[k] if is_end else offset < built[k] + lengths[k]
+        if inside and lengths[k]:  # within a replacement: all of what it replaced
+            return matches[k].end() if is_end else matches[k].start()
+        return matches[k].end() + offset - built[k] - lengths[k]
+
+
+# an escape in a JSON or Python string (a notebook's outputs, a serialised config): \" \n \uXXXX ...
+_ESCAPE = re.compile(r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt]))""")
+_UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# what the rules that escapes hide from (names before `\"`, lines joined by `\n`) look for: lines
+# of escapes without one of these are not decoded (a token rule finds a token between escapes)
+_ESCAPED_WORDS = ("pass", "pwd", "secret", "key", "token", "auth", "basic", "machine", "mysql", "redis", "://", "-----")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """Decode one escape (see _ESCAPE)."""
+    char = m["char"]
+    return chr(int(m["hex"], 16)) if char is None else _UNESCAPED.get(char, char)
+
+# a line continued by a backslash, and the string literals around it that Python concatenates
+_CONTINUATION = re.compile(r"""(?P<q>["'])[ \t]*\\\r?\n[ \t]*(?P=q)|\\\r?\n""")
+_CONTINUED = re.compile(r"\\\r?\n")
+# NAME = ( "part" "part" ... ): literals Python concatenates, over lines (found by the bracket that
+# ends its line: a pattern led by `[=:]` scanned every file 3 times slower)
+_OPEN_PAREN = re.compile(r"\([ \t]*\r?\n")
+_PARENTHESISED = re.compile(r"""\((?P<body>\s*+(?:[bruBRU]{0,2}(?P<q>["'])[^"'\\\n]*+(?P=q)\s*+){2,}+)\)""")
+_LITERAL = re.compile(r"""[bruBRU]{0,2}(["'])([^"'\\\n]*+)\1""")
+# a YAML block scalar: `name: >` or `name: |` (with chomping and indentation marks), its value on
+# the more indented lines below
+_BLOCK_HEAD = re.compile(r"""(?m)^(?P<indent>[ \t]*)(?:-[ \t]+)?["']?(?P<name>[\w.-]{1,128}+)["']?:(?P<mark>[ \t]*[>|][-+]?[1-9]?[ \t]*)\r?$""")
+_BLOCK_LINES = 8  # a value split over more lines than this is text, not a token
+
+
+def _view(text: str) -> _Spliced | None:
+    """Build the text as its values read (see _Spliced), from the lines that hold escapes,
+    continuations, parenthesised literals and YAML block scalars; None if there are none."""
+    view = _Spliced(text)
+    if "\\" in text:
+        _add_escaped_lines(view, text)
+        if "\\\n" in text or "\\\r\n" in text:
+            _add_continued_lines(view, text)
+    if "(" in text:
+        for paren in _OPEN_PAREN.finditer(text):
+            if not text[max(0, paren.start() - 8) : paren.start()].rstrip(" \t").endswith(("=", ":")):
+                continue
+            m = _PARENTHESISED.match(text, paren.start())
+            if m is None:
+                continue
+            line = text.rfind("\n", 0, m.start()) + 1
+            view.copy(line, m.start("body") - 1)
+            joined = "".join(lit[2] for lit in _LITERAL.finditer(m["body"]))
+            view.put(f'"{joined}"', m.start("body") - 1, m.end())
+            view.end_region()
+    if ": >" in text or ": |" in text:
+        _add_block_scalars(view, text)
+    return view if view.parts else None
+
+
+def _line_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The start and end of the line (or lines) holding text[start:end]."""
+    stop = text.find("\n", end)
+    return text.rfind("\n", 0, start) + 1, len(text) if stop == -1 else stop
+
+
+def _add_escaped_lines(view: _Spliced, text: str) -> None:
+    """Add each run of lines that hold escapes, decoded (`\\n` becomes a line break of the view)."""
+    m = _ESCAPE.search(text)
+    while m is not None:
+        start, stop = _line_around(text, m.start(), m.end())
+        # the next lines join the run while each holds an escape
+        while (m := _ESCAPE.search(text, stop)) is not None and text.find("\n", stop + 1, m.start()) == -1:
+            stop = _line_around(text, m.start(), m.end())[1]
+        run = text[start:stop].lower()
+        if any(word in run for word in _ESCAPED_WORDS):
+            view.sub(start, stop, _ESCAPE, _unescape)
+            view.end_region()
+
+
+def _add_continued_lines(view: _Spliced, text: str) -> None:
+    """Add each run of lines joined by backslashes, joined (and the literals around the joins merged)."""
+    pos = 0
+    while (m := _CONTINUED.search(text, pos)) is not None:
+        line = text.rfind("\n", 0, m.start()) + 1
+        stop = _run_end(text, m.start())
+        view.sub(line, stop, _CONTINUATION, lambda _: "")
+        view.end_region()
+        pos = stop + 1
+
+
+_CONTINUED_RUN = re.compile(r"(?:[^\n]*\\\r?\n)+[^\n]*")  # lines that end in a backslash, and the one after
+
+
+def _run_end(text: str, backslash: int) -> int:
+    """Where the run of backslash-continued lines that has a continuation at `backslash` ends."""
+    run = _CONTINUED_RUN.match(text, text.rfind("\n", 0, backslash) + 1)
+    assert run is not None  # the line of `backslash` ends in one
+    return run.end()
+
+
+_NAME_HINT = re.compile(r"(?i:pass|pwd|secret|token|key|salt|credential)")  # what _secret_name needs, in any case
+
+
+def _indicators(text: str) -> Iterator[int]:
+    """Yield where each `: >` or `: |` is (found by str.find: a pattern led by `:` stopped at every
+    colon of every file)."""
+    for indicator in (": >", ": |"):
+        at = text.find(indicator)
+        while at != -1:
+            yield at
+            at = text.find(indicator, at + 3)
+
+
+def _add_block_scalars(view: _Spliced, text: str) -> None:
+    """Add each YAML block scalar of a few token lines as `name: <the lines joined>`."""
+    for at in _indicators(text):
+        head_start = text.rfind("\n", 0, at) + 1
+        if not _NAME_HINT.search(text, head_start, at):  # the name holds no credential's word: skip at once
+            continue
+        head = _BLOCK_HEAD.match(text, head_start)
+        if head is None or head.start("mark") != at + 1 or not _secret_name(head["name"]):
+            continue
+        indent = len(head["indent"])
+        pieces: list[tuple[int, int]] = []  # the stripped content of each value line
+        pos = head.end() + 1
+        while pos < len(text) and len(pieces) <= _BLOCK_LINES:
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            line = text[pos:end].rstrip("\r")
+            content = line.lstrip(" \t")
+            if not content or len(line) - len(content) <= indent:
+                break
+            pieces.append((pos + len(line) - len(content), pos + len(line.rstrip())))
+            pos = end + 1
+        if not pieces or len(pieces) > _BLOCK_LINES:
+            continue
+        values = [text[a:b] for a, b in pieces]
+        if len(values) > 1 and any(" " in v or "\t" in v for v in values):
+            continue  # prose, not a token split over lines
+        view.copy(head.start(), head.start("mark"))
+        view.put(" ", head.start("mark"), pieces[0][0])
+        view.put("".join(values), pieces[0][0], pieces[-1][1])
+        view.end_region()
 
 
 def redact(text: str) -> tuple[str, dict[str, int]]:

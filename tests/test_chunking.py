@@ -548,3 +548,69 @@ def test_a_chunker_that_overflows_the_stack_falls_back_to_paragraphs(monkeypatch
     assert reasons == ["RecursionError: nested too deeply"]
     assert [c.ordinal for c in chunks] == list(range(len(chunks))) and {c.kind for c in chunks} == {"text"}
     assert_well_formed(text, chunks)
+
+
+# ---- inputs whose shape made a chunker slow: each counts the work it bounds ----------------------
+
+
+def test_a_file_of_headings_is_scanned_for_a_bounded_number_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 500,000 `#` lines were 500,000 sections: 12 s; the scan now stops at a bound, and past
+    # MAX_HEADINGS sections the rest is windowed as the last section's text
+    from rag.chunking import markdown
+
+    titled: list[str] = []
+    real_title = markdown._atx_title
+    monkeypatch.setattr(markdown, "_atx_title", lambda rest: titled.append(rest) or real_title(rest))
+    text = "#\n" * 500_000
+    chunks = chunk_file("headings.md", text)
+    assert len(titled) == markdown._SCAN_HEADINGS < 500_000
+    assert len({c.symbol for c in chunks}) <= markdown.MAX_HEADINGS
+    assert_well_formed(text, chunks)
+
+
+def test_past_the_cap_the_deepest_headings_stop_being_sections() -> None:
+    from rag.chunking import markdown
+
+    body = "".join(f"## Part {p}\n\n" + "".join(f"### Item {p}.{i}\n\nword\n\n" for i in range(60)) for p in range(100))
+    chunks = chunk_file("big.md", "# Top\n\n" + body)
+    assert markdown.MAX_HEADINGS < 100 * 61  # 6,000 h3 under 100 h2: the h3 are text of their h2
+    assert {c.symbol for c in chunks} <= {"Top"} | {f"Top > Part {p}" for p in range(100)}
+    assert "Top > Part 99" in {c.symbol for c in chunks}
+
+
+def test_a_python_file_too_large_to_parse_is_cut_at_its_definitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ast.parse of 500,000 short lines took 5 s and 920 MB; such a file is not parsed at all
+    import ast
+
+    from rag.chunking import python
+
+    parsed: list[int] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(python.ast, "parse", lambda source, *a, **k: parsed.append(len(source)) or real_parse(source, *a, **k))
+    text = "x=1\n" * 250_000 + "\n\ndef tail(value):\n    return value\n"
+    reasons: list[str] = []
+    chunks = chunk_file("generated.py", text, reasons.append)
+    assert parsed == []
+    assert reasons == ["too large to parse: about 750,012 tokens, over 150,000"]
+    assert (chunks[-1].symbol, chunks[-1].kind) == ("tail", "function")
+    assert_well_formed(text, chunks)
+    chunk_file("small.py", "x=1\n" * 1000, reasons.append)  # a file under the cap is parsed as before
+    assert len(parsed) == 1 and len(reasons) == 1
+
+
+def test_a_file_of_too_many_definitions_to_cut_is_windowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # cutting at each of 100,000 one-line defs took 1.1 s: past MAX_FALLBACK_DEFINITIONS the
+    # file is one module piece in line windows, and the def/class cutter is never called
+    from rag.chunking import python
+
+    calls: list[int] = []
+    real = python._fallback_pieces
+    monkeypatch.setattr(python, "_fallback_pieces", lambda lines: calls.append(len(lines)) or real(lines))
+    text = "def a():0\n" * 100_000
+    reasons: list[str] = []
+    chunks = chunk_file("generated.py", text, reasons.append)
+    assert calls == [] and len(reasons) == 1
+    assert {c.kind for c in chunks} == {"module"}
+    assert_well_formed(text, chunks)
+    chunk_file("broken.py", "def f(:\n    pass\n" * 10, reasons.append)  # a few definitions: cut at them
+    assert calls == [21]

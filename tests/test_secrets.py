@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+
 import pytest
 
 from rag.secrets import Finding, find_secrets, is_secret_file, redact
@@ -28,6 +31,8 @@ SECRET_FILES = [
     ("docker/config.json", False), ("application_default_credentials.json", True),
     ("client_secret_1234-abc.apps.googleusercontent.com.json", True), ("client_secrets.json", True),
     ("gcp_credentials_test.json", True), ("mycredentials.json", False),
+    ("terraform.tfstate", True), ("env/prod/terraform.tfstate.backup", True), ("docs/tfstate.md", False),
+    ("deploy/bastion.ppk", True), ("AppData/Roaming/postgresql/pgpass.conf", True), ("pgpass.conf.md", False),
     ("src/keys.py", False), ("docs/keyboard.md", False), ("monkey.json", False), ("README.md", False),
 ]
 
@@ -458,14 +463,214 @@ def test_redact_is_idempotent() -> None:
         "SECRET_" * 15_000,
         "DB_PASSWORD=" + "a1" * 50_000 + " x",  # a long value, then not the end of the line
         ("DB_PASSWORD=" + "a1" * 40 + " x\n") * 1_000,
+        # the shapes of the escaped, joined and encoded forms' candidates
+        "\\n" * 50_000,
+        '"password\\": \\"' * 7_000,
+        "a \\\n" * 25_000,
+        'password = "a1" \\\n' * 5_000,
+        'password = ("a1"\n' * 6_000,
+        "password: >\n" * 8_000,
+        "password: |\n  a1 b\n" * 5_000,
+        "LS0tLS1CRUdJT " * 7_000,
+        "kind: Secret\n" + "username: QUJDREVGR0hJSktM\n" * 4_000,
+        "PuTTY-User-Key-File-2: Private-Lines: 1\n" * 2_500,
+        "define('DB_PASSWORD', 'a1!" * 4_000,
+        "os.environ.get('TOKEN', 'a" * 4_000,
+        "?sv=1&sig=" * 10_000,
+        "pgpass a:1:b:c:" * 7_000,
+        "requirepass " * 8_000,
+        "redis-cli -a " * 8_000,
     ],
     ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words",
          "begins-without-end", "assignments", "colon-assignments", "quoted-assignments", "long-token-then-call",
          "tokens-then-calls", "pass-words", "blanks-before-operator", "key-assignments", "unicode-fallback",
          "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins", "env-name-growth",
-         "config-lines", "password-runs", "secret-runs", "secret-underscore-runs", "env-long-value", "env-lines-not-ending"],
+         "config-lines", "password-runs", "secret-runs", "secret-underscore-runs", "env-long-value", "env-lines-not-ending",
+         "escaped-newlines", "escaped-quotes", "continued-lines", "continued-literals", "open-parentheses",
+         "block-scalar-heads", "block-scalars-of-prose", "encoded-key-prefixes", "secret-manifest-entries",
+         "putty-heads", "php-defines-unclosed", "env-defaults-unclosed", "sas-sigs", "pgpass-colons", "requirepass-words",
+         "redis-cli-flags"],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
     # take minutes here and stall the suite; none of these holds a secret
     assert redact(text) == (text, {})
+
+
+# ---- inputs whose shape made a rule slow: each counts the characters its patterns scan -----------
+
+
+class Counting:
+    """Stand in for a compiled pattern, counting the characters each search, match or finditer covers."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.scanned = pattern, 0
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        m = self.pattern.search(text, pos)
+        self.scanned += (m.end() if m else len(text)) - pos
+        return m
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        m = self.pattern.match(text, pos)
+        self.scanned += m.end() - pos if m else 1
+        return m
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[re.Match[str]]:
+        endpos = len(text) if endpos is None else min(endpos, len(text))
+        self.scanned += max(0, endpos - pos)
+        return self.pattern.finditer(text, pos, endpos)
+
+
+def test_begin_lines_without_end_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a lazy body of up to 8,000 characters was tried after each BEGIN: 9 s on 1 MB of BEGIN lines
+    from rag import secrets
+
+    counters = {name: Counting(getattr(secrets, name)) for name in ("_KEY_BEGIN", "_NOT_KEY_BODY", "_KEY_LINES")}
+    for name, counter in counters.items():
+        monkeypatch.setattr(secrets, name, counter)
+    finds: list[int] = []
+    monkeypatch.setattr(secrets, "_next", lambda text, needle, pos: finds.append(pos) or text.find(needle, pos))
+    text = ("-----BEGIN " + "PRIVATE KEY-----\n") * 4_000 + RSA_KEY + "\n"
+    redacted, counts = redact(text)
+    assert counts == {"private-key": 1} and KEY_BODY.splitlines()[0] not in redacted
+    assert sum(c.scanned for c in counters.values()) < 3 * len(text)
+    assert len(finds) <= 2  # the END line is looked for once per label, not once per BEGIN
+
+
+def test_command_words_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a lazy run of up to 300 characters after each `mysql` was tried by three rules: 7 s on 1 MB
+    from rag import secrets
+
+    counters = {name: Counting(getattr(secrets, name)) for name in ("_FLAG_COMMANDS", "_MYSQL_FLAG", "_OTHER_FLAG")}
+    for name, counter in counters.items():
+        monkeypatch.setattr(secrets, name, counter)
+    text = "mysql -u " * 20_000 + "\nmysql -u root -p" + "Zq8mN3" + "pL7kR2" + " app\n"
+    redacted, counts = redact(text)
+    assert counts == {"command-line-password": 1} and "Zq8mN3" + "pL7kR2" not in redacted
+    assert sum(c.scanned for c in counters.values()) < 3 * len(text)
+
+
+# ---- forms an audit found reaching the index: escaped, encoded, split over lines, other formats ---
+
+PW = "Zq8mN3" + "pL7kR2"  # a password (fake, assembled)
+TOK = "t0K3n" + "Vx9Qw2Lm8Rz4"
+B64 = __import__("base64").b64encode
+PUTTY_PRIVATE = "AAABAQC3" + "kL9xQ2mN8pR4tV6wY1zA3bC5dE7fG9hJ0kL2mN4pQ6rS8tU0vW2xY4zA6bC8dE0fG2h"
+AWS_CSV_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2T"
+
+# (text, kind, the secret that must disappear, id)
+CLASS_CASES = [
+    # values split over lines
+    (f'DB_PASSWORD = (\n    "{PW[:6]}"\n    "{PW[6:]}"\n)\n', "password-assignment", PW[:6], "parenthesised-concatenation"),
+    (f'password = "{PW[:6]}" \\\n    "{PW[6:]}"\n', "password-assignment", PW[6:], "backslash-continued-literals"),
+    (f"export DB_PASSWORD=\\\n{PW}\n", "password-assignment", PW, "backslash-continued-shell"),
+    (f"db:\n  password: >\n    {PW}\n  host: db\n", "password-assignment", PW, "yaml-folded"),
+    (f"auth:\n  token: |-\n    {TOK[:8]}\n    {TOK[8:]}\n", "token-assignment", TOK[8:], "yaml-literal-split"),
+    # escaped and encoded forms: a notebook's JSON, a serialised config, base64 in manifests
+    ('   "text": [\n    "    \\"password\\": \\"' + PW + '\\",\\n",\n', "password-assignment", PW,
+     "notebook-json-escaped-quotes"),
+    ('{"env": "DEBUG=0\\nDB_PASSWORD=' + PW + '\\nPORT=80"}', "password-assignment", PW, "json-escaped-env-lines"),
+    ('{"private_key": "' + RSA_KEY.replace("\n", "\\n") + '\\n"}', "private-key", KEY_BODY.splitlines()[0],
+     "json-escaped-key-block"),
+    ("users:\n- name: admin\n  user:\n    client-key-data: " + B64(RSA_KEY.encode()).decode() + "\n", "private-key",
+     B64(RSA_KEY.encode()).decode()[20:60], "kubeconfig-client-key-data"),
+    ("apiVersion: v1\nkind: Secret\ndata:\n  .env: " + B64(f"DEBUG=0\nDB_PASSWORD={PW}\n".encode()).decode() + "\n",
+     "password-assignment", B64(f"DEBUG=0\nDB_PASSWORD={PW}\n".encode()).decode()[8:], "k8s-secret-env-file"),
+    # (a name the plain rules do not know: `api-token: <base64>` is redacted as written already)
+    ("apiVersion: v1\nkind: Secret\ndata:\n  db-credential: " + B64(PW.encode()).decode() + "\n", "password-assignment",
+     B64(PW.encode()).decode(), "k8s-secret-credential"),
+    # other formats
+    ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+     f"Private-Lines: 1\n{PUTTY_PRIVATE}\nPrivate-MAC: 0a1b2c3d4e5f\n", "private-key", PUTTY_PRIVATE, "putty-key"),
+    (f'echo "db.internal:5432:app:deploy:{PW}" > ~/.pgpass', "pgpass-password", PW, "pgpass-line"),
+    (f"User name,Password,Access key ID,Secret access key\ndeploy,,{AWS_ID},{AWS_CSV_SECRET}\n", "aws-secret-key",
+     AWS_CSV_SECRET, "aws-csv-export"),
+    (f'creds = Credentials("{AWS_ID}", "{AWS_CSV_SECRET}")', "aws-secret-key", AWS_CSV_SECRET, "aws-positional"),
+    (f'creds = Credentials(\n    "{AWS_ID}",\n    "{AWS_CSV_SECRET}",\n)', "aws-secret-key", AWS_CSV_SECRET,
+     "aws-positional-over-lines"),
+    ('client = Client("AC' + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d" + '", "' + "9f8e7d6c5b4a39281706f5e4d3c2b1a0" + '")',
+     "twilio-auth-token", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "twilio-sid-and-token"),
+    ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
+     + "Tc6YaB3dE5fG7hJ9kL2m=", "azure-key", "q7Rk2Lm9Xw3Zp8Ns5Vb1", "azure-shared-access-key"),
+    ("https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=" + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
+     + "Tc6Y%2BaB3dE5fG7hJ9kL2m%3D", "azure-sas-signature", "q7Rk2Lm9Xw3Zp8Ns5Vb1", "azure-sas-sig"),
+    ("STRIPE_WEBHOOK = 'whsec_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY'", "webhook-secret", "aB3dE5fG7hJ9kL2mN4pQ6r",
+     "webhook-signing-secret"),
+    (f"define('DB_PASSWORD', '{PW}');", "password-assignment", PW, "php-define"),
+    ("define( 'AUTH_KEY', 'e+2|c@:S)G8" + "kq!Lm9^Zx~Wv3#Rt' );", "api-key-assignment", "e+2|c@:S)G8", "php-define-salt"),
+    (f'password = os.environ.get("DB_PASSWORD", "{PW}")', "password-assignment", PW, "environ-get-default"),
+    (f"token = os.getenv('GITHUB_TOKEN', '{TOK}')", "token-assignment", TOK, "getenv-default"),
+    (f"const key = process.env.API_KEY || '{TOK}';", "api-key-assignment", TOK, "process-env-default"),
+    (f"redis-server --requirepass {PW}", "command-line-password", PW, "redis-requirepass"),
+    (f'subprocess.run(["mysql", "-u", "root", "-p{PW}", "app"])', "command-line-password", PW, "mysql-exec-array"),
+    (f"mysqldump --password={PW} app > dump.sql", "command-line-password", PW, "mysql-password-flag"),
+    (f"redis-cli -h cache -a {PW} ping", "command-line-password", PW, "redis-cli-a"),
+    (f"sshpass -p '{PW}' ssh deploy@host", "command-line-password", PW, "sshpass-p"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), [c[:3] for c in CLASS_CASES], ids=[c[3] for c in CLASS_CASES])
+def test_redacts_each_form(text: str, kind: str, secret: str) -> None:
+    redacted, counts = redact(text)
+    assert counts == {kind: 1} | ({"aws-access-key": 1} if AWS_ID in text else {})  # the key id, beside its secret
+    assert secret not in redacted
+    assert redacted.count("\n") == text.count("\n")
+
+
+CLASS_LOOKALIKES = [
+    ('pwd = "/home/deploy1/project"', "path-assigned-to-pwd"),
+    ("PWD: '~/src/app2'", "home-path-assigned-to-pwd"),
+    ('hash_key = "sha256"', "algorithm-assigned-to-hash-key"),
+    ('signing_key = "HMAC-SHA256"', "algorithm-assigned-to-signing-key"),
+    ('encryption_key = "AES-256-GCM"', "cipher-assigned-to-key"),
+    ('private_key = "rsa-sha256"', "signature-scheme-assigned-to-key"),
+    ('api_key = "x-api-key-1"', "header-name-assigned-to-key"),
+    ('<script integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC">', "sri-hash"),
+    ("commit = '9fceb02d0ae598e95dc970b74767f19372d61af8'", "git-sha-assigned"),
+    ("request_id = '123e4567-e89b-12d3-a456-426614174000'", "uuid-assigned"),
+    ('os.environ.get("DB_HOST", "db1.internal")', "environ-default-not-secret-name"),
+    ('os.getenv("PASSWORD_RESET_URL", "https://x/reset1")', "environ-default-url-name"),
+    ('os.environ.get("DB_PASSWORD", "changeme123")', "environ-default-placeholder"),
+    ("define('DB_PASSWORD', 'password_here');", "php-define-placeholder"),
+    ("define('AUTH_KEY', 'put your unique phrase here');", "php-define-wordpress-placeholder"),
+    ("define('DB_NAME', 'wordpress2');", "php-define-not-secret"),
+    ("redis-server --requirepass foobared", "requirepass-stock-example"),
+    ("mysql -u root -p -h db1 app", "mysql-prompted-password-flag"),
+    ("localhost:5432:*:postgres:*", "pgpass-wildcards"),
+    ("12:30:45:00:11", "times-not-pgpass"),
+    ("PuTTY-User-Key-File-2: ssh-rsa\nPublic-Lines: 1\nAAAAB3NzaC1yc2E", "putty-public-only"),
+    ("data:\n  description: >\n    The password for the cache\n", "yaml-folded-prose"),
+    ('print("password: %s\\n" % pw)', "escaped-newline-after-format"),
+    ('"{\\"token\\": \\"${TOKEN}\\"}"', "escaped-json-template"),
+    ("kind: Secret\ndata:\n  username: " + B64(b"admin-user1").decode() + "\n", "k8s-secret-not-a-secret-name"),
+    ("certificate-authority-data: " + B64(("-----BEGIN " + "CERTIFICATE-----\n" + KEY_BODY + "-----END CERTIFICATE-----").encode()).decode(),
+     "kubeconfig-ca-data"),
+    ('message = (\n    "Your password "\n    "is reset2"\n)\n', "parenthesised-prose"),
+    ('"sig=abc" and "sv=1"', "sig-too-short"),
+]
+
+
+@pytest.mark.parametrize("text", [c[0] for c in CLASS_LOOKALIKES], ids=[c[1] for c in CLASS_LOOKALIKES])
+def test_leaves_lookalikes_of_each_form(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize("after", [",2019-01-01T00:00:00Z,active", ",arn:aws:iam::123456789012:user/deploy-bot-01",
+                                   ", " + "0123456789" * 4], ids=["date", "arn", "digits"])
+def test_a_key_id_alone_is_the_only_finding(after: str) -> None:
+    assert redact(AWS_ID + after) == ("[REDACTED:aws-access-key]" + after, {"aws-access-key": 1})
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"env": "A=\\u00e9\\t\\"x\\"\\nDB_PASSWORD=' + PW + '\\nPORT=80"}',
+     '{"env": "A=\\u00e9\\t\\"x\\"\\nDB_PASSWORD=[REDACTED:password-assignment]\\nPORT=80"}'),
+    ('x = 1\ncell = "\\\\n\\"api_key\\": \\"' + PW + '\\"\\n"\n',
+     'x = 1\ncell = "\\\\n\\"api_key\\": \\"[REDACTED:api-key-assignment]\\"\\n"\n'),
+    ('password = "' + PW[:6] + '" \\\n    "' + PW[6:] + '"\nnext = 1\n',
+     'password = "[REDACTED:password-assignment]\n"\nnext = 1\n'),  # the line break is kept
+    ("db:\n  password: >-\n    " + PW + "\n  host: db\n", "db:\n  password: >-\n    [REDACTED:password-assignment]\n  host: db\n"),
+], ids=["after-escapes", "after-escaped-backslash", "continued", "yaml-block"])
+def test_a_secret_found_in_the_decoded_text_is_redacted_in_place(text: str, expected: str) -> None:
+    kind = expected.partition("[REDACTED:")[2].partition("]")[0]
+    assert redact(text) == (expected, {kind: 1})

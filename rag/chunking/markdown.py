@@ -26,6 +26,16 @@ _ENTRY_DIRECTIVES = frozenset(
     ["attribute", "class", "data", "decorator", "exception", "function", "method", "module-attribute", "setting", "option", "envvar", "describe", "object", "confval", "templatetag", "templatefilter", "django-admin", "django-admin-option", "fieldlookup"]
 )
 _NOT_ENTRIES = frozenset(["py:module", "py:currentmodule", "js:module"])
+# The most sections a file is cut into: each costs a few objects and passes, so a file of 500,000
+# `#` lines took 12 s. Past this, the deepest levels stop being sections (their text stays in the
+# section above); a big real document (Django's largest, 1 MB of release notes) has under 2,000.
+MAX_HEADINGS = 5000
+# ... and the scan for headings stops after this many: the rest of the file is the last section's
+# text, windowed as any long section is (no levels to choose from would be worth 500,000 titles)
+_SCAN_HEADINGS = 4 * MAX_HEADINGS
+# the first character (after up to 3 spaces) of any line that can open a fence, an HTML comment, an
+# ATX heading or underline a Setext one: other lines are text, and skip the patterns
+_BLOCK_STARTS = frozenset("#`~<=-*+0123456789")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +62,7 @@ def chunk_markdown(path: str, text: str) -> list[Chunk]:
     lines = text.split("\n")
     first = _front_matter_end(lines) + 1
     headings, in_fence = _markdown_headings(lines, first)
+    headings = _capped(headings)
     pieces = [Piece(1, first - 1, "section", None, glue=True)] if first > 1 else []
     pieces += _section_pieces(lines, headings, first, in_fence, rst=False)
     return assemble(path, text, lines, pieces)
@@ -60,7 +71,7 @@ def chunk_markdown(path: str, text: str) -> list[Chunk]:
 def chunk_rst(path: str, text: str) -> list[Chunk]:
     """Split reStructuredText into sections; a text without titles is chunked as paragraphs."""
     lines = text.split("\n")
-    headings = _rst_headings(lines)
+    headings = _capped(_rst_headings(lines))
     if not headings:
         return chunk_text(path, text)
     pieces = _section_pieces(lines, headings, 1, [False] * (len(lines) + 1), rst=True)
@@ -80,6 +91,23 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
+def _capped(headings: list[Heading], cap: int = MAX_HEADINGS) -> list[Heading]:
+    """Keep at most `cap` headings: the levels from the top down while they fit, else the first `cap`."""
+    if len(headings) <= cap:
+        return headings
+    per_level: dict[int, int] = {}
+    for heading in headings:
+        per_level[heading.level] = per_level.get(heading.level, 0) + 1
+    kept, deepest = 0, 0
+    for level in sorted(per_level):
+        if kept + per_level[level] > cap:
+            break
+        kept, deepest = kept + per_level[level], level
+    if not deepest:
+        return headings[:cap]
+    return [h for h in headings if h.level <= deepest]
+
+
 def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], list[bool]]:
     """Find ATX and Setext headings outside fenced code; also return which lines are fenced."""
     headings: list[Heading] = []
@@ -87,6 +115,8 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
     fence = ""
     comment = False
     for number in range(first, len(lines) + 1):
+        if len(headings) >= _SCAN_HEADINGS:
+            break
         line = lines[number - 1]
         if fence:
             in_fence[number] = True
@@ -94,6 +124,8 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
             if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
                 fence = ""
             continue
+        if not comment and line[:4].lstrip(" ")[:1] not in _BLOCK_STARTS:
+            continue  # text: no fence, comment or heading starts here, and no underline
         if comment or _COMMENT_OPEN.match(line):
             in_fence[number] = True
             comment = "-->" not in (line if comment else line.split("<!--", 1)[1])

@@ -15,6 +15,16 @@ _BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, *((ast.TryStar,) if hasattr
 # the fallback splitter's cut lines: optional indentation, then def / async def / class NAME
 _DEF_LINE = re.compile(r"^([ \t]*)(async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 _SIGNATURE_LINES = 10  # a header longer than this is cut short in the breadcrumb
+# ast.parse builds the whole tree at once, about 3 µs and 600 bytes per token: a .py of 500,000
+# short lines took 5 s and 920 MB. A file estimated past this many tokens is split at its
+# def/class lines instead (the largest real file in the standard library and site-packages, a
+# test module of sympy, estimates 130,000 and parses in 0.4 s)
+MAX_PARSE_TOKENS = 150_000
+_PUNCTUATION = "=,.()[]{}:+-*"  # the operators that most often stand between tokens without blanks
+# a file split at its def/class lines costs about 10 µs a definition: past this many, it is cut
+# into line windows instead (100,000 one-line defs took 1.1 s)
+MAX_FALLBACK_DEFINITIONS = 5000
+_DEF_LINES = re.compile(_DEF_LINE.pattern, re.MULTILINE)
 _CONTEXT_CHARS = 200
 
 # (line of the header, header text): the classes a definition sits in, outermost first
@@ -28,6 +38,11 @@ def chunk_python(path: str, text: str, on_fallback: Callable[[str], None] | None
     `on_fallback` (if given) is called with the reason.
     """
     lines = text.split("\n")
+    tokens = _token_estimate(text, len(lines))
+    if tokens > MAX_PARSE_TOKENS:
+        if on_fallback is not None:
+            on_fallback(f"too large to parse: about {tokens:,} tokens, over {MAX_PARSE_TOKENS:,}")
+        return assemble(path, text, lines, _line_pieces(text, lines), group_same_symbol=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. are the file's business
@@ -35,9 +50,15 @@ def chunk_python(path: str, text: str, on_fallback: Callable[[str], None] | None
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         if on_fallback is not None:
             on_fallback(f"{type(exc).__name__}: {exc}")
-        return assemble(path, text, lines, _fallback_pieces(lines), group_same_symbol=True)
+        return assemble(path, text, lines, _line_pieces(text, lines), group_same_symbol=True)
     pieces = _body_pieces(tree.body, 1, len(lines), lines, "", (), "module", None)
     return assemble(path, text, lines, pieces, group_same_symbol=True)
+
+
+def _token_estimate(text: str, n_lines: int) -> int:
+    """Estimate the tokens of Python source from below: its words, common operators and lines
+    (`x=1` is one word, one `=` and one line: 3 of its 4 tokens); a few fast counts, no tokenizer."""
+    return len(text.split()) + sum(map(text.count, _PUNCTUATION)) + n_lines
 
 
 def _body_pieces(
@@ -136,6 +157,15 @@ def _header(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast
     header = re.sub(r"([(\[])\s+", r"\1", " ".join(parts))
     header = re.sub(r"\s+([)\]])", r"\1", header)
     return header[:_CONTEXT_CHARS]
+
+
+def _line_pieces(text: str, lines: list[str]) -> list[Piece]:
+    """Cut a file that is not parsed at its definitions (see _fallback_pieces), or, if it has more
+    than MAX_FALLBACK_DEFINITIONS, into line windows of one module piece."""
+    for definitions, _ in enumerate(_DEF_LINES.finditer(text), 1):
+        if definitions > MAX_FALLBACK_DEFINITIONS:
+            return [Piece(1, len(lines), "module", None)]
+    return _fallback_pieces(lines)
 
 
 def _fallback_pieces(lines: list[str]) -> list[Piece]:
