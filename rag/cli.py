@@ -186,6 +186,9 @@ def format_ingest_report(report: IngestReport) -> str:
     line += f"; skipped: {skipped}"
     if report.redacted:
         line += "; secrets redacted: " + ", ".join(f"{n} {k}" for k, n in sorted(report.redacted.items()))
+    if report.fell_back:
+        line += "; chunked as paragraphs, their structure unreadable: " + ", ".join(
+            f"{n} {k}" for k, n in sorted(report.fell_back.items()))
     line += f" -> {report.index_path}"
     if report.unstructured:
         languages = ", ".join(sorted(report.unstructured, key=lambda k: (-report.unstructured[k], k)))

@@ -79,6 +79,9 @@ class IngestReport:
     up_to_date: bool = False  # nothing changed: the index was left as it was
     # language label -> files chunked as paragraphs because the languages extra is missing
     unstructured: dict[str, int] = field(default_factory=dict)
+    # chunker -> files it could not read the structure of (syntax errors, a grammar that failed),
+    # chunked as paragraphs instead; a missing languages extra is `unstructured`, not here
+    fell_back: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class _Processed:
     skip_reason: str | None
     n_bytes: int
     redacted: dict[str, int]
+    fallback: str | None = None  # why its chunker fell back to paragraphs
 
 
 def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _Processed:
@@ -95,12 +99,14 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     if read.text is None:
         return _Processed(None, read.skip_reason, read.n_bytes, {})
     text, redacted = redact(read.text)
-    chunks = tuple(chunk_file(source.path, text))
+    reasons: list[str] = []
+    chunks = tuple(chunk_file(source.path, text, reasons.append))
     counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
     # the plain tokenizer is the original design exactly: no acronyms
     acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
     record = FileRecord(source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms)
-    return _Processed(record, None, read.n_bytes, redacted)
+    fallback = reasons[0] if reasons and "not installed" not in reasons[0] else None
+    return _Processed(record, None, read.n_bytes, redacted, fallback)
 
 
 def _collect_less() -> tuple[int, int, int]:
@@ -407,6 +413,7 @@ def _apply(
     bytes_read = 0
     access, skipped, skips = plan.access, plan.skipped, plan.skips
     unstructured: Counter[str] = Counter()
+    fell_back: Counter[str] = Counter()
     labels = {} if languages_available() else structured_languages()
 
     def fresh_records() -> Generator[FileRecord, None, None]:
@@ -422,6 +429,8 @@ def _apply(
                 if reason not in ("unreadable", "too-large"):  # these depend on the moment and the options
                     skips.append((source.path, source.size, source.mtime_ns, reason))
             else:
+                if done.fallback is not None:
+                    fell_back[chunker_for(source.path)] += 1
                 if labels and chunker_for(source.path) in labels:
                     unstructured[labels[chunker_for(source.path)]] += 1
                 yield done.record._replace(groups=access.groups_of(done.record.path))
@@ -456,4 +465,5 @@ def _apply(
         root=plan.root, index_path=plan.index_path, files=manifest.n_files, chunks=manifest.n_chunks,
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
         reused=len(plan.unchanged), redacted=dict(redacted), unstructured=dict(unstructured),
+        fell_back=dict(fell_back),
     )

@@ -287,3 +287,11 @@ def test_query_notes_a_repository_that_is_gone(runner: CliRunner, worked_repo: P
     assert result.exit_code == 0 and "refunds.txt:1-1" in result.stdout
     assert result.stderr == (f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
                              "passages are as indexed — re-run `python ingest.py REPO` with its new path\n")
+
+
+def test_the_summary_counts_files_whose_structure_could_not_be_read(runner: CliRunner, tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"ok.py": "def f():\n    return 1\n", "broken.py": "def f(:\n    return 1\n",
+                                       "notes.md": "# Notes\n\nSome words here.\n"})
+    result = runner.invoke(main, ["ingest", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert "; chunked as paragraphs, their structure unreadable: 1 python -> " in result.output
