@@ -415,6 +415,64 @@ def eval_cmd(
             click.echo("\n" + format_misses(report))
 
 
+@main.command("status")
+@index_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--skipped", "list_skipped", is_flag=True, help="Also list the skipped files, by reason.")
+def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool) -> None:
+    """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
+    from .status import status, status_dict
+
+    report = status(locate_index(index_path))
+    if as_json:
+        click.echo(json.dumps(status_dict(report, list_skipped), ensure_ascii=False))
+    else:
+        click.echo(format_status(report, list_skipped))
+
+
+def format_status(report: Any, list_skipped: bool = False) -> str:
+    """Return `rag status` as text."""
+    def counts(d: dict[str, int]) -> str:
+        return ", ".join(f"{n} {k}" for k, n in d.items()) or "none"
+
+    lines = [
+        f"Index:      {report.index_path} (format {report.format_version}, {report.tokenizer} tokenizer)",
+        f"Repository: {report.repository}",
+        f"Built:      {report.built_at}",
+        f"Files:      {report.files} ({counts(report.files_by_chunker)})",
+        f"Chunks:     {report.chunks} ({counts(report.chunks_by_chunker)})",
+    ]
+    if report.summary_recorded:
+        lines.append(f"Skipped:    {counts(report.skipped)}")
+        lines.append(f"Redacted:   {counts(report.redacted)}")
+    else:
+        lines.append("Skipped:    not recorded by the ingest that built this index — re-run ingest to see them")
+    stale = ", ".join(report.stale[:5]) + (", ..." if len(report.stale) > 5 else "")
+    lines.append(f"Stale:      {len(report.stale)} changed since ingest ({stale}) — re-run ingest"
+                 if report.stale else "Stale:      none")
+    if list_skipped:
+        for reason, paths in report.skipped_paths.items():
+            more = report.skipped.get(reason, len(paths)) - len(paths)
+            lines.append(f"\nSkipped, {reason} ({report.skipped.get(reason, len(paths))}):")
+            lines.extend(f"  {p}" for p in paths)
+            if more > 0:
+                lines.append(f"  ... and {more} more")
+    return "\n".join(lines)
+
+
+@main.command("mcp")
+@index_option
+@click.option("--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
+              help="Search as a member of GROUP (repeatable; RAG_GROUPS takes a space-separated list).")
+def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
+    """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, status, reindex."""
+    from .mcp_server import INSTALL_HINT, available, serve
+
+    if not available():
+        raise click.ClickException(INSTALL_HINT)
+    serve(index_path, frozenset(groups))
+
+
 def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, explain: bool = False,
                            extra: dict[str, Any] | None = None) -> str:
     """Return the answer JSON shape for the `none` backend: passages and prompt (None without

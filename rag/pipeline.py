@@ -159,8 +159,9 @@ def _process_all(
     if workers <= 1 or total < _PARALLEL_MIN_BYTES:
         tokenizer = Tokenizer(settings)
         for f in files:
-            yield process_file(f, tokenizer, max_bytes)
-            progress(1, f.size)
+            done = process_file(f, tokenizer, max_bytes)
+            progress(1, f.size)  # before the yield: the caller stops pulling after the last file
+            yield done
         return
     from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
 
@@ -169,8 +170,8 @@ def _process_all(
         batches = list(_batches(files))
         results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
         for batch, sources in zip(results, batches):
-            yield from batch
             progress(len(batch), sum(f.size for f in sources))
+            yield from batch
     finally:  # interrupted too (see ingest): the batches not started are dropped, the running ones end
         pool.shutdown(wait=True, cancel_futures=True)
 
