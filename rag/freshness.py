@@ -50,8 +50,13 @@ def _gitignore_rules(root: str, folder: str) -> list[IgnoreRules]:
 
 
 def _listed(
-    root: str, folder: str, include: tuple[str, ...], exclude: tuple[str, ...], max_bytes: int,
-    rag_rules: list[IgnoreRules], then: set[str],
+    root: str,
+    folder: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    max_bytes: int,
+    rag_rules: list[IgnoreRules],
+    then: set[str],
 ) -> set[str] | None:
     """The names in `folder` an ingest would list (None if it cannot be read): what is ignored,
     excluded or skipped by name, links and nested repositories left out. A new folder counts
@@ -69,15 +74,21 @@ def _listed(
             continue
         try:
             if entry.is_dir():
-                if (name in EXCLUDED_DIRS and not any(_names_folder(g, rel) for g in include)) \
-                        or name.endswith(".egg-info") or is_ignored(rules, rel, True) \
-                        or os.path.exists(os.path.join(entry.path, ".git")):
+                if (
+                    (name in EXCLUDED_DIRS and not any(_names_folder(g, rel) for g in include))
+                    or name.endswith(".egg-info")
+                    or is_ignored(rules, rel, True)
+                    or os.path.exists(os.path.join(entry.path, ".git"))
+                ):
                     continue
                 if name in then or _holds_something(entry.path, rel, include, exclude, rag_rules, rules):
                     names.add(name)
                 continue
-            if excluded_by_name(rel, include, exclude, rag_rules) or is_ignored(rules, rel, False) \
-                    or entry.stat().st_size > max_bytes:
+            if (
+                excluded_by_name(rel, include, exclude, rag_rules)
+                or is_ignored(rules, rel, False)
+                or entry.stat().st_size > max_bytes
+            ):
                 continue
         except OSError:
             continue
@@ -90,7 +101,11 @@ def _names_folder(pattern: str, rel: str) -> bool:
 
 
 def _holds_something(
-    path: str, rel: str, include: tuple[str, ...], exclude: tuple[str, ...], rag_rules: list[IgnoreRules],
+    path: str,
+    rel: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    rag_rules: list[IgnoreRules],
     rules: list[IgnoreRules],
 ) -> bool:
     """Whether a folder new since ingest holds a file or folder that is not left out by name."""

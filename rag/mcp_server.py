@@ -20,10 +20,14 @@ SEARCH_HELP = (
     "Returns ranked passages, each with path:start-end, symbol, score and text; cite them by path:start-end. "
     "Use before answering any question about this codebase."
 )
-STATUS_HELP = ("Describe the index: repository, when it was built, files and chunks by language, skipped files "
-               "and files changed since ingest. Call when search results look stale or incomplete.")
-REINDEX_HELP = ("Re-index the repository incrementally (only changed files are read). Call when status or a "
-                "search note says files changed since ingest.")
+STATUS_HELP = (
+    "Describe the index: repository, when it was built, files and chunks by language, skipped files "
+    "and files changed since ingest. Call when search results look stale or incomplete."
+)
+REINDEX_HELP = (
+    "Re-index the repository incrementally (only changed files are read). Call when status or a "
+    "search note says files changed since ingest."
+)
 
 
 def _sdk() -> tuple[Any, type[Exception]]:
@@ -53,8 +57,11 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
     from .errors import RagError
 
     server_class, tool_error = _sdk()
-    server = server_class("rag", instructions="Search this repository's code: call search, cite path:start-end.",
-                          log_level="WARNING")
+    server = server_class(
+        "rag",
+        instructions="Search this repository's code: call search, cite path:start-end.",
+        log_level="WARNING",
+    )
 
     def guarded(call: Any) -> Any:
         try:
@@ -85,10 +92,17 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
                 raise tool_error("The query is empty — pass the question or keywords to search for")
             found = retrieve(where(), Request(query.strip(), k, groups=groups))
             return {
-                "repository": found.repository, "index": found.index_path,
-                "passages": [{"citation": f"{h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line}",
-                              "symbol": h.chunk.symbol, "score": round(h.score, 4), "text": h.chunk.text}
-                             for h in found.hits],
+                "repository": found.repository,
+                "index": found.index_path,
+                "passages": [
+                    {
+                        "citation": f"{h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line}",
+                        "symbol": h.chunk.symbol,
+                        "score": round(h.score, 4),
+                        "text": h.chunk.text,
+                    }
+                    for h in found.hits
+                ],
                 "notes": freshness_lines(found),
             }
 
@@ -113,8 +127,14 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
             with Index(path) as index:
                 root, settings = index.manifest.root, index.manifest.tokenizer
             report = ingest(root, path, IngestOptions(settings, workers=1))
-            return {"summary": format_ingest_report(report), "files": report.files, "chunks": report.chunks,
-                    "changed": report.changed, "deleted": report.deleted, "up_to_date": report.up_to_date}
+            return {
+                "summary": format_ingest_report(report),
+                "files": report.files,
+                "chunks": report.chunks,
+                "changed": report.changed,
+                "deleted": report.deleted,
+                "up_to_date": report.up_to_date,
+            }
 
         return guarded(run)  # type: ignore[no-any-return]
 

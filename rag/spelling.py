@@ -38,7 +38,8 @@ class Correction(NamedTuple):
 
 # index -> (question, readable classes) -> the corrections its search made
 _MADE: weakref.WeakKeyDictionary[Index, dict[tuple[str, frozenset[int] | None], tuple[Correction, ...]]] = (
-    weakref.WeakKeyDictionary())
+    weakref.WeakKeyDictionary()
+)
 
 
 def max_distance(letters: int) -> int:
@@ -68,7 +69,9 @@ def distance(a: str, b: str, limit: int) -> int:
     return previous[-1] if previous[-1] <= limit else limit + 1
 
 
-def correct(index: Index, view: View, question: str, counts: dict[str, int]) -> tuple[dict[str, int], dict[str, str]]:
+def correct(
+    index: Index, view: View, question: str, counts: dict[str, int]
+) -> tuple[dict[str, int], dict[str, str]]:
     """Return the query's term counts with each term the view has never seen replaced by its
     nearest term the view holds, and corrected term -> the word typed (for --explain). Counts
     whose terms are all known are returned as they are."""
@@ -93,7 +96,9 @@ def correct(index: Index, view: View, question: str, counts: dict[str, int]) -> 
     return out, {c.term: c.word for c in by_term.values()}
 
 
-def corrections_made(index: Index, question: str, groups: frozenset[str] = frozenset()) -> tuple[Correction, ...]:
+def corrections_made(
+    index: Index, question: str, groups: frozenset[str] = frozenset()
+) -> tuple[Correction, ...]:
     """Return the corrections the last search of `question` on `index` made, for a caller
     with `groups` (empty if it made none, or was not run)."""
     return _MADE.get(index, {}).get((question, index.view(groups).classes), ())
@@ -107,7 +112,11 @@ def _known_in(index: Index, view: View) -> Callable[[str], bool]:
 
     def known(term: str) -> bool:
         found = index.term(term)
-        return found is not None and chunk_class is not None and any(chunk_class[i] in readable for i in found[0])
+        return (
+            found is not None
+            and chunk_class is not None
+            and any(chunk_class[i] in readable for i in found[0])
+        )
 
     return known
 
@@ -139,5 +148,5 @@ def _nearest(index: Index, term: str, word: str, known: Callable[[str], bool]) -
         return None
     d, _, found = best
     # the word as typed with its stem corrected: "pasages" (stem "pasag") -> "passag" + "es"
-    searched = found + word[len(term):] if word.startswith(term) else found
+    searched = found + word[len(term) :] if word.startswith(term) else found
     return Correction(word, searched, found, d)

@@ -52,11 +52,20 @@ def status(index_path: str | os.PathLike[str]) -> Status:
             redacted.update(kinds)
         built = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(m.built_at))
         return Status(
-            index_path=os.path.abspath(index.path), repository=m.root, format_version=m.format_version, built_at=built,
-            tokenizer=m.tokenizer.mode, files=m.n_files, chunks=m.n_chunks,
-            files_by_chunker=dict(files.most_common()), chunks_by_chunker=dict(chunks.most_common()),
-            skipped=dict(summary.get("skipped", {})), skipped_paths=dict(summary.get("skipped_paths", {})),
-            redacted=dict(sorted(redacted.items())), stale=stale, summary_recorded=m.summary is not None,
+            index_path=os.path.abspath(index.path),
+            repository=m.root,
+            format_version=m.format_version,
+            built_at=built,
+            tokenizer=m.tokenizer.mode,
+            files=m.n_files,
+            chunks=m.n_chunks,
+            files_by_chunker=dict(files.most_common()),
+            chunks_by_chunker=dict(chunks.most_common()),
+            skipped=dict(summary.get("skipped", {})),
+            skipped_paths=dict(summary.get("skipped_paths", {})),
+            redacted=dict(sorted(redacted.items())),
+            stale=stale,
+            summary_recorded=m.summary is not None,
         )
 
 
