@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .files import DEFAULT_MAX_BYTES, EXCLUDED_DIRS, excluded_by_name
+from .files import DEFAULT_MAX_BYTES, EXCLUDED_DIRS, excluded_by_name, include_reaches
 from .ignore import IgnoreRules, is_ignored
 from .repo_names import INDEX_DIRNAME
 from .store.paths import ancestors
@@ -75,7 +75,7 @@ def _listed(
         try:
             if entry.is_dir():
                 if (
-                    (name in EXCLUDED_DIRS and not any(_names_folder(g, rel) for g in include))
+                    (name in EXCLUDED_DIRS and not include_reaches(rel, include))
                     or name.endswith(".egg-info")
                     or is_ignored(rules, rel, True)
                     or os.path.exists(os.path.join(entry.path, ".git"))
@@ -94,10 +94,6 @@ def _listed(
             continue
         names.add(name)
     return names
-
-
-def _names_folder(pattern: str, rel: str) -> bool:
-    return pattern.rstrip("/").split("/")[0] == rel.split("/")[0] or rel in pattern
 
 
 def _holds_something(
