@@ -138,9 +138,11 @@ def main() -> None:
               help="Skip files larger than this many bytes. [default: the existing index's, else 1 MB]")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).")
 def ingest_cmd(
     repo: str, index_path: str | None, tokenizer: str | None, include: tuple[str, ...],
-    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None,
+    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None, quiet: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
@@ -148,34 +150,69 @@ def ingest_cmd(
 
     options = IngestOptions(TokenizerSettings(mode=tokenizer) if tokenizer else None, include or None,
                             exclude or None, max_bytes, workers, full)
-    bar: Any = None
-
-    def on_start(total: int) -> None:
-        nonlocal bar
-        if bar is not None:  # a second start: the ingest began again as a full build
-            bar.__exit__(None, None, None)
-            bar = None
-        if sys.stderr.isatty() and total:
-            bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
-            bar.__enter__()
-
-    def progress(n: int) -> None:
-        if bar is not None:
-            bar.update(n)
-
+    line = None if quiet or not _stderr_is_terminal() else ProgressLine(sys.stderr)
     try:
-        report = ingest(repo, index_path, options, progress=progress, on_start=on_start)
+        report = ingest(repo, index_path, options, progress=line.advance if line else None,
+                        on_start=line.start if line else None)
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        if line is not None:
+            line.clear()
     remember_index(os.getcwd(), report.index_path)
-    click.echo(format_ingest_report(report))
+    if not quiet:
+        click.echo(format_ingest_report(report))
+
+
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+class ProgressLine:
+    """One line on a terminal, rewritten in place: files done / total, MB read, seconds."""
+
+    def __init__(self, stream: Any, every: float = 0.1) -> None:
+        import time
+
+        self._stream, self._every, self._clock = stream, every, time.monotonic
+        self._began = self._shown = self._clock()
+        self.total = self.done = self.total_bytes = self.done_bytes = 0
+
+    def start(self, total: int, total_bytes: int) -> None:
+        """Begin counting (again, when an ingest restarts as a full build)."""
+        self.total, self.total_bytes, self.done, self.done_bytes = total, total_bytes, 0, 0
+        self._show()
+
+    def advance(self, files: int, n_bytes: int) -> None:
+        """Count files and bytes done; redraw at most every `every` seconds, and at the end."""
+        self.done += files
+        self.done_bytes += n_bytes
+        if self.done >= self.total or self._clock() - self._shown >= self._every:
+            self._show()
+
+    def text(self) -> str:
+        """The line as it is shown now."""
+        return (f"Indexing: {self.done:,}/{self.total:,} files, {self.done_bytes / 1e6:.1f}/"
+                f"{self.total_bytes / 1e6:.1f} MB, {self._clock() - self._began:.1f} s")
+
+    def _show(self) -> None:
+        self._shown = self._clock()
+        self._stream.write("\r\x1b[K" + self.text())
+        self._stream.flush()
+
+    def clear(self) -> None:
+        """Erase the line, so that the summary (or an error) starts on a clean one."""
+        if self.total:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
 
 
 def format_ingest_report(report: IngestReport) -> str:
     """Return the one-line ingest summary."""
+    blocked = "".join(
+        f"\n--include {pattern!r} matched only files in folders excluded by a built-in rule ({example}): name the "
+        f"folder in the pattern to index them, e.g. --include '{example.split('/')[0]}/**'"
+        for pattern, example in sorted(report.blocked_includes.items()))
     if report.up_to_date:
-        return f"Index is up to date: {report.files} files, {report.chunks} chunks ({report.index_path})"
+        return f"Index is up to date: {report.files} files, {report.chunks} chunks ({report.index_path})" + blocked
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
     line = (
         f"Indexed {report.files} files ({report.chunks} chunks) in {report.seconds:.1f} s, "
@@ -194,7 +231,7 @@ def format_ingest_report(report: IngestReport) -> str:
         languages = ", ".join(sorted(report.unstructured, key=lambda k: (-report.unstructured[k], k)))
         line += (f"\n{sum(report.unstructured.values())} files chunked as paragraphs: "
                  f"pip install 'rag-code[languages]' for {languages} structure (the next ingest then re-chunks them)")
-    return line
+    return line + blocked
 
 
 def _question(words: tuple[str, ...]) -> str:
@@ -247,8 +284,9 @@ def query_cmd(
 
     text = request.question
     if no_llm:
-        hits = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=_notes).retrieval.hits
-        click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
+        found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
+        click.echo(format_hits_json(text, found.hits, explain, about(found)) if as_json
+                   else format_hits(found.hits, explain))
         return
     from .answer import INCOMPLETE
     from .backends import render_text_prompt, resolve_backend
@@ -257,16 +295,17 @@ def query_cmd(
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
-    outcome = ask(locate_index(index_path), request, backend if generates else None, on_retrieved=_notes,
+    outcome = ask(locate_index(index_path), request, backend if generates else None, on_retrieved=notes,
                   on_text=None if as_json else _stream)
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
+    extra = about(outcome.retrieval)
     if prompt is None:  # nothing retrieved
         if prompt_only:
             click.echo(NO_CONTEXT_MESSAGE, err=True)
         elif as_json and result is not None:
-            click.echo(format_answer_json(result))
+            click.echo(format_answer_json(result, False, extra))
         elif as_json:
-            click.echo(format_unanswered_json(text, [], None, explain))
+            click.echo(format_unanswered_json(text, [], None, explain, extra))
         else:
             click.echo(NO_CONTEXT_MESSAGE)
         return
@@ -275,28 +314,68 @@ def query_cmd(
     elif show_prompt:
         click.echo(backend.render(prompt) if backend else render_text_prompt(prompt))
     elif result is None:
+        # the passages alone: the prompt repeats them (--show-prompt prints it; JSON keeps "prompt")
         if as_json:
-            click.echo(format_unanswered_json(text, hits, prompt.text, explain))
+            click.echo(format_unanswered_json(text, hits, prompt.text, explain, extra))
         else:
-            click.echo(f"{format_hits(hits, explain)}\n\n--- prompt ---\n{prompt.text}\n")
+            click.echo(format_hits(hits, explain))
         click.echo(NO_BACKEND_HINT, err=True)
     else:
-        click.echo(format_answer_json(result, explain) if as_json else format_sources(result))
+        click.echo(format_answer_json(result, explain, extra) if as_json else format_sources(result))
         if not as_json:
             click.echo(format_usage(result), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
 
 
-def _notes(found: Retrieval) -> None:
-    """Print what the caller should know about the index's freshness, on stderr."""
+def notes(found: Retrieval) -> None:
+    """Print which index answers (on a terminal), what was corrected, refreshed or is stale, on
+    stderr (one line each). Scripts read the index from --json."""
+    if _stderr_is_terminal():
+        click.echo(searching_line(found), err=True)
+    for line in freshness_lines(found):
+        click.echo(line, err=True)
+
+
+def searching_line(found: Retrieval) -> str:
+    """'Searching REPO' (and the index, when it is not REPO/.rag/index.sqlite)."""
+    from .store.paths import default_index_file
+
+    same = os.path.abspath(found.index_path) == os.path.abspath(default_index_file(found.repository))
+    return f"Searching {found.repository}" + ("" if same else f" (index {found.index_path})")
+
+
+def freshness_lines(found: Retrieval) -> list[str]:
+    """The one-line notes of a retrieval: spelling corrections, a refresh, a gone or stale repository."""
+    lines = []
+    if found.corrections:
+        lines.append("Note: searched " + ", ".join(f"{c.searched!r} for {c.word!r}" for c in found.corrections)
+                     + " (words the index has never seen)")
+    if found.refreshed is not None or found.refresh:
+        lines.append(refresh_line(found.refreshed))
     if found.gone is not None:
-        click.echo(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
-                   "as indexed — re-run `python ingest.py REPO` with its new path", err=True)
+        lines.append(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
+                     "as indexed — re-run `python ingest.py REPO` with its new path")
     if found.changed:
         shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
-        click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
-                   "— re-run ingest or pass --refresh", err=True)
+        lines.append(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
+                     "— re-run ingest or pass --refresh")
+    return lines
+
+
+def refresh_line(report: IngestReport | None) -> str:
+    """What --refresh did, in one line."""
+    if report is None or report.up_to_date:
+        return "Refreshed: the index is up to date"
+    gone = f", {report.deleted} removed" if report.deleted else ""
+    return (f"Refreshed: re-indexed {report.changed} changed or new file(s){gone}, {report.reused} unchanged, "
+            f"in {report.seconds:.1f} s")
+
+
+def about(found: Retrieval) -> dict[str, Any]:
+    """The JSON keys that say which index answered, and what was corrected."""
+    return {"index": found.index_path, "repository": found.repository,
+            "corrections": [c._asdict() for c in found.corrections]}
 
 
 @main.command("eval")
@@ -339,15 +418,75 @@ def eval_cmd(
             click.echo("\n" + format_misses(report))
 
 
-def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, explain: bool = False) -> str:
+@main.command("status")
+@index_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--skipped", "list_skipped", is_flag=True, help="Also list the skipped files, by reason.")
+def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool) -> None:
+    """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
+    from .status import status, status_dict
+
+    report = status(locate_index(index_path))
+    if as_json:
+        click.echo(json.dumps(status_dict(report, list_skipped), ensure_ascii=False))
+    else:
+        click.echo(format_status(report, list_skipped))
+
+
+def format_status(report: Any, list_skipped: bool = False) -> str:
+    """Return `rag status` as text."""
+    def counts(d: dict[str, int]) -> str:
+        return ", ".join(f"{n} {k}" for k, n in d.items()) or "none"
+
+    lines = [
+        f"Index:      {report.index_path} (format {report.format_version}, {report.tokenizer} tokenizer)",
+        f"Repository: {report.repository}",
+        f"Built:      {report.built_at}",
+        f"Files:      {report.files} ({counts(report.files_by_chunker)})",
+        f"Chunks:     {report.chunks} ({counts(report.chunks_by_chunker)})",
+    ]
+    if report.summary_recorded:
+        lines.append(f"Skipped:    {counts(report.skipped)}")
+        lines.append(f"Redacted:   {counts(report.redacted)}")
+    else:
+        lines.append("Skipped:    not recorded by the ingest that built this index — re-run ingest to see them")
+    stale = ", ".join(report.stale[:5]) + (", ..." if len(report.stale) > 5 else "")
+    lines.append(f"Stale:      {len(report.stale)} changed since ingest ({stale}) — re-run ingest"
+                 if report.stale else "Stale:      none")
+    if list_skipped:
+        for reason, paths in report.skipped_paths.items():
+            more = report.skipped.get(reason, len(paths)) - len(paths)
+            lines.append(f"\nSkipped, {reason} ({report.skipped.get(reason, len(paths))}):")
+            lines.extend(f"  {p}" for p in paths)
+            if more > 0:
+                lines.append(f"  ... and {more} more")
+    return "\n".join(lines)
+
+
+@main.command("mcp")
+@index_option
+@click.option("--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
+              help="Search as a member of GROUP (repeatable; RAG_GROUPS takes a space-separated list).")
+def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
+    """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, status, reindex."""
+    from .mcp_server import INSTALL_HINT, available, serve
+
+    if not available():
+        raise click.ClickException(INSTALL_HINT)
+    serve(index_path, frozenset(groups))
+
+
+def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, explain: bool = False,
+                           extra: dict[str, Any] | None = None) -> str:
     """Return the answer JSON shape for the `none` backend: passages and prompt (None without
-    passages), no answer."""
+    passages), no answer; `extra` keys (about()) follow."""
     from .answer import NO_CONTEXT
 
     return json.dumps({"question": question, "answer": None, "citations": [],
                        "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
                        "backend": "none", "model": None, "usage": None,
-                       "stop_reason": None if hits else NO_CONTEXT, "prompt": prompt}, ensure_ascii=False)
+                       "stop_reason": None if hits else NO_CONTEXT, "prompt": prompt, **(extra or {})},
+                      ensure_ascii=False)
 
 
 def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
@@ -364,10 +503,10 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     return out
 
 
-def format_hits_json(question: str, hits: list[Hit], explain: bool = False) -> str:
-    """Return the retrieval result as one JSON object."""
+def format_hits_json(question: str, hits: list[Hit], explain: bool = False, extra: dict[str, Any] | None = None) -> str:
+    """Return the retrieval result as one JSON object; `extra` keys (about()) follow."""
     results = [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)]
-    return json.dumps({"question": question, "results": results}, ensure_ascii=False)
+    return json.dumps({"question": question, "results": results, **(extra or {})}, ensure_ascii=False)
 
 
 def format_hits(hits: list[Hit], explain: bool = False) -> str:
@@ -445,8 +584,9 @@ def format_usage(result: Answer) -> str:
     return f"({result.model} via {result.backend}{used})"
 
 
-def format_answer_json(result: Answer, explain: bool = False) -> str:
-    """Return an answer as one JSON object: answer, checked citations, and the passages sent."""
+def format_answer_json(result: Answer, explain: bool = False, extra: dict[str, Any] | None = None) -> str:
+    """Return an answer as one JSON object: answer, checked citations, and the passages sent;
+    `extra` keys (about()) follow."""
     return json.dumps({
         "question": result.question,
         "answer": result.text,
@@ -456,4 +596,5 @@ def format_answer_json(result: Answer, explain: bool = False) -> str:
         "model": result.model,
         "usage": result.usage,
         "stop_reason": result.stop_reason,
+        **(extra or {}),
     }, ensure_ascii=False)

@@ -9,6 +9,7 @@ import re
 import stat
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,22 @@ BINARY_SUFFIXES = frozenset(
 _COMPILED_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".js", ".cjs", ".mjs")
 _TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 _SNIFF_BYTES = 8192
+# --include patterns that name no file in particular: they do not bring back generated or data files
+_ANY_NAME = frozenset(["*", "**", "*.*"])
+# The first bytes of binary formats that can carry any extension (an Illustrator .ai is a PDF)
+MAGIC_NUMBERS = (
+    b"%PDF-", b"\x89PNG\r\n\x1a\n", b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"\x7fELF", b"GIF87a",
+    b"GIF89a", b"\xff\xd8\xff", b"BM", b"II*\x00", b"MM\x00*", b"%!PS-Adobe", b"\xd0\xcf\x11\xe0",
+    b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07", b"\xfe\xed\xfa", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe",
+    b"MZ", b"SQLite format 3\x00", b"wOFF", b"wOF2", b"OggS", b"fLaC", b"ID3", b"\x00asm", b"BZh", b"\xfd7zXZ\x00",
+    b"(\xb5/\xfd", b"8BPS", b"RIFF",
+)
+# Magic numbers short enough to begin a text file too: binary only with other control bytes
+_WEAK_MAGIC = (b"BM", b"MZ", b"ID3", b"BZh", b"RIFF")
+# A share of control bytes (other than tab, newline, carriage return, form feed, escape) this
+# high in the first 8 KiB is not text
+CONTROL_SHARE = 0.10
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27)) + b"\x7f"
 # A line this long in a script is minified or bundled output.
 MINIFIED_LINE = 1000
 
@@ -68,6 +85,10 @@ class Walk:
     files: list[SourceFile]
     skipped: Counter[str] = field(default_factory=Counter)
     git: bool = False
+    # (path, reason) of each file or folder passed over by the listing (a folder ends in '/')
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)
+    # --include patterns that matched no file but some in a built-in excluded folder -> one of those
+    blocked_includes: dict[str, str] = field(default_factory=dict)
 
 
 def walk(
@@ -84,16 +105,23 @@ def walk(
         raise InputError(f"{root} is not a directory — pass the path of a repository directory")
     root = root.resolve()
     skipped: Counter[str] = Counter()
+    paths: list[tuple[str, str]] = []
+
+    def skip(rel: str, reason: str) -> None:
+        skipped[reason] += 1
+        paths.append((rel, reason))
+
+    excluded_dirs: list[str] = []  # built-in excluded folders pruned by a walk outside git
     listed = _git_files(root)
     is_git = listed is not None
     if listed is None:
-        listed = _walk_files(root, skipped)
+        listed = _walk_files(root, skip, include, excluded_dirs)
     rag_rules = [IgnoreRules.from_file(root / ".ragignore")]
     candidates: list[str] = []
     for rel in listed:
-        reason = _excluded_by_name(rel, include, exclude, rag_rules)
+        reason = excluded_by_name(rel, include, exclude, rag_rules)
         if reason:
-            skipped[reason] += 1
+            skip(rel, reason)
         else:
             candidates.append(rel)
     ts_modules = _ts_module_suffixes(candidates)
@@ -101,7 +129,7 @@ def walk(
     top = str(root)
     for rel in candidates:
         if ts_modules and _is_compiled_copy(rel, ts_modules):
-            skipped["generated"] += 1
+            skip(rel, "generated")
             continue
         if not _utf8(rel):
             # a name that is not UTF-8 cannot be stored, printed or checked for freshness as is
@@ -111,28 +139,84 @@ def walk(
         try:
             st = os.lstat(full)
         except OSError:  # vanished or unreadable
-            skipped["unreadable"] += 1
+            skip(rel, "unreadable")
             continue
         if stat.S_ISLNK(st.st_mode):
             # never followed: a link's target is indexed under its own path if at all, and a
             # link would carry a secret file, an ignored file or a restricted file past the
             # rules that see only the link's name
-            skipped["symlink"] += 1
+            skip(rel, "symlink")
             continue
         if stat.S_ISDIR(st.st_mode) and os.path.exists(os.path.join(full, ".git")):
             # a submodule or a repository inside this one, as git lists them: its own project
             # (often third-party code), indexed on its own if wanted
-            skipped["nested-repo"] += 1
+            skip(rel + "/", "nested-repo")
             continue
         if not stat.S_ISREG(st.st_mode):
-            skipped["not-a-file"] += 1
+            skip(rel, "not-a-file")
             continue
         if st.st_size > max_bytes:
-            skipped["too-large"] += 1
+            skip(rel, "too-large")
             continue
         files.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns))
     files.sort(key=lambda f: f.path)
-    return Walk(root=root, files=files, skipped=skipped, git=is_git)
+    blocked = _blocked_includes(root, include, files, paths, excluded_dirs) if include else {}
+    return Walk(root=root, files=files, skipped=skipped, git=is_git, skipped_paths=paths, blocked_includes=blocked)
+
+
+# Files looked at, at most, in built-in excluded folders to tell why an --include matched nothing
+_BLOCKED_SCAN = 20_000
+
+
+def _blocked_includes(
+    root: Path, include: tuple[str, ...], files: list[SourceFile], paths: list[tuple[str, str]],
+    excluded_dirs: list[str],
+) -> dict[str, str]:
+    """--include patterns that match no listed file, each with a file it matches in a built-in
+    excluded folder (which only a pattern naming the folder brings back)."""
+    unmatched = [g for g in include if not any(_glob(f.path, g) for f in files)]
+    out: dict[str, str] = {}
+    if not unmatched:
+        return out
+    blocked = [rel for rel, reason in paths if reason == "excluded-dir"]
+    for folder in excluded_dirs:  # outside git the walk pruned them: look inside, within a bound
+        for dirpath, _, names in os.walk(root / folder):
+            rel_dir = Path(dirpath).relative_to(root).as_posix()
+            blocked.extend(f"{rel_dir}/{n}" for n in names)
+            if len(blocked) > _BLOCKED_SCAN:
+                break
+    for g in unmatched:
+        found = next((rel for rel in blocked if _glob(rel, g)), None)
+        if found is not None:
+            out[g] = found
+    return out
+
+
+def builtin_excluded_folder(rel: str) -> str | None:
+    """The first folder of a path that a built-in rule excludes (node_modules, build, ...), or None."""
+    parts = rel.split("/")[:-1]
+    for i, part in enumerate(parts):
+        if part in EXCLUDED_DIRS or part.endswith(".egg-info"):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def include_reaches(rel_dir: str, include: tuple[str, ...]) -> bool:
+    """Whether an --include pattern that names folders (has a '/') can match below `rel_dir`:
+    such a pattern brings back a folder the built-in rules exclude."""
+    parts = rel_dir.split("/")
+    for g in include:
+        if "/" not in g.rstrip("/"):
+            continue
+        segments = g.rstrip("/").split("/")
+        for part, segment in zip(parts, segments):
+            if segment == "**":
+                return True
+            if not fnmatch.fnmatchcase(part, segment):
+                break
+        else:
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +232,8 @@ class SourceText:
 def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     """Read a file as text, or say why it is skipped.
 
-    Binary files (a NUL byte in the first 8 KiB) and minified scripts are skipped;
+    Binary files (looks_binary: a NUL byte, a magic number or many control bytes in the first
+    8 KiB) and minified scripts are skipped;
     bytes that are not UTF-8 are decoded with U+FFFD replacement; CRLF and lone CR line
     endings become LF.
     """
@@ -160,7 +245,7 @@ def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     if len(data) > max_bytes:
         return SourceText(None, "too-large", n_bytes=len(data))
     digest = hashlib.sha1(data).hexdigest()
-    if b"\0" in data[:_SNIFF_BYTES]:
+    if looks_binary(data[:_SNIFF_BYTES]):
         return SourceText(None, "binary", digest, len(data))
     text = decode_text(data)
     if not text.strip():
@@ -168,6 +253,19 @@ def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     if _looks_minified(abspath, text):
         return SourceText(None, "minified", digest, len(data))
     return SourceText(text, None, digest, len(data))
+
+
+def looks_binary(head: bytes) -> bool:
+    """Tell from a file's first bytes whether it is binary: a NUL byte, the magic number of a
+    binary format (PDF, PNG, ZIP, gzip, ELF, ...), or a high share of control bytes."""
+    if b"\0" in head:
+        return True
+    if head.startswith(MAGIC_NUMBERS) and not head.startswith(_WEAK_MAGIC):
+        return True
+    if not head:
+        return False
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    return controls > CONTROL_SHARE * len(head) or (head.startswith(_WEAK_MAGIC) and controls > 0)
 
 
 def decode_text(data: bytes) -> str:
@@ -208,19 +306,23 @@ def _git_files(root: Path) -> list[str] | None:
     return list(seen)
 
 
-def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
-    """List files below root outside git: honour .gitignore files, prune built-in excludes."""
+def _walk_files(
+    root: Path, skip: Callable[[str, str], None], include: tuple[str, ...] = (), excluded_dirs: list[str] | None = None,
+) -> list[str]:
+    """List files below root outside git: honour .gitignore files, prune built-in excludes
+    (unless an --include names a folder below one); `excluded_dirs` collects those pruned."""
     out: list[str] = []
     rules: list[tuple[str, IgnoreRules]] = []  # (dir prefix, rules) active while walking
     top = str(root)
     # os.walk joins names onto `top`, so the relative folder is what follows it (top may be "/")
-    skip = len(top.rstrip(os.sep)) + 1
+    skip_chars = len(top.rstrip(os.sep)) + 1
 
     def unreadable(error: OSError) -> None:  # a folder that cannot be listed: say so
-        skipped["unreadable-dir"] += 1
+        where = os.fsdecode(error.filename) if error.filename else top
+        skip(where[skip_chars:].replace(os.sep, "/") + "/", "unreadable-dir")
 
     for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
-        rel_dir = dirpath[skip:].replace(os.sep, "/")
+        rel_dir = dirpath[skip_chars:].replace(os.sep, "/")
         while rules and not _under(rel_dir, rules[-1][0]):
             rules.pop()
         if not rel_dir and os.path.isdir(os.path.join(top, ".git")):
@@ -235,19 +337,21 @@ def _walk_files(root: Path, skipped: Counter[str]) -> list[str]:
             rel = f"{rel_dir}/{d}" if rel_dir else d
             if d in (".git", INDEX_DIRNAME):
                 pass  # tooling state, not worth a mention in the summary
-            elif d in EXCLUDED_DIRS or d.endswith(".egg-info"):
-                skipped["excluded-dir"] += 1
+            elif (d in EXCLUDED_DIRS or d.endswith(".egg-info")) and not include_reaches(rel, include):
+                skip(rel + "/", "excluded-dir")
+                if excluded_dirs is not None:
+                    excluded_dirs.append(rel)
             elif os.path.islink(os.path.join(dirpath, d)):
-                skipped["symlink"] += 1
+                skip(rel + "/", "symlink")
             elif active and is_ignored(active, rel, True):
-                skipped["gitignored"] += 1
+                skip(rel + "/", "gitignored")
             else:
                 keep.append(d)
         dirnames[:] = keep
         for name in filenames:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if active and is_ignored(active, rel, False):
-                skipped["gitignored"] += 1
+                skip(rel, "gitignored")
             else:
                 out.append(rel)
     return out
@@ -266,23 +370,32 @@ def _under(rel: str, prefix: str) -> bool:
     return prefix == "" or rel == prefix or rel.startswith(prefix + "/")
 
 
-def _excluded_by_name(
+def excluded_by_name(
     rel: str, include: tuple[str, ...], exclude: tuple[str, ...], rag_rules: list[IgnoreRules]
 ) -> str | None:
+    """Why a listed file is skipped by its path alone, or None. An --include that matches the
+    path wins over the built-in rules (excluded folders, generated names, data and binary
+    suffixes), if it names the folder of a built-in excluded one; never over secret files."""
     parts = rel.split("/")
     name = parts.pop()
-    if not EXCLUDED_DIRS.isdisjoint(parts) or (".egg-info/" in rel and any(p.endswith(".egg-info") for p in parts)):
+    included = bool(include) and any(_glob(rel, g) for g in include)
+    if INDEX_DIRNAME in parts or ".git" in parts:
+        return "excluded-dir"
+    folder = builtin_excluded_folder(rel)
+    if folder is not None and not (included and include_reaches(folder, include)):
         return "excluded-dir"
     if is_secret_file(rel):
         return "secret"
     if name == ACCESS_FILE:
         return "access-list"  # says who may read what; not content to answer from
-    if include and not any(_glob(rel, g) for g in include):
+    if include and not included:
         return "not-included"
     if any(_glob(rel, g) for g in exclude):
         return "excluded"
     if any(r.rules for r in rag_rules) and is_ignored(rag_rules, rel, False):
         return "ragignore"
+    if included and any(_glob(rel, g) and g.rsplit("/", 1)[-1] not in _ANY_NAME for g in include):
+        return None  # asked for by name: the content decides (a binary is still found binary)
     if _EXCLUDED_NAME.match(name):
         return "generated"
     suffix = os.path.splitext(name)[1].lower()
@@ -291,6 +404,7 @@ def _excluded_by_name(
     if suffix in DATA_SUFFIXES:
         return "data"
     return None
+
 
 
 def _glob(rel: str, pattern: str) -> bool:

@@ -27,12 +27,13 @@ from .errors import (
     IndexWriteError,
     InputError,
     NoIndexError,
+    NothingToIndexError,
     terminations_as_exit,
 )
 from .fields import chunk_counts
 from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
 from .secrets import redact
-from .store.format import FileRecord
+from .store.format import SKIPPED_LISTED, FileRecord
 from .store.paths import default_index_path, folder_mtimes, folders_of, index_file, prepare_index_dir
 from .store.reader import Index
 from .store.update import update_index
@@ -82,6 +83,10 @@ class IngestReport:
     # chunker -> files it could not read the structure of (syntax errors, a grammar that failed),
     # chunked as paragraphs instead; a missing languages extra is `unstructured`, not here
     fell_back: dict[str, int] = field(default_factory=dict)
+    # --include patterns that matched nothing but files in a built-in excluded folder -> one of them
+    blocked_includes: dict[str, str] = field(default_factory=dict)
+    changed: int = 0  # files read and indexed anew (changed or added)
+    deleted: int = 0  # files that left the index
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,14 +159,15 @@ def _batches(files: list[SourceFile]) -> Iterator[list[SourceFile]]:
 
 def _process_all(
     files: list[SourceFile], settings: TokenizerSettings, max_bytes: int, workers: int,
-    progress: Callable[[int], None],
+    progress: Callable[[int, int], None],
 ) -> Iterator[_Processed]:
     total = sum(f.size for f in files)
     if workers <= 1 or total < _PARALLEL_MIN_BYTES:
         tokenizer = Tokenizer(settings)
         for f in files:
-            yield process_file(f, tokenizer, max_bytes)
-            progress(1)
+            done = process_file(f, tokenizer, max_bytes)
+            progress(1, f.size)  # before the yield: the caller stops pulling after the last file
+            yield done
         return
     from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
 
@@ -169,9 +175,9 @@ def _process_all(
     try:
         batches = list(_batches(files))
         results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
-        for batch in results:
+        for batch, sources in zip(results, batches):
+            progress(len(batch), sum(f.size for f in sources))
             yield from batch
-            progress(len(batch))
     finally:  # interrupted too (see ingest): the batches not started are dropped, the running ones end
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -252,7 +258,7 @@ def _git_commit(root: Path) -> str | None:
 def ingest(
     root: str | os.PathLike[str], index_path: str | os.PathLike[str] | None = None,
     options: IngestOptions | None = None, *,
-    progress: Callable[[int], None] | None = None, on_start: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, on_start: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """Index the repository at `root`, re-reading only files that changed since the last ingest.
 
@@ -260,7 +266,8 @@ def ingest(
     defaults: re-ingest and --refresh keep them. Unchanged files (same size and mtime) keep
     their chunks. When few files changed, the index is updated in place in one transaction;
     otherwise it is rebuilt into a new file that replaces the old one. Either way the result
-    equals a full rebuild. `on_start` gets the number of files to read, `progress` each increment.
+    equals a full rebuild. `on_start` gets the number of files and bytes to read, `progress`
+    each increment of both.
 
     Damage met while the previous index is read or updated (IndexFormatError from the store, or
     SQLite failing: damaged pages, a read-only file) makes a full build, which reads none of it;
@@ -304,6 +311,8 @@ class _Plan:
     skipped: Counter[str]
     known_dirs: dict[str, int]  # every indexed folder's mtime as of the listing
     moved_dirs: list[tuple[str, int]]  # indexed folders whose mtime moved while nothing indexed changed
+    skipped_paths: list[tuple[str, str]]  # (path, reason) of what the listing passed over
+    blocked_includes: dict[str, str]  # see IngestReport
     reusable: bool  # the previous index's chunks may be kept (same tokenizer, no --full)
     up_to_date: bool  # nothing indexed changed: only mtimes are recorded
     incremental: bool  # few files changed: update in place
@@ -311,7 +320,7 @@ class _Plan:
 
 def _ingest(
     root: Path, index_path: Path, options: IngestOptions, full: bool,
-    progress: Callable[[int], None] | None, on_start: Callable[[int], None] | None,
+    progress: Callable[[int, int], None] | None, on_start: Callable[[int, int], None] | None,
 ) -> IngestReport:
     started = time.perf_counter()
     check_replaceable(index_path)
@@ -349,6 +358,8 @@ def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, prev
                 and previous.manifest.chunkers == chunkers_in_use())
     listing = walk(root, include, exclude, max_bytes)
     root = listing.root
+    if not listing.files and listing.git:
+        _refuse_ignored_folder(root)
     prepare_index_dir(index_path)
     # every indexed folder's mtime as of the listing: those known before the walk from then, the
     # others now; a file added after this moves its folder's mtime past what the index stores
@@ -389,27 +400,66 @@ def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, prev
     changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
     return _Plan(root, index_path, settings, max_bytes, walk_options, access, commit, unchanged, todo, retimed,
                  moved, deleted, changed + deleted, skips, skipped, known_dirs,
-                 [(d, m) for d, m in dirs_before if m != stored_dirs[d]], reusable, up_to_date, incremental)
+                 [(d, m) for d, m in dirs_before if m != stored_dirs[d]], listing.skipped_paths,
+                 listing.blocked_includes, reusable, up_to_date, incremental)
+
+
+def _refuse_ignored_folder(root: Path) -> None:
+    """Raise NothingToIndexError naming the cause when the enclosing repository's ignore rules
+    leave out the whole of `root` (git then lists nothing in it)."""
+    try:
+        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=30).stdout.strip()
+        ignored = subprocess.run(["git", "-C", top, "check-ignore", "-q", str(root)], capture_output=True,
+                                 timeout=30).returncode == 0 if top else False
+    except (OSError, subprocess.SubprocessError):
+        return
+    if ignored and Path(top).resolve() != root:
+        raise NothingToIndexError(
+            f"No indexable files in {root}: the repository {top} holds it and its ignore rules (.gitignore) "
+            f"exclude it — to index it anyway, make it a repository of its own (`git -C {root} init`) or copy it "
+            f"out of {top}")
+
+
+def _summary(plan: _Plan, previous: Index | None, skipped: Counter[str], skips: list[SkippedRow],
+             redacted: dict[str, dict[str, int]]) -> dict[str, object]:
+    """The manifest's summary (format.Manifest.summary): skipped files by reason, with their
+    paths, and the secrets redacted in each indexed file (kept for files whose chunks are)."""
+    paths: dict[str, list[str]] = {}
+    for path, reason in [*plan.skipped_paths, *((row[0], row[3]) for row in skips)]:
+        listed = paths.setdefault(reason, [])
+        if len(listed) < SKIPPED_LISTED:
+            listed.append(path)
+    old = (previous.manifest.summary or {}).get("redacted", {}) if previous is not None else {}
+    kept: dict[str, dict[str, int]] = {p: old[p] for p in plan.unchanged if p in old}
+    kept.update({f.path: old[o] for o, f in plan.moved if o in old})
+    kept.update(redacted)
+    return {"skipped": dict(sorted(skipped.items())), "skipped_paths": {r: sorted(p) for r, p in sorted(paths.items())},
+            "redacted": dict(sorted(kept.items()))}
 
 
 def _apply(
     plan: _Plan, previous: Index | None, workers: int | None, started: float,
-    progress: Callable[[int], None] | None, on_start: Callable[[int], None] | None,
+    progress: Callable[[int, int], None] | None, on_start: Callable[[int, int], None] | None,
 ) -> IngestReport:
     """Carry out a plan with one store call: retime, update in place, or write a new index."""
     if plan.up_to_date:
         assert previous is not None
         n_chunks = previous.manifest.n_chunks
+        summary = _summary(plan, previous, plan.skipped, plan.skips, {})
         previous.close()
         # same bytes, new mtime: remember the mtime so the file is not hashed again; and the
         # folders' mtimes, moved by files that are not indexed (ignored, skipped, saved again)
         # so that a query stops saying the index is stale
-        retime_files(plan.index_path, [(f.path, f.mtime_ns) for f in plan.retimed], plan.moved_dirs)
+        retime_files(plan.index_path, [(f.path, f.mtime_ns) for f in plan.retimed], plan.moved_dirs,
+                     None if summary == previous.manifest.summary else summary)
         return IngestReport(plan.root, plan.index_path, len(plan.unchanged), n_chunks, dict(plan.skipped), 0,
-                            time.perf_counter() - started, reused=len(plan.unchanged), up_to_date=True)
+                            time.perf_counter() - started, reused=len(plan.unchanged), up_to_date=True,
+                            blocked_includes=plan.blocked_includes)
     if on_start:
-        on_start(len(plan.todo))
+        on_start(len(plan.todo), sum(f.size for f in plan.todo))
     redacted: Counter[str] = Counter()
+    redacted_in: dict[str, dict[str, int]] = {}  # path -> kind -> secrets redacted in it
     bytes_read = 0
     access, skipped, skips = plan.access, plan.skipped, plan.skips
     unstructured: Counter[str] = Counter()
@@ -419,10 +469,12 @@ def _apply(
     def fresh_records() -> Generator[FileRecord, None, None]:
         nonlocal bytes_read
         processed = _process_all(plan.todo, plan.settings, plan.max_bytes, workers or os.cpu_count() or 1,
-                                 progress or (lambda n: None))
+                                 progress or (lambda n, b: None))
         for source, done in zip(plan.todo, processed):
             bytes_read += done.n_bytes
             redacted.update(done.redacted)
+            if done.redacted and done.record is not None:
+                redacted_in[source.path] = dict(sorted(done.redacted.items()))
             if done.record is None:
                 reason = done.skip_reason or "unreadable"
                 skipped[reason] += 1
@@ -445,7 +497,7 @@ def _apply(
             previous.close()
             manifest = update_index(plan.index_path, plan.changed, fresh, plan.root, plan.commit, skips,
                                     [(f.path, f.mtime_ns) for f in plan.retimed], plan.walk_options,
-                                    plan.known_dirs)
+                                    plan.known_dirs, _summary(plan, previous, skipped, skips, redacted_in))
         else:
             stored: Iterator[FileRecord] = iter(())
             if previous is not None:
@@ -457,8 +509,13 @@ def _apply(
                     key=lambda r: r.path,
                 )
             records = heapq.merge(stored, new_records, key=lambda r: r.path)
+            kept = previous  # its summary's redactions of the files kept, read once the records are in
+
+            def make_summary() -> dict[str, object]:
+                return _summary(plan, kept, skipped, skips, redacted_in)
+
             manifest = write_index(plan.index_path, records, plan.settings, plan.root, plan.commit, access.digest,
-                                   skips, plan.walk_options, plan.known_dirs, chunkers_in_use())
+                                   skips, plan.walk_options, plan.known_dirs, chunkers_in_use(), make_summary)
     finally:
         new_records.close()  # now, not when a traceback lets go of it: its worker pool ends with it
     return IngestReport(
@@ -466,4 +523,5 @@ def _apply(
         skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
         reused=len(plan.unchanged), redacted=dict(redacted), unstructured=dict(unstructured),
         fell_back=dict(fell_back),
+        blocked_includes=plan.blocked_includes, changed=len(plan.todo), deleted=len(plan.deleted),
     )

@@ -4,13 +4,17 @@ longer describes its repository, search, and note what changed since ingest."""
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError
 from .hits import Hit
 from .repo_names import ACCESS_FILE
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
 from .store.reader import Index
+
+if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
+    from .pipeline import IngestReport
+    from .spelling import Correction
 
 
 class Request(NamedTuple):
@@ -30,6 +34,11 @@ class Retrieval(NamedTuple):
     hits: list[Hit]
     changed: list[str]  # paths (directories end in '/') that look newer than the index
     gone: str | None = None  # the repository the index was built from, when it no longer exists
+    index_path: str = ""  # the index file that answered
+    repository: str = ""  # the repository it was built from
+    refreshed: IngestReport | None = None  # what --refresh re-indexed (None: nothing needed it)
+    corrections: tuple[Correction, ...] = ()  # query words unknown to the index, and what was searched instead
+    refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
 
 
 def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
@@ -40,8 +49,7 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     with no hit, on every indexed folder. A refresh checks every file and folder.
     """
     check_request(request.k, request.scoring)  # the caller's mistakes, before anything that reads the index
-    if request.refresh:
-        refresh(index_path)
+    refreshed = refresh(index_path) if request.refresh else None
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         moved = index.moved_repository()
@@ -56,20 +64,29 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
                              f"`python ingest.py {root}`, or pass --refresh")
         hits = search(index, request.question, request.k, explain=request.explain, groups=request.groups,
                       scoring=request.scoring)
+        from .spelling import corrections_made
+
+        fixed = corrections_made(index, request.question, request.groups)  # what the search above corrected (memoised)
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
-    return Retrieval(hits, changed, gone)
+        if changed:
+            from .freshness import indexable_changes
+
+            changed = indexable_changes(index, changed)
+    return Retrieval(hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh)
 
 
-def refresh(index_path: str | os.PathLike[str]) -> None:
+def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:
     """Re-ingest the index's repository when anything indexed changed (a copied or moved
-    repository: the folder that now holds the index)."""
+    repository: the folder that now holds the index); return what the ingest did, or None
+    when nothing had changed."""
     with Index(index_path) as index:
         root, settings = index.manifest.root, index.manifest.tokenizer
         # a copied or moved repository: re-read the new folder, not the old one
         moved = index.moved_repository()
         stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
-    if stale:
-        from .pipeline import IngestOptions, ingest  # only a refresh needs the ingest pipeline
+    if not stale:
+        return None
+    from .pipeline import IngestOptions, ingest  # only a refresh needs the ingest pipeline
 
-        ingest(moved or root, index_path, IngestOptions(settings))
+    return ingest(moved or root, index_path, IngestOptions(settings))

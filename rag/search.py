@@ -19,6 +19,7 @@ from .abbreviations import short_forms
 from .acronyms import expand
 from .hits import Hit, TermContribution
 from .rerank import candidate_count, rerank
+from .spelling import correct as correct_spelling
 from .store.reader import Index, View
 from .weights import BM25, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
 
@@ -79,6 +80,9 @@ def _search(
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
     qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
+    # words the view has never seen -> their nearest indexed terms (known words are left alone)
+    qtf, corrected = correct_spelling(index, view, question, qtf)
+    stands_for = {**stands_for, **corrected} if corrected else stands_for
     n_docs = view.n_chunks
     avglen = view.length / n_docs if view.length else 1.0
     # the stored BM25 bounds hold for the average length they were computed with; a larger

@@ -221,7 +221,12 @@ _ALGORITHM_PART = (
     r"|gcm|cbc|ctr|ecb|cfb|ofb|ccm|siv|ocb|oaep|pss|pkcs[0-9]*|v[0-9]+|p|secp[0-9]+[rk][0-9]|prime[0-9]+v[0-9]"
     r"|chacha20|poly1305|xchacha20|salsa20|camellia|blowfish|twofish|sm[234]|crc[0-9]*|xxhash|murmur[0-9]*|fnv[0-9a]*"
 )
-_NAME_WORDS = r"(?:[a-z0-9]*[_-])*(?:key|keys|token|secret|password|passwd|pwd|api|apikey|auth)(?:[_-][a-z0-9]*)*"
+# every part a word that names credentials, a single letter or a number: `x-api-key-1`, `bearer_token_2`
+# (`hunter2-very-secret` is a passphrase: `hunter2` and `very` are not such parts)
+_NAME_PART = (r"(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|pass|api|apikey|auth|access|refresh"
+              r"|bearer|client|private|public|master|admin|app|user|db|id|[a-z]|[0-9]+|v[0-9]+)")
+_NAME_WORDS = (rf"(?:{_NAME_PART}[_-])*(?:key|keys|token|secret|password|passwd|pwd|api|apikey|auth)"
+               rf"(?:[_-]{_NAME_PART})*")
 _NOT_A_CREDENTIAL = re.compile(
     rf"(?:~|\.{{1,2}})?/[\w.@/-]*|(?i:(?:{_ALGORITHM_PART})(?:[-_/+](?:{_ALGORITHM_PART}))*)|(?i:{_NAME_WORDS})"
 )

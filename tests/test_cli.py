@@ -75,6 +75,7 @@ def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Pat
             "end_line": 1, "chunk": 0, "kind": "text", "symbol": None,
             "text": "Refunds go back to the original card after billing approves them.", "demoted": None, "boosted": None,
         }],
+        "index": index, "repository": str(worked_repo.resolve()), "corrections": [],
     }
 
 
@@ -83,7 +84,8 @@ def test_query_with_only_unknown_words_is_empty_not_an_error(runner: CliRunner, 
     index = str(worked_repo / ".rag" / "index.sqlite")
     result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "chargeback"])
     assert result.exit_code == 0
-    assert json.loads(result.output) == {"question": "chargeback", "results": []}
+    assert json.loads(result.output) == {"question": "chargeback", "results": [], "index": index,
+                                         "repository": str(worked_repo.resolve()), "corrections": []}
 
 
 def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: Path, monkeypatch) -> None:

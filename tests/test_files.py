@@ -142,7 +142,8 @@ def test_outside_git_a_repositorys_local_excludes_still_apply(tmp_path: Path) ->
     from rag.files import _walk_files
 
     skipped: Counter[str] = Counter()
-    assert sorted(_walk_files(repo, skipped)) == [".gitignore", "app.py", "keep.tmp"]
+    assert sorted(_walk_files(repo, lambda rel, reason: skipped.update([reason]))) == [".gitignore", "app.py",
+                                                                                        "keep.tmp"]
     assert skipped["gitignored"] == 2
 
 

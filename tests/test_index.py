@@ -200,7 +200,8 @@ def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, column: st
         statements.clear()
         search(index, "topic7 shared", k=2, scoring=scoring)  # "shared" is in every chunk
         assert blocks_read() == 6  # the other six; the first is kept
-    assert sum("FROM terms WHERE term" in s for s in statements) == 2
+    # postings are read for the two terms; rag.spelling's known-term checks read keys, no postings
+    assert sum("SELECT ids, tfs, maxw, maxb FROM terms WHERE term" in s for s in statements) == 2
     chunk_reads = [s for s in statements if "c.text" in s]
     assert len(chunk_reads) == 1
     # only the candidates for the top 2, not the 50 chunks that share a term with the query
@@ -869,11 +870,12 @@ def test_the_old_format_message_of_a_copied_repository_names_the_copy(tmp_path: 
 def test_a_callers_error_is_not_taken_for_damage_without_an_index(tmp_path: Path) -> None:
     starts: list[int] = []
 
-    def broken_progress(n: int) -> None:
+    def broken_progress(n: int, n_bytes: int) -> None:
         raise ValueError("a bug in the caller's progress bar")
 
     with pytest.raises(ValueError, match="progress bar"):
-        ingest(code_repo(tmp_path / "r"), progress=broken_progress, on_start=starts.append, options=IngestOptions(workers=1))
+        ingest(code_repo(tmp_path / "r"), progress=broken_progress, on_start=lambda n, b: starts.append(n),
+               options=IngestOptions(workers=1))
     assert starts == [4]  # raised at once: no second, full build of a first index
 
 

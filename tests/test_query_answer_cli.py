@@ -154,13 +154,15 @@ def test_nothing_retrieved_means_no_call(runner: CliRunner, index: Path, use_fak
 # --- backends ---------------------------------------------------------------------------------------------
 
 
-def test_backend_none_prints_passages_prompt_and_hint(runner: CliRunner, index: Path) -> None:
+def test_backend_none_prints_the_passages_and_the_hint_not_the_prompt(runner: CliRunner, index: Path) -> None:
     result = query(runner, index, "--backend", "none", QUESTION)
     assert result.exit_code == 0
-    prompt = expected_prompt(index)
     assert result.stdout.startswith("1. ")
     assert "auth.py:1-7 check_password (function)" in result.stdout
-    assert result.stdout.endswith(f"\n\n--- prompt ---\n{prompt.text}\n\n")
+    # the prompt would repeat the passages: only --show-prompt or --prompt-only prints it
+    assert "--- prompt ---" not in result.stdout and "<document" not in result.stdout
+    passages = query(runner, index, "--no-llm", QUESTION).stdout
+    assert result.stdout == passages
     assert result.stderr == NO_BACKEND_HINT + "\n"
 
 
@@ -226,7 +228,7 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     assert list(got) == ["question", "answer", "citations", "results", "backend", "model", "usage",
-                         "stop_reason"]
+                         "stop_reason", "index", "repository", "corrections"]
     assert got["question"] == QUESTION
     assert got["answer"] == "It compares hashes [auth.py:6-7]. Also [gone.py:1-2]."
     assert got["citations"] == [
@@ -359,7 +361,7 @@ def test_the_none_backend_json_has_one_shape_with_or_without_passages(runner: Cl
     found = json.loads(query(runner, index, "--json", "--backend", "none", QUESTION).stdout)
     nothing = json.loads(query(runner, index, "--json", "--backend", "none", "zzyzx qwertyuiop").stdout)
     assert list(found) == list(nothing) == ["question", "answer", "citations", "results", "backend", "model",
-                                            "usage", "stop_reason", "prompt"]
+                                            "usage", "stop_reason", "prompt", "index", "repository", "corrections"]
     assert (found["answer"], found["usage"], found["stop_reason"]) == (None, None, None)
     assert "<document" in found["prompt"] and QUESTION in found["prompt"]
     assert (nothing["answer"], nothing["results"], nothing["stop_reason"], nothing["prompt"]) == (

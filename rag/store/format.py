@@ -63,6 +63,8 @@ TF_MAX = 65535  # tfs are stored as uint16; a term repeated more often in one ch
 ARRAY_BLOCK = 1024
 # Precompute the norms of at most this many views; rarer combinations are computed per query.
 MAX_STORED_VIEWS = 64
+# Paths listed per skip reason in the manifest's summary (the counts are always complete)
+SKIPPED_LISTED = 1000
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +118,9 @@ class Manifest(NamedTuple):
     walk: dict[str, Any] | None = None  # the ingest's --include/--exclude/--max-file-size, for re-ingest
     scoring: dict[str, float] | None = None  # rag.weights.scoring_parameters() at ingest
     chunkers: str | None = None  # rag.chunking.chunkers_in_use() at ingest: another set re-chunks everything
+    # what `rag status` reports that only the ingest saw: {"skipped": {reason: n}, "skipped_paths":
+    # {reason: [path, ...]} (at most SKIPPED_LISTED each), "redacted": {path: {kind: n}}}
+    summary: dict[str, Any] | None = None
 
 
 def meta_rows(manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> dict[str, Any]:
@@ -126,7 +131,7 @@ def meta_rows(manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> 
         "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
         "next_chunk": next_chunk, "bound_scale": bound_scale, "bm25_avglen": manifest.bm25_avglen,
         "walk": manifest.walk, "byteorder": sys.byteorder, "array_block": ARRAY_BLOCK,
-        "scoring": manifest.scoring, "chunkers": manifest.chunkers,
+        "scoring": manifest.scoring, "chunkers": manifest.chunkers, "summary": manifest.summary,
     }
 
 

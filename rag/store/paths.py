@@ -166,7 +166,14 @@ def locate_index(explicit: str | os.PathLike[str] | None = None, cwd: str | os.P
     if explicit is not None:
         path = _index_file(os.fspath(explicit))
         if not os.path.isfile(path):
-            raise NoIndexError(f"No index at {explicit} — run `python ingest.py REPO --index {explicit}` first")
+            import shlex
+
+            given = os.fspath(explicit)
+            if os.path.isdir(os.path.expanduser(given)):  # a folder: its index is FOLDER/.rag/index.sqlite
+                repo = os.path.dirname(os.path.dirname(path))
+                raise NoIndexError(f"No index in {given} (no {path}) — run `python ingest.py {shlex.quote(repo)}` "
+                                   "to index that folder, or pass --index the index file itself")
+            raise NoIndexError(f"No index at {given} — run `python ingest.py REPO --index {shlex.quote(given)}` first")
         return path
     here = folder = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
     while True:

@@ -203,6 +203,7 @@ class Index:
                 access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
                 bm25_avglen=float(meta["bm25_avglen"]),
                 walk=meta.get("walk"), scoring=recorded_scoring(meta), chunkers=meta.get("chunkers"),
+                summary=meta.get("summary") if isinstance(meta.get("summary"), dict) else None,
             )
             self._block = int(meta["array_block"])  # ids per stored block of a per-chunk array
             if self._block <= 0 or not self.manifest.bm25_avglen > 0 or not isinstance(self.manifest.root, str):
@@ -275,6 +276,43 @@ class Index:
         ids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
         _check(len(ids) == len(tfs) and (not ids or max(ids) < self._n_ids), "postings out of range")
         return ids, tfs, float(row[2]), float(row[3])
+
+    @_reads
+    def file_chunk_counts(self) -> list[tuple[str, int]]:
+        """Return (path, number of chunks) of every indexed file, in path order."""
+        rows = self._query("SELECT path, n_chunks FROM files ORDER BY path").fetchall()
+        _check(all(isinstance(p, str) and isinstance(n, int) for p, n in rows), "file rows out of range")
+        return [(p, n) for p, n in rows]
+
+    @_reads
+    def has_term(self, term: str) -> bool:
+        """Tell whether the index holds `term` (without reading its postings)."""
+        return self._query("SELECT 1 FROM terms WHERE term = ?", (term,)).fetchone() is not None
+
+    @_reads
+    def vocabulary(self, first: str, shortest: int, longest: int) -> list[tuple[str, int]]:
+        """Return (term, df) of the stored terms that begin with `first` and have between
+        `shortest` and `longest` characters: one range of the terms' primary key (rag.spelling)."""
+        after = chr(ord(first) + 1)
+        rows = self._query("SELECT term, df FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+                           (first, after, shortest, longest)).fetchall()
+        _check(all(isinstance(t, str) and isinstance(n, int) for t, n in rows), "term rows out of range")
+        return [(t, n) for t, n in rows]
+
+    @_reads
+    def folder_entries(self, folder: str) -> set[str]:
+        """Return the names directly inside `folder` ('' for the root) that the last ingest
+        listed: indexed files, files read and skipped, and folders holding indexed files."""
+        prefix = f"{folder}/" if folder else ""
+        high = prefix + "\U0010ffff"
+        names: set[str] = set()
+        for table in ("files", "skipped", "dirs"):
+            for (path,) in self._query(f"SELECT path FROM {table} WHERE path >= ? AND path < ?", (prefix, high)):
+                _check(isinstance(path, str), "path rows out of range")
+                rest = path[len(prefix):]
+                if rest:
+                    names.add(rest.split("/", 1)[0])
+        return names
 
     @_reads
     def view(self, caller_groups: frozenset[str] = frozenset()) -> View:

@@ -126,7 +126,7 @@ def update_index(
     path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
     commit: str | None = None, skipped: Iterable[SkippedRow] = (),
     retimed: Iterable[tuple[str, int]] = (), walk: dict[str, Any] | None = None,
-    dir_mtimes: Mapping[str, int] | None = None,
+    dir_mtimes: Mapping[str, int] | None = None, summary: dict[str, Any] | None = None,
 ) -> Manifest:
     """Apply changed files to an existing index in one transaction.
 
@@ -138,7 +138,7 @@ def update_index(
     conn = sqlite3.connect(path, timeout=60, isolation_level=None)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        manifest = _update(conn, path, removed, added, root, commit, skipped, retimed, walk, dir_mtimes)
+        manifest = _update(conn, path, removed, added, root, commit, skipped, retimed, walk, dir_mtimes, summary)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -152,7 +152,7 @@ def update_index(
 def _update(
     conn: sqlite3.Connection, path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
     commit: str | None, skipped: Iterable[SkippedRow], retimed: Iterable[tuple[str, int]],
-    walk: dict[str, Any] | None, dir_mtimes: Mapping[str, int] | None,
+    walk: dict[str, Any] | None, dir_mtimes: Mapping[str, int] | None, summary: dict[str, Any] | None = None,
 ) -> Manifest:
     conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
     with _reading(path):
@@ -225,7 +225,7 @@ def _update(
     manifest = Manifest(FORMAT_VERSION, previous.tokenizer, str(root), len(paths), n_live, n_terms, time.time(),
                         commit, meta.get("access"), bm25_avglen=avglen,
                         walk=walk if walk is not None else meta.get("walk"), scoring=recorded_scoring(meta),
-                        chunkers=meta.get("chunkers"))
+                        chunkers=meta.get("chunkers"), summary=summary if summary is not None else meta.get("summary"))
     conn.execute("DELETE FROM meta")
     writer.write_meta(conn, manifest, next_chunk, scale)
     return manifest

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from array import array
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -214,8 +214,10 @@ class IndexWriter:
     def finish(
         self, commit: str | None = None, access: str | None = None, skipped: Iterable[SkippedRow] = (),
         walk: dict[str, Any] | None = None, dir_mtimes: Mapping[str, int] | None = None,
+        summary: Callable[[], dict[str, Any]] | None = None,
     ) -> Manifest:
-        """Compute document frequencies and norms, write them, and replace the index atomically."""
+        """Compute document frequencies and norms, write them, and replace the index atomically.
+        `summary` makes the manifest's summary once every record is in."""
         self._flush()
         conn, post = self.conn, self.postings
         terms = list(post.term_ids)
@@ -234,7 +236,8 @@ class IndexWriter:
         write_tail(conn, self.chunk_class, self.class_ids, skipped, self.root, self.paths, dir_mtimes)
         manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
                             len(terms), time.time(), commit, access, bm25_avglen=avglen, walk=walk,
-                            scoring=scoring_parameters(), chunkers=self.chunkers)
+                            scoring=scoring_parameters(), chunkers=self.chunkers,
+                            summary=summary() if summary is not None else None)
         write_meta(conn, manifest, next_chunk=n_chunks)
         conn.commit()
         conn.close()
@@ -252,6 +255,7 @@ def write_index(
     path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
     commit: str | None = None, access: str | None = None, skipped: Iterable[SkippedRow] = (),
     walk: dict[str, Any] | None = None, dir_mtimes: Mapping[str, int] | None = None, chunkers: str | None = None,
+    summary: Callable[[], dict[str, Any]] | None = None,
 ) -> Manifest:
     """Build a new index from file records (in path order) and write it atomically to `path`.
     `dir_mtimes` are folder mtimes taken when the files were listed (else they are taken now);
@@ -262,7 +266,7 @@ def write_index(
             writer.add(record)
         if not writer.paths:  # keep the previous index rather than replace it with nothing
             raise nothing_to_index(root)
-        return writer.finish(commit, access, skipped, walk, dir_mtimes)
+        return writer.finish(commit, access, skipped, walk, dir_mtimes, summary)
     except BaseException:
         writer.abort()
         raise
@@ -304,17 +308,20 @@ def check_replaceable(path: Path) -> None:
                      "or delete the file if it is a damaged index")
 
 
-def retime_files(path: Path, retimed: Sequence[tuple[str, int]], dirs: Sequence[tuple[str, int]] = ()) -> None:
+def retime_files(path: Path, retimed: Sequence[tuple[str, int]], dirs: Sequence[tuple[str, int]] = (),
+                 summary: dict[str, Any] | None = None) -> None:
     """Record new mtimes of files whose bytes did not change (e.g. after `touch`), and of
-    indexed folders whose mtime moved while nothing indexed changed. Writes nothing when
-    there is nothing to record."""
-    if not retimed and not dirs:
+    indexed folders whose mtime moved while nothing indexed changed, and a new summary (None:
+    unchanged). Writes nothing when there is nothing to record."""
+    if not retimed and not dirs and summary is None:
         return
     conn = sqlite3.connect(path, timeout=60)
     try:
         with conn:
             conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
             conn.executemany("UPDATE dirs SET mtime_ns = ? WHERE path = ?", ((m, d) for d, m in dirs))
+            if summary is not None:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('summary', ?)", (json.dumps(summary),))
     finally:
         conn.close()
 

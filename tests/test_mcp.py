@@ -1,0 +1,113 @@
+"""`rag mcp` through the SDK's own client over stdio, against a real small index."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write_tree
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from rag.pipeline import IngestOptions, ingest  # noqa: E402
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def server(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "rag", "mcp", *args],
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
+
+
+def session_run(
+    params: StdioServerParameters, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[str], list[Any]]:
+    async def run() -> tuple[list[str], list[Any]]:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = [t.name for t in (await session.list_tools()).tools]
+                results = [await session.call_tool(name, arguments) for name, arguments in calls]
+        return tools, results
+
+    return anyio.run(run)
+
+
+def payload(result: Any) -> Any:
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)
+
+
+def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "score.py": 'def score(passages):\n    """Rank passages by BM25."""\n',
+            "walk.py": "def walk(root):\n    return []\n",
+        },
+    )
+    index = ingest(repo, options=IngestOptions(workers=1)).index_path
+    tools, (found, typo, status, reindexed, bad_k) = session_run(
+        server("--index", str(index)),
+        [
+            ("search", {"query": "how are passages ranked", "k": 2}),
+            ("search", {"query": "pasages"}),
+            ("status", {}),
+            ("reindex", {}),
+            ("search", {"query": "rank", "k": 0}),
+        ],
+    )
+    assert sorted(tools) == ["reindex", "search", "status"]
+    hits = payload(found)
+    assert hits["repository"] == str(repo.resolve()) and hits["index"] == str(index)
+    assert hits["passages"][0]["citation"] == "score.py:1-2" and hits["passages"][0]["symbol"] == "score"
+    assert payload(typo)["notes"] == [
+        "Note: searched 'passages' for 'pasages' (words the index has never seen)"
+    ]
+    assert payload(status)["files"] == 2
+    assert payload(reindexed)["up_to_date"] is True
+    # the SDK may prefix "Error executing tool search: "; the message is ours, in one line
+    assert bad_k.is_error and bad_k.content[0].text.endswith(
+        ": k must be between 1 and 50 — ask for fewer passages"
+    )
+
+
+def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
+    missing = tmp_path / "none.sqlite"
+    _, (first, second) = session_run(
+        server("--index", str(missing)), [("search", {"query": "x"}), ("status", {})]
+    )
+    for result in (first, second):
+        assert result.is_error
+        assert result.content[0].text.endswith(
+            f"No index at {missing} — run `python ingest.py REPO --index {missing}` first"
+        )
+
+
+def test_without_the_extra_it_says_what_to_install(tmp_path: Path) -> None:
+    # a module named mcp that fails to import stands for the SDK not being installed
+    write_tree(tmp_path / "shadow", {"mcp/__init__.py": "raise ImportError('no mcp here')\n"})
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "mcp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path / 'shadow'}:{PROJECT}"},
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "Error: rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'\n"
