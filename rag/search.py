@@ -19,6 +19,7 @@ from .abbreviations import short_forms
 from .acronyms import expand
 from .hits import Hit, TermContribution
 from .rerank import candidate_count, rerank
+from .spelling import WEIGHT as SPELLING_WEIGHT
 from .spelling import correct as correct_spelling
 from .store.reader import Index, View
 from .weights import BM25, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
@@ -95,12 +96,13 @@ def _search(
             continue
         ids, tfs, maxw, maxb = found
         bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
+        share = SPELLING_WEIGHT if term in corrected else 1.0  # a corrected typo is a guess
         if bm25:
             idf = bm25_idf(n_docs, len(ids))
-            terms.append(QueryTerm(term, idf, n * idf, ids, tfs, bound))
+            terms.append(QueryTerm(term, idf, share * n * idf, ids, tfs, bound))
         else:
             idf = idf_weight(n_docs, len(ids))
-            terms.append(QueryTerm(term, idf, tf_weight(n) * idf, ids, tfs, bound))
+            terms.append(QueryTerm(term, idf, share * tf_weight(n) * idf, ids, tfs, bound))
     if not terms:
         return []
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends

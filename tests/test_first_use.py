@@ -316,3 +316,13 @@ def test_status_keeps_redactions_of_unchanged_files_across_an_update(repo: Path)
     write_tree(repo, {"rag/walk.py": "def list_files(root):\n    return [root]\n"})
     one_ingest(repo)
     assert status(path).redacted == {"password-assignment": 1}
+
+
+def test_a_plain_index_keeps_unknown_words_out(tmp_path: Path) -> None:
+    # the original design: unknown terms drop out and a query of only unknown terms returns nothing
+    from rag import Index, IngestOptions, TokenizerSettings, ingest, search
+
+    repo = write_tree(tmp_path / "r", {"a.txt": "passages are scored by cosine similarity\n"})
+    report = ingest(repo, options=IngestOptions(settings=TokenizerSettings(mode="plain")))
+    with Index(report.index_path) as index:
+        assert search(index, "pasages scord") == []
