@@ -16,6 +16,9 @@ from .errors import InputError, RagError
 from .hits import Hit
 from .rerank import TEST_FACTOR
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS
+from .semantic_rerank import DEFAULT_MODE as DEFAULT_RERANK
+from .semantic_rerank import LEXICAL_WEIGHT, NOT_INSTALLED
+from .semantic_rerank import MODES as RERANK_MODES
 from .store.paths import locate_index
 from .tokens import MODES, TokenizerSettings
 
@@ -138,9 +141,12 @@ def main() -> None:
               help="Skip files larger than this many bytes. [default: the existing index's, else 1 MB]")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
+@click.option("--embed", is_flag=True,
+              help="Also compute the semantic vector of every passage now (rag-code[semantic]), instead of on "
+                   "a query's first use of it.")
 def ingest_cmd(
     repo: str, index_path: str | None, tokenizer: str | None, include: tuple[str, ...],
-    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None,
+    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None, embed: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
@@ -170,6 +176,13 @@ def ingest_cmd(
             bar.__exit__(None, None, None)
     remember_index(os.getcwd(), report.index_path)
     click.echo(format_ingest_report(report))
+    if embed:
+        from .semantic_rerank import embed_index
+
+        done = embed_index(report.index_path)
+        rate = f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
+        click.echo(f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
+                   f"{done.seconds:.1f} s{rate}")
 
 
 def format_ingest_report(report: IngestReport) -> str:
@@ -226,15 +239,19 @@ def _question(words: tuple[str, ...]) -> str:
                    "RAG_GROUPS takes a space-separated list).")
 @click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
 @scoring_option
+@click.option("--rerank", type=click.Choice(RERANK_MODES), default=DEFAULT_RERANK, show_default=True, envvar="RAG_RERANK",
+              help="The semantic rerank of the lexical top passages: auto = on when rag-code[semantic] is "
+                   "installed; none = lexical order only.")
 def query_cmd(
     question: tuple[str, ...], index_path: str | None, top_k: int, as_json: bool, no_llm: bool,
     explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
-    groups: tuple[str, ...], refresh: bool, scoring: str,
+    groups: tuple[str, ...], refresh: bool, scoring: str, rerank: str,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
     from .retrieve import Request
 
-    request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring)
+    request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
+    notes = _json_notes if as_json else _notes
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
@@ -244,7 +261,7 @@ def query_cmd(
 
     text = request.question
     if no_llm:
-        hits = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=_notes).retrieval.hits
+        hits = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval.hits
         click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
         return
     from .answer import INCOMPLETE
@@ -254,7 +271,7 @@ def query_cmd(
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
-    outcome = ask(locate_index(index_path), request, backend if generates else None, on_retrieved=_notes,
+    outcome = ask(locate_index(index_path), request, backend if generates else None, on_retrieved=notes,
                   on_text=None if as_json else _stream)
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
     if prompt is None:  # nothing retrieved
@@ -285,8 +302,15 @@ def query_cmd(
             raise BackendError(INCOMPLETE[result.stop_reason])
 
 
+def _json_notes(found: Retrieval) -> None:
+    """_notes without the semantic stage's hint, which --json leaves out."""
+    _notes(found._replace(note=None) if found.note == NOT_INSTALLED else found)
+
+
 def _notes(found: Retrieval) -> None:
-    """Print what the caller should know about the index's freshness, on stderr."""
+    """Print what the caller should know about the index's freshness and the semantic stage, on stderr."""
+    if found.note is not None:
+        click.echo(found.note, err=True)
     if found.gone is not None:
         click.echo(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
                    "as indexed — re-run `python ingest.py REPO` with its new path", err=True)
@@ -355,6 +379,9 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "end_line": c.end_line, "chunk": c.ordinal, "kind": c.kind, "symbol": c.symbol, "text": c.text,
         "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
     }
+    if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
+        out["semantic"] = hit.semantic
+        out["mix"] = hit.mix
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
     return out
@@ -376,7 +403,12 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
         label = f" {c.symbol} ({c.kind})" if c.symbol else ""
         # so that a list not in score order explains itself
         ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
-        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}"]
+        semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
+        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"]
+        if explain and hit.semantic is not None and hit.mix is not None:
+            lexical = (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
+            lines.append(f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
+                         f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}")
         if explain:
             lines.extend(
                 f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "

@@ -33,3 +33,7 @@ class Hit(NamedTuple):
     # why the rerank ranked it at a fraction of its score ("test", "licence or change log"), so
     # that a list not in score order explains itself; None when it was not demoted
     demoted: str | None = None
+    # the semantic rerank's (rag.semantic_rerank): the passage's cosine with the question, and the
+    # mix of it with the lexical score the final order is by; None when the stage did not run
+    semantic: float | None = None
+    mix: float | None = None

@@ -10,6 +10,7 @@ from .errors import InputError
 from .hits import Hit
 from .repo_names import ACCESS_FILE
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
+from .semantic_rerank import DEFAULT_MODE, NOT_INSTALLED, active, lexical_depth, safe_rerank
 from .store.reader import Index
 
 
@@ -22,6 +23,7 @@ class Request(NamedTuple):
     groups: frozenset[str] = frozenset()  # the caller's access groups
     refresh: bool = False  # re-ingest what changed first
     scoring: str = DEFAULT_SCORING
+    rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
 
 
 class Retrieval(NamedTuple):
@@ -30,6 +32,7 @@ class Retrieval(NamedTuple):
     hits: list[Hit]
     changed: list[str]  # paths (directories end in '/') that look newer than the index
     gone: str | None = None  # the repository the index was built from, when it no longer exists
+    note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
 
 
 def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
@@ -54,11 +57,17 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
             # file to a caller the new ones shut out
             raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
                              f"`python ingest.py {root}`, or pass --refresh")
-        hits = search(index, request.question, request.k, explain=request.explain, groups=request.groups,
-                      scoring=request.scoring)
+        semantic = active(request.rerank)
+        hits = search(index, request.question, lexical_depth(request.k) if semantic else request.k,
+                      explain=request.explain, groups=request.groups, scoring=request.scoring)
+        note = None
+        if semantic:
+            hits, note = safe_rerank(index_path, request.question, hits, request.k)
+        elif request.rerank == "auto":
+            note = NOT_INSTALLED
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
-    return Retrieval(hits, changed, gone)
+    return Retrieval(hits, changed, gone, note)
 
 
 def refresh(index_path: str | os.PathLike[str]) -> None:
