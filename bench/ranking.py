@@ -74,6 +74,7 @@ def apply(levers: dict[str, str]) -> dict[str, Any]:
     return before
 
 
+SAMPLE = 1  # --sample K: every K-th codesearch task and docstring question (dev is whole)
 SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as a query runs it
 
 
@@ -88,7 +89,7 @@ def ranked(index: Index, question: str) -> list[Any]:
 def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
     tasks = [json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()]
     rows, sizes = [], []
-    for t in tasks:
+    for t in tasks[::SAMPLE]:
         hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"])
         results = [{"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line} for h in hits]
         rows.append({**t, **run.score_task(t, results)})
@@ -103,6 +104,8 @@ def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
 def qa_set(indexes: Indexes, set_name: str) -> tuple[float, float, float]:
     file, root = SETS[set_name]
     questions = load_questions(SHARED / file)
+    if set_name == "docstring":
+        questions = questions[::SAMPLE]
     report = evaluate(questions, lambda q: ranked(indexes.get(set_name, root / str(q.corpus)), q.question))
     m = report.overall
     return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars
@@ -116,9 +119,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--semantic", action="store_true",
                     help="rerank with the semantic stage (its levers: DEPTH, LEXICAL_WEIGHT, PASSAGE_TOKENS; "
                          "the model: RAG_SEMANTIC_MODEL); the vectors are cached beside each index")
+    ap.add_argument("--sample", type=int, default=1, metavar="K",
+                    help="score every K-th codesearch task and docstring question only (dev whole)")
     args = ap.parse_args(argv)
-    global SEMANTIC
-    SEMANTIC = args.semantic
+    global SAMPLE, SEMANTIC
+    SEMANTIC, SAMPLE = args.semantic, args.sample
     run = runner()
     indexes = Indexes()
     t0 = time.perf_counter()
