@@ -20,7 +20,7 @@ MODES = ("auto", "semantic", "none")
 DEFAULT_MODE = "auto"  # semantic when the extra is installed
 ENV = "RAG_RERANK"
 # measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
-DEPTH = 30  # the lexical passages the stage reorders
+DEPTH = 20  # the lexical passages the stage reorders
 LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * score / best score + (1 - LEXICAL_WEIGHT) * cosine
 NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
 
