@@ -4,6 +4,7 @@ with the mean size of the top-4 passages beside each.
 
     python bench/ranking.py                                   # the defaults
     python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_BOOST=0" "decay 0.5:FILE_DECAY=0.5"
+    python bench/ranking.py --semantic "0.5:LEXICAL_WEIGHT=0.5" "n20:DEPTH=20"   # the semantic stage
 
 Each argument is LABEL:NAME=VALUE,... setting rag.rerank's levers for that run (LABEL: alone runs the
 defaults). The indexes are built (or brought up to date) with this checkout's ingest in
@@ -28,7 +29,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import CORPORA, SHARED  # noqa: E402
-from rag import rerank  # noqa: E402
+from rag import rerank, semantic, semantic_rerank  # noqa: E402
 from rag.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.pipeline import ingest  # noqa: E402
 from rag.search import search  # noqa: E402
@@ -65,17 +66,31 @@ def apply(levers: dict[str, str]) -> dict[str, Any]:
     """Set rag.rerank's levers; return the previous values."""
     before = {}
     for name, value in levers.items():
-        old = getattr(rerank, name)
+        # rag.rerank's levers, else the semantic stage's (DEPTH, LEXICAL_WEIGHT) or model's (PASSAGE_TOKENS)
+        module = next(m for m in (rerank, semantic_rerank, semantic) if hasattr(m, name))
+        old = getattr(module, name)
         before[name] = old
-        setattr(rerank, name, type(old)(float(value)) if not isinstance(old, bool) else value == "1")
+        setattr(module, name, type(old)(float(value)) if not isinstance(old, bool) else value == "1")
     return before
+
+
+SAMPLE = 1  # --sample K: every K-th codesearch task and docstring question (dev is whole)
+SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as a query runs it
+
+
+def ranked(index: Index, question: str) -> list[Any]:
+    """The top DEPTH for a question: lexical, then (--semantic) reranked."""
+    if not SEMANTIC:
+        return search(index, question, DEPTH)
+    hits = search(index, question, semantic_rerank.lexical_depth(DEPTH))
+    return semantic_rerank.rerank(index.path, question, hits, DEPTH)
 
 
 def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
     tasks = [json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()]
     rows, sizes = [], []
-    for t in tasks:
-        hits = search(indexes.get("codesearch", REPOS / t["repo"]), t["query"], DEPTH)
+    for t in tasks[::SAMPLE]:
+        hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"])
         results = [{"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line} for h in hits]
         rows.append({**t, **run.score_task(t, results)})
         sizes.extend(len(h.chunk.text) for h in hits[:4])
@@ -89,7 +104,9 @@ def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
 def qa_set(indexes: Indexes, set_name: str) -> tuple[float, float, float, dict[str, int | None]]:
     file, root = SETS[set_name]
     questions = load_questions(SHARED / file)
-    report = evaluate(questions, lambda q: search(indexes.get(set_name, root / str(q.corpus)), q.question, DEPTH))
+    if set_name == "docstring":
+        questions = questions[::SAMPLE]
+    report = evaluate(questions, lambda q: ranked(indexes.get(set_name, root / str(q.corpus)), q.question))
     m = report.overall
     return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars, {o.question.id: o.rank for o in report.outcomes}
 
@@ -99,7 +116,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("configs", nargs="*", default=["defaults:"])
     ap.add_argument("--languages", action="store_true", help="print codesearch per language for each config")
     ap.add_argument("--out", type=Path, help="write each config's per-query codesearch rows here (JSON)")
+    ap.add_argument("--semantic", action="store_true",
+                    help="rerank with the semantic stage (its levers: DEPTH, LEXICAL_WEIGHT, PASSAGE_TOKENS; "
+                         "the model: RAG_SEMANTIC_MODEL); the vectors are cached beside each index")
+    ap.add_argument("--sample", type=int, default=1, metavar="K",
+                    help="score every K-th codesearch task and docstring question only (dev whole)")
     args = ap.parse_args(argv)
+    global SAMPLE, SEMANTIC
+    SEMANTIC, SAMPLE = args.semantic, args.sample
     run = runner()
     indexes = Indexes()
     t0 = time.perf_counter()

@@ -16,6 +16,9 @@ from .errors import InputError, RagError
 from .hits import Hit
 from .rerank import TEST_FACTOR
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS
+from .semantic_rerank import DEFAULT_MODE as DEFAULT_RERANK
+from .semantic_rerank import LEXICAL_WEIGHT, NOT_INSTALLED
+from .semantic_rerank import MODES as RERANK_MODES
 from .store.paths import locate_index
 from .tokens import MODES, TokenizerSettings
 
@@ -140,9 +143,12 @@ def main() -> None:
 @click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).")
+@click.option("--embed", is_flag=True,
+              help="Also compute the semantic vector of every passage now (rag-code[semantic]), instead of on "
+                   "a query's first use of it.")
 def ingest_cmd(
     repo: str, index_path: str | None, tokenizer: str | None, include: tuple[str, ...],
-    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None, quiet: bool,
+    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None, quiet: bool, embed: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
@@ -160,6 +166,14 @@ def ingest_cmd(
     remember_index(os.getcwd(), report.index_path)
     if not quiet:
         click.echo(format_ingest_report(report))
+    if embed:
+        from .semantic_rerank import embed_index
+
+        done = embed_index(report.index_path)
+        rate = f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
+        if not quiet:
+            click.echo(f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
+                       f"{done.seconds:.1f} s{rate}")
 
 
 def _stderr_is_terminal() -> bool:
@@ -266,15 +280,19 @@ def _question(words: tuple[str, ...]) -> str:
                    "RAG_GROUPS takes a space-separated list).")
 @click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
 @scoring_option
+@click.option("--rerank", type=click.Choice(RERANK_MODES), default=DEFAULT_RERANK, show_default=True, envvar="RAG_RERANK",
+              help="The semantic rerank of the lexical top passages: auto = on when rag-code[semantic] is "
+                   "installed; none = lexical order only.")
 def query_cmd(
     question: tuple[str, ...], index_path: str | None, top_k: int, as_json: bool, no_llm: bool,
     explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
-    groups: tuple[str, ...], refresh: bool, scoring: str,
+    groups: tuple[str, ...], refresh: bool, scoring: str, rerank: str,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
     from .retrieve import Request
 
-    request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring)
+    request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
+    notes = json_notes if as_json else text_notes
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
@@ -328,9 +346,16 @@ def query_cmd(
             raise BackendError(INCOMPLETE[result.stop_reason])
 
 
-def notes(found: Retrieval) -> None:
-    """Print which index answers (on a terminal), what was corrected, refreshed or is stale, on
-    stderr (one line each). Scripts read the index from --json."""
+def json_notes(found: Retrieval) -> None:
+    """text_notes without the semantic stage's install hint, which --json leaves out."""
+    text_notes(found._replace(note=None) if found.note == NOT_INSTALLED else found)
+
+
+def text_notes(found: Retrieval) -> None:
+    """Print which index answers (on a terminal), what was corrected, refreshed or is stale, and
+    the semantic stage's note, on stderr (one line each). Scripts read the index from --json."""
+    if found.note is not None:
+        click.echo(found.note, err=True)
     if _stderr_is_terminal():
         click.echo(searching_line(found), err=True)
     for line in freshness_lines(found):
@@ -498,6 +523,9 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
         "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
     }
+    if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
+        out["semantic"] = hit.semantic
+        out["mix"] = hit.mix
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
     return out
@@ -521,7 +549,12 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
         ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
         if hit.boosted:
             ranked += f"  [ranked up: {hit.boosted}]"
-        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}"]
+        semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
+        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"]
+        if explain and hit.semantic is not None and hit.mix is not None:
+            lexical = (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
+            lines.append(f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
+                         f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}")
         if explain:
             lines.extend(
                 f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "

@@ -10,6 +10,7 @@ from .errors import InputError
 from .hits import Hit
 from .repo_names import ACCESS_FILE
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
+from .semantic_rerank import DEFAULT_MODE, NOT_INSTALLED, active, lexical_depth, safe_rerank
 from .store.reader import Index
 
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
@@ -26,6 +27,7 @@ class Request(NamedTuple):
     groups: frozenset[str] = frozenset()  # the caller's access groups
     refresh: bool = False  # re-ingest what changed first
     scoring: str = DEFAULT_SCORING
+    rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
 
 
 class Retrieval(NamedTuple):
@@ -39,6 +41,7 @@ class Retrieval(NamedTuple):
     refreshed: IngestReport | None = None  # what --refresh re-indexed (None: nothing needed it)
     corrections: tuple[Correction, ...] = ()  # query words unknown to the index, and what was searched instead
     refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
+    note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
 
 
 def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
@@ -62,18 +65,24 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
             # file to a caller the new ones shut out
             raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
                              f"`python ingest.py {root}`, or pass --refresh")
-        hits = search(index, request.question, request.k, explain=request.explain, groups=request.groups,
-                      scoring=request.scoring)
+        semantic = active(request.rerank)
+        hits = search(index, request.question, lexical_depth(request.k) if semantic else request.k,
+                      explain=request.explain, groups=request.groups, scoring=request.scoring)
         from .spelling import corrections_made
 
         fixed = corrections_made(index, request.question, request.groups)  # what the search above corrected (memoised)
+        note = None
+        if semantic:
+            hits, note = safe_rerank(index_path, request.question, hits, request.k)
+        elif request.rerank == "auto":
+            note = NOT_INSTALLED
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
         if changed:
             from .freshness import indexable_changes
 
             changed = indexable_changes(index, changed)
-    return Retrieval(hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh)
+    return Retrieval(hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh, note)
 
 
 def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:

@@ -17,8 +17,11 @@ WORKED_EXAMPLE = {
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Remove user settings and keys, and point user state at a temporary folder."""
-    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS", "RAG_SCORING", "RAG_DEBUG"):
+    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS", "RAG_SCORING", "RAG_DEBUG",
+                 "RAG_SEMANTIC_MODEL"):
         monkeypatch.delenv(name, raising=False)
+    # the suite pins the lexical order; tests/test_semantic.py runs the semantic stage itself
+    monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 

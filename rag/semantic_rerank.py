@@ -1,0 +1,130 @@
+"""The semantic stage after the lexical ranking: the top DEPTH passages are reordered by a mix of
+their lexical score (divided by the best one's) and the cosine similarity of their vector with the
+question's (rag.semantic's model; the vectors cached by rag.vectors)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from .chunking.base import Chunk
+from .hits import Hit
+from .rerank import TEST_FACTOR
+from .semantic import EXTRA_HINT, ModelError, installed, load
+from .store.reader import Index
+from .vectors import DIMENSIONS, VectorCache, cache_path, content_key
+
+MODES = ("auto", "semantic", "none")
+DEFAULT_MODE = "auto"  # semantic when the extra is installed
+ENV = "RAG_RERANK"
+# measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
+DEPTH = 20  # the lexical passages the stage reorders
+LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * score / best score + (1 - LEXICAL_WEIGHT) * cosine
+NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
+
+
+def active(mode: str) -> bool:
+    """Return whether the stage runs under `mode` ("auto": when the extra is installed)."""
+    if mode not in MODES:
+        raise ValueError(f"rerank must be one of {', '.join(MODES)}")
+    return mode == "semantic" or (mode == "auto" and installed())
+
+
+def passage_text(c: Chunk) -> str:
+    """The text a passage is embedded as: its path, symbol and breadcrumb, then its text."""
+    head = " ".join(p for p in (c.path, c.symbol or "", c.context) if p)
+    return f"{head}\n{c.text}"
+
+
+def lexical_depth(k: int) -> int:
+    """Return how many lexical passages to retrieve for a final top k."""
+    return max(k, DEPTH)
+
+
+def rerank(index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int) -> list[Hit]:
+    """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
+    cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors are read from the cache
+    beside the index (`index_path`; None: no cache) and the missing ones computed and stored."""
+    pool = list(hits[:max(k, DEPTH)])
+    if not pool:
+        return []
+    embedder = load()
+    np = embedder.numpy
+    texts = [passage_text(h.chunk) for h in pool]
+    keys = [content_key(t) for t in texts]
+    cache = VectorCache(cache_path(index_path), embedder.identity) if index_path is not None else None
+    try:
+        found = cache.get(keys) if cache is not None else {}
+        missing = [i for i, key in enumerate(keys) if key not in found]
+        vectors = np.zeros((len(pool), DIMENSIONS), dtype=np.float32)
+        if missing:
+            computed = embedder.embed([texts[i] for i in missing])
+            vectors[missing] = computed
+            if cache is not None:
+                cache.put((keys[i], computed[row].tobytes()) for row, i in enumerate(missing))
+        for i, key in enumerate(keys):
+            if key in found:
+                vectors[i] = np.frombuffer(found[key], dtype=np.float32)
+    finally:
+        if cache is not None:
+            cache.close()
+    cosines = (vectors @ embedder.embed([question])[0]).tolist()
+    return mix(pool, cosines, k)
+
+
+def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
+    """Return the top k of `pool` by LEXICAL_WEIGHT * lexical share + the rest * cosine (ties: lexical order)."""
+    # the lexical score as the lexical order weighed it: a demoted passage at TEST_FACTOR of its own
+    lexical = [h.score * (TEST_FACTOR if h.demoted else 1.0) for h in pool]
+    best = max(lexical) or 1.0
+    mixed = [LEXICAL_WEIGHT * s / best + (1 - LEXICAL_WEIGHT) * c for s, c in zip(lexical, cosines)]
+    order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
+    return [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order[:k]]
+
+
+def safe_rerank(index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit],
+                k: int) -> tuple[list[Hit], str | None]:
+    """The stage as a query runs it: (hits, a note for stderr or None); a model that cannot be
+    loaded gives the lexical top k and one line saying why."""
+    try:
+        return rerank(index_path, question, hits, k), None
+    except ModelError as exc:
+        return list(hits[:k]), f"Note: {exc}; the passages are in lexical order"
+
+
+class EmbedReport(NamedTuple):
+    """What `ingest --embed` did."""
+
+    chunks: int  # passages in the index
+    computed: int  # of them embedded now (the others were cached)
+    seconds: float
+
+
+EMBED_BATCH = 256  # passages read, embedded and stored per transaction
+
+
+def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
+    """Compute and cache the vector of every passage of the index that has none yet."""
+    start = time.perf_counter()
+    embedder = load()
+    cache = VectorCache(cache_path(index_path), embedder.identity)
+    computed = 0
+    try:
+        with Index(index_path) as index:
+            ids = index.file_chunks(lambda path: True)
+            for at in range(0, len(ids), EMBED_BATCH):
+                chunks = index.chunks(ids[at:at + EMBED_BATCH])
+                texts = list(dict.fromkeys(passage_text(c) for c in chunks.values()))
+                found = cache.get(content_key(t) for t in texts)
+                todo = [t for t in texts if content_key(t) not in found]
+                if not todo:
+                    continue
+                vectors = embedder.embed(todo)
+                if not cache.put((content_key(t), vectors[i].tobytes()) for i, t in enumerate(todo)):
+                    raise ModelError(f"The vector cache {cache.path} cannot be written — check that its folder is writable")
+                computed += len(todo)
+    finally:
+        cache.close()
+    return EmbedReport(len(ids), computed, time.perf_counter() - start)

@@ -1,0 +1,85 @@
+"""The passage-vector cache: an SQLite file beside the index (`index.sqlite.vectors`), keyed by the
+sha1 of the text a passage is embedded as and by the model's identity.
+
+Beside the index, not in it: a full rebuild replaces the index file (os.replace) and the vectors of
+unchanged passages survive it; an incremental ingest changes nothing here, so unchanged passages
+keep theirs; and a query may write vectors while the index itself is only read. WAL and a busy
+timeout keep concurrent queries safe; a cache that cannot be written (read-only folder, locked past
+the timeout, damaged) is skipped, never an error: vectors are then computed for that query only."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable
+
+SUFFIX = ".vectors"
+DIMENSIONS = 384
+_BUSY_MS = 5000
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,"
+           " PRIMARY KEY (model, key)) WITHOUT ROWID")
+
+
+def cache_path(index_path: str | os.PathLike[str]) -> str:
+    """Return where the vectors of the index at `index_path` are kept."""
+    return os.fspath(index_path) + SUFFIX
+
+
+def content_key(text: str) -> bytes:
+    """Return the cache key of a passage's embedded text."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+
+
+class VectorCache:
+    """Vectors by (model identity, content key), as float32 bytes of DIMENSIONS values."""
+
+    def __init__(self, path: str, model: str) -> None:
+        self.path, self.model = path, model
+        self._conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+            self._conn = conn
+        except sqlite3.Error:  # read-only folder, damaged file: no cache
+            self._conn = None
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
+        """Return the cached vectors among `keys`."""
+        if self._conn is None:
+            return {}
+        wanted = list(dict.fromkeys(keys))
+        out: dict[bytes, bytes] = {}
+        try:
+            for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
+                part = wanted[start:start + 500]
+                rows = self._conn.execute(
+                    f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(part))})",
+                    (self.model, *part))
+                out.update((k, v) for k, v in rows if len(v) == 4 * DIMENSIONS)
+        except sqlite3.Error:
+            return {}
+        return out
+
+    def put(self, items: Iterable[tuple[bytes, bytes]]) -> bool:
+        """Store vectors in one transaction; return False when the cache could not be written."""
+        if self._conn is None:
+            return False
+        try:
+            with self._conn:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.executemany("INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
+                                       ((self.model, k, v) for k, v in items))
+        except sqlite3.Error:
+            return False
+        return True
+
+    def close(self) -> None:
+        """Close the database connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,131 @@
+"""The semantic stage with the real model (the semantic extra is in the test extra): it fixes a
+wrong lexical order, its vectors are cached and invalidated by content and model, and a missing or
+damaged model falls back to the lexical order with one line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write_tree
+
+from rag import semantic, semantic_rerank
+from rag.chunking.base import Chunk
+from rag.cli import main
+from rag.hits import Hit
+from rag.semantic_rerank import NOT_INSTALLED, mix, rerank, safe_rerank
+from rag.vectors import VectorCache, cache_path, content_key
+
+QUESTION = "how do I remove a user's account?"
+
+
+def _hit(score: float, path: str, text: str) -> Hit:
+    return Hit(score, Chunk(path, 1, text.count("\n") + 1, "function", None, text))
+
+
+def _pool() -> list[Hit]:
+    # the lexical order is wrong: the banner shares the question's words, the answer does not
+    return [
+        _hit(10.0, "banner.py", "def show_account_banner(user):\n    print(f'How do I {user}? Account banner')\n"),
+        _hit(9.0, "users.py", "def delete_member(member):\n    '''Erase this member and their profile from the database.'''\n"
+                              "    db.members.drop(member.id)\n"),
+    ]
+
+
+def test_the_semantic_rerank_fixes_a_wrong_lexical_order(tmp_path: Path) -> None:
+    hits = rerank(tmp_path / "index.sqlite", QUESTION, _pool(), 2)
+    assert [h.chunk.path for h in hits] == ["users.py", "banner.py"]
+    assert all(h.semantic is not None and h.mix is not None for h in hits)
+    assert hits[0].score == 9.0  # the lexical score is kept beside the cosine and the mix
+
+
+def test_mix_weighs_the_lexical_share_and_the_cosine() -> None:
+    pool = _pool()
+    out = mix(pool, [0.1, 0.3], 2)
+    w = semantic_rerank.LEXICAL_WEIGHT
+    assert out[0].mix == pytest.approx(max(w + (1 - w) * 0.1, w * 0.9 + (1 - w) * 0.3))
+
+
+def test_vectors_are_cached_by_content_and_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = tmp_path / "index.sqlite"
+    rerank(index, QUESTION, _pool(), 2)
+    identity = semantic.load().identity
+    with sqlite3.connect(cache_path(index)) as conn:
+        assert conn.execute("SELECT COUNT(*), MIN(model) FROM vectors").fetchone() == (2, identity)
+    embedder = semantic.load()
+    calls: list[int] = []
+    real = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda texts, batch=16: calls.append(len(texts)) or real(texts, batch))
+    rerank(index, QUESTION, _pool(), 2)
+    assert calls == [1]  # the question only: both passages came from the cache
+    changed = [_pool()[0], _hit(9.0, "users.py", "def delete_member(member):\n    pass\n")]
+    rerank(index, QUESTION, changed, 2)
+    assert calls == [1, 1, 1]  # the changed passage, then the question
+    assert VectorCache(cache_path(index), identity + "-other").get(
+        [content_key(semantic_rerank.passage_text(_pool()[0].chunk))]) == {}  # another model reuses nothing
+
+
+def test_a_missing_model_package_falls_back_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(semantic.MODELS, "gone", semantic.ModelSpec("no-such-model-package", "m.onnx", 256, True))
+    monkeypatch.setenv(semantic.MODEL_ENV, "gone")
+    hits, note = safe_rerank(None, QUESTION, _pool(), 2)
+    assert [h.chunk.path for h in hits] == ["banner.py", "users.py"] and hits[0].semantic is None
+    assert note is not None and "\n" not in note and "no-such-model-package is not installed" in note
+
+
+def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an installed package whose "model" is not an ONNX file
+    monkeypatch.setitem(semantic.MODELS, "damaged", semantic.ModelSpec("click", "click/__init__.py", 256, True))
+    monkeypatch.setenv(semantic.MODEL_ENV, "damaged")
+    hits, note = safe_rerank(None, QUESTION, _pool(), 2)
+    assert [h.chunk.path for h in hits] == ["banner.py", "users.py"]
+    assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
+    assert CliRunner().invoke(main, ["ingest", str(root)]).exit_code == 0
+    return root
+
+
+def test_query_json_carries_the_semantic_score(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    result = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", str(repo / ".rag/index.sqlite"),
+                                       "account"])
+    assert result.exit_code == 0, result.output
+    results = json.loads(result.stdout)["results"]
+    assert all(isinstance(r["semantic"], float) and isinstance(r["mix"], float) for r in results)
+    off = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--rerank", "none", "--index",
+                                    str(repo / ".rag/index.sqlite"), "account"])
+    assert "semantic" not in json.loads(off.stdout)["results"][0]
+
+
+def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
+    result = CliRunner().invoke(main, ["query", "--no-llm", "--explain", "--rerank", "semantic", "--index",
+                                       str(repo / ".rag/index.sqlite"), "account"])
+    assert result.exit_code == 0, result.output
+    assert "[semantic " in result.stdout and "x lexical" in result.stdout and "x cosine" in result.stdout
+
+
+def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    monkeypatch.setattr(semantic, "_heavy_modules_present", lambda: False)
+    index = str(repo / ".rag/index.sqlite")
+    text = CliRunner().invoke(main, ["query", "--no-llm", "--index", index, "account"])
+    assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1
+    as_json = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", index, "account"])
+    assert NOT_INSTALLED not in as_json.stderr
+    none = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--rerank", "none", "--index", index, "account"])
+    assert as_json.stdout == none.stdout  # the lexical output, byte for byte
+
+
+def test_ingest_embed_caches_every_passage(repo: Path) -> None:
+    result = CliRunner().invoke(main, ["ingest", "--embed", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert "Embedded 2 passages (0 cached)" in result.stdout
+    again = CliRunner().invoke(main, ["ingest", "--embed", str(repo)])
+    assert "Embedded 0 passages (2 cached)" in again.stdout
