@@ -16,9 +16,9 @@ from .errors import InputError, RagError
 from .hits import Hit
 from .rerank import TEST_FACTOR
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS
-from .semantic_rerank import DEFAULT_MODE as DEFAULT_RERANK
-from .semantic_rerank import LEXICAL_WEIGHT, NOT_INSTALLED
-from .semantic_rerank import MODES as RERANK_MODES
+from .semantic_choices import DEFAULT_MODE as DEFAULT_RERANK
+from .semantic_choices import MODES as RERANK_MODES
+from .semantic_choices import NOT_INSTALLED
 from .store.paths import locate_index
 from .tokens import MODES, TokenizerSettings
 
@@ -552,6 +552,8 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
         semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
         lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"]
         if explain and hit.semantic is not None and hit.mix is not None:
+            from .semantic_rerank import LEXICAL_WEIGHT
+
             lexical = (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
             lines.append(f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
                          f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}")

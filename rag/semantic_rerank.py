@@ -12,24 +12,17 @@ from typing import NamedTuple
 from .chunking.base import Chunk
 from .hits import Hit
 from .rerank import TEST_FACTOR
-from .semantic import EXTRA_HINT, ModelError, installed, load
+from .semantic import ModelError, load
+from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
+
+__all__ = ["DEFAULT_MODE", "ENV", "MODES", "NOT_INSTALLED", "active", "embed_index", "lexical_depth", "rerank",
+           "safe_rerank"]
 from .store.reader import Index
 from .vectors import DIMENSIONS, VectorCache, cache_path, content_key
 
-MODES = ("auto", "semantic", "none")
-DEFAULT_MODE = "auto"  # semantic when the extra is installed
-ENV = "RAG_RERANK"
 # measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
 DEPTH = 20  # the lexical passages the stage reorders
 LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * score / best score + (1 - LEXICAL_WEIGHT) * cosine
-NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
-
-
-def active(mode: str) -> bool:
-    """Return whether the stage runs under `mode` ("auto": when the extra is installed)."""
-    if mode not in MODES:
-        raise ValueError(f"rerank must be one of {', '.join(MODES)}")
-    return mode == "semantic" or (mode == "auto" and installed())
 
 
 def passage_text(c: Chunk) -> str:

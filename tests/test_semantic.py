@@ -113,7 +113,9 @@ def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
 
 def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAG_RERANK")
-    monkeypatch.setattr(semantic, "_heavy_modules_present", lambda: False)
+    import rag.semantic_choices
+
+    monkeypatch.setattr(rag.semantic_choices, "find_spec", lambda name: None)  # as if onnxruntime were absent
     index = str(repo / ".rag/index.sqlite")
     text = CliRunner().invoke(main, ["query", "--no-llm", "--index", index, "account"])
     assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1

