@@ -14,6 +14,7 @@ rule) makes a file readable by everyone. A caller runs with a set of groups (``-
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,12 +49,16 @@ class AccessList:
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
-            pattern, *groups = line.split()
+            pattern, groups = _split_rule(line, f"{source}:{number}")
             if not groups:
                 raise InputError(f"{source}:{number}: rule {pattern!r} names no group — write "
                                  f"`{pattern} GROUP [GROUP ...]` or `{pattern} {PUBLIC}`")
+            compiled = IgnoreRules.parse([pattern])
+            if not compiled.rules:  # git would never match it: the files it meant to restrict would be public
+                raise InputError(f"{source}:{number}: pattern {pattern!r} is not a valid gitignore pattern (an "
+                                 "unclosed `[`, an unknown `[:class:]`, or nothing but `/`) — fix or remove the line")
             granted = frozenset(g for g in groups if g != PUBLIC)
-            rules.append(AccessRule(pattern, granted, IgnoreRules.parse([pattern])))
+            rules.append(AccessRule(pattern, granted, compiled))
         return cls(tuple(rules), access_digest(text))
 
     @classmethod
@@ -78,6 +83,26 @@ class AccessList:
     def all_groups(self) -> frozenset[str]:
         """Return every group named by a rule."""
         return frozenset(g for r in self.rules for g in r.groups)
+
+
+def _split_rule(line: str, where: str) -> tuple[str, list[str]]:
+    """Split a stripped rule line into its pattern, as gitignore writes it (a backslash escapes the
+    next character, so `Secret\\ Plans/` is one pattern with a space), and the groups after it."""
+    i = 0
+    while i < len(line) and not line[i].isspace():
+        if line[i] == "\\":
+            if i + 1 == len(line):
+                raise InputError(f"{where}: the pattern ends with a lone backslash — escape it as `\\\\`, "
+                                 "or remove it")
+            i += 1  # the escaped character, a space included, belongs to the pattern
+        i += 1
+    pattern, groups = line[:i], line[i:].split()
+    for group in groups:
+        if not re.fullmatch(r"[\w.@+-]+", group):
+            # a stray character is a mistyped pattern more often than a group name
+            raise InputError(f"{where}: {group!r} is not a group name (letters, digits and . _ @ + -) — "
+                             "escape spaces and special characters of the pattern with a backslash")
+    return pattern, groups
 
 
 def can_read(file_groups: frozenset[str], caller_groups: frozenset[str]) -> bool:

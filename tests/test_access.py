@@ -132,3 +132,81 @@ def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(tm
     paths = {h.chunk.path for h in found.hits}
     assert ("app/auth.py" in paths) is (change == "removed")
     assert retrieve(index_path, Request("password session")).hits == found.hits
+
+
+# --- the rule syntax: gitignore escapes, and no line that fails open ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "path", "expected"),
+    [
+        ("Secret\\ Plans/ ops", "Secret Plans/q3.md", {"ops"}),
+        ("Secret\\ Plans/ ops", "Secret/q3.md", set()),
+        ("\\#notes.md ops", "#notes.md", {"ops"}),
+        ("a\\ b\\ c.txt ops finance", "a b c.txt", {"ops", "finance"}),
+        ("\\!important.md ops", "!important.md", {"ops"}),
+    ],
+    ids=["escaped-space", "not-the-prefix", "escaped-hash", "two-spaces-two-groups", "escaped-bang"],
+)
+def test_patterns_are_parsed_with_gitignore_escapes(line: str, path: str, expected: set[str]) -> None:
+    assert AccessList.parse(line + "\n").groups_of(path) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("Secret\\ Plans/", "names no group"),
+        ("secret\\", "ends with a lone backslash"),
+        ("Secret\\Plans/ ops\\", "not a group name"),
+        ("Secret Plans/ ops", "'Plans/' is not a group name"),
+        ("docs/[abc ops", "not a valid gitignore pattern"),
+        ("docs/[[:nosuch:]] ops", "not a valid gitignore pattern"),
+        ("/ ops", "not a valid gitignore pattern"),
+    ],
+    ids=["no-group", "lone-backslash", "backslash-in-group", "unescaped-space", "unclosed-bracket",
+         "unknown-class", "only-slash"],
+)
+def test_a_line_that_cannot_be_parsed_is_an_error_naming_it(line: str, message: str) -> None:
+    with pytest.raises(InputError, match=r"^\.rag-access:2: .*" + message):
+        AccessList.parse("# who may read what\n" + line + "\n")
+
+
+def test_an_unparsable_rule_stops_the_query_in_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    (repo / ".rag-access").write_text(ACCESS + "Secret Plans/ ops\n")
+    result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index_path), "password"])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {repo / '.rag-access'}:4: 'Plans/' is not a group name (letters, digits and "
+                             ". _ @ + -) — escape spaces and special characters of the pattern with a backslash\n")
+
+
+def test_an_escaped_space_restricts_its_folder_end_to_end(tmp_path: Path) -> None:
+    from rag.retrieve import Request, retrieve
+
+    repo = write_tree(tmp_path / "r", {"Secret Plans/q3.md": "# Q3\n\nthe acquisition of initech closes in march\n",
+                                       "README.md": "# App\n\nnothing about acquisitions here\n",
+                                       ".rag-access": "Secret\\ Plans/ board\n"})
+    index_path = ingest(repo).index_path
+    assert retrieve(index_path, Request("initech acquisition")).hits[0].chunk.path == "README.md"
+    assert "Secret Plans/q3.md" in {h.chunk.path for h in retrieve(index_path, Request(
+        "initech acquisition", groups=frozenset({"board"}))).hits}
+
+
+def test_an_index_whose_rules_an_older_parser_read_is_refused(tmp_path: Path) -> None:
+    import hashlib
+    import sqlite3
+
+    from rag.retrieve import Request, retrieve
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    with sqlite3.connect(index_path) as conn:  # the digest as the parser before this one recorded it
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'access'",
+                     (f'"{hashlib.sha1(ACCESS.encode()).hexdigest()}"',))
+    with pytest.raises(InputError, match="changed since the index was built"):
+        retrieve(index_path, Request("password session"))
