@@ -60,7 +60,8 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         hits = search(index, request.question, request.k, explain=request.explain, groups=request.groups,
                       scoring=request.scoring)
         # no hit: the answer may be in a file added since, so every indexed folder is checked
-        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
+        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits,
+                                      groups=request.groups)  # naming no folder the caller may not read
     return Retrieval(hits, changed, gone)
 
 

@@ -210,3 +210,38 @@ def test_an_index_whose_rules_an_older_parser_read_is_refused(tmp_path: Path) ->
                      (f'"{hashlib.sha1(ACCESS.encode()).hexdigest()}"',))
     with pytest.raises(InputError, match="changed since the index was built"):
         retrieve(index_path, Request("password session"))
+
+
+# --- the stale-index note: what changed, as an index without the caller's unreadable files tells it ---
+
+
+CALLERS = [
+    (frozenset(), ("finance/", "security/")),
+    (frozenset({"finance"}), ("security/",)),
+    (frozenset({"admins"}), ("finance/",)),
+    (frozenset({"finance", "security"}), ()),
+]
+
+
+@pytest.mark.parametrize(("groups", "hidden"), CALLERS, ids=["public", "finance", "admins", "both"])
+def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(tmp_path: Path, groups, hidden) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, hidden)
+    # a change in every folder; the reference, which lacks the folders the caller may not read, gets the others
+    changes = {"app/new.txt": "a new file\n", "finance/q4.py": "def bonus(): ...\n",
+               "security/incident-43.md": "# Incident 43\n"}
+    write_tree(repo, changes)
+    write_tree(reference.parent.parent, {p: t for p, t in changes.items() if not p.startswith(hidden)})
+    runner = CliRunner()
+    as_ = [a for g in sorted(groups) for a in ("--as", g)]
+    for question in ["nosuchwordanywhere", "password session", "payroll bank", "leaked password attacker"]:
+        got = runner.invoke(main, ["query", "--no-llm", "--json", "--index", str(full), *as_, question])
+        want = runner.invoke(main, ["query", "--no-llm", "--json", "--index", str(reference), question])
+        assert got.exit_code == want.exit_code == 0
+        assert got.stderr == want.stderr, question
+    assert got.stderr.startswith("Note: ")  # the stale note was there to compare
