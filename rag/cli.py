@@ -119,6 +119,13 @@ scoring_option = click.option(
 )
 
 
+as_option = click.option(
+    "--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
+    help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
+         "RAG_GROUPS takes a space-separated list).",
+)
+
+
 @click.group(cls=RagGroup)
 def main() -> None:
     """Ask questions about a codebase, answered from its own code."""
@@ -221,9 +228,7 @@ def _question(words: tuple[str, ...]) -> str:
               help="Print exactly what would be sent to the backend, then stop.")
 @click.option("--prompt-only", is_flag=True,
               help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p")
-@click.option("--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
-              help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
-                   "RAG_GROUPS takes a space-separated list).")
+@as_option
 @click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
 @scoring_option
 def query_cmd(
@@ -307,10 +312,11 @@ def _notes(found: Retrieval) -> None:
 @click.option("-k", "--top-k", type=click.IntRange(1), default=DEFAULT_TOP_K, show_default=True,  # = evaluate.MISS_K
               help="A question is a miss when no hit is in its top K passages (at most 10).")
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
+@as_option
 @scoring_option
 def eval_cmd(
     questions: str, index_path: str | None, corpus_root: str | None, as_json: bool, misses: bool,
-    top_k: int, full: bool, scoring: str,
+    top_k: int, full: bool, groups: tuple[str, ...], scoring: str,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from pathlib import Path
@@ -327,7 +333,7 @@ def eval_cmd(
                                "`python ingest.py REPO --full` for another index")
     report = run_eval(Path(questions), Path(index_path) if index_path else None,
                       Path(corpus_root) if corpus_root else None, top_k, explain=misses, full=full, scoring=scoring,
-                      on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
+                      groups=frozenset(groups), on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
     if as_json:
         click.echo(json.dumps(report_dict(report, misses), ensure_ascii=False))
     else:

@@ -245,3 +245,62 @@ def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(tmp_path:
         assert got.exit_code == want.exit_code == 0
         assert got.stderr == want.stderr, question
     assert got.stderr.startswith("Note: ")  # the stale note was there to compare
+
+
+# --- rag eval: the caller's view, restricted paths reported exactly as absent ones ---------------------
+
+EVAL_QUESTIONS = [
+    {"id": "login", "question": "password session", "answers": [{"path": "app/auth.py", "start_line": 1, "end_line": 3}]},
+    {"id": "payroll", "question": "payroll bank", "answers": [{"path": "finance/payroll.py", "start_line": 1,
+                                                               "end_line": 3}]},
+    {"id": "incident", "question": "leaked password attacker", "answers": [
+        {"path": "security/incidents.md", "start_line": 1, "end_line": 3},
+        {"path": "app/billing.py", "start_line": 1, "end_line": 3}]},
+    {"id": "made-up", "question": "refund invoice card", "answers": [
+        {"path": "app/nosuch.py", "start_line": 1, "end_line": 2},
+        {"path": "app/billing.py", "start_line": 1, "end_line": 3}]},
+]
+
+
+@pytest.mark.parametrize(("groups", "hidden"), CALLERS, ids=["public", "finance", "admins", "both"])
+def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(tmp_path: Path, groups,
+                                                                               hidden) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, hidden)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in EVAL_QUESTIONS))
+    runner = CliRunner()
+    as_ = [a for g in sorted(groups) for a in ("--as", g)]
+    for mode in (["--json", "--misses"], ["--misses"]):
+        got = runner.invoke(main, ["eval", str(questions), "--index", str(full), *as_, *mode])
+        want = runner.invoke(main, ["eval", str(questions), "--index", str(reference), *mode])
+        assert got.exit_code == want.exit_code == 0, got.output
+        if mode[0] == "--json":
+            got_json, want_json = json.loads(got.stdout), json.loads(want.stdout)
+            assert got_json.pop("indexes") != want_json.pop("indexes")
+            assert got_json == want_json
+            assert {e["path"] for e in got_json["label_errors"]} >= {"app/nosuch.py", *(
+                e["answers"][0]["path"] for e in EVAL_QUESTIONS if e["answers"][0]["path"].startswith(hidden or "-"))}
+        else:
+            assert got.stdout == want.stdout
+
+
+def test_eval_refuses_an_index_whose_access_list_changed(tmp_path: Path) -> None:
+    import json
+
+    from rag.evaluate import run_eval
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    (repo / ".rag-access").write_text("finance/ finance\n")  # security/ is public now, but not in the index
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps(EVAL_QUESTIONS[0]) + "\n")
+    with pytest.raises(InputError, match=r"\.rag-access changed since the index at .* was built"):
+        run_eval(questions, index_path)

@@ -451,6 +451,13 @@ class Index:
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     @_reads
+    def readable_files(self, groups: frozenset[str] = frozenset()) -> set[str]:
+        """Return the paths of the indexed files a caller with these groups may read."""
+        groups_of_class = {i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")}
+        readable = readable_classes(groups_of_class, groups)
+        return {path for path, c in self._query("SELECT path, class FROM files") if c in readable}
+
+    @_reads
     def moved_repository(self) -> str | None:
         """Return the folder that now holds this index in its default place (REPO/.rag/index.sqlite)
         and the indexed files, when that is not the root the index was built from: the
