@@ -14,6 +14,7 @@ rule) makes a file readable by everyone. A caller runs with a set of groups (``-
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +63,7 @@ class AccessList:
         return cls(tuple(rules), access_digest(text))
 
     @classmethod
-    def load(cls, root: Path) -> AccessList:
+    def load(cls, root: str | os.PathLike[str]) -> AccessList:
         """Read ROOT/.rag-access; a missing file means everything is public."""
         path = Path(root) / ACCESS_FILE
         try:

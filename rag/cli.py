@@ -17,6 +17,7 @@ from .hits import Hit
 from .rerank import TEST_FACTOR
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS
 from .store.paths import locate_index
+from .terminal import one_line, visible
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
@@ -27,6 +28,22 @@ if TYPE_CHECKING:
 # RAG_DEBUG=1: every error prints its full traceback (a user-facing one too)
 DEBUG_ENV = "RAG_DEBUG"
 INTERNAL_ERROR = "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
+
+
+def _terminal(err: bool) -> bool:
+    """Whether stderr (`err`) or stdout is a terminal."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
+
+
+def _out(text: str, err: bool = False, nl: bool = True, exact: bool = False) -> None:
+    """Write `text` (which may hold file-derived or model-derived text) to stdout or stderr: to a
+    terminal with its control characters shown visibly (see rag.terminal), elsewhere as it is.
+    `exact` (JSON: its escapes already make it safe) writes it as it is everywhere."""
+    click.echo(text if exact or not _terminal(err) else visible(text), err=err, nl=nl)
 
 
 def _debug() -> bool:
@@ -67,7 +84,7 @@ class RagCommand(_OneLineUsage):
         except RagError as exc:
             if _debug():
                 raise
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(one_line(str(exc))) from None  # may quote a file's line
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Python's docs advise
             # and keep the interpreter's last flush of stdout from failing again (unless stdout is
             # not a file: a test runner's buffer)
@@ -176,7 +193,7 @@ def ingest_cmd(
         if bar is not None:
             bar.__exit__(None, None, None)
     remember_index(os.getcwd(), report.index_path)
-    click.echo(format_ingest_report(report))
+    _out(format_ingest_report(report))
 
 
 def format_ingest_report(report: IngestReport) -> str:
@@ -250,7 +267,7 @@ def query_cmd(
     text = request.question
     if no_llm:
         hits = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=_notes).retrieval.hits
-        click.echo(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain))
+        _out(format_hits_json(text, hits, explain) if as_json else format_hits(hits, explain), exact=as_json)
         return
     from .answer import INCOMPLETE
     from .backends import render_text_prompt, resolve_backend
@@ -264,28 +281,28 @@ def query_cmd(
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
     if prompt is None:  # nothing retrieved
         if prompt_only:
-            click.echo(NO_CONTEXT_MESSAGE, err=True)
+            _out(NO_CONTEXT_MESSAGE, err=True)
         elif as_json and result is not None:
-            click.echo(format_answer_json(result))
+            _out(format_answer_json(result), exact=True)
         elif as_json:
-            click.echo(format_unanswered_json(text, [], None, explain))
+            _out(format_unanswered_json(text, [], None, explain), exact=True)
         else:
-            click.echo(NO_CONTEXT_MESSAGE)
+            _out(NO_CONTEXT_MESSAGE)
         return
     if prompt_only:
-        click.echo(prompt.text)
+        _out(prompt.text)  # exact through a pipe (`| claude -p`), visible on a terminal
     elif show_prompt:
-        click.echo(backend.render(prompt) if backend else render_text_prompt(prompt))
+        _out(backend.render(prompt) if backend else render_text_prompt(prompt))
     elif result is None:
         if as_json:
-            click.echo(format_unanswered_json(text, hits, prompt.text, explain))
+            _out(format_unanswered_json(text, hits, prompt.text, explain), exact=True)
         else:
-            click.echo(f"{format_hits(hits, explain)}\n\n--- prompt ---\n{prompt.text}\n")
-        click.echo(NO_BACKEND_HINT, err=True)
+            _out(f"{format_hits(hits, explain)}\n\n--- prompt ---\n{prompt.text}\n")
+        _out(NO_BACKEND_HINT, err=True)
     else:
-        click.echo(format_answer_json(result, explain) if as_json else format_sources(result))
+        _out(format_answer_json(result, explain) if as_json else format_sources(result), exact=as_json)
         if not as_json:
-            click.echo(format_usage(result), err=True)
+            _out(format_usage(result), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
 
@@ -293,11 +310,11 @@ def query_cmd(
 def _notes(found: Retrieval) -> None:
     """Print what the caller should know about the index's freshness, on stderr."""
     if found.gone is not None:
-        click.echo(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
+        _out(f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
                    "as indexed — re-run `python ingest.py REPO` with its new path", err=True)
     if found.changed:
-        shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
-        click.echo(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
+        shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")
+        _out(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
                    "— re-run ingest or pass --refresh", err=True)
 
 
@@ -333,13 +350,13 @@ def eval_cmd(
                                "`python ingest.py REPO --full` for another index")
     report = run_eval(Path(questions), Path(index_path) if index_path else None,
                       Path(corpus_root) if corpus_root else None, top_k, explain=misses, full=full, scoring=scoring,
-                      groups=frozenset(groups), on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
+                      groups=frozenset(groups), on_ingest=lambda r: _out(format_ingest_report(r), err=True))
     if as_json:
-        click.echo(json.dumps(report_dict(report, misses), ensure_ascii=False))
+        _out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:
-        click.echo(format_table(report))
+        _out(format_table(report))
         if misses:
-            click.echo("\n" + format_misses(report))
+            _out("\n" + format_misses(report))
 
 
 def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, explain: bool = False) -> str:
@@ -379,10 +396,10 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
     blocks = []
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
-        label = f" {c.symbol} ({c.kind})" if c.symbol else ""
+        label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else ""
         # so that a list not in score order explains itself
         ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
-        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}"]
+        lines = [f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{ranked}"]
         if explain:
             lines.extend(
                 f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
@@ -419,7 +436,7 @@ NO_BACKEND_HINT = (
 
 
 def _stream(text: str) -> None:
-    click.echo(text, nl=False)
+    _out(text, nl=False)  # a chunk of the answer: each control character is shown whole, split or not
 
 
 def format_sources(result: Answer) -> str:
@@ -432,7 +449,7 @@ def format_sources(result: Answer) -> str:
         return "\n\nSources: none cited."
     lines = ["", "", "Sources:"]
     for n, ((path, start, end), valid) in enumerate(seen.items(), 1):
-        where = f"{path}:{start}-{end}" if path else "(a document that was not sent)"
+        where = f"{one_line(path)}:{start}-{end}" if path else "(a document that was not sent)"
         lines.append(f"  [{n}] {where}" + ("" if valid else "  (!) not among the passages sent: unverified"))
     return "\n".join(lines)
 

@@ -27,6 +27,7 @@ from .hits import Hit
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, search
 from .store.paths import default_index_path, locate_index
 from .store.reader import Index
+from .terminal import one_line
 
 if TYPE_CHECKING:
     from .pipeline import IngestReport
@@ -378,7 +379,7 @@ def format_table(report: EvalReport) -> str:
             f"the index; {len(report.unscored)} question(s) not scored:"
         )
         lines.extend(
-            f"  {e.id} (line {e.line}): {e.answer.path}:{e.answer.start_line}-{e.answer.end_line}"
+            f"  {one_line(e.id)} (line {e.line}): {one_line(e.answer.path)}:{e.answer.start_line}-{e.answer.end_line}"
             for e in report.label_errors
         )
     return "\n".join(lines)
@@ -393,13 +394,13 @@ def format_misses(report: EvalReport) -> str:
         found = f"first hit at rank {o.rank}" if o.rank else f"no hit in the top {DEPTH}"
         corpus = f" [{q.corpus}]" if q.corpus else ""
         out.append(f"\n{q.id}{corpus} (line {q.line}, {found}): {q.question}")
-        out.extend(f"  answer: {a.path}:{a.start_line}-{a.end_line}" for a in q.answers)
+        out.extend(f"  answer: {one_line(a.path)}:{a.start_line}-{a.end_line}" for a in q.answers)
         if not o.hits:
             out.append("  nothing came back (none of the question's words occur in the index)")
         for rank, hit in enumerate(o.hits[: report.k], 1):
             c = hit.chunk
-            label = f" {c.symbol} ({c.kind})" if c.symbol else f" ({c.kind})"
-            out.append(f"  {rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}")
+            label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
+            out.append(f"  {rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
             if hit.contributions:
                 out.append("       " + ", ".join(
                     f"{t.label} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})" for t in hit.contributions
