@@ -21,7 +21,8 @@ from pathlib import Path
 
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
-from .repo_names import ACCESS_FILE, access_digest
+from .repo_names import ACCESS_FILE, access_digest, decode_rules
+from .rulefiles import RuleFileError, read_rule_file
 
 PUBLIC = "public"
 
@@ -67,9 +68,11 @@ class AccessList:
         """Read ROOT/.rag-access; a missing file means everything is public."""
         path = Path(root) / ACCESS_FILE
         try:
-            text = path.read_text(encoding="utf-8")
+            text = decode_rules(read_rule_file(path))
         except FileNotFoundError:
             return cls()
+        except RuleFileError as exc:  # a pipe, a device, a link or a huge file: never fail open
+            raise InputError(str(exc)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read {path} ({exc}) — fix or remove it") from None
         return cls.parse(text, str(path))

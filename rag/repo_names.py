@@ -21,3 +21,9 @@ def access_digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha1(ACCESS_SYNTAX + text.encode()).hexdigest()
+
+
+def decode_rules(data: bytes) -> str:
+    """An access list's bytes as text, as read_text read it before: UTF-8 (an error otherwise),
+    universal newlines."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")

@@ -304,3 +304,29 @@ def test_eval_refuses_an_index_whose_access_list_changed(tmp_path: Path) -> None
     questions.write_text(json.dumps(EVAL_QUESTIONS[0]) + "\n")
     with pytest.raises(InputError, match=r"\.rag-access changed since the index at .* was built"):
         run_eval(questions, index_path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_an_access_list_that_is_not_a_small_regular_file_stops_the_query_in_one_line(tmp_path: Path,
+                                                                                     kind: str) -> None:
+    import os
+
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    access = repo / ".rag-access"
+    access.unlink()
+    if kind == "fifo":
+        os.mkfifo(access)  # every query reads it: it must not wait for a writer
+    elif kind == "dev-zero":
+        access.symlink_to("/dev/zero")
+    else:
+        access.write_text(ACCESS * 40_000)  # 1.8 MB
+    runner = CliRunner()
+    for command in (["query", "--no-llm", "--index", str(index_path), "password"], ["ingest", str(repo)]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 1
+        assert result.output.startswith(f"Error: {access} is ") and result.output.count("\n") == 1

@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 from ..chunking.base import Chunk
 from ..errors import IndexFormatError, NoIndexError
-from ..repo_names import ACCESS_FILE, access_digest
+from ..repo_names import ACCESS_FILE, access_digest, decode_rules
+from ..rulefiles import read_rule_file
 from ..tokens import Tokenizer, TokenizerSettings
 from ..weights import FloatColumn, bm25_normalisers, scoring_parameters, view_norms
 from .format import (
@@ -566,12 +567,12 @@ class Index:
         root is gone."""
         root = self.manifest.root
         try:
-            with open(os.path.join(root, ACCESS_FILE), encoding="utf-8") as fh:
-                text = fh.read()
-        except FileNotFoundError:
+            # regular files only, capped: a FIFO would hang every query, /dev/zero exhaust its memory
+            text = decode_rules(read_rule_file(os.path.join(root, ACCESS_FILE)))
+        except (FileNotFoundError, NotADirectoryError):
             return self.manifest.access is not None and os.path.isdir(root)
         except (OSError, UnicodeDecodeError):
-            return True  # unreadable now: the next ingest will say why
+            return True  # unreadable now: loading it says why (retrieve)
         return access_digest(text) != self.manifest.access
 
     def _corrupt(self, exc: Exception) -> IndexFormatError:
