@@ -302,6 +302,12 @@ def test_folders_nested_1200_deep_outside_git_are_walked(tmp_path: Path) -> None
     with open(os.path.join(deep, "bottom.txt"), "w") as fh:
         fh.write("the bottom of the well\n")
     (repo / "top.txt").write_text("the top\n")
-    listing = walk(repo)
-    assert not listing.git
-    assert [f.path for f in listing.files] == ["d/" * 1200 + "bottom.txt", "top.txt"]
+    try:
+        listing = walk(repo)
+        assert not listing.git
+        assert [f.path for f in listing.files] == ["d/" * 1200 + "bottom.txt", "top.txt"]
+    finally:  # pytest's cleanup (shutil.rmtree) recurses once per level too
+        os.unlink(os.path.join(deep, "bottom.txt"))
+        while deep != str(repo):
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)
