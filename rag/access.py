@@ -14,12 +14,15 @@ rule) makes a file readable by everyone. A caller runs with a set of groups (``-
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
 from .ignore import IgnoreRules, is_ignored
-from .repo_names import ACCESS_FILE, access_digest
+from .repo_names import ACCESS_FILE, access_digest, decode_rules
+from .rulefiles import RuleFileError, read_rule_file
 
 PUBLIC = "public"
 
@@ -48,22 +51,28 @@ class AccessList:
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
-            pattern, *groups = line.split()
+            pattern, groups = _split_rule(line, f"{source}:{number}")
             if not groups:
                 raise InputError(f"{source}:{number}: rule {pattern!r} names no group — write "
                                  f"`{pattern} GROUP [GROUP ...]` or `{pattern} {PUBLIC}`")
+            compiled = IgnoreRules.parse([pattern])
+            if not compiled.rules:  # git would never match it: the files it meant to restrict would be public
+                raise InputError(f"{source}:{number}: pattern {pattern!r} is not a valid gitignore pattern (an "
+                                 "unclosed `[`, an unknown `[:class:]`, or nothing but `/`) — fix or remove the line")
             granted = frozenset(g for g in groups if g != PUBLIC)
-            rules.append(AccessRule(pattern, granted, IgnoreRules.parse([pattern])))
+            rules.append(AccessRule(pattern, granted, compiled))
         return cls(tuple(rules), access_digest(text))
 
     @classmethod
-    def load(cls, root: Path) -> AccessList:
+    def load(cls, root: str | os.PathLike[str]) -> AccessList:
         """Read ROOT/.rag-access; a missing file means everything is public."""
         path = Path(root) / ACCESS_FILE
         try:
-            text = path.read_text(encoding="utf-8")
+            text = decode_rules(read_rule_file(path))
         except FileNotFoundError:
             return cls()
+        except RuleFileError as exc:  # a pipe, a device, a link or a huge file: never fail open
+            raise InputError(str(exc)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read {path} ({exc}) — fix or remove it") from None
         return cls.parse(text, str(path))
@@ -78,6 +87,26 @@ class AccessList:
     def all_groups(self) -> frozenset[str]:
         """Return every group named by a rule."""
         return frozenset(g for r in self.rules for g in r.groups)
+
+
+def _split_rule(line: str, where: str) -> tuple[str, list[str]]:
+    """Split a stripped rule line into its pattern, as gitignore writes it (a backslash escapes the
+    next character, so `Secret\\ Plans/` is one pattern with a space), and the groups after it."""
+    i = 0
+    while i < len(line) and not line[i].isspace():
+        if line[i] == "\\":
+            if i + 1 == len(line):
+                raise InputError(f"{where}: the pattern ends with a lone backslash — escape it as `\\\\`, "
+                                 "or remove it")
+            i += 1  # the escaped character, a space included, belongs to the pattern
+        i += 1
+    pattern, groups = line[:i], line[i:].split()
+    for group in groups:
+        if not re.fullmatch(r"[\w.@+-]+", group):
+            # a stray character is a mistyped pattern more often than a group name
+            raise InputError(f"{where}: {group!r} is not a group name (letters, digits and . _ @ + -) — "
+                             "escape spaces and special characters of the pattern with a backslash")
+    return pattern, groups
 
 
 def can_read(file_groups: frozenset[str], caller_groups: frozenset[str]) -> bool:

@@ -20,6 +20,7 @@ from .semantic_choices import DEFAULT_MODE as DEFAULT_RERANK
 from .semantic_choices import MODES as RERANK_MODES
 from .semantic_choices import NOT_INSTALLED
 from .store.paths import locate_index
+from .terminal import one_line, visible
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
@@ -30,6 +31,22 @@ if TYPE_CHECKING:
 # RAG_DEBUG=1: every error prints its full traceback (a user-facing one too)
 DEBUG_ENV = "RAG_DEBUG"
 INTERNAL_ERROR = "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
+
+
+def _terminal(err: bool) -> bool:
+    """Whether stderr (`err`) or stdout is a terminal."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
+
+
+def _out(text: str, err: bool = False, nl: bool = True, exact: bool = False) -> None:
+    """Write `text` (which may hold file-derived or model-derived text) to stdout or stderr: to a
+    terminal with its control characters shown visibly (see rag.terminal), elsewhere as it is.
+    `exact` (JSON: its escapes already make it safe) writes it as it is everywhere."""
+    click.echo(text if exact or not _terminal(err) else visible(text), err=err, nl=nl)
 
 
 def _debug() -> bool:
@@ -70,7 +87,7 @@ class RagCommand(_OneLineUsage):
         except RagError as exc:
             if _debug():
                 raise
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(one_line(str(exc))) from None  # may quote a file's line
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Python's docs advise
             # and keep the interpreter's last flush of stdout from failing again (unless stdout is
             # not a file: a test runner's buffer)
@@ -122,6 +139,13 @@ scoring_option = click.option(
 )
 
 
+as_option = click.option(
+    "--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
+    help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
+         "RAG_GROUPS takes a space-separated list).",
+)
+
+
 @click.group(cls=RagGroup)
 def main() -> None:
     """Ask questions about a codebase, answered from its own code."""
@@ -165,14 +189,14 @@ def ingest_cmd(
             line.clear()
     remember_index(os.getcwd(), report.index_path)
     if not quiet:
-        click.echo(format_ingest_report(report))
+        _out(format_ingest_report(report))
     if embed:
         from .semantic_rerank import embed_index
 
         done = embed_index(report.index_path)
         rate = f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
         if not quiet:
-            click.echo(f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
+            _out(f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
                        f"{done.seconds:.1f} s{rate}")
 
 
@@ -275,9 +299,7 @@ def _question(words: tuple[str, ...]) -> str:
               help="Print exactly what would be sent to the backend, then stop.")
 @click.option("--prompt-only", is_flag=True,
               help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p")
-@click.option("--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
-              help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
-                   "RAG_GROUPS takes a space-separated list).")
+@as_option
 @click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
 @scoring_option
 @click.option("--rerank", type=click.Choice(RERANK_MODES), default=DEFAULT_RERANK, show_default=True, envvar="RAG_RERANK",
@@ -303,8 +325,8 @@ def query_cmd(
     text = request.question
     if no_llm:
         found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
-        click.echo(format_hits_json(text, found.hits, explain, about(found)) if as_json
-                   else format_hits(found.hits, explain))
+        _out(format_hits_json(text, found.hits, explain, about(found)) if as_json
+             else format_hits(found.hits, explain), exact=as_json)
         return
     from .answer import INCOMPLETE
     from .backends import render_text_prompt, resolve_backend
@@ -319,29 +341,29 @@ def query_cmd(
     extra = about(outcome.retrieval)
     if prompt is None:  # nothing retrieved
         if prompt_only:
-            click.echo(NO_CONTEXT_MESSAGE, err=True)
+            _out(NO_CONTEXT_MESSAGE, err=True)
         elif as_json and result is not None:
-            click.echo(format_answer_json(result, False, extra))
+            _out(format_answer_json(result, False, extra), exact=True)
         elif as_json:
-            click.echo(format_unanswered_json(text, [], None, explain, extra))
+            _out(format_unanswered_json(text, [], None, explain, extra), exact=True)
         else:
-            click.echo(NO_CONTEXT_MESSAGE)
+            _out(NO_CONTEXT_MESSAGE)
         return
     if prompt_only:
-        click.echo(prompt.text)
+        _out(prompt.text)  # exact through a pipe (`| claude -p`), visible on a terminal
     elif show_prompt:
-        click.echo(backend.render(prompt) if backend else render_text_prompt(prompt))
+        _out(backend.render(prompt) if backend else render_text_prompt(prompt))
     elif result is None:
         # the passages alone: the prompt repeats them (--show-prompt prints it; JSON keeps "prompt")
         if as_json:
-            click.echo(format_unanswered_json(text, hits, prompt.text, explain, extra))
+            _out(format_unanswered_json(text, hits, prompt.text, explain, extra), exact=True)
         else:
-            click.echo(format_hits(hits, explain))
-        click.echo(NO_BACKEND_HINT, err=True)
+            _out(format_hits(hits, explain))
+        _out(NO_BACKEND_HINT, err=True)
     else:
-        click.echo(format_answer_json(result, explain, extra) if as_json else format_sources(result))
+        _out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
         if not as_json:
-            click.echo(format_usage(result), err=True)
+            _out(format_usage(result), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
 
@@ -355,11 +377,11 @@ def text_notes(found: Retrieval) -> None:
     """Print which index answers (on a terminal), what was corrected, refreshed or is stale, and
     the semantic stage's note, on stderr (one line each). Scripts read the index from --json."""
     if found.note is not None:
-        click.echo(found.note, err=True)
+        _out(found.note, err=True)
     if _stderr_is_terminal():
-        click.echo(searching_line(found), err=True)
+        _out(searching_line(found), err=True)
     for line in freshness_lines(found):
-        click.echo(line, err=True)
+        _out(line, err=True)
 
 
 def searching_line(found: Retrieval) -> str:
@@ -367,7 +389,7 @@ def searching_line(found: Retrieval) -> str:
     from .store.paths import default_index_file
 
     same = os.path.abspath(found.index_path) == os.path.abspath(default_index_file(found.repository))
-    return f"Searching {found.repository}" + ("" if same else f" (index {found.index_path})")
+    return f"Searching {one_line(found.repository)}" + ("" if same else f" (index {one_line(found.index_path)})")
 
 
 def freshness_lines(found: Retrieval) -> list[str]:
@@ -379,10 +401,10 @@ def freshness_lines(found: Retrieval) -> list[str]:
     if found.refreshed is not None or found.refresh:
         lines.append(refresh_line(found.refreshed))
     if found.gone is not None:
-        lines.append(f"Note: {found.gone}, the repository this index was built from, is gone: the passages are "
+        lines.append(f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
                      "as indexed — re-run `python ingest.py REPO` with its new path")
     if found.changed:
-        shown = ", ".join(found.changed[:3]) + (", ..." if len(found.changed) > 3 else "")
+        shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")
         lines.append(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
                      "— re-run ingest or pass --refresh")
     return lines
@@ -414,10 +436,11 @@ def about(found: Retrieval) -> dict[str, Any]:
 @click.option("-k", "--top-k", type=click.IntRange(1), default=DEFAULT_TOP_K, show_default=True,  # = evaluate.MISS_K
               help="A question is a miss when no hit is in its top K passages (at most 10).")
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
+@as_option
 @scoring_option
 def eval_cmd(
     questions: str, index_path: str | None, corpus_root: str | None, as_json: bool, misses: bool,
-    top_k: int, full: bool, scoring: str,
+    top_k: int, full: bool, groups: tuple[str, ...], scoring: str,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from pathlib import Path
@@ -434,13 +457,13 @@ def eval_cmd(
                                "`python ingest.py REPO --full` for another index")
     report = run_eval(Path(questions), Path(index_path) if index_path else None,
                       Path(corpus_root) if corpus_root else None, top_k, explain=misses, full=full, scoring=scoring,
-                      on_ingest=lambda r: click.echo(format_ingest_report(r), err=True))
+                      groups=frozenset(groups), on_ingest=lambda r: _out(format_ingest_report(r), err=True))
     if as_json:
-        click.echo(json.dumps(report_dict(report, misses), ensure_ascii=False))
+        _out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:
-        click.echo(format_table(report))
+        _out(format_table(report))
         if misses:
-            click.echo("\n" + format_misses(report))
+            _out("\n" + format_misses(report))
 
 
 @main.command("status")
@@ -453,9 +476,9 @@ def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool) -> Non
 
     report = status(locate_index(index_path))
     if as_json:
-        click.echo(json.dumps(status_dict(report, list_skipped), ensure_ascii=False))
+        _out(json.dumps(status_dict(report, list_skipped), ensure_ascii=False), exact=True)
     else:
-        click.echo(format_status(report, list_skipped))
+        _out(format_status(report, list_skipped))
 
 
 def format_status(report: Any, list_skipped: bool = False) -> str:
@@ -544,13 +567,13 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
     blocks = []
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
-        label = f" {c.symbol} ({c.kind})" if c.symbol else ""
+        label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else ""
         # so that a list not in score order explains itself
         ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
         if hit.boosted:
             ranked += f"  [ranked up: {hit.boosted}]"
         semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
-        lines = [f"{rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"]
+        lines = [f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"]
         if explain and hit.semantic is not None and hit.mix is not None:
             from .semantic_rerank import LEXICAL_WEIGHT
 
@@ -593,7 +616,7 @@ NO_BACKEND_HINT = (
 
 
 def _stream(text: str) -> None:
-    click.echo(text, nl=False)
+    _out(text, nl=False)  # a chunk of the answer: each control character is shown whole, split or not
 
 
 def format_sources(result: Answer) -> str:
@@ -606,7 +629,7 @@ def format_sources(result: Answer) -> str:
         return "\n\nSources: none cited."
     lines = ["", "", "Sources:"]
     for n, ((path, start, end), valid) in enumerate(seen.items(), 1):
-        where = f"{path}:{start}-{end}" if path else "(a document that was not sent)"
+        where = f"{one_line(path)}:{start}-{end}" if path else "(a document that was not sent)"
         lines.append(f"  [{n}] {where}" + ("" if valid else "  (!) not among the passages sent: unverified"))
     return "\n".join(lines)
 

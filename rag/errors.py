@@ -26,6 +26,10 @@ class IndexWriteError(RagError):
     """The index could not be written: a full disk, a read-only folder."""
 
 
+class IngestRunningError(IndexWriteError):
+    """Another ingest holds the index's lock: two writers must never both write one index."""
+
+
 class InputError(RagError):
     """A file or value given by the user is unusable."""
 

@@ -9,6 +9,8 @@ rule rewards long passages that would bloat the prompt (team rule: keep it <= 3,
 
 An answer whose path is not in the index is a labelling error: it is listed, and a
 question none of whose answers is in the index is not scored (rather than counted as a miss).
+The questions run as a caller with the given access groups: a path the caller may not read
+is reported exactly as an absent one, and never ranked.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .hits import Hit
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, search
 from .store.paths import default_index_path, locate_index
 from .store.reader import Index
+from .terminal import one_line
 
 if TYPE_CHECKING:
     from .pipeline import IngestReport
@@ -263,9 +266,10 @@ class Indexes:
 
     def __init__(
         self, index_path: Path | None = None, corpus_root: Path | None = None, full: bool = False,
-        on_ingest: Callable[[IngestReport], None] | None = None,
+        on_ingest: Callable[[IngestReport], None] | None = None, groups: frozenset[str] = frozenset(),
     ) -> None:
         self.index_path = index_path
+        self.groups = groups
         self.corpus_root = corpus_root
         self.full = full
         self.on_ingest = on_ingest
@@ -279,12 +283,20 @@ class Indexes:
         self._stack.close()
 
     def get(self, q: Question) -> tuple[Index, frozenset[str]]:
-        """Return the index for a question and the set of paths it holds."""
+        """Return the index for a question and the set of paths it holds that the caller may read
+        (a restricted path is reported as an absent one is)."""
         key = q.corpus if self.corpus_root is not None and q.corpus is not None else ""
         if key not in self._open:
             path = self._corpus_index(key) if key else locate_index(self.index_path)
             index = self._stack.enter_context(Index(path))
-            self._open[key] = (index, frozenset(index.files()))
+            if index.access_changed():  # as a query does: the rules stored are no longer the repository's
+                from .access import AccessList
+                from .repo_names import ACCESS_FILE
+
+                AccessList.load(index.manifest.root)  # a line that cannot be parsed: name it
+                raise InputError(f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
+                                 f"`python ingest.py {index.manifest.root}`")
+            self._open[key] = (index, frozenset(index.readable_files(self.groups)))
         return self._open[key]
 
     def paths(self) -> dict[str, str]:
@@ -310,14 +322,16 @@ def run_eval(
     questions_path: Path, index_path: Path | None = None, corpus_root: Path | None = None,
     k: int = MISS_K, explain: bool = False, full: bool = False,
     on_ingest: Callable[[IngestReport], None] | None = None, scoring: str = DEFAULT_SCORING,
+    groups: frozenset[str] = frozenset(),
 ) -> EvalReport:
-    """Load a questions file, retrieve for each question from its index, and score the result."""
+    """Load a questions file, retrieve for each question from its index, and score the result,
+    as a caller with `groups` sees it (as a query does)."""
     questions = load_questions(questions_path)
     if corpus_root is not None:
         check_corpora(questions_path, questions, corpus_root)
-    with Indexes(index_path, corpus_root, full, on_ingest) as indexes:
+    with Indexes(index_path, corpus_root, full, on_ingest, groups) as indexes:
         def retrieve(q: Question) -> list[Hit]:
-            return search(indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring)
+            return search(indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring, groups=groups)
 
         report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
         return replace(report, indexes=indexes.paths())
@@ -365,7 +379,7 @@ def format_table(report: EvalReport) -> str:
             f"the index; {len(report.unscored)} question(s) not scored:"
         )
         lines.extend(
-            f"  {e.id} (line {e.line}): {e.answer.path}:{e.answer.start_line}-{e.answer.end_line}"
+            f"  {one_line(e.id)} (line {e.line}): {one_line(e.answer.path)}:{e.answer.start_line}-{e.answer.end_line}"
             for e in report.label_errors
         )
     return "\n".join(lines)
@@ -380,13 +394,13 @@ def format_misses(report: EvalReport) -> str:
         found = f"first hit at rank {o.rank}" if o.rank else f"no hit in the top {DEPTH}"
         corpus = f" [{q.corpus}]" if q.corpus else ""
         out.append(f"\n{q.id}{corpus} (line {q.line}, {found}): {q.question}")
-        out.extend(f"  answer: {a.path}:{a.start_line}-{a.end_line}" for a in q.answers)
+        out.extend(f"  answer: {one_line(a.path)}:{a.start_line}-{a.end_line}" for a in q.answers)
         if not o.hits:
             out.append("  nothing came back (none of the question's words occur in the index)")
         for rank, hit in enumerate(o.hits[: report.k], 1):
             c = hit.chunk
-            label = f" {c.symbol} ({c.kind})" if c.symbol else f" ({c.kind})"
-            out.append(f"  {rank}. {hit.score:.4f}  {c.path}:{c.start_line}-{c.end_line}{label}")
+            label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
+            out.append(f"  {rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
             if hit.contributions:
                 out.append("       " + ", ".join(
                     f"{t.label} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})" for t in hit.contributions

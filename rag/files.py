@@ -9,7 +9,7 @@ import re
 import stat
 import subprocess
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +75,7 @@ class SourceFile:
     abspath: str
     size: int
     mtime_ns: int
+    identity: tuple[int, int] | None = None  # (st_dev, st_ino) as listed: read_text reads only that file
 
 
 @dataclass(slots=True)
@@ -98,12 +99,7 @@ def walk(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Walk:
     """List the files of `root` to index, counting each skipped file by reason."""
-    root = Path(root)
-    if not root.exists():
-        raise InputError(f"{root} does not exist — pass the path of a repository directory")
-    if not root.is_dir():
-        raise InputError(f"{root} is not a directory — pass the path of a repository directory")
-    root = root.resolve()
+    root = check_root(root).resolve()
     skipped: Counter[str] = Counter()
     paths: list[tuple[str, str]] = []
 
@@ -158,7 +154,7 @@ def walk(
         if st.st_size > max_bytes:
             skip(rel, "too-large")
             continue
-        files.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns))
+        files.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino)))
     files.sort(key=lambda f: f.path)
     blocked = _blocked_includes(root, include, files, paths, excluded_dirs) if include else {}
     return Walk(root=root, files=files, skipped=skipped, git=is_git, skipped_paths=paths, blocked_includes=blocked)
@@ -219,6 +215,16 @@ def include_reaches(rel_dir: str, include: tuple[str, ...]) -> bool:
     return False
 
 
+def check_root(root: str | os.PathLike[str]) -> Path:
+    """Return `root` as a Path, or raise InputError unless it is a directory."""
+    root = Path(root)
+    if not root.exists():
+        raise InputError(f"{root} does not exist — pass the path of a repository directory")
+    if not root.is_dir():
+        raise InputError(f"{root} is not a directory — pass the path of a repository directory")
+    return root
+
+
 @dataclass(frozen=True, slots=True)
 class SourceText:
     """A file's decoded text, or why it was not read; sha1 is of the raw bytes."""
@@ -229,17 +235,19 @@ class SourceText:
     n_bytes: int = 0
 
 
-def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
+def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES,
+              identity: tuple[int, int] | None = None) -> SourceText:
     """Read a file as text, or say why it is skipped.
 
     Binary files (looks_binary: a NUL byte, a magic number or many control bytes in the first
     8 KiB) and minified scripts are skipped;
     bytes that are not UTF-8 are decoded with U+FFFD replacement; CRLF and lone CR line
-    endings become LF.
+    endings become LF. Only the file the walk listed is read (see read_listed).
     """
     try:
-        with open(abspath, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+        data = read_listed(abspath, max_bytes + 1, identity)
+    except _NotListed as exc:
+        return SourceText(None, exc.reason)
     except OSError:
         return SourceText(None, "unreadable")
     if len(data) > max_bytes:
@@ -266,6 +274,36 @@ def looks_binary(head: bytes) -> bool:
         return False
     controls = len(head) - len(head.translate(None, _CONTROL))
     return controls > CONTROL_SHARE * len(head) or (head.startswith(_WEAK_MAGIC) and controls > 0)
+
+
+class _NotListed(OSError):
+    """What is at the path now is not the regular file the walk listed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_listed(abspath: str, limit: int | None, identity: tuple[int, int] | None = None) -> bytes:
+    """Return up to `limit` bytes (None: all) of the regular file at `abspath`, as the walk listed it.
+
+    Between the walk and the read the file may have been swapped for a symlink (to .env, say) or a
+    FIFO: the open never follows a link (O_NOFOLLOW: "symlink") nor waits on a FIFO (O_NONBLOCK),
+    and what was opened must be a regular file ("not-a-file") with the walked (st_dev, st_ino)
+    ("unreadable": it changed; the next ingest reads what is there then)."""
+    try:
+        fd = os.open(abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(abspath):
+            raise _NotListed("symlink") from None
+        raise exc
+    with open(fd, "rb") as fh:  # closes fd
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotListed("not-a-file")
+        if identity is not None and (st.st_dev, st.st_ino) != identity:
+            raise _NotListed("unreadable")
+        return fh.read(-1 if limit is None else limit)
 
 
 def decode_text(data: bytes) -> str:
@@ -321,7 +359,7 @@ def _walk_files(
         where = os.fsdecode(error.filename) if error.filename else top
         skip(where[skip_chars:].replace(os.sep, "/") + "/", "unreadable-dir")
 
-    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
+    for dirpath, dirnames, filenames in _walk_top_down(top, unreadable):
         rel_dir = dirpath[skip_chars:].replace(os.sep, "/")
         while rules and not _under(rel_dir, rules[-1][0]):
             rules.pop()
@@ -330,7 +368,7 @@ def _walk_files(
             # still apply, below the .gitignore files (git's order of precedence)
             rules.append(("", IgnoreRules.from_file(Path(top) / ".git" / "info" / "exclude")))
         if ".gitignore" in filenames:
-            rules.append((rel_dir, IgnoreRules.from_file(Path(dirpath) / ".gitignore", rel_dir)))
+            rules.append((rel_dir, IgnoreRules.from_file(Path(dirpath) / ".gitignore", rel_dir, links_absent=True)))
         active = [r for _, r in rules]
         keep = []
         for d in sorted(dirnames):
@@ -355,6 +393,35 @@ def _walk_files(
             else:
                 out.append(rel)
     return out
+
+
+def _walk_top_down(
+    top: str, onerror: Callable[[OSError], None]
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """os.walk(top, onerror=onerror) top-down, without recursion: os.walk of Python 3.11 recurses
+    once per level, and folders nested about 1,000 deep (outside git) raised RecursionError. The
+    same order (depth first, each folder before its subfolders, in the order of `dirnames` as the
+    caller leaves it) and the same pruning: a name the caller removes from `dirnames` is not entered.
+    Links to folders are listed in `dirnames`, and the caller prunes them (never followed)."""
+    stack = [top]
+    while stack:
+        dirpath = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                entries = list(it)
+        except OSError as exc:
+            onerror(exc)
+            continue
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(entry.name)
+        yield dirpath, dirnames, filenames
+        stack.extend(os.path.join(dirpath, d) for d in reversed(dirnames) if not os.path.islink(os.path.join(dirpath, d)))
 
 
 def _utf8(rel: str) -> bool:

@@ -13,6 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import InputError
+from .rulefiles import RuleFileError, read_rule_file
+
 # POSIX bracket classes wildmatch understands, as ASCII regex class contents.
 _CLASSES = {
     "alnum": "a-zA-Z0-9",
@@ -64,14 +67,20 @@ class IgnoreRules:
         return cls(base=base.strip("/"), rules=tuple(rules))
 
     @classmethod
-    def from_file(cls, path: Path, base: str = "") -> IgnoreRules:
-        """Read and compile an ignore file; a missing file gives empty rules."""
+    def from_file(cls, path: Path, base: str = "", links_absent: bool = False) -> IgnoreRules:
+        """Read and compile an ignore file; a missing file gives empty rules. A link, a pipe, a
+        device or a file over 1 MB is an InputError, or with `links_absent` a link is read as no
+        file (git does not follow a .gitignore that is a link)."""
+        if links_absent and path.is_symlink():
+            return cls(base=base.strip("/"))
         try:
             # bytes, not read_text: its universal newlines make a lone CR a line break, and git
             # does not (a CR-only file is one pattern to git)
-            text = path.read_bytes().decode("utf-8-sig", errors="replace")
+            text = read_rule_file(path).decode("utf-8-sig", errors="replace")
         except (FileNotFoundError, NotADirectoryError):
             return cls(base=base.strip("/"))
+        except RuleFileError as exc:  # a FIFO would hang the walk, /dev/zero exhaust its memory
+            raise InputError(str(exc)) from None
         return cls.parse(text.split("\n"), base)
 
     def match(self, relpath: str, is_dir: bool) -> bool | None:

@@ -31,10 +31,17 @@ from .errors import (
     terminations_as_exit,
 )
 from .fields import chunk_counts
-from .files import DEFAULT_MAX_BYTES, SourceFile, decode_text, read_text, walk
+from .files import DEFAULT_MAX_BYTES, SourceFile, check_root, decode_text, read_listed, read_text, walk
 from .secrets import redact
 from .store.format import SKIPPED_LISTED, FileRecord
-from .store.paths import default_index_path, folder_mtimes, folders_of, index_file, prepare_index_dir
+from .store.paths import (
+    default_index_path,
+    folder_mtimes,
+    folders_of,
+    index_file,
+    ingest_lock,
+    prepare_index_dir,
+)
 from .store.reader import Index
 from .store.update import update_index
 from .store.writer import SkippedRow, check_replaceable, nothing_to_index, retime_files, write_index
@@ -100,7 +107,7 @@ class _Processed:
 
 def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _Processed:
     """Read, redact, chunk and tokenize one file."""
-    read = read_text(source.abspath, max_bytes)
+    read = read_text(source.abspath, max_bytes, source.identity)
     if read.text is None:
         return _Processed(None, read.skip_reason, read.n_bytes, {})
     text, redacted = redact(read.text)
@@ -120,6 +127,41 @@ def _collect_less() -> tuple[int, int, int]:
     old = gc.get_threshold()
     gc.set_threshold(_GC_GEN0, old[1], old[2])
     return old
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _worker_init(parent: int) -> None:
+    """Each worker process's initializer: collect less (_collect_less), and die with the ingest.
+
+    A SIGKILLed ingest cannot shut its pool down: its workers, reparented to PID 1, would wait on
+    their queue for ever (holding the index's lock, inherited across fork). On Linux the kernel
+    sends them SIGKILL when the ingest ends (PR_SET_PDEATHSIG); elsewhere a thread checks."""
+    import signal
+    import sys
+
+    _collect_less()
+    armed = False
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the ingest died before the signal was armed
+        os._exit(1)
+    if not armed:
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
 
 
 @contextmanager
@@ -171,7 +213,7 @@ def _process_all(
         return
     from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_collect_less)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
     try:
         batches = list(_batches(files))
         results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
@@ -196,7 +238,7 @@ def _match_contents(
         if (old is None and not sources) or (old is not None and old[0] != f.size):
             changed.append(f)
             continue
-        digest, head = _sha1(f.abspath)
+        digest, head = _sha1(f.abspath, f.identity)
         if old is not None and digest == old[2]:
             retimed.append(f)
         elif old is None and digest in sources and chunker_for(sources[digest], head) == chunker_for(f.path, head):
@@ -207,11 +249,11 @@ def _match_contents(
     return changed, retimed, moved
 
 
-def _sha1(abspath: str) -> tuple[str | None, str]:
-    """A file's content hash, and its first line as read_text reads it (what chunker_for reads)."""
+def _sha1(abspath: str, identity: tuple[int, int] | None) -> tuple[str | None, str]:
+    """A file's content hash, and its first line as read_text reads it (what chunker_for reads);
+    only of the file the walk listed (read_listed)."""
     try:
-        with open(abspath, "rb") as fh:
-            data = fh.read()
+        data = read_listed(abspath, None, identity)
     except OSError:
         return None, ""
     return hashlib.sha1(data).hexdigest(), decode_text(data[:200]).split("\n", 1)[0]
@@ -278,14 +320,18 @@ def ingest(
     if not os.fspath(root).strip():
         raise InputError("No repository path given — pass the path of a repository directory")
     index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
-    for rebuild in ((False, True) if not options.full else (True,)):
-        try:
-            # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
-            # queued batches, and a new index's temporary file would stay
-            with terminations_as_exit():
-                return _ingest(Path(root), index_path, options, rebuild, progress, on_start)
-        except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
-            error = exc
+    check_root(root)  # before the lock's folder is made in it
+    check_replaceable(index_path)  # before its lock file is made beside it (a device, a pipe)
+    # one ingest at a time on one index: a second one fails at once (IngestRunningError)
+    with ingest_lock(index_path):
+        for rebuild in ((False, True) if not options.full else (True,)):
+            try:
+                # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
+                # queued batches, and a new index's temporary file would stay
+                with terminations_as_exit():
+                    return _ingest(Path(root), index_path, options, rebuild, progress, on_start)
+            except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
+                error = exc
     raise IndexWriteError(f"Could not write the index at {index_path} ({error}) — check the free disk space and "
                           "that its folder is writable, or pass --index to keep it elsewhere") from None
 
@@ -478,7 +524,8 @@ def _apply(
             if done.record is None:
                 reason = done.skip_reason or "unreadable"
                 skipped[reason] += 1
-                if reason not in ("unreadable", "too-large"):  # these depend on the moment and the options
+                # these depend on the moment (a file swapped after the walk) and the options
+                if reason not in ("unreadable", "too-large", "symlink", "not-a-file"):
                     skips.append((source.path, source.size, source.mtime_ns, reason))
             else:
                 if done.fallback is not None:

@@ -20,6 +20,13 @@ SOURCE_TEMPLATES = Path(__file__).resolve().parent.parent / "prompts"  # a sourc
 # Anything that could open or close one of our framing elements, e.g. "</document>", "< /Documents",
 # "<question": its "<" becomes "&lt;" so a passage cannot end its document or start a new one.
 _FRAMING_TAG = re.compile(r"<(?=\s*/?\s*(?:documents?|question)(?![\w-]))", re.IGNORECASE)
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): invisible when rendered, so
+# "</doc\u00admen\u200bt>" reads as a closing tag to a model while it slips past _FRAMING_TAG
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 # in a double-quoted attribute only these matter; ">" stays readable ("Install > Linux")
 _ATTRIBUTE_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", '"': "&quot;", "\n": " ", "\r": " "})
 
@@ -59,14 +66,25 @@ def render(name: str, **values: object) -> str:
     return template(name).substitute(values)
 
 
+def normalise(text: str) -> str:
+    """Return `text` as a model reads it: NFKC (full-width and small forms such as "＜／" become
+    "</"), without default-ignorable code points (zero-width characters, soft hyphens)."""
+    import unicodedata  # loaded with the first prompt: the retrieval-only path builds none
+
+    if text.isascii():
+        return text
+    return _IGNORABLE.sub("", unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)))
+
+
 def neutralise(text: str) -> str:
-    """Escape whatever in `text` looks like an opening or closing tag of our framing."""
-    return _FRAMING_TAG.sub("&lt;", text)
+    """Normalise `text` (see normalise), then escape whatever in it looks like an opening or closing
+    tag of our framing: a look-alike is escaped as its ASCII form is."""
+    return _FRAMING_TAG.sub("&lt;", normalise(text))
 
 
 def attribute(value: str | None) -> str:
-    """Escape `value` for a double-quoted attribute on one line."""
-    return (value or "").translate(_ATTRIBUTE_ESCAPES)
+    """Normalise `value` and escape it for a double-quoted attribute on one line."""
+    return normalise(value or "").translate(_ATTRIBUTE_ESCAPES)
 
 
 def document_title(hit: Hit) -> str:

@@ -10,10 +10,20 @@ INDEX_FILENAME = "index.sqlite"
 # query can tell it changed without loading rag.access's ignore rules (or, without an access
 # list, hashlib)
 ACCESS_FILE = ".rag-access"
+# mixed into the digest: an index whose access list was read by an older parser (which split
+# `Secret\ Plans/ ops` at the escaped space, leaving the folder public) reads as changed, so a
+# query refuses it and the next ingest rebuilds it under the rules as written
+ACCESS_SYNTAX = b"rag-access syntax 2\n"
 
 
 def access_digest(text: str) -> str:
     """The digest of an access list's text, as the index records it."""
     import hashlib
 
-    return hashlib.sha1(text.encode()).hexdigest()
+    return hashlib.sha1(ACCESS_SYNTAX + text.encode()).hexdigest()
+
+
+def decode_rules(data: bytes) -> str:
+    """An access list's bytes as text, as read_text read it before: UTF-8 (an error otherwise),
+    universal newlines."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")

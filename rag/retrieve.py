@@ -61,6 +61,9 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
                              f"re-run `python ingest.py {moved}`, or pass --refresh")
         gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
         if index.access_changed():
+            from .access import AccessList
+
+            AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
             # who may read what was decided at ingest: answering under the old rules could show a
             # file to a caller the new ones shut out
             raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
@@ -82,7 +85,8 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         elif request.rerank == "auto":
             note = NOT_INSTALLED
         # no hit: the answer may be in a file added since, so every indexed folder is checked
-        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits)
+        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits,
+                                      groups=request.groups)  # naming no folder the caller may not read
         if changed:
             from .freshness import indexable_changes
 

@@ -132,3 +132,201 @@ def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(tm
     paths = {h.chunk.path for h in found.hits}
     assert ("app/auth.py" in paths) is (change == "removed")
     assert retrieve(index_path, Request("password session")).hits == found.hits
+
+
+# --- the rule syntax: gitignore escapes, and no line that fails open ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "path", "expected"),
+    [
+        ("Secret\\ Plans/ ops", "Secret Plans/q3.md", {"ops"}),
+        ("Secret\\ Plans/ ops", "Secret/q3.md", set()),
+        ("\\#notes.md ops", "#notes.md", {"ops"}),
+        ("a\\ b\\ c.txt ops finance", "a b c.txt", {"ops", "finance"}),
+        ("\\!important.md ops", "!important.md", {"ops"}),
+    ],
+    ids=["escaped-space", "not-the-prefix", "escaped-hash", "two-spaces-two-groups", "escaped-bang"],
+)
+def test_patterns_are_parsed_with_gitignore_escapes(line: str, path: str, expected: set[str]) -> None:
+    assert AccessList.parse(line + "\n").groups_of(path) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("Secret\\ Plans/", "names no group"),
+        ("secret\\", "ends with a lone backslash"),
+        ("Secret\\Plans/ ops\\", "not a group name"),
+        ("Secret Plans/ ops", "'Plans/' is not a group name"),
+        ("docs/[abc ops", "not a valid gitignore pattern"),
+        ("docs/[[:nosuch:]] ops", "not a valid gitignore pattern"),
+        ("/ ops", "not a valid gitignore pattern"),
+    ],
+    ids=["no-group", "lone-backslash", "backslash-in-group", "unescaped-space", "unclosed-bracket",
+         "unknown-class", "only-slash"],
+)
+def test_a_line_that_cannot_be_parsed_is_an_error_naming_it(line: str, message: str) -> None:
+    with pytest.raises(InputError, match=r"^\.rag-access:2: .*" + message):
+        AccessList.parse("# who may read what\n" + line + "\n")
+
+
+def test_an_unparsable_rule_stops_the_query_in_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    (repo / ".rag-access").write_text(ACCESS + "Secret Plans/ ops\n")
+    result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index_path), "password"])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {repo / '.rag-access'}:4: 'Plans/' is not a group name (letters, digits and "
+                             ". _ @ + -) — escape spaces and special characters of the pattern with a backslash\n")
+
+
+def test_an_escaped_space_restricts_its_folder_end_to_end(tmp_path: Path) -> None:
+    from rag.retrieve import Request, retrieve
+
+    repo = write_tree(tmp_path / "r", {"Secret Plans/q3.md": "# Q3\n\nthe acquisition of initech closes in march\n",
+                                       "README.md": "# App\n\nnothing about acquisitions here\n",
+                                       ".rag-access": "Secret\\ Plans/ board\n"})
+    index_path = ingest(repo).index_path
+    assert retrieve(index_path, Request("initech acquisition")).hits[0].chunk.path == "README.md"
+    assert "Secret Plans/q3.md" in {h.chunk.path for h in retrieve(index_path, Request(
+        "initech acquisition", groups=frozenset({"board"}))).hits}
+
+
+def test_an_index_whose_rules_an_older_parser_read_is_refused(tmp_path: Path) -> None:
+    import hashlib
+    import sqlite3
+
+    from rag.retrieve import Request, retrieve
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    with sqlite3.connect(index_path) as conn:  # the digest as the parser before this one recorded it
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'access'",
+                     (f'"{hashlib.sha1(ACCESS.encode()).hexdigest()}"',))
+    with pytest.raises(InputError, match="changed since the index was built"):
+        retrieve(index_path, Request("password session"))
+
+
+# --- the stale-index note: what changed, as an index without the caller's unreadable files tells it ---
+
+
+CALLERS = [
+    (frozenset(), ("finance/", "security/")),
+    (frozenset({"finance"}), ("security/",)),
+    (frozenset({"admins"}), ("finance/",)),
+    (frozenset({"finance", "security"}), ()),
+]
+
+
+@pytest.mark.parametrize(("groups", "hidden"), CALLERS, ids=["public", "finance", "admins", "both"])
+def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(tmp_path: Path, groups, hidden) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, hidden)
+    # a change in every folder; the reference, which lacks the folders the caller may not read, gets the others
+    changes = {"app/new.txt": "a new file\n", "finance/q4.py": "def bonus(): ...\n",
+               "security/incident-43.md": "# Incident 43\n"}
+    write_tree(repo, changes)
+    write_tree(reference.parent.parent, {p: t for p, t in changes.items() if not p.startswith(hidden)})
+    runner = CliRunner()
+    as_ = [a for g in sorted(groups) for a in ("--as", g)]
+    for question in ["nosuchwordanywhere", "password session", "payroll bank", "leaked password attacker"]:
+        got = runner.invoke(main, ["query", "--no-llm", "--json", "--index", str(full), *as_, question])
+        want = runner.invoke(main, ["query", "--no-llm", "--json", "--index", str(reference), question])
+        assert got.exit_code == want.exit_code == 0
+        assert got.stderr == want.stderr, question
+    assert got.stderr.startswith("Note: ")  # the stale note was there to compare
+
+
+# --- rag eval: the caller's view, restricted paths reported exactly as absent ones ---------------------
+
+EVAL_QUESTIONS = [
+    {"id": "login", "question": "password session", "answers": [{"path": "app/auth.py", "start_line": 1, "end_line": 3}]},
+    {"id": "payroll", "question": "payroll bank", "answers": [{"path": "finance/payroll.py", "start_line": 1,
+                                                               "end_line": 3}]},
+    {"id": "incident", "question": "leaked password attacker", "answers": [
+        {"path": "security/incidents.md", "start_line": 1, "end_line": 3},
+        {"path": "app/billing.py", "start_line": 1, "end_line": 3}]},
+    {"id": "made-up", "question": "refund invoice card", "answers": [
+        {"path": "app/nosuch.py", "start_line": 1, "end_line": 2},
+        {"path": "app/billing.py", "start_line": 1, "end_line": 3}]},
+]
+
+
+@pytest.mark.parametrize(("groups", "hidden"), CALLERS, ids=["public", "finance", "admins", "both"])
+def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(tmp_path: Path, groups,
+                                                                               hidden) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, hidden)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in EVAL_QUESTIONS))
+    runner = CliRunner()
+    as_ = [a for g in sorted(groups) for a in ("--as", g)]
+    for mode in (["--json", "--misses"], ["--misses"]):
+        got = runner.invoke(main, ["eval", str(questions), "--index", str(full), *as_, *mode])
+        want = runner.invoke(main, ["eval", str(questions), "--index", str(reference), *mode])
+        assert got.exit_code == want.exit_code == 0, got.output
+        if mode[0] == "--json":
+            got_json, want_json = json.loads(got.stdout), json.loads(want.stdout)
+            assert got_json.pop("indexes") != want_json.pop("indexes")
+            assert got_json == want_json
+            assert {e["path"] for e in got_json["label_errors"]} >= {"app/nosuch.py", *(
+                e["answers"][0]["path"] for e in EVAL_QUESTIONS if e["answers"][0]["path"].startswith(hidden or "-"))}
+        else:
+            assert got.stdout == want.stdout
+
+
+def test_eval_refuses_an_index_whose_access_list_changed(tmp_path: Path) -> None:
+    import json
+
+    from rag.evaluate import run_eval
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    (repo / ".rag-access").write_text("finance/ finance\n")  # security/ is public now, but not in the index
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps(EVAL_QUESTIONS[0]) + "\n")
+    with pytest.raises(InputError, match=r"\.rag-access changed since the index at .* was built"):
+        run_eval(questions, index_path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_an_access_list_that_is_not_a_small_regular_file_stops_the_query_in_one_line(tmp_path: Path,
+                                                                                     kind: str) -> None:
+    import os
+
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
+    index_path = ingest(repo).index_path
+    access = repo / ".rag-access"
+    access.unlink()
+    if kind == "fifo":
+        os.mkfifo(access)  # every query reads it: it must not wait for a writer
+    elif kind == "dev-zero":
+        access.symlink_to("/dev/zero")
+    else:
+        access.write_text(ACCESS * 40_000)  # 1.8 MB
+    runner = CliRunner()
+    for command in (["query", "--no-llm", "--index", str(index_path), "password"], ["ingest", str(repo)]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 1
+        assert result.output.startswith(f"Error: {access} is ") and result.output.count("\n") == 1

@@ -275,7 +275,7 @@ def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert result.exit_code == 128 + signal.SIGTERM, result.exception
-    assert sorted(p.name for p in index.parent.iterdir()) == [".gitignore", "index.sqlite"]
+    assert sorted(p.name for p in index.parent.iterdir()) == [".gitignore", "index.sqlite", "index.sqlite.lock"]  # the lock stays (paths.ingest_lock)
     assert index.read_bytes() == before
 
 

@@ -233,3 +233,82 @@ def test_a_repository_inside_the_repository_is_counted_as_nested(tmp_path: Path)
     listing = walk(repo)
     assert [f.path for f in listing.files] == ["a.py"]
     assert listing.skipped["nested-repo"] == 1
+
+
+# --- a file swapped between the walk and the read; rule files that are not files; deep folders --------
+
+
+def test_a_file_swapped_for_a_symlink_after_the_walk_is_not_followed(tmp_path: Path, monkeypatch) -> None:
+    import rag.pipeline
+
+    repo = write_tree(tmp_path / "r", {"app.py": "def app():\n    return 1\n", "notes.txt": "plain notes\n"})
+    (tmp_path / "outside.env").write_text("AWS_SECRET=the-secret-value-outside\n")
+    walked = rag.pipeline.walk
+
+    def walk_then_swap(*args, **kwargs):  # the race, made certain: the swap lands right after the listing
+        listing = walked(*args, **kwargs)
+        (repo / "notes.txt").unlink()
+        (repo / "notes.txt").symlink_to(tmp_path / "outside.env")
+        return listing
+
+    monkeypatch.setattr(rag.pipeline, "walk", walk_then_swap)
+    report = ingest(repo)
+    assert report.skipped.get("symlink") == 1
+    with Index(report.index_path) as index:
+        assert set(index.files()) == {"app.py"}
+
+
+@pytest.mark.parametrize("swap", ["fifo", "other-file"])
+def test_read_text_reads_only_the_regular_file_the_walk_listed(tmp_path: Path, swap: str) -> None:
+    repo = write_tree(tmp_path / "r", {"a.txt": "listed text\n"})
+    (source,) = walk(repo).files
+    if swap == "fifo":
+        (repo / "a.txt").unlink()
+        os.mkfifo(repo / "a.txt")  # opening it must not wait for a writer
+        assert read_text(source.abspath, identity=source.identity).skip_reason == "not-a-file"
+    else:
+        (repo / "b.txt").write_text("another file, renamed over it\n")  # while a.txt holds its inode
+        (repo / "b.txt").rename(repo / "a.txt")
+        assert read_text(source.abspath, identity=source.identity).skip_reason == "unreadable"
+
+
+@pytest.mark.parametrize("name", [".ragignore", ".gitignore"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_a_rule_file_that_is_not_a_small_regular_file_is_one_line(tmp_path: Path, name: str, kind: str) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {"a.txt": "some text\n"})
+    if kind == "fifo":
+        os.mkfifo(repo / name)
+    elif kind == "dev-zero":
+        if name == ".gitignore":
+            pytest.skip("a .gitignore that is a link is not read at all, as git does")
+        (repo / name).symlink_to("/dev/zero")
+    else:
+        (repo / name).write_text("*.log\n" * 200_000)  # 1.2 MB
+    result = CliRunner().invoke(main, ["ingest", str(repo)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {repo / name} is ") and result.output.count("\n") == 1
+
+
+def test_folders_nested_1200_deep_outside_git_are_walked(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    deep = str(repo)
+    for _ in range(1200):  # os.makedirs recurses once per missing folder
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    with open(os.path.join(deep, "bottom.txt"), "w") as fh:
+        fh.write("the bottom of the well\n")
+    (repo / "top.txt").write_text("the top\n")
+    try:
+        listing = walk(repo)
+        assert not listing.git
+        assert [f.path for f in listing.files] == ["d/" * 1200 + "bottom.txt", "top.txt"]
+    finally:  # pytest's cleanup (shutil.rmtree) recurses once per level too
+        os.unlink(os.path.join(deep, "bottom.txt"))
+        while deep != str(repo):
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)

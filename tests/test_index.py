@@ -910,3 +910,22 @@ def test_an_index_made_by_other_chunkers_is_rechunked_whole(tmp_path: Path, monk
     with Index(report.index_path) as index:
         assert index.manifest.chunkers == "definitions"
     assert ingest(repo).up_to_date
+
+
+@pytest.mark.parametrize("link", [".rag", ".rag/.gitignore", ".rag/index.sqlite"])
+def test_ingest_never_writes_through_a_committed_rag_link(tmp_path: Path, link: str) -> None:
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    repo = write_tree(tmp_path / "r", {"a.txt": "some text\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "x"
+    (repo / ".rag").mkdir(exist_ok=link != ".rag") if link != ".rag" else None
+    (repo / link).symlink_to(outside if link == ".rag" else target)
+    result = CliRunner().invoke(main, ["ingest", str(repo)])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {repo / link} is a symbolic link, and rag writes its index only into a real "
+                             "folder — remove the link, or pass --index PATH to keep the index elsewhere\n")
+    assert list(outside.iterdir()) == []

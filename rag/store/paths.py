@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import NoIndexError
+from ..errors import IngestRunningError, InputError, NoIndexError
 from ..repo_names import INDEX_DIRNAME, INDEX_FILENAME
 
 if TYPE_CHECKING:
@@ -70,15 +71,60 @@ def _index_file(path: str) -> str:
     return path
 
 
+def check_index_place(path: Path) -> None:
+    """Raise InputError when the index would be written through a symlink of a .rag folder: a
+    repository may commit `.rag` (or `.rag/index.sqlite`, `.rag/.gitignore`) as a link to a place
+    outside it, and an ingest would write there."""
+    if path.parent.name != INDEX_DIRNAME:
+        return  # a folder named with --index is the caller's choice, links and all
+    for part in (path.parent, path, path.parent / ".gitignore", path.with_name(f"{path.name}.lock")):
+        if part.is_symlink():
+            raise InputError(f"{part} is a symbolic link, and rag writes its index only into a real folder — "
+                             "remove the link, or pass --index PATH to keep the index elsewhere")
+
+
 def prepare_index_dir(path: Path) -> None:
     """Create the index's folder (and a .rag folder's .gitignore), and remove the temporary files
-    of killed ingests. Called before the repository's folders' mtimes are taken: creating .rag/
-    moves the root's mtime."""
+    of killed ingests."""
+    check_index_place(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.parent.name == INDEX_DIRNAME and not (path.parent / ".gitignore").exists():
-        # keep the index out of the repository's `git status`
-        (path.parent / ".gitignore").write_text("# written by rag: ignore the index\n*\n")
+    if path.parent.name == INDEX_DIRNAME:
+        # keep the index out of the repository's `git status`; never through a link (O_NOFOLLOW),
+        # never over a file that is there (O_EXCL)
+        try:
+            fd = os.open(path.parent / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write("# written by rag: ignore the index\n*\n")
     _remove_stale_temps(path)
+
+
+@contextmanager
+def ingest_lock(path: Path) -> Iterator[None]:
+    """Hold the index's ingest lock (an flock on PATH.lock, beside it) while the block runs, or raise
+    IngestRunningError at once when another ingest holds it.
+
+    Two writers on one index must never both succeed: a rebuild that replaced the file under an
+    update left the update's hot journal beside the new file, and the next reader replayed it into
+    the new file (damage until a later rebuild). The lock is never deleted (deleting a lock file
+    lets a third process lock a new inode while the second holds the old one); the kernel releases
+    it when its holder ends, however it ends."""
+    import fcntl
+
+    check_index_place(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IngestRunningError(f"another ingest is running on this index ({path}) — wait for it to finish, "
+                                     "then run this one again") from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _remove_stale_temps(path: Path) -> None:

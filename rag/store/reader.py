@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 from ..chunking.base import Chunk
 from ..errors import IndexFormatError, NoIndexError
-from ..repo_names import ACCESS_FILE, access_digest
+from ..repo_names import ACCESS_FILE, access_digest, decode_rules
+from ..rulefiles import read_rule_file
 from ..tokens import Tokenizer, TokenizerSettings
 from ..weights import FloatColumn, bm25_normalisers, scoring_parameters, view_norms
 from .format import (
@@ -489,6 +490,13 @@ class Index:
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     @_reads
+    def readable_files(self, groups: frozenset[str] = frozenset()) -> set[str]:
+        """Return the paths of the indexed files a caller with these groups may read."""
+        groups_of_class = {i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")}
+        readable = readable_classes(groups_of_class, groups)
+        return {path for path, c in self._query("SELECT path, class FROM files") if c in readable}
+
+    @_reads
     def moved_repository(self) -> str | None:
         """Return the folder that now holds this index in its default place (REPO/.rag/index.sqlite)
         and the indexed files, when that is not the root the index was built from: the
@@ -529,13 +537,15 @@ class Index:
         return out
 
     @_reads
-    def changed_files(self, paths: Iterable[str] = (), everywhere: bool = True) -> list[str]:
+    def changed_files(self, paths: Iterable[str] = (), everywhere: bool = True,
+                      groups: frozenset[str] | None = None) -> list[str]:
         """Return what changed since ingest, cheaply: the given files by size and mtime, and
         indexed directories by mtime (which moves when a file in it is added, removed,
         renamed, or saved by an editor that writes a new file). `everywhere` checks every
         indexed directory; otherwise only those holding the given files and their ancestors,
         so that the cost depends on the files asked about, not on the size of the repository.
-        Empty if the root is gone."""
+        With `groups`, the caller's, folders whose indexed files it may read none of are left out,
+        as an index without those files would not hold them. Empty if the root is gone."""
         root = self.manifest.root
         if not os.path.isdir(root):
             return []
@@ -559,13 +569,35 @@ class Index:
             near = sorted({d for path in wanted for d in ancestors(path)})
             marks = ",".join("?" * len(near))
             dirs = self._query(f"SELECT path, mtime_ns FROM dirs WHERE path IN ({marks}) ORDER BY path", tuple(near))
+        moved = []
         for path, mtime_ns in dirs:
             try:
                 if stat(f"{root}/{path}").st_mtime_ns != mtime_ns:
-                    changed.append(f"{path or '.'}/")
+                    moved.append(path)
             except OSError:
-                changed.append(f"{path or '.'}/")
-        return changed
+                moved.append(path)
+        if groups is not None and moved:
+            moved = self._visible_folders(moved, groups)
+        return changed + [f"{path or '.'}/" for path in moved]
+
+    def _visible_folders(self, folders: list[str], groups: frozenset[str]) -> list[str]:
+        """The folders of `folders` that hold a file the caller may read, or no indexed file at all
+        (only files skipped after reading): those an index without its unreadable files holds too."""
+        groups_of_class = {i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")}
+        readable = readable_classes(groups_of_class, groups)
+        if len(readable) == len(groups_of_class):
+            return folders
+        out = []
+        for folder in folders:  # only folders that changed: few, and each a range of the path index
+            if folder:
+                rows = self._query("SELECT path, class FROM files WHERE path >= ? AND path < ?",
+                                   (folder + "/", folder + "0"))  # '0' follows '/'
+                inside = [c for p, c in rows if "/" not in p[len(folder) + 1:]]
+            else:
+                inside = [c for (c,) in self._query("SELECT class FROM files WHERE path NOT LIKE '%/%'")]
+            if not inside or any(c in readable for c in inside):
+                out.append(folder)
+        return out
 
     def access_changed(self) -> bool:
         """Tell whether the repository's .rag-access differs from the one the index was built
@@ -573,12 +605,12 @@ class Index:
         root is gone."""
         root = self.manifest.root
         try:
-            with open(os.path.join(root, ACCESS_FILE), encoding="utf-8") as fh:
-                text = fh.read()
-        except FileNotFoundError:
+            # regular files only, capped: a FIFO would hang every query, /dev/zero exhaust its memory
+            text = decode_rules(read_rule_file(os.path.join(root, ACCESS_FILE)))
+        except (FileNotFoundError, NotADirectoryError):
             return self.manifest.access is not None and os.path.isdir(root)
         except (OSError, UnicodeDecodeError):
-            return True  # unreadable now: the next ingest will say why
+            return True  # unreadable now: loading it says why (retrieve)
         return access_digest(text) != self.manifest.access
 
     def _corrupt(self, exc: Exception) -> IndexFormatError:

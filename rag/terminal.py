@@ -1,0 +1,34 @@
+"""Text from files and from the model, made safe to show on a terminal.
+
+A passage, a file name or an answer may hold escape sequences: colours, cursor moves, OSC 0 (the
+window title) or OSC 52 (a write to the clipboard). Written raw to a terminal, the terminal runs
+them. Shown here as `less` and `git` show them: visibly, as text (ESC becomes `\\x1b`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls (U+009B is a one-character CSI), and the bidi
+# overrides and isolates that reorder what is shown ("Trojan Source")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# on a line that must stay one line (`path:start-end`), tab and newline too
+_CONTROL_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\x85]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _shown(match: re.Match[str]) -> str:
+    c = match.group()
+    if c in _NAMED:
+        return _NAMED[c]
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def visible(text: str) -> str:
+    """Return `text` with every control character but tab and newline shown as an escape."""
+    return _CONTROL.sub(_shown, text)
+
+
+def one_line(text: str) -> str:
+    """Return `text` with every control character and line break shown as an escape, on one line."""
+    return _CONTROL_OR_BREAK.sub(_shown, text)
