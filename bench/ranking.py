@@ -80,7 +80,7 @@ SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as
 
 def ranked(index: Index, question: str) -> list[Any]:
     """The top DEPTH for a question: lexical, then (--semantic) reranked."""
-    if not SEMANTIC:
+    if not SEMANTIC or rerank.question_shape(question).symbol is not None:  # as rag.retrieve runs it
         return search(index, question, DEPTH)
     hits = search(index, question, semantic_rerank.lexical_depth(DEPTH))
     return semantic_rerank.rerank(index.path, question, hits, DEPTH)
