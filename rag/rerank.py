@@ -20,11 +20,11 @@ for more never changes what came first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
 
 from .hits import Hit
+from .store.format import name_key
 
 # How many scored candidates search() hands to rerank() for a top k. Up to k = 10 it is the
 # same pool whatever k, so that the first passages of a longer list are exactly the shorter
@@ -171,16 +171,10 @@ def _path_overlap(words: tuple[str, ...], parts: set[str]) -> int:
     return n
 
 
-def _stem_names(path: str) -> str:
-    name = path.rpartition("/")[2]
-    return name.split(".", 1)[0].lower().replace("_", "")
-
-
-def named_like(symbol: str) -> Callable[[str], bool]:
-    """Whether a file's name (without extension) is the symbol's last part: `Router` -> Router.php,
-    router.go, routers.py."""
-    wanted = _last_name(symbol).lower().replace("_", "").rstrip("s")
-    return lambda path: _stem_names(path).rstrip("s") == wanted
+def file_key(symbol: str) -> str:
+    """The name_key of the files named like a symbol's last part: `Router` -> Router.php, router.go,
+    routers.py (rag.store.format.name_key)."""
+    return name_key(_last_name(symbol))
 
 
 def definitions(hits: list[Hit], symbol: str) -> list[Hit]:
@@ -202,10 +196,10 @@ def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> tuple[list[flo
     out = list(scores)
     if shape.symbol is not None and DEFINITION_BOOST:
         names = tuple(dict.fromkeys((shape.symbol, _last_name(shape.symbol))))
-        wanted = _last_name(shape.symbol).lower()
+        wanted = file_key(shape.symbol)
         for i, h in enumerate(hits):
             if _defines(h, names):
-                out[i] += top * DEFINITION_BOOST * (1.5 if _stem_names(h.chunk.path).rstrip("s") == wanted.rstrip("s") else 1.0)
+                out[i] += top * DEFINITION_BOOST * (1.5 if name_key(h.chunk.path) == wanted else 1.0)
                 why[i] = f"defines {shape.symbol}"
     if shape.embedded and EMBEDDED_DEFINITION_BOOST:
         for i, h in enumerate(hits):

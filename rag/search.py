@@ -228,7 +228,7 @@ def _definitions_beyond(
 ) -> list[Hit]:
     """The passages outside the pool, in files named like `symbol`, that define it, with their own
     score (the sum of their terms' contributions; the rerank's definition boost places them)."""
-    ids = [cid for cid in index.file_chunks(reranking.named_like(symbol)) if cid not in pool
+    ids = [cid for cid in index.files_named(reranking.file_key(symbol)) if cid not in pool
            and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))]
     if not ids:
         return []

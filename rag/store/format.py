@@ -3,8 +3,9 @@
 Layout (FORMAT_VERSION 10):
 
     meta(key, value)            -- the manifest, one JSON value per key
-    files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class)
-                                -- a file's chunks have consecutive ids first_chunk..+n_chunks
+    files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class, name_key)
+                                -- a file's chunks have consecutive ids first_chunk..+n_chunks;
+                                -- name_key: its name as a symbol question is matched to it (name_key())
     chunks(id, file_id, ordinal, start_line, end_line, kind, symbol, context, text)
     terms(term, id, df, ids, tfs, maxw, maxb)  -- term -> chunk ids (uint32, ascending), raw
                                 -- tfs (uint16), and two bounds for pruning in the everything-
@@ -70,7 +71,8 @@ SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
                    mtime_ns INTEGER NOT NULL, sha1 TEXT NOT NULL, first_chunk INTEGER NOT NULL,
-                   n_chunks INTEGER NOT NULL, class INTEGER NOT NULL);
+                   n_chunks INTEGER NOT NULL, class INTEGER NOT NULL, name_key TEXT NOT NULL);
+CREATE INDEX files_by_name ON files(name_key);
 CREATE TABLE chunks(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, ordinal INTEGER NOT NULL,
                     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL,
                     symbol TEXT, context TEXT NOT NULL, text TEXT NOT NULL);
@@ -143,6 +145,13 @@ def recorded_scoring(meta: dict[str, Any]) -> dict[str, float]:
     if not isinstance(scoring, dict) or not all(isinstance(v, (int, float)) for v in scoring.values()):
         raise ValueError("scoring parameters out of range")
     return {str(k): float(v) for k, v in scoring.items()}
+
+
+def name_key(name: str) -> str:
+    """A file's name, or a symbol's, as the two are matched: without folders or extensions,
+    lowercased, without underscores, and without a plural s (`Router` and `routers.py` -> "router")."""
+    base = name.rpartition("/")[2]
+    return base.split(".", 1)[0].lower().replace("_", "").rstrip("s")
 
 
 def block_name(name: str, block: int) -> str:

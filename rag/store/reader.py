@@ -427,6 +427,18 @@ class Index:
         return out
 
     @_reads
+    def files_named(self, key: str) -> list[int]:
+        """Return the chunk ids of the indexed files whose name_key is `key`, in path order (an
+        index lookup: a symbol question's files)."""
+        out: list[int] = []
+        for first, n in self._query("SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path",
+                                    (key,)):
+            _check(isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
+                   "file row out of range")
+            out.extend(range(first, first + n))
+        return out
+
+    @_reads
     def places(self, ids: list[int]) -> dict[int, tuple[str, int, int]]:
         """Return chunk id -> (path, start_line, end_line), without reading the texts (each must exist)."""
         marks = ",".join("?" * len(ids))

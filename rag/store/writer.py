@@ -28,6 +28,7 @@ from .format import (
     Manifest,
     block_name,
     meta_rows,
+    name_key,
     realizable_views,
     view_key,
 )
@@ -56,8 +57,9 @@ def chunk_row(cid: int, fid: int, chunk: Chunk) -> tuple[Any, ...]:
 
 def insert_file(conn: sqlite3.Connection, fid: int, record: FileRecord, first: int, klass: int) -> None:
     """Write a file's row and the acronyms it defines (its chunks are written by the caller)."""
-    conn.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
-                 (fid, record.path, record.size, record.mtime_ns, record.sha1, first, len(record.chunks), klass))
+    conn.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+                 (fid, record.path, record.size, record.mtime_ns, record.sha1, first, len(record.chunks), klass,
+                  name_key(record.path)))
     if record.acronyms:
         conn.executemany("INSERT INTO acronyms VALUES (?,?,?)", ((fid, a, e) for a, e in record.acronyms))
 
