@@ -4,6 +4,7 @@ longer describes its repository, search, and note what changed since ingest."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError
@@ -79,9 +80,8 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
             )
         hits = search(index, request.question, lexical_depth(request.k) if semantic else request.k,
                       explain=request.explain, groups=request.groups, scoring=request.scoring)
-        from .spelling import corrections_made
-
-        fixed = corrections_made(index, request.question, request.groups)  # what the search above corrected (memoised)
+        spelling = sys.modules.get("rag.spelling")  # loaded by the search above only if a word was unknown
+        fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
         note = None
         if semantic:
             hits, note = safe_rerank(index_path, request.question, hits, request.k)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
@@ -19,10 +20,8 @@ from .abbreviations import short_forms
 from .acronyms import expand
 from .hits import Hit, TermContribution
 from .rerank import candidate_count, rerank
-from .spelling import WEIGHT as SPELLING_WEIGHT
-from .spelling import correct as correct_spelling
 from .store.reader import Index, View
-from .weights import BM25, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
+from .weights import BM25, CORRECTION_WEIGHT, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
@@ -81,8 +80,15 @@ def _search(
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
     qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
-    # words the view has never seen -> their nearest indexed terms (known words are left alone)
-    qtf, corrected = correct_spelling(index, view, question, qtf)
+    found_of = {term: _postings(index, view, term) for term in qtf}
+    corrected: dict[str, str] = {}
+    # words the view has never seen -> their nearest indexed terms (known words are left alone);
+    # rag.spelling is loaded only for such a question (or once loaded, to record that none was made)
+    if None in found_of.values() or "rag.spelling" in sys.modules:
+        from .spelling import correct as correct_spelling
+
+        qtf, corrected = correct_spelling(index, view, question, qtf)
+        found_of = {term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf}
     stands_for = {**stands_for, **corrected} if corrected else stands_for
     n_docs = view.n_chunks
     avglen = view.length / n_docs if view.length else 1.0
@@ -91,12 +97,12 @@ def _search(
     bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
     terms: list[QueryTerm] = []
     for term, n in qtf.items():
-        found = _postings(index, view, term)
+        found = found_of[term]
         if found is None:
             continue
         ids, tfs, maxw, maxb = found
         bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
-        share = SPELLING_WEIGHT if term in corrected else 1.0  # a corrected typo is a guess
+        share = CORRECTION_WEIGHT if term in corrected else 1.0  # a corrected typo is a guess
         if bm25:
             idf = bm25_idf(n_docs, len(ids))
             terms.append(QueryTerm(term, idf, share * n * idf, ids, tfs, bound))

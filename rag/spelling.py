@@ -22,10 +22,6 @@ from typing import NamedTuple
 from .store.reader import Index, View
 
 CORRECT = True  # the lever (bench/LEVERS.md); never under the plain tokenizer, the original design
-# a corrected term's share of a typed word's query weight: a guess (as rag.abbreviations' short
-# forms); at 1.0, words that are merely absent from the index ("through" -> "though") cost all
-# three evaluation sets a little (bench/LEVERS.md)
-WEIGHT = 0.3
 MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them
 LONG_WORD = 8  # words of this many letters or more may be two edits from their term
 _WORD = re.compile(r"[^\W\d_]+")

@@ -22,6 +22,11 @@ from typing import Union
 BM25_K1 = 4.0
 BM25_B = 0.9
 
+# a corrected typo's share of a typed word's query weight (rag.spelling): a guess, as a short form
+# is (rag.abbreviations); at 1.0, real words the index lacks ("through" -> "though") cost all three
+# evaluation sets a little (bench/LEVERS.md)
+CORRECTION_WEIGHT = 0.3
+
 # a per-chunk float array by chunk id: an array when computed, a memoryview when read in blocks
 FloatColumn = Union["array[float]", "memoryview[float]"]
 

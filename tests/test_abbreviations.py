@@ -57,7 +57,7 @@ def test_the_short_form_lifts_the_candidate_that_abbreviates(tmp_path: Path, mon
     # without short forms, the file with more of the question's words wins (spelling off too: it
     # would search "send" for the unknown "sent")
     monkeypatch.setattr(sys.modules["rag.search"], "short_forms", lambda *args: {})
-    monkeypatch.setattr(sys.modules["rag.search"], "correct_spelling", lambda index, view, question, qtf: (qtf, {}))
+    monkeypatch.setattr("rag.spelling.CORRECT", False)
     with Index(path) as index:
         hits = search(index, QUESTION, 10)
     assert [h.chunk.path for h in hits] == ["app/format.js", "app/reply.js"]
