@@ -20,11 +20,10 @@ from .semantic_choices import DEFAULT_MODE as DEFAULT_RERANK
 from .semantic_choices import MODES as RERANK_MODES
 from .semantic_choices import NOT_INSTALLED
 from .store.paths import locate_index
-from .terminal import one_line, visible
 from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
-    from .answer import Answer
+    from .citations import Answer
     from .pipeline import IngestReport
     from .retrieve import Retrieval
 
@@ -46,7 +45,18 @@ def _out(text: str, err: bool = False, nl: bool = True, exact: bool = False) -> 
     """Write `text` (which may hold file-derived or model-derived text) to stdout or stderr: to a
     terminal with its control characters shown visibly (see rag.terminal), elsewhere as it is.
     `exact` (JSON: its escapes already make it safe) writes it as it is everywhere."""
-    click.echo(text if exact or not _terminal(err) else visible(text), err=err, nl=nl)
+    if not exact and _terminal(err):
+        from .terminal import visible
+
+        text = visible(text)
+    click.echo(text, err=err, nl=nl)
+
+
+def one_line(text: str) -> str:
+    """rag.terminal.one_line, imported on first use (JSON output never needs it)."""
+    from .terminal import one_line as escape
+
+    return escape(text)
 
 
 def _debug() -> bool:
@@ -328,8 +338,8 @@ def query_cmd(
         _out(format_hits_json(text, found.hits, explain, about(found)) if as_json
              else format_hits(found.hits, explain), exact=as_json)
         return
-    from .answer import INCOMPLETE
     from .backends import render_text_prompt, resolve_backend
+    from .citations import INCOMPLETE
     from .errors import BackendError
 
     # resolved before searching, so that a missing key or `claude` fails fast
@@ -528,7 +538,7 @@ def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, e
                            extra: dict[str, Any] | None = None) -> str:
     """Return the answer JSON shape for the `none` backend: passages and prompt (None without
     passages), no answer; `extra` keys (about()) follow."""
-    from .answer import NO_CONTEXT
+    from .citations import NO_CONTEXT
 
     return json.dumps({"question": question, "answer": None, "citations": [],
                        "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],

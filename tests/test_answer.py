@@ -8,9 +8,10 @@ import pytest
 from conftest import FakeBackend, write_tree
 
 from rag import Request, ingest
-from rag.answer import NO_CONTEXT, Citation, ask, bracket_citations, check_citations, generate
+from rag.answer import ask, generate
 from rag.backends import ApiCitation
 from rag.chunking import Chunk
+from rag.citations import NO_CONTEXT, Citation, bracket_citations, check_citations
 from rag.hits import Hit
 
 HITS = [
