@@ -63,20 +63,39 @@ def main() -> None:
         child(root, index, int(n), scoring)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(PROJECT), "archive", args.old, "rag"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(PROJECT), "archive", args.old, "rag"], capture_output=True, check=True
+        ).stdout
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
         versions = {f"old ({args.old})": tmp, "new (working tree)": str(PROJECT)}
         print(f"{args.queries} questions, scoring {args.scoring}, index {args.index}")
         for r in range(args.rounds):
             for name, root in versions.items():
-                out = subprocess.run([sys.executable, __file__, "--index", args.index, "--old", args.old,
-                                      "--child", root, args.index, str(args.queries), args.scoring],
-                                     capture_output=True, text=True, check=True).stdout
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--index",
+                        args.index,
+                        "--old",
+                        args.old,
+                        "--child",
+                        root,
+                        args.index,
+                        str(args.queries),
+                        args.scoring,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
                 figures = json.loads(out)
-                print(f"round {r + 1}  {name:28} median {figures['median_ms']:6.1f} ms   "
-                      f"p95 {figures['p95_ms']:6.1f} ms", flush=True)
+                print(
+                    f"round {r + 1}  {name:28} median {figures['median_ms']:6.1f} ms   "
+                    f"p95 {figures['p95_ms']:6.1f} ms",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,12 @@ def main() -> None:
     args = parser.parse_args()
     rules = [tuple(r.split(":")) for r in args.restrict.split(",")]
     groups = sorted({g for _, g in rules})
-    labelled = [q for f in ("dev-questions.jsonl", "docstring-queries.jsonl")
-                for q in load_questions(SHARED / f) if q.corpus == args.corpus]
+    labelled = [
+        q
+        for f in ("dev-questions.jsonl", "docstring-queries.jsonl")
+        for q in load_questions(SHARED / f)
+        if q.corpus == args.corpus
+    ]
     questions = [q.question for q in labelled]
     print(versions())
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,8 +53,10 @@ def main() -> None:
         start = time.perf_counter()
         acl_index = ingest(full).index_path
         acl = AccessList.load(full)
-        print(f"{args.corpus}: {len(questions)} questions; ACL index built in {time.perf_counter() - start:.1f} s; "
-              f"rules: {', '.join(f'{p} -> {g}' for p, g in rules)}")
+        print(
+            f"{args.corpus}: {len(questions)} questions; ACL index built in {time.perf_counter() - start:.1f} s; "
+            f"rules: {', '.join(f'{p} -> {g}' for p, g in rules)}"
+        )
         callers = [frozenset(c) for n in range(len(groups) + 1) for c in combinations(groups, n)]
         notes: list[tuple[frozenset[str], Path, Path]] = []
         for caller in callers:
@@ -65,7 +71,9 @@ def main() -> None:
             differ = 0
             with Index(acl_index) as a, Index(ref_index) as b:
                 for q in questions:
-                    got = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(a, q, 10, groups=caller)]
+                    got = [
+                        (h.chunk.path, h.chunk.start_line, h.score) for h in search(a, q, 10, groups=caller)
+                    ]
                     want = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(b, q, 10)]
                     if got != want and not differ:
                         example = (q, got, want)
@@ -76,17 +84,34 @@ def main() -> None:
                 print(f"    first difference: {q!r}")
                 for g, w in zip(got, want):
                     print(f"      {g}  |  {w}")
-            print(f"  caller {sorted(caller) or '(no group)'}: sees {n_chunks} chunks ({removed} files hidden); "
-                  f"{len(questions) - differ}/{len(questions)} questions with identical hits and scores")
+            print(
+                f"  caller {sorted(caller) or '(no group)'}: sees {n_chunks} chunks ({removed} files hidden); "
+                f"{len(questions) - differ}/{len(questions)} questions with identical hits and scores"
+            )
             qfile = Path(tmp) / "questions.jsonl"
-            qfile.write_text("".join(json.dumps({"id": f"q{i}", "question": q.question, "answers": [
-                {"path": a.path, "start_line": a.start_line, "end_line": a.end_line} for a in q.answers]}) + "\n"
-                for i, q in enumerate(labelled)))
+            qfile.write_text(
+                "".join(
+                    json.dumps(
+                        {
+                            "id": f"q{i}",
+                            "question": q.question,
+                            "answers": [
+                                {"path": a.path, "start_line": a.start_line, "end_line": a.end_line}
+                                for a in q.answers
+                            ],
+                        }
+                    )
+                    + "\n"
+                    for i, q in enumerate(labelled)
+                )
+            )
             got_eval = report_dict(run_eval(qfile, acl_index, groups=caller), misses=True)
             want_eval = report_dict(run_eval(qfile, ref_index), misses=True)
             got_eval.pop("indexes"), want_eval.pop("indexes")
-            print(f"    eval as the caller {'equals' if got_eval == want_eval else 'DIFFERS from'} eval on the reference "
-                  f"({len(got_eval['label_errors'])} labelling errors, {len(got_eval['unscored'])} unscored)")
+            print(
+                f"    eval as the caller {'equals' if got_eval == want_eval else 'DIFFERS from'} eval on the reference "
+                f"({len(got_eval['label_errors'])} labelling errors, {len(got_eval['unscored'])} unscored)"
+            )
             notes.append((caller, ref, ref_index))
         # the stale note: a new file in every folder of both trees (the reference has only its own)
         for tree in {Path(tmp) / "full", *(r for _, r, _ in notes)}:
@@ -95,8 +120,10 @@ def main() -> None:
         for caller, _, ref_index in notes:
             got_note = retrieve(acl_index, Request("nosuchwordanywhere", groups=caller)).changed
             want_note = retrieve(ref_index, Request("nosuchwordanywhere")).changed
-            print(f"  caller {sorted(caller) or '(no group)'}: stale note names {len(got_note)} folders, "
-                  f"{'as' if sorted(got_note) == sorted(want_note) else 'NOT as'} the reference's {len(want_note)}")
+            print(
+                f"  caller {sorted(caller) or '(no group)'}: stale note names {len(got_note)} folders, "
+                f"{'as' if sorted(got_note) == sorted(want_note) else 'NOT as'} the reference's {len(want_note)}"
+            )
 
 
 if __name__ == "__main__":

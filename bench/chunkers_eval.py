@@ -33,7 +33,9 @@ def main() -> None:
     parser.add_argument("--set", choices=("docstring", "dev"), default="docstring")
     args = parser.parse_args()
     require_corpora()
-    questions_file = SHARED / ("docstring-queries.jsonl" if args.set == "docstring" else "dev-questions.jsonl")
+    questions_file = SHARED / (
+        "docstring-queries.jsonl" if args.set == "docstring" else "dev-questions.jsonl"
+    )
     root = CORPORA / "docstring-stripped" if args.set == "docstring" else CORPORA
     questions = load_questions(questions_file)
     corpora = sorted({q.corpus for q in questions if q.corpus}, key=[q.corpus for q in questions].index)
@@ -41,14 +43,20 @@ def main() -> None:
         corpora = [c for c in corpora if any(c.startswith(p) for p in args.corpora.split(","))]
     print(versions())
     print(f"{questions_file.name} on {root}\n")
-    print(f"{'corpus':30} {'chunker':10} {'hit@1':>6} {'hit@4':>6} {'MRR@10':>7} {'top4 ch':>7} {'chunks':>7} {'ingest s':>8}")
+    print(
+        f"{'corpus':30} {'chunker':10} {'hit@1':>6} {'hit@4':>6} {'MRR@10':>7} {'top4 ch':>7} {'chunks':>7} {'ingest s':>8}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         totals: dict[str, list] = {}
         for corpus in corpora:
             qs = [q for q in questions if q.corpus == corpus]
             for name in ("paragraph", "structure"):
                 index_path = Path(tmp) / f"{corpus}-{name}.sqlite"
-                patch = mock.patch("rag.pipeline.chunk_file", paragraph_chunks) if name == "paragraph" else mock.patch.dict({})
+                patch = (
+                    mock.patch("rag.pipeline.chunk_file", paragraph_chunks)
+                    if name == "paragraph"
+                    else mock.patch.dict({})
+                )
                 with patch:
                     start = time.perf_counter()
                     report = ingest(root / corpus, index_path, options=IngestOptions(full=True))
@@ -58,13 +66,17 @@ def main() -> None:
                     result = evaluate(qs, lambda q: search(index, q.question, 10), 4, indexed=lambda q: paths)
                 m = result.overall
                 totals.setdefault(name, []).extend(result.outcomes)
-                print(f"{corpus:30} {name:10} {m.hit_at_1:6.3f} {m.hit_at_4:6.3f} {m.mrr_at_10:7.3f} "
-                      f"{m.mean_top4_chars:7.0f} {report.chunks:7d} {seconds:8.1f}")
+                print(
+                    f"{corpus:30} {name:10} {m.hit_at_1:6.3f} {m.hit_at_4:6.3f} {m.mrr_at_10:7.3f} "
+                    f"{m.mean_top4_chars:7.0f} {report.chunks:7d} {seconds:8.1f}"
+                )
         from rag.evaluate import metrics
 
         for name, outcomes in totals.items():
             m = metrics(outcomes)
-            print(f"{'overall':30} {name:10} {m.hit_at_1:6.3f} {m.hit_at_4:6.3f} {m.mrr_at_10:7.3f} {m.mean_top4_chars:7.0f}")
+            print(
+                f"{'overall':30} {name:10} {m.hit_at_1:6.3f} {m.hit_at_4:6.3f} {m.mrr_at_10:7.3f} {m.mean_top4_chars:7.0f}"
+            )
 
 
 if __name__ == "__main__":

@@ -16,8 +16,14 @@ PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared" / "eval"
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
 CORPUS_NAMES = [
-    "flask-3.1.3", "requests-2.34.2", "django-5.2.19", "fastapi-0.165.0", "express-5.3.0",
-    "axios-1.21.1", "tanstack-query-core-5.108.4", "zod-4.6.7",
+    "flask-3.1.3",
+    "requests-2.34.2",
+    "django-5.2.19",
+    "fastapi-0.165.0",
+    "express-5.3.0",
+    "axios-1.21.1",
+    "tanstack-query-core-5.108.4",
+    "zod-4.6.7",
 ]
 
 
@@ -28,14 +34,17 @@ def eval_both_sets(label: str, per_corpus: bool = False) -> None:
     `per_corpus`, then each corpus's hit@4/MRR@10."""
     from rag.evaluate import run_eval
 
-    for name, questions, root in (("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
-                                  ("dev", "dev-questions.jsonl", CORPORA)):
+    for name, questions, root in (
+        ("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+        ("dev", "dev-questions.jsonl", CORPORA),
+    ):
         report = run_eval(SHARED / questions, corpus_root=root)
         m = report.overall
         line = f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}"
         if per_corpus:
-            line += " | " + " ".join(f"{c.split('-')[0]} {v.hit_at_4:.2f}/{v.mrr_at_10:.2f}"
-                                     for c, v in report.per_corpus.items())
+            line += " | " + " ".join(
+                f"{c.split('-')[0]} {v.hit_at_4:.2f}/{v.mrr_at_10:.2f}" for c, v in report.per_corpus.items()
+            )
         print(line, flush=True)
 
 
@@ -43,8 +52,10 @@ def require_corpora() -> None:
     """Exit with a hint when the shared corpora have not been fetched."""
     missing = [c for c in CORPUS_NAMES if not (CORPORA / c).is_dir()]
     if missing:
-        sys.exit(f"corpora missing in {CORPORA}: {', '.join(missing)} — run {SHARED}/fetch-corpora "
-                 f"and {SHARED}/make-docstring-eval first")
+        sys.exit(
+            f"corpora missing in {CORPORA}: {', '.join(missing)} — run {SHARED}/fetch-corpora "
+            f"and {SHARED}/make-docstring-eval first"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,7 +100,10 @@ def _tree_rss_kb(pid: int) -> int:
 
 
 def run_process_tree(
-    args: list[str], cwd: Path | None = None, interval: float = 0.05, report_every: float = 0.0,
+    args: list[str],
+    cwd: Path | None = None,
+    interval: float = 0.05,
+    report_every: float = 0.0,
 ) -> tuple[Run, float]:
     """Run a command, timing it and sampling the summed RSS of its process tree.
 
@@ -114,8 +128,11 @@ def run_process_tree(
             peak = max(peak, rss)
             now = time.perf_counter()
             if report_every and now - last >= report_every:
-                print(f"    ... {now - start:5.0f} s, tree RSS {rss / 1024:6.0f} MB (peak {peak / 1024:.0f})",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"    ... {now - start:5.0f} s, tree RSS {rss / 1024:6.0f} MB (peak {peak / 1024:.0f})",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 last = now
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -177,8 +194,13 @@ def run_isolated(args: list[str], cwd: Path | None = None) -> Run:
     if not _compiled:
         compile_package()
         _compiled = True
-    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _TRAMPOLINE, *args], cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _TRAMPOLINE, *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, report = proc.communicate()
     if proc.returncode != 0 or len(report.split()) != 3:
         return Run(0.0, 0.0, proc.returncode or 1, out)

@@ -66,7 +66,9 @@ def answers(index_path: Path) -> list[list[tuple[str, int, float]]]:
     from rag import Index, search
 
     with Index(index_path) as index:
-        return [[(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, q, k=10)] for q in QUESTIONS]
+        return [
+            [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, q, k=10)] for q in QUESTIONS
+        ]
 
 
 _SHAPE_CHILD = """
@@ -89,13 +91,21 @@ def shapes(mb: float, only: str | None) -> None:
         if only and shape != only:
             continue
         try:
-            done = subprocess.run([sys.executable, "-c", _SHAPE_CHILD, name, unit, str(int(mb * 1_000_000))],
-                                  capture_output=True, text=True, timeout=60, cwd=PROJECT, check=True)
+            done = subprocess.run(
+                [sys.executable, "-c", _SHAPE_CHILD, name, unit, str(int(mb * 1_000_000))],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=PROJECT,
+                check=True,
+            )
         except subprocess.TimeoutExpired:
             print(f"{shape:20} {name:12} {'> 60 s':>12}")
             continue
         size, redact_s, chunk_s = json.loads(done.stdout)
-        print(f"{shape:20} {name:12} {redact_s / (size / 1e6):12.2f} {chunk_s / (size / 1e6):11.2f}", flush=True)
+        print(
+            f"{shape:20} {name:12} {redact_s / (size / 1e6):12.2f} {chunk_s / (size / 1e6):11.2f}", flush=True
+        )
 
 
 def main() -> None:
@@ -116,12 +126,15 @@ def main() -> None:
         repo = build_hostile_repo(Path(tmp) / "hostile", big_line_mb=50)
         start = time.perf_counter()
         report = ingest(repo)
-        print(f"hostile repo: {report.files} files, {report.chunks} chunks in {time.perf_counter() - start:.2f} s; "
-              f"skipped {dict(sorted(report.skipped.items()))}")
+        print(
+            f"hostile repo: {report.files} files, {report.chunks} chunks in {time.perf_counter() - start:.2f} s; "
+            f"skipped {dict(sorted(report.skipped.items()))}"
+        )
         covered: dict[str, set[int]] = {}
         with Index(report.index_path) as index:
             for path, s, e in index._query(
-                    "SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"):
+                "SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
+            ):
                 covered.setdefault(path, set()).update(range(s, e + 1))
         expected = readable_lines(repo)
         lost = {p: len(lines - covered.get(p, set())) for p, lines in expected.items()}
@@ -130,7 +143,14 @@ def main() -> None:
 
         corpus = CORPORA / args.corpus
         index_path = Path(tmp) / "kill.sqlite"
-        ingest_cmd = [sys.executable, str(PROJECT / "ingest.py"), str(corpus), "--index", str(index_path), "--full"]
+        ingest_cmd = [
+            sys.executable,
+            str(PROJECT / "ingest.py"),
+            str(corpus),
+            "--index",
+            str(index_path),
+            "--full",
+        ]
         subprocess.run(ingest_cmd, check=True, capture_output=True)
         before = answers(index_path)
         start = time.perf_counter()
@@ -144,8 +164,10 @@ def main() -> None:
             proc.send_signal(signal.SIGKILL)
             killed += proc.wait() == -signal.SIGKILL
             intact += answers(index_path) == before
-        print(f"kill trials on {args.corpus} (full ingest {duration:.2f} s): {args.trials} trials, "
-              f"{killed} killed mid-run, previous index intact and identical after {intact}/{args.trials}")
+        print(
+            f"kill trials on {args.corpus} (full ingest {duration:.2f} s): {args.trials} trials, "
+            f"{killed} killed mid-run, previous index intact and identical after {intact}/{args.trials}"
+        )
 
 
 if __name__ == "__main__":

@@ -121,7 +121,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="rounds; the median of each method is shown")
     parser.add_argument("--keep", type=Path, help="write the indexes to DIR and keep them")
     # child mode: one method, run as its own process
-    parser.add_argument("--method", choices=("original", "sklearn-index", "sklearn-files"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--method", choices=("original", "sklearn-index", "sklearn-files"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--files", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--index", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
@@ -160,20 +162,46 @@ def main() -> None:
         list_path.write_text("\n".join(files) + "\n")
         n_bytes = sum((CORPORA / f).stat().st_size for f in files)
         mb = n_bytes / 1e6
-        print(f"{len(files)} files, {mb:.1f} MB, from {CORPORA} ({len(CORPUS_NAMES)} corpora); "
-              f"our index: {n_ours} chunks\n")
+        print(
+            f"{len(files)} files, {mb:.1f} MB, from {CORPORA} ({len(CORPUS_NAMES)} corpora); "
+            f"our index: {n_ours} chunks\n"
+        )
 
         me = [py, __file__, "--files", str(list_path)]
         methods = {
             "ours": (ours, ours_index),
-            "ours --workers 1": ([*ours[:3], "--index", str(work / "ours-1.sqlite"), *ours[5:], "--workers", "1"],
-                                 work / "ours-1.sqlite"),
-            "original (pure Python, JSON)": ([*me, "--method", "original", "--out", str(work / "index.json")],
-                                             work / "index.json"),
-            "sklearn, chunks from our index": ([*me, "--method", "sklearn-index", "--index", str(ours_index),
-                                                "--out", str(work / "sk-index.npz")], work / "sk-index.npz"),
-            "sklearn, from files (our chunker)": ([*me, "--method", "sklearn-files", "--settings", settings,
-                                                   "--out", str(work / "sk-files.npz")], work / "sk-files.npz"),
+            "ours --workers 1": (
+                [*ours[:3], "--index", str(work / "ours-1.sqlite"), *ours[5:], "--workers", "1"],
+                work / "ours-1.sqlite",
+            ),
+            "original (pure Python, JSON)": (
+                [*me, "--method", "original", "--out", str(work / "index.json")],
+                work / "index.json",
+            ),
+            "sklearn, chunks from our index": (
+                [
+                    *me,
+                    "--method",
+                    "sklearn-index",
+                    "--index",
+                    str(ours_index),
+                    "--out",
+                    str(work / "sk-index.npz"),
+                ],
+                work / "sk-index.npz",
+            ),
+            "sklearn, from files (our chunker)": (
+                [
+                    *me,
+                    "--method",
+                    "sklearn-files",
+                    "--settings",
+                    settings,
+                    "--out",
+                    str(work / "sk-files.npz"),
+                ],
+                work / "sk-files.npz",
+            ),
         }
         times: dict[str, list[float]] = {m: [] for m in methods}
         peaks: dict[str, float] = {m: 0.0 for m in methods}
@@ -191,7 +219,9 @@ def main() -> None:
                     sys.exit(f"{name} failed (exit {run.returncode})")
                 times[name].append(run.seconds)
                 peaks[name] = max(peaks[name], run.max_rss_mb)
-                chunks[name] = run.stdout.strip().split()[-1] if name.startswith(("original", "sklearn")) else ""
+                chunks[name] = (
+                    run.stdout.strip().split()[-1] if name.startswith(("original", "sklearn")) else ""
+                )
         with Index(ours_index) as index:
             chunks["ours"] = str(index.manifest.n_chunks)
         with Index(work / "ours-1.sqlite") as index:
@@ -199,23 +229,34 @@ def main() -> None:
 
         read_s, regex_s, _ = floors(CORPORA, files)
         ours_s = statistics.median(times["ours"])
-        print(f"{'method':36} {'seconds':>8} {'MB/s':>6} {'ours x':>6} {'peak MB':>7} {'chunks':>7} {'out MB':>7}")
+        print(
+            f"{'method':36} {'seconds':>8} {'MB/s':>6} {'ours x':>6} {'peak MB':>7} {'chunks':>7} {'out MB':>7}"
+        )
         for name, (_, output) in methods.items():
             s = statistics.median(times[name])
-            print(f"{name:36} {s:8.2f} {mb / s:6.2f} {s / ours_s:6.2f} {peaks[name]:7.0f} {chunks[name]:>7} "
-                  f"{output.stat().st_size / 1e6:7.1f}")
+            print(
+                f"{name:36} {s:8.2f} {mb / s:6.2f} {s / ours_s:6.2f} {peaks[name]:7.0f} {chunks[name]:>7} "
+                f"{output.stat().st_size / 1e6:7.1f}"
+            )
         print(f"{'floor: read + decode':36} {read_s:8.2f} {mb / read_s:6.1f}")
         label = "floor: one [^\\W_]+ findall pass"
         print(f"{label:36} {regex_s:8.2f} {mb / regex_s:6.1f}")
-        print(f"\nours: {os.cpu_count()} worker processes by default; sampled peak of its whole process tree "
-              f"{tree_peak:.0f} MB (the table's peak is its largest single process)")
+        print(
+            f"\nours: {os.cpu_count()} worker processes by default; sampled peak of its whole process tree "
+            f"{tree_peak:.0f} MB (the table's peak is its largest single process)"
+        )
         print("ours x: the method's seconds / ours (= our throughput / the method's)")
-        print("all rounds (s): " + "; ".join(f"{n}: {', '.join(f'{t:.1f}' for t in ts)}" for n, ts in times.items()))
+        print(
+            "all rounds (s): "
+            + "; ".join(f"{n}: {', '.join(f'{t:.1f}' for t in ts)}" for n, ts in times.items())
+        )
         orig = statistics.median(times["original (pure Python, JSON)"])
         sk = [statistics.median(times[n]) for n in methods if n.startswith("sklearn")]
-        print(f"\ntargets: ours >= 2x original: {orig / ours_s:.2f}x -> {'met' if orig >= 2 * ours_s else 'NOT met'}; "
-              f"ours >= 1.5x sklearn: {sk[0] / ours_s:.2f}x (index chunks), {sk[1] / ours_s:.2f}x (files) -> "
-              f"{'met' if min(sk) >= 1.5 * ours_s else 'NOT met'}")
+        print(
+            f"\ntargets: ours >= 2x original: {orig / ours_s:.2f}x -> {'met' if orig >= 2 * ours_s else 'NOT met'}; "
+            f"ours >= 1.5x sklearn: {sk[0] / ours_s:.2f}x (index chunks), {sk[1] / ours_s:.2f}x (files) -> "
+            f"{'met' if min(sk) >= 1.5 * ours_s else 'NOT met'}"
+        )
         print("load average at the end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     finally:
         if tmp is not None:

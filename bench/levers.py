@@ -65,12 +65,26 @@ TF_MAX = 65535  # tfs are stored as uint16
 LEVERS: dict[str, list[str]] = {
     "identifiers": ["defaults:", "no whole identifiers:identifiers=0"],
     "stem": ["defaults:", "stem none:stem=none", "stem suffix:stem=suffix", "stem porter2:stem=porter2"],
-    "question-words": ["defaults:", "no query stopwords:query_stopwords=0", "keep 1-letter:min_length=1",
-                       "neither:query_stopwords=0;min_length=1"],
-    "fields": ["defaults:", "no path field:path_weight=0", "no symbol field:symbol_weight=0",
-               "neither:path_weight=0;symbol_weight=0"],
-    "rerank": ["defaults:", "test factor 0.8:rerank.test_factor=0.8", "no test demotion:rerank.tests=0", "no dedupe:rerank.dedupe=0",
-               "no docs/code mix:rerank.mix=0", "identity:rerank.tests=0;rerank.dedupe=0;rerank.mix=0;rerank.boilerplate=0"],
+    "question-words": [
+        "defaults:",
+        "no query stopwords:query_stopwords=0",
+        "keep 1-letter:min_length=1",
+        "neither:query_stopwords=0;min_length=1",
+    ],
+    "fields": [
+        "defaults:",
+        "no path field:path_weight=0",
+        "no symbol field:symbol_weight=0",
+        "neither:path_weight=0;symbol_weight=0",
+    ],
+    "rerank": [
+        "defaults:",
+        "test factor 0.8:rerank.test_factor=0.8",
+        "no test demotion:rerank.tests=0",
+        "no dedupe:rerank.dedupe=0",
+        "no docs/code mix:rerank.mix=0",
+        "identity:rerank.tests=0;rerank.dedupe=0;rerank.mix=0;rerank.boilerplate=0",
+    ],
     "boilerplate": ["defaults:", "no licence/changelog demotion:rerank.boilerplate=0"],
 }
 
@@ -94,7 +108,7 @@ def parse_config(spec: str) -> Config:
         key, _, raw = item.partition("=")
         value: object = _value(raw)
         if key.startswith("rerank."):
-            rr[key[len("rerank."):]] = value
+            rr[key[len("rerank.") :]] = value
         elif key in types:
             if "bool" in str(types[key]) and isinstance(value, int):
                 value = bool(value)
@@ -118,8 +132,13 @@ def _value(raw: str) -> object:
 
 def _source_digest() -> str:
     h = hashlib.sha1()
-    for p in sorted([*(PROJECT / "rag" / "chunking").glob("*.py"), PROJECT / "rag" / "files.py",
-                     PROJECT / "rag" / "secrets.py"]):
+    for p in sorted(
+        [
+            *(PROJECT / "rag" / "chunking").glob("*.py"),
+            PROJECT / "rag" / "files.py",
+            PROJECT / "rag" / "secrets.py",
+        ]
+    ):
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
 
@@ -218,8 +237,7 @@ class Row:
     seconds: float
 
 
-def run_config(cfg: Config, set_name: str, corpora: list[str], questions: list[Question],
-               real: bool) -> Row:
+def run_config(cfg: Config, set_name: str, corpora: list[str], questions: list[Question], real: bool) -> Row:
     """Evaluate one configuration over the chosen corpora of one set."""
     _, root = SETS[set_name]
     started = time.perf_counter()
@@ -231,8 +249,9 @@ def run_config(cfg: Config, set_name: str, corpora: list[str], questions: list[Q
             result = _real_eval(root / corpus, cfg, qs)
         else:
             index = MemoryIndex(corpus_chunks(root / corpus), cfg.settings)
-            result = evaluate(qs, lambda q: index.search(q.question, DEPTH, cfg.rerank),
-                              indexed=lambda q: index.paths).outcomes
+            result = evaluate(
+                qs, lambda q: index.search(q.question, DEPTH, cfg.rerank), indexed=lambda q: index.paths
+            ).outcomes
         outcomes.extend(result)
         per[corpus] = metrics(result)
     return Row(cfg.label, metrics(outcomes), per, time.perf_counter() - started)
@@ -244,8 +263,10 @@ def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[Outcome, ..
 
     from rag import Index, ingest, search
 
-    with tempfile.TemporaryDirectory() as tmp, \
-            mock.patch.object(sys.modules["rag.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mock.patch.object(sys.modules["rag.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)),
+    ):
         index_path = Path(tmp) / "index.sqlite"
         ingest(root, index_path, IngestOptions(settings=cfg.settings, full=True))
         with Index(index_path) as index:
@@ -274,7 +295,10 @@ def reference_rows(set_name: str, corpora: list[str], questions: list[Question])
 
         def hits(scores: np.ndarray) -> list[Hit]:
             cand = np.flatnonzero(scores > 0)
-            return [Hit(float(scores[i]), index.chunks[i]) for i in cand[np.lexsort((cand, -scores[cand]))][:DEPTH]]
+            return [
+                Hit(float(scores[i]), index.chunks[i])
+                for i in cand[np.lexsort((cand, -scores[cand]))][:DEPTH]
+            ]
 
         def sk(q: Question) -> list[Hit]:
             return hits((matrix @ tfidf.transform([qtokens[q.id]]).T).toarray().ravel())
@@ -299,12 +323,21 @@ def short(corpus: str) -> str:
 def format_table(set_name: str, n: int, corpora: list[str], rows: Sequence[Row]) -> str:
     """Return a Markdown table: overall hit@1/hit@4/MRR@10/top-4 chars, then hit@4 and MRR per corpus."""
     head = ["config", "hit@1", "hit@4", "MRR@10", "top-4 ch"] + [f"{short(c)} h@4/MRR" for c in corpora]
-    lines = [f"**{set_name}** ({n} questions)", "", "| " + " | ".join(head) + " |",
-             "|" + "|".join("---" for _ in head) + "|"]
+    lines = [
+        f"**{set_name}** ({n} questions)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+    ]
     for r in rows:
         m = r.overall
-        cells = [r.label, f"{m.hit_at_1:.3f}", f"{m.hit_at_4:.3f}", f"{m.mrr_at_10:.3f}",
-                 f"{m.mean_top4_chars:,.0f}"]
+        cells = [
+            r.label,
+            f"{m.hit_at_1:.3f}",
+            f"{m.hit_at_4:.3f}",
+            f"{m.mrr_at_10:.3f}",
+            f"{m.mean_top4_chars:,.0f}",
+        ]
         cells += [f"{r.per_corpus[c].hit_at_4:.2f}/{r.per_corpus[c].mrr_at_10:.2f}" for c in corpora]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -317,7 +350,9 @@ def main() -> None:
     ap.add_argument("--lever", default="", help=f"comma-separated, from: {', '.join(LEVERS)}")
     ap.add_argument("--config", action="append", default=[], help="'label:key=value;key=value' (repeatable)")
     ap.add_argument("--refs", action="store_true", help="add the sklearn and bm25s references")
-    ap.add_argument("--real", action="store_true", help="build SQLite indexes with rag.ingest and use rag.search")
+    ap.add_argument(
+        "--real", action="store_true", help="build SQLite indexes with rag.ingest and use rag.search"
+    )
     ap.add_argument("--record", action="store_true", help=f"append the tables to {RECORD.name}")
     ap.add_argument("--title", default="", help="heading for the recorded tables")
     args = ap.parse_args()
@@ -339,8 +374,11 @@ def main() -> None:
         rows = []
         for cfg in configs:
             rows.append(run_config(cfg, set_name, corpora, questions, args.real))
-            print(f"  {set_name} {cfg.label}: hit@4 {rows[-1].overall.hit_at_4:.3f} "
-                  f"MRR {rows[-1].overall.mrr_at_10:.3f} ({rows[-1].seconds:.0f} s)", file=sys.stderr)
+            print(
+                f"  {set_name} {cfg.label}: hit@4 {rows[-1].overall.hit_at_4:.3f} "
+                f"MRR {rows[-1].overall.mrr_at_10:.3f} ({rows[-1].seconds:.0f} s)",
+                file=sys.stderr,
+            )
         if args.refs:
             rows += reference_rows(set_name, corpora, questions)
         table = format_table(set_name, len(questions), corpora, rows)
@@ -350,8 +388,10 @@ def main() -> None:
         defaults = ", ".join(f"{k}={v}" for k, v in TokenizerSettings().to_dict().items())
         cmd = "python " + " ".join(repr(a) if " " in a else a for a in sys.orig_argv[1:])  # as typed
         with RECORD.open("a") as f:
-            f.write(f"\n### {args.title or args.lever or 'run'} — {datetime.date.today()}\n\n"
-                    f"`{cmd}`  \ndefaults: {defaults}\n\n" + "\n\n".join(out) + "\n")
+            f.write(
+                f"\n### {args.title or args.lever or 'run'} — {datetime.date.today()}\n\n"
+                f"`{cmd}`  \ndefaults: {defaults}\n\n" + "\n\n".join(out) + "\n"
+            )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,12 @@ def main() -> None:
     parser.add_argument("--b", type=float, default=0.75)
     parser.add_argument("--sets", default="docstring,dev")
     parser.add_argument("--corpora", default="")
-    parser.add_argument("--mix", type=float, default=0.0,
-                        help="score = (1 - mix) * bm25 / its best + mix * cosine / its best (0: BM25 only)")
+    parser.add_argument(
+        "--mix",
+        type=float,
+        default=0.0,
+        help="score = (1 - mix) * bm25 / its best + mix * cosine / its best (0: BM25 only)",
+    )
     args, passed_on = parser.parse_known_args()
     levers = runpy.run_path(str(LEVERS), run_name="levers")
     memory_index = levers["MemoryIndex"]

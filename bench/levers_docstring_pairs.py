@@ -47,13 +47,15 @@ def pairs(index: Any, source: str) -> list[tuple[set[str], set[str]]]:
         words = set(tokenizer.query_counts(re.sub(r"^\s*\*", " ", doc, flags=re.M)))
         code = set(tokenizer.tokenize((chunk.symbol or "").split(".")[-1]))
         if source == "body":
-            code |= set(tokenizer.tokenize(chunk.text[: found.start()] + chunk.text[found.end():]))
+            code |= set(tokenizer.tokenize(chunk.text[: found.start()] + chunk.text[found.end() :]))
         if words and code:
             out.append((words, code))
     return out
 
 
-def dictionary(found: list[tuple[set[str], set[str]]], min_pairs: int, lift: float, top: int) -> dict[str, list[tuple[float, str]]]:
+def dictionary(
+    found: list[tuple[set[str], set[str]]], min_pairs: int, lift: float, top: int
+) -> dict[str, list[tuple[float, str]]]:
     """question word -> [(P(code term | word), code term)], the most likely first."""
     n_word: Counter[str] = Counter()
     n_code: Counter[str] = Counter()
@@ -65,8 +67,14 @@ def dictionary(found: list[tuple[set[str], set[str]]], min_pairs: int, lift: flo
             both[w].update(code)
     out = {}
     for w, codes in both.items():
-        best = sorted(((n / n_word[w], c) for c, n in codes.items()
-                       if n >= min_pairs and c != w and n / n_word[w] >= lift * n_code[c] / len(found)), reverse=True)
+        best = sorted(
+            (
+                (n / n_word[w], c)
+                for c, n in codes.items()
+                if n >= min_pairs and c != w and n / n_word[w] >= lift * n_code[c] / len(found)
+            ),
+            reverse=True,
+        )
         if best:
             out[w] = best[:top]
     return out
@@ -95,7 +103,10 @@ def main() -> None:
     def with_pairs(index: Any, view: Any, forms: dict[str, str], n_docs: int) -> list[Any]:
         out = short_form_terms(index, view, forms, n_docs)
         if id(index) not in models or models[id(index)][0] is not index:
-            models[id(index)] = (index, dictionary(pairs(index, args.source), args.min_pairs, args.lift, args.top))
+            models[id(index)] = (
+                index,
+                dictionary(pairs(index, args.source), args.min_pairs, args.lift, args.top),
+            )
         words = models[id(index)][1]
         added: dict[str, float] = {}
         for w in asked:
@@ -106,7 +117,9 @@ def main() -> None:
             postings = search_mod._postings(index, view, c)
             if postings is not None:
                 idf = search_mod.bm25_idf(n_docs, len(postings[0]))
-                out.append(search_mod.QueryTerm(c, idf, args.weight * p * idf, postings[0], postings[1], math.inf))
+                out.append(
+                    search_mod.QueryTerm(c, idf, args.weight * p * idf, postings[0], postings[1], math.inf)
+                )
                 forms[c] = "docstring pairs"
         out.sort(key=lambda t: (-t[2], t[0]))
         return out  # type: ignore[no-any-return]
@@ -114,7 +127,11 @@ def main() -> None:
     if args.weight > 0:
         search_mod.short_forms = remember
         search_mod._short_form_terms = with_pairs
-    label = "off" if args.weight <= 0 else f"{args.source}, {args.min_pairs}, {args.lift}, {args.top}, {args.weight}"
+    label = (
+        "off"
+        if args.weight <= 0
+        else f"{args.source}, {args.min_pairs}, {args.lift}, {args.top}, {args.weight}"
+    )
     eval_both_sets(label)
 
 

@@ -21,7 +21,7 @@ from bench.common import eval_both_sets, require_corpora
 
 GROUPS = {
     "nouns": "function functions method methods class classes argument arguments parameter parameters param params "
-             "variable variables object objects value values code",
+    "variable variables object objects value values code",
     "calls": "call calls called calling return returns returned returning pass passes passed passing",
     "self": "framework library package module modules",
 }

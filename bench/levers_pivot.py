@@ -33,11 +33,18 @@ def main() -> None:
 
     def pivoted_init(self: Any, chunks: list[Any], settings: Any) -> None:
         cosine_init(self, chunks, settings)
-        norms = np.array([
-            math.sqrt(sum(((1 + math.log(min(tf, 65535))) * self.idf[self.vocab[t]]) ** 2
-                          for t, tf in counts.items())) or 1.0
-            for counts in self.counts
-        ])
+        norms = np.array(
+            [
+                math.sqrt(
+                    sum(
+                        ((1 + math.log(min(tf, 65535))) * self.idf[self.vocab[t]]) ** 2
+                        for t, tf in counts.items()
+                    )
+                )
+                or 1.0
+                for counts in self.counts
+            ]
+        )
         pivot = (1 - args.slope) * norms.mean() + args.slope * norms
         self.matrix = sparse.csc_matrix(sparse.diags(norms / pivot) @ self.matrix.tocsr())
 

@@ -56,8 +56,11 @@ def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--feature", choices=["proximity", "coverage", "docs-cap", "file-cap", "file-prior", "named"],
-                        default="proximity")
+    parser.add_argument(
+        "--feature",
+        choices=["proximity", "coverage", "docs-cap", "file-cap", "file-prior", "named"],
+        default="proximity",
+    )
     parser.add_argument("--cap", type=int, default=2)
     parser.add_argument("--gamma", type=float, required=True)
     parser.add_argument("--window", type=int, default=2)
@@ -82,19 +85,37 @@ def main() -> None:
         wanted = pairs(tok.tokenize(words), 2)
         if not wanted:
             return hits
-        return [h._replace(score=h.score * (1 + args.gamma * len(wanted & pairs(
-            tok.tokenize(indexed_text(h.chunk)), args.window)) / len(wanted))) for h in hits]
+        return [
+            h._replace(
+                score=h.score
+                * (
+                    1
+                    + args.gamma
+                    * len(wanted & pairs(tok.tokenize(indexed_text(h.chunk)), args.window))
+                    / len(wanted)
+                )
+            )
+            for h in hits
+        ]
 
     def coverage(hits: list[Any]) -> list[Any]:
         index, tok = state["index"], state["tokenizer"]
         n = index.view(frozenset()).n_chunks
-        idf = {t: bm25_idf(n, len(found[0])) for t in tok.query_counts(state["question"])
-               if (found := index.term(t)) is not None}
+        idf = {
+            t: bm25_idf(n, len(found[0]))
+            for t in tok.query_counts(state["question"])
+            if (found := index.term(t)) is not None
+        }
         total = sum(idf.values())
         if not total:
             return hits
-        return [h._replace(score=h.score * (sum(v for t, v in idf.items() if t in chunk_counts(h.chunk, tok))
-                                            / total) ** args.gamma) for h in hits]
+        return [
+            h._replace(
+                score=h.score
+                * (sum(v for t, v in idf.items() if t in chunk_counts(h.chunk, tok)) / total) ** args.gamma
+            )
+            for h in hits
+        ]
 
     def file_prior(hits: list[Any]) -> list[Any]:
         best: dict[str, list[float]] = {}
@@ -139,8 +160,14 @@ def main() -> None:
         pool, head, used, counts = top[4:] + rest, [], set(), {}
         for h in top[:4]:
             if capped(h, counts):
-                other = next((p for p in pool if not capped(p, counts) and id(p) not in used
-                              and p.score >= args.gamma * h.score), None)
+                other = next(
+                    (
+                        p
+                        for p in pool
+                        if not capped(p, counts) and id(p) not in used and p.score >= args.gamma * h.score
+                    ),
+                    None,
+                )
                 if other is not None:
                     used.add(id(other))
                     head.append(other)
@@ -152,7 +179,12 @@ def main() -> None:
 
     def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
         if args.gamma and args.feature not in ("docs-cap", "file-cap"):
-            feature = {"proximity": proximity, "coverage": coverage, "file-prior": file_prior, "named": named}[args.feature]
+            feature = {
+                "proximity": proximity,
+                "coverage": coverage,
+                "file-prior": file_prior,
+                "named": named,
+            }[args.feature]
             hits = sorted(feature(hits), key=lambda h: -h.score)
         return original_rerank(hits, k, **kw)
 
@@ -161,14 +193,22 @@ def main() -> None:
 
     search_mod.rerank = rerank
     for name, root in (("docstring", CORPORA / "docstring-stripped"), ("dev", CORPORA)):
-        questions = load_questions(SHARED / f"{name}-queries.jsonl" if name == "docstring"
-                                   else SHARED / "dev-questions.jsonl")
+        questions = load_questions(
+            SHARED / f"{name}-queries.jsonl" if name == "docstring" else SHARED / "dev-questions.jsonl"
+        )
         with Indexes(None, root, False, None) as indexes:
-            report = evaluate(questions, lambda q: search(indexes.get(q)[0], q.question, DEPTH), 4,
-                              indexed=lambda q: indexes.get(q)[1])
+            report = evaluate(
+                questions,
+                lambda q: search(indexes.get(q)[0], q.question, DEPTH),
+                4,
+                indexed=lambda q: indexes.get(q)[1],
+            )
         m = report.overall
-        print(f"{name}: {args.feature} gamma {args.gamma} window {args.window} pool {args.pool} cap {args.cap}: hit@4 {m.hit_at_4:.3f}"
-              f" MRR@10 {m.mrr_at_10:.3f} top-4 chars {m.mean_top4_chars:,.0f}", flush=True)
+        print(
+            f"{name}: {args.feature} gamma {args.gamma} window {args.window} pool {args.pool} cap {args.cap}: hit@4 {m.hit_at_4:.3f}"
+            f" MRR@10 {m.mrr_at_10:.3f} top-4 chars {m.mean_top4_chars:,.0f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

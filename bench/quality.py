@@ -141,8 +141,9 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
         paths = frozenset(index.files())
         ids = {(c.path, c.ordinal): i for i, c in enumerate(chunks)}
         # the query side as rag.search sees it (query stopwords dropped, defined acronyms added)
-        qtokens = {q.id: [t for t, n in query_counts(index, q.question).items() for _ in range(n)]
-                   for q in questions}
+        qtokens = {
+            q.id: [t for t, n in query_counts(index, q.question).items() for _ in range(n)] for q in questions
+        }
 
         t0 = time.perf_counter()
         tfidf = TfidfVectorizer(sublinear_tf=True, smooth_idf=True, analyzer=_identity, lowercase=False)
@@ -184,7 +185,9 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
             "rag-tfidf": lambda q: search(index, q.question, DEPTH, scoring="tfidf"),
             "sklearn": lambda q: hits(sklearn_scores(q)),
             "bm25s": bm25_hits,
-            "sklearn-own": lambda q: hits((own_matrix @ own_tfidf.transform([q.question]).T).toarray().ravel()),
+            "sklearn-own": lambda q: hits(
+                (own_matrix @ own_tfidf.transform([q.question]).T).toarray().ravel()
+            ),
             "bm25s-own": own_bm25_hits,
         }
         outcomes: dict[str, tuple[Outcome, ...]] = {}
@@ -201,12 +204,22 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
                 theirs_score = float(scores[ids[hit.chunk.path, hit.chunk.ordinal]])
                 max_diff = max(max_diff, abs(hit.score - theirs_score))
                 compared += 1
-            same += [(h.chunk.path, h.chunk.ordinal) for h in ours.hits] == \
-                [(h.chunk.path, h.chunk.ordinal) for h in theirs.hits]
+            same += [(h.chunk.path, h.chunk.ordinal) for h in ours.hits] == [
+                (h.chunk.path, h.chunk.ordinal) for h in theirs.hits
+            ]
         assert max_diff <= TOLERANCE, f"{corpus}: rag and sklearn scores differ by {max_diff:.3g}"
         mean_chars = sum(len(c.text) for c in chunks) / len(chunks) if chunks else 0.0
-        return CorpusRun(corpus, outcomes, index.manifest.n_files, len(chunks), mean_chars, max_diff,
-                         compared, same, seconds)
+        return CorpusRun(
+            corpus,
+            outcomes,
+            index.manifest.n_files,
+            len(chunks),
+            mean_chars,
+            max_diff,
+            compared,
+            same,
+            seconds,
+        )
 
 
 def combine(runs: Sequence[CorpusRun], method: str) -> EvalReport:
@@ -223,8 +236,10 @@ def format_set(name: str, runs: Sequence[CorpusRun], reports: dict[str, EvalRepo
 
     def row(label: str, method: str, m: Metrics) -> str:
         flag = " !" if m.mean_top4_chars > MAX_PASSAGE_CHARS else ""
-        return (f"{label:<{width}}  {method:<11} {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}"
-                f"  {m.hit_at_10:>6.3f}  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}")
+        return (
+            f"{label:<{width}}  {method:<11} {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}"
+            f"  {m.hit_at_10:>6.3f}  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}"
+        )
 
     lines = [head]
     for r in runs:
@@ -239,8 +254,11 @@ def format_set(name: str, runs: Sequence[CorpusRun], reports: dict[str, EvalRepo
 def versions() -> dict[str, str]:
     """Return the exact versions of everything that produced the figures."""
     return {
-        "python": platform.python_version(), "platform": platform.platform(),
-        "numpy": np.__version__, "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
         "bm25s": version("bm25s"),
         "rag-code": version("rag-code") if _installed("rag-code") else "source tree",
     }
@@ -265,8 +283,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="docstring,dev", help="comma-separated: docstring,dev")
     ap.add_argument("--corpora", default="", help="comma-separated corpus names or prefixes (default: all)")
-    ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR,
-                    help=f"folder of the question files ({EVAL_DIR})")
+    ap.add_argument(
+        "--eval-dir", type=Path, default=EVAL_DIR, help=f"folder of the question files ({EVAL_DIR})"
+    )
     ap.add_argument("--out", type=Path, help="also write the results as JSON to this file")
     ap.add_argument("--full", action="store_true", help="rebuild the corpus indexes from scratch")
     args = ap.parse_args()
@@ -278,14 +297,17 @@ def main() -> None:
 
     env = versions()
     print("versions: " + ", ".join(f"{k} {v}" for k, v in env.items()))
-    print("methods: rag = rag.search (default: BM25, k1=4, b=0.9); rag-tfidf = rag.search(scoring='tfidf') (cosine);\n"
-          "         sklearn = TfidfVectorizer(sublinear_tf=True, "
-          "smooth_idf=True, analyzer=<our tokens>);\n         bm25s = BM25(k1=1.5, b=0.75, method='lucene'), "
-          "same tokens;\n"
-          "         sklearn-own = TfidfVectorizer() defaults, bm25s-own = bm25s.tokenize() defaults + BM25(),\n"
-          "         both on the chunks' text and the question as typed")
-    print(f"top-4 chars: mean characters of the top-4 passages "
-          f"(budget {MAX_PASSAGE_CHARS:,}; ! marks over)\n")
+    print(
+        "methods: rag = rag.search (default: BM25, k1=4, b=0.9); rag-tfidf = rag.search(scoring='tfidf') (cosine);\n"
+        "         sklearn = TfidfVectorizer(sublinear_tf=True, "
+        "smooth_idf=True, analyzer=<our tokens>);\n         bm25s = BM25(k1=1.5, b=0.75, method='lucene'), "
+        "same tokens;\n"
+        "         sklearn-own = TfidfVectorizer() defaults, bm25s-own = bm25s.tokenize() defaults + BM25(),\n"
+        "         both on the chunks' text and the question as typed"
+    )
+    print(
+        f"top-4 chars: mean characters of the top-4 passages (budget {MAX_PASSAGE_CHARS:,}; ! marks over)\n"
+    )
     results: dict[str, object] = {"versions": env, "sets": {}}
     for name in sets:
         filename, root = SETS[name]
@@ -301,27 +323,53 @@ def main() -> None:
             runs.append(run_corpus(corpus, root, [q for q in questions if q.corpus == corpus], args.full))
         reports = {m: combine(runs, m) for m in METHODS}
         n = sum(len(r.outcomes["rag"]) for r in runs)
-        print(f"== {name} set: {n} questions from {qpath}, corpora in {root} "
-              f"({time.perf_counter() - started:.0f} s)")
+        print(
+            f"== {name} set: {n} questions from {qpath}, corpora in {root} "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
         print(format_set(name, runs, reports))
         diff = max(r.max_score_diff for r in runs)
         compared = sum(r.scores_compared for r in runs)
         same = sum(r.top10_same for r in runs)
-        print(f"tf-idf oracle: max |rag-tfidf - sklearn| score = {diff:.3g} over {compared:,} scores "
-              f"(tolerance {TOLERANCE:g}); identical top-10 lists for {same}/{n} questions")
-        print("index: " + "; ".join(
-            f"{r.corpus} {r.files:,} files, {r.chunks:,} chunks of {r.mean_chunk_chars:,.0f} chars"
-            for r in runs))
-        print("seconds: " + "; ".join(
-            f"{r.corpus} " + ", ".join(f"{k} {v:.1f}" for k, v in r.seconds.items()) for r in runs) + "\n")
+        print(
+            f"tf-idf oracle: max |rag-tfidf - sklearn| score = {diff:.3g} over {compared:,} scores "
+            f"(tolerance {TOLERANCE:g}); identical top-10 lists for {same}/{n} questions"
+        )
+        print(
+            "index: "
+            + "; ".join(
+                f"{r.corpus} {r.files:,} files, {r.chunks:,} chunks of {r.mean_chunk_chars:,.0f} chars"
+                for r in runs
+            )
+        )
+        print(
+            "seconds: "
+            + "; ".join(
+                f"{r.corpus} " + ", ".join(f"{k} {v:.1f}" for k, v in r.seconds.items()) for r in runs
+            )
+            + "\n"
+        )
         results["sets"][name] = {  # type: ignore[index]
-            "questions_file": str(qpath), "corpus_root": str(root),
+            "questions_file": str(qpath),
+            "corpus_root": str(root),
             "methods": {m: report_dict(reports[m]) for m in METHODS},
-            "oracle": {"max_abs_diff": diff, "scores_compared": compared, "identical_top10": same,
-                       "questions": n},
-            "corpora": {r.corpus: {"files": r.files, "chunks": r.chunks,
-                                   "mean_chunk_chars": r.mean_chunk_chars, "max_abs_diff": r.max_score_diff,
-                                   "identical_top10": r.top10_same, "seconds": r.seconds} for r in runs},
+            "oracle": {
+                "max_abs_diff": diff,
+                "scores_compared": compared,
+                "identical_top10": same,
+                "questions": n,
+            },
+            "corpora": {
+                r.corpus: {
+                    "files": r.files,
+                    "chunks": r.chunks,
+                    "mean_chunk_chars": r.mean_chunk_chars,
+                    "max_abs_diff": r.max_score_diff,
+                    "identical_top10": r.top10_same,
+                    "seconds": r.seconds,
+                }
+                for r in runs
+            },
         }
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

@@ -38,8 +38,10 @@ from rag.store.reader import Index  # noqa: E402
 CODESEARCH = SHARED.parent / "codesearch"
 REPOS = Path(os.environ.get("RAG_CODESEARCH_CACHE", Path.home() / ".cache" / "rag-codesearch")) / "dev"
 INDEXES = Path(os.environ.get("RAG_BENCH_INDEXES", Path.home() / ".cache" / "rag-bench-indexes"))
-SETS = {"docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
-        "dev": ("dev-questions.jsonl", CORPORA)}
+SETS = {
+    "docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+    "dev": ("dev-questions.jsonl", CORPORA),
+}
 
 
 def runner() -> ModuleType:
@@ -87,11 +89,16 @@ def ranked(index: Index, question: str) -> list[Any]:
 
 
 def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
-    tasks = [json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()]
+    tasks = [
+        json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
+    ]
     rows, sizes = [], []
     for t in tasks[::SAMPLE]:
         hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"])
-        results = [{"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line} for h in hits]
+        results = [
+            {"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line}
+            for h in hits
+        ]
         rows.append({**t, **run.score_task(t, results)})
         sizes.extend(len(h.chunk.text) for h in hits[:4])
     scores = run.per_repo(rows, lambda r: r["ndcg10"])
@@ -116,11 +123,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("configs", nargs="*", default=["defaults:"])
     ap.add_argument("--languages", action="store_true", help="print codesearch per language for each config")
     ap.add_argument("--out", type=Path, help="write each config's per-query codesearch rows here (JSON)")
-    ap.add_argument("--semantic", action="store_true",
-                    help="rerank with the semantic stage (its levers: DEPTH, LEXICAL_WEIGHT, PASSAGE_TOKENS; "
-                         "the model: RAG_SEMANTIC_MODEL); the vectors are cached beside each index")
-    ap.add_argument("--sample", type=int, default=1, metavar="K",
-                    help="score every K-th codesearch task and docstring question only (dev whole)")
+    ap.add_argument(
+        "--semantic",
+        action="store_true",
+        help="rerank with the semantic stage (its levers: DEPTH, LEXICAL_WEIGHT, PASSAGE_TOKENS; "
+        "the model: RAG_SEMANTIC_MODEL); the vectors are cached beside each index",
+    )
+    ap.add_argument(
+        "--sample",
+        type=int,
+        default=1,
+        metavar="K",
+        help="score every K-th codesearch task and docstring question only (dev whole)",
+    )
     args = ap.parse_args(argv)
     global SAMPLE, SEMANTIC
     SEMANTIC, SAMPLE = args.semantic, args.sample
@@ -129,7 +144,9 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     for s in ("codesearch", "dev", "docstring"):  # build or update every index before timing anything
         if s == "codesearch":
-            for repo in sorted({json.loads(x)["repo"] for x in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if x}):
+            for repo in sorted(
+                {json.loads(x)["repo"] for x in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if x}
+            ):
                 indexes.get(s, REPOS / repo)
         else:
             file, root = SETS[s]
@@ -147,13 +164,23 @@ def main(argv: list[str] | None = None) -> None:
             dev = qa_set(indexes, "dev")
             doc = qa_set(indexes, "docstring")
             cats = cs["by_category"]
-            print(f"{label:28} codesearch {cs['overall']:.4f} (arch {cats['architecture']:.3f} sem {cats['semantic']:.3f} "
-                  f"sym {cats['symbol']:.3f}; {cs['top4_chars']:.0f} ch) | dev {dev[0]:.3f}/{dev[1]:.4f} ({dev[2]:.0f} ch) "
-                  f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]", flush=True)
+            print(
+                f"{label:28} codesearch {cs['overall']:.4f} (arch {cats['architecture']:.3f} sem {cats['semantic']:.3f} "
+                f"sym {cats['symbol']:.3f}; {cs['top4_chars']:.0f} ch) | dev {dev[0]:.3f}/{dev[1]:.4f} ({dev[2]:.0f} ch) "
+                f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]",
+                flush=True,
+            )
             if args.languages:
-                print("    " + " ".join(f"{lang} {v:.3f}" for lang, v in cs["by_language"].items()), flush=True)
-            dumps[label] = {"codesearch": [{"qid": r["qid"], "ndcg10": r["ndcg10"], "ranks": r["ranks"]} for r in cs["rows"]],
-                            "dev": dev[3], "docstring": doc[3]}
+                print(
+                    "    " + " ".join(f"{lang} {v:.3f}" for lang, v in cs["by_language"].items()), flush=True
+                )
+            dumps[label] = {
+                "codesearch": [
+                    {"qid": r["qid"], "ndcg10": r["ndcg10"], "ranks": r["ranks"]} for r in cs["rows"]
+                ],
+                "dev": dev[3],
+                "docstring": doc[3],
+            }
         finally:
             apply({k: str(v) for k, v in before.items()})
     if args.out:

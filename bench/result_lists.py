@@ -39,9 +39,13 @@ def questions(set_name: str) -> list[tuple[str, str, Path]]:
     if set_name == "codesearch":
         rows = [json.loads(line) for line in TASKS.read_text(encoding="utf-8").splitlines() if line.strip()]
         return [(r["qid"], r["query"], CODESEARCH / r["repo"]) for r in rows]
-    file, root = {"docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
-                  "dev": ("dev-questions.jsonl", CORPORA)}[set_name]
-    rows = [json.loads(line) for line in (SHARED / file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    file, root = {
+        "docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
+        "dev": ("dev-questions.jsonl", CORPORA),
+    }[set_name]
+    rows = [
+        json.loads(line) for line in (SHARED / file).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     return [(r["id"], r["question"], root / r["corpus"]) for r in rows]
 
 
@@ -67,9 +71,13 @@ def main_(argv: list[str] | None = None) -> None:
                     index = args.out / "indexes" / f"{set_name}-{folder.name}.idx"
                     run(["ingest", str(folder), "--index", str(index)])
                     built[folder] = index
-                stdout = run(["query", "--index", str(built[folder]), "--json", "--no-llm", "-k", "10", question])
+                stdout = run(
+                    ["query", "--index", str(built[folder]), "--json", "--no-llm", "-k", "10", question]
+                )
                 results = json.loads(stdout)["results"]
-                keep = [{k: r[k] for k in ("path", "start_line", "end_line", "symbol", "score")} for r in results]
+                keep = [
+                    {k: r[k] for k in ("path", "start_line", "end_line", "symbol", "score")} for r in results
+                ]
                 out.write(json.dumps({"set": set_name, "id": qid, "results": keep}, sort_keys=True) + "\n")
             print(f"{set_name}: {len(built)} corpora", flush=True)
 

@@ -101,8 +101,12 @@ def ingest(corpus: Path, index: Path, work: Path, chunks: int, reingest: bool) -
     )
     if run.returncode != 0:
         sys.exit(f"ingest failed for {corpus} (exit {run.returncode})")
-    figures = {"seconds": run.seconds, "peak_mb": run.max_rss_mb, "tree_mb": tree_mb,
-               "index_mtime": index.stat().st_mtime_ns}
+    figures = {
+        "seconds": run.seconds,
+        "peak_mb": run.max_rss_mb,
+        "tree_mb": tree_mb,
+        "index_mtime": index.stat().st_mtime_ns,
+    }
     saved.write_text(json.dumps(figures))
     log(f"  ingest {chunks:,}: {run.seconds:.1f} s, peak {run.max_rss_mb:.0f} MB (tree {tree_mb:.0f} MB)")
     return figures
@@ -238,8 +242,10 @@ def in_process_child(index: Path, n_questions: int) -> dict[str, object]:
 
 def generate_child(chunks: int, work: Path) -> Path:
     """Generate (or finish) the synthetic corpus of `chunks` in a child process; return its root."""
-    done = subprocess.run([sys.executable, str(Path(__file__).with_name("synthetic.py")), str(chunks),
-                           "--out", str(work)], stdout=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("synthetic.py")), str(chunks), "--out", str(work)],
+        stdout=subprocess.DEVNULL,
+    )
     if done.returncode != 0:
         sys.exit(f"generating corpus-{chunks} failed (exit {done.returncode})")
     return work / f"corpus-{chunks}"
@@ -281,14 +287,20 @@ def main() -> None:
         sys.exit("not enough disk space: pass --keep DIR on a larger disk, or fewer --sizes")
     try:
         click_s, click_mb = median_isolated([py, "-c", "import click"], args.repeat)
-        sk_s, sk_mb = median_isolated([py, "-c", "import numpy, scipy.sparse, sklearn.metrics.pairwise"], args.repeat)
+        sk_s, sk_mb = median_isolated(
+            [py, "-c", "import numpy, scipy.sparse, sklearn.metrics.pairwise"], args.repeat
+        )
         print(f"reference: python -c 'import click'  median {click_s * 1000:.0f} ms, peak {click_mb:.0f} MB")
-        print(f"context:   python -c 'import numpy, scipy.sparse, sklearn.metrics.pairwise'  "
-              f"median {sk_s * 1000:.0f} ms, peak {sk_mb:.0f} MB")
+        print(
+            f"context:   python -c 'import numpy, scipy.sparse, sklearn.metrics.pairwise'  "
+            f"median {sk_s * 1000:.0f} ms, peak {sk_mb:.0f} MB"
+        )
         questions = eval_questions(args.queries)
         few = questions[:: max(1, len(questions) // WHOLE_PROCESS_QUESTIONS)][:WHOLE_PROCESS_QUESTIONS]
-        print(f"in-process: {len(questions)} eval questions, top 4; whole process: {len(few)} of them "
-              f"x {args.repeat} runs, each followed by a run of `import click`\n")
+        print(
+            f"in-process: {len(questions)} eval questions, top 4; whole process: {len(few)} of them "
+            f"x {args.repeat} runs, each followed by a run of `import click`\n"
+        )
         rows = []
         for n in sizes:
             log(f"size {n:,}:")
@@ -307,52 +319,83 @@ def main() -> None:
             inproc = in_process_child(index, len(questions))
             log("  whole-process queries ...")
             q_s, q_mb, click_n = whole_process(index, few, args.repeat)
-            rows.append((n, chunks, n_terms, text_mb, figures, index.stat().st_size / 1e6, inproc, q_s, q_mb, click_n))
+            rows.append(
+                (n, chunks, n_terms, text_mb, figures, index.stat().st_size / 1e6, inproc, q_s, q_mb, click_n)
+            )
             log(f"  done: {n:,}")
 
-        print(f"{'chunks':>9} {'terms':>7} {'text MB':>7} {'ingest s':>8} {'peak MB':>7} {'tree MB':>7} "
-              f"{'index MB':>8} {'bm25 ms':>11} {'exhaust ms':>11} {'cosine ms':>11} {'exhaust ms':>11} "
-              f"{'X@q ms':>11} {'process ms':>10} {'click ms':>8} {'x click':>7} {'q MB':>5}")
+        print(
+            f"{'chunks':>9} {'terms':>7} {'text MB':>7} {'ingest s':>8} {'peak MB':>7} {'tree MB':>7} "
+            f"{'index MB':>8} {'bm25 ms':>11} {'exhaust ms':>11} {'cosine ms':>11} {'exhaust ms':>11} "
+            f"{'X@q ms':>11} {'process ms':>10} {'click ms':>8} {'x click':>7} {'q MB':>5}"
+        )
         print(f"{'':>63}" + " ".join(f"{'median/p95':>11}" for _ in range(5)))
         for _, chunks, n_terms, text_mb, fig, index_mb, r, q_s, q_mb, click_n in rows:
-            cells = [f"{r[k][0]:.1f}/{r[k][1]:.1f}"
-                     for k in ("pruned", "exhaustive", "cos_pruned", "cos_exhaustive", "sk_dot")]
-            print(f"{chunks:9,d} {n_terms:7d} {text_mb:7.1f} {fig['seconds']:8.1f} {fig['peak_mb']:7.0f} "
-                  f"{fig['tree_mb']:7.0f} {index_mb:8.1f} " + " ".join(f"{c:>11}" for c in cells) +
-                  f" {q_s * 1000:10.0f} {click_n * 1000:8.0f} {q_s / click_n:7.2f} {q_mb:5.0f}")
+            cells = [
+                f"{r[k][0]:.1f}/{r[k][1]:.1f}"
+                for k in ("pruned", "exhaustive", "cos_pruned", "cos_exhaustive", "sk_dot")
+            ]
+            print(
+                f"{chunks:9,d} {n_terms:7d} {text_mb:7.1f} {fig['seconds']:8.1f} {fig['peak_mb']:7.0f} "
+                f"{fig['tree_mb']:7.0f} {index_mb:8.1f} "
+                + " ".join(f"{c:>11}" for c in cells)
+                + f" {q_s * 1000:10.0f} {click_n * 1000:8.0f} {q_s / click_n:7.2f} {q_mb:5.0f}"
+            )
         reused = [f"{r[1]:,}" for r in rows if r[4].get("reused")]
         if reused:
-            print(f"\ningest figures of {', '.join(reused)} chunks: from an earlier run (--keep); --reingest to redo")
+            print(
+                f"\ningest figures of {', '.join(reused)} chunks: from an earlier run (--keep); --reingest to redo"
+            )
         print("\nx click: over the median of `import click` runs interleaved with that size's query runs")
-        print("peak MB: wait4's peak of the largest single ingest process; tree MB: sampled peak of "
-              "the parent and its workers together")
-        print("bm25 ms: search() with the default scoring (BM25 on these indexes), pruned, then exhaustive; "
-              "cosine ms: the same with --scoring tfidf")
-        print("X@q: scipy CSR (chunks x terms) times the dense query vector, then argpartition top 4; "
-              "query tokenizing included; its scores are checked against our cosine scores")
+        print(
+            "peak MB: wait4's peak of the largest single ingest process; tree MB: sampled peak of "
+            "the parent and its workers together"
+        )
+        print(
+            "bm25 ms: search() with the default scoring (BM25 on these indexes), pruned, then exhaustive; "
+            "cosine ms: the same with --scoring tfidf"
+        )
+        print(
+            "X@q: scipy CSR (chunks x terms) times the dense query vector, then argpartition top 4; "
+            "query tokenizing included; its scores are checked against our cosine scores"
+        )
         for _, chunks, *_, r, _, _, _ in rows:
-            print(f"{chunks:9,d}: sklearn linear_kernel(q, X) {r['sk_kernel'][0]:.1f}/{r['sk_kernel'][1]:.1f} ms, "
-                  f"term-major q @ X.T {r['sk_term_major'][0]:.1f}/{r['sk_term_major'][1]:.1f} ms; "
-                  f"matrix built in {r['build_s']:.1f} s ({r['nnz']:,} non-zeros); "
-                  f"max |score diff| vs ours {r['score_diff']:.1e}; pruned != exhaustive: {len(r['mismatches'])}")
+            print(
+                f"{chunks:9,d}: sklearn linear_kernel(q, X) {r['sk_kernel'][0]:.1f}/{r['sk_kernel'][1]:.1f} ms, "
+                f"term-major q @ X.T {r['sk_term_major'][0]:.1f}/{r['sk_term_major'][1]:.1f} ms; "
+                f"matrix built in {r['build_s']:.1f} s ({r['nnz']:,} non-zeros); "
+                f"max |score diff| vs ours {r['score_diff']:.1e}; pruned != exhaustive: {len(r['mismatches'])}"
+            )
             for q, a, b in r["mismatches"][:3]:
                 print(f"    {q[:70]!r}\n      pruned     {a}\n      exhaustive {b}")
 
-        print(f"this script's own peak RSS: {own_peak_mb():.0f} MB (a floor under the ingest wait4 peaks above)")
+        print(
+            f"this script's own peak RSS: {own_peak_mb():.0f} MB (a floor under the ingest wait4 peaks above)"
+        )
         print("load average at the end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
         n, chunks, _, _, fig, _, r, q_s, q_mb, click_n = rows[-1]
         at = "" if n == TARGET_CHUNKS else f" (measured at {chunks:,} chunks, not {TARGET_CHUNKS:,})"
         print(f"\ntargets at {TARGET_CHUNKS:,} chunks{at}:")
         checks = [
-            (f"query whole process <= 2x import click: {q_s * 1000:.0f} vs {click_n * 1000:.0f} ms, "
-             f"{q_s / click_n:.2f}x", q_s <= 2 * click_n),
+            (
+                f"query whole process <= 2x import click: {q_s * 1000:.0f} vs {click_n * 1000:.0f} ms, "
+                f"{q_s / click_n:.2f}x",
+                q_s <= 2 * click_n,
+            ),
             (f"query peak < 100 MB: {q_mb:.0f} MB", q_mb < 100),
-            (f"in-process median <= X@q median: {r['pruned'][0]:.1f} (BM25), {r['cos_pruned'][0]:.1f} (cosine) "
-             f"vs {r['sk_dot'][0]:.1f} ms", r["pruned"][0] <= r["sk_dot"][0]),
-            (f"in-process p95 < 50 ms: {r['pruned'][1]:.1f} (BM25), {r['cos_pruned'][1]:.1f} ms (cosine)",
-             r["pruned"][1] < 50),
-            (f"ingest peak < 1.5 GB: {fig['peak_mb']:.0f} MB largest process, {fig['tree_mb']:.0f} MB tree",
-             fig["tree_mb"] < 1536),
+            (
+                f"in-process median <= X@q median: {r['pruned'][0]:.1f} (BM25), {r['cos_pruned'][0]:.1f} (cosine) "
+                f"vs {r['sk_dot'][0]:.1f} ms",
+                r["pruned"][0] <= r["sk_dot"][0],
+            ),
+            (
+                f"in-process p95 < 50 ms: {r['pruned'][1]:.1f} (BM25), {r['cos_pruned'][1]:.1f} ms (cosine)",
+                r["pruned"][1] < 50,
+            ),
+            (
+                f"ingest peak < 1.5 GB: {fig['peak_mb']:.0f} MB largest process, {fig['tree_mb']:.0f} MB tree",
+                fig["tree_mb"] < 1536,
+            ),
         ]
         for text, met in checks:
             print(f"  {'met    ' if met else 'NOT met'}  {text}")

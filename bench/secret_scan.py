@@ -22,12 +22,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag.secrets import Finding, find_secrets, is_secret_file, redact  # noqa: E402
 
 CORPORA = (
-    "flask-3.1.3", "requests-2.34.2", "django-5.2.19", "fastapi-0.165.0",
-    "express-5.3.0", "axios-1.21.1", "tanstack-query-core-5.108.4", "zod-4.6.7",
+    "flask-3.1.3",
+    "requests-2.34.2",
+    "django-5.2.19",
+    "fastapi-0.165.0",
+    "express-5.3.0",
+    "axios-1.21.1",
+    "tanstack-query-core-5.108.4",
+    "zod-4.6.7",
 )
 # kinds whose first characters are a public prefix (ghp_, AKIA, eyJ, ...) rather than secret material
-SHOW_PREFIX = frozenset({"aws-access-key", "github-token", "gitlab-token", "slack-token", "stripe-key",
-                         "openai-key", "anthropic-key", "jwt", "private-key"})
+SHOW_PREFIX = frozenset(
+    {
+        "aws-access-key",
+        "github-token",
+        "gitlab-token",
+        "slack-token",
+        "stripe-key",
+        "openai-key",
+        "anthropic-key",
+        "jwt",
+        "private-key",
+    }
+)
 
 
 def read_text(path: Path) -> str | None:
@@ -58,7 +75,7 @@ def excerpt(text: str, findings: list[Finding], finding: Finding) -> str:
             continue
         start = max(f.start, line_start)
         out.append(text[pos:start])
-        out.append(f"«{mask(f.kind, text[f.start:f.end])}»")
+        out.append(f"«{mask(f.kind, text[f.start : f.end])}»")
         pos = min(f.end, line_end)
     out.append(text[pos:line_end])
     line = "".join(out).strip()
@@ -126,9 +143,13 @@ def planted(root: Path) -> None:
     """Plant secrets of every kind in a copy of real text; count how many redact() finds."""
     # kind -> (text before, the secret, text after); secrets are built from parts so this file holds none
     plants: dict[str, tuple[str, str, str]] = {
-        "private-key": ("", "-----BEGIN RSA PRIVATE KEY-----\n"
-                        + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
-                        + "-----END RSA PRIVATE KEY-----", ""),
+        "private-key": (
+            "",
+            "-----BEGIN RSA PRIVATE KEY-----\n"
+            + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+            + "-----END RSA PRIVATE KEY-----",
+            "",
+        ),
         "aws-access-key": ("key_id = ", "AKIA" + "Z7QW3RT5YU8IOP2L", ""),
         "aws-secret-key": ("aws_secret_access_key = ", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2T", ""),
         "github-token": ("token: ", "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX", ""),
@@ -149,16 +170,30 @@ def planted(root: Path) -> None:
             "",
         ),
         "url-password": ("DATABASE_URL = 'postgres://app:", "Tr0ub4dor&3x", "@db.internal:5432/app'"),
-        "bearer-token": ("headers = {'Authorization': 'Bearer ", "abcdef0123456789" + "abcdef0123456789", "'}"),
+        "bearer-token": (
+            "headers = {'Authorization': 'Bearer ",
+            "abcdef0123456789" + "abcdef0123456789",
+            "'}",
+        ),
         "password-assignment": ('DB_PASSWORD = "', "Tr0ub4dor&3-" + "xkcd", '"'),
         "command-line-password": ("mysql -u root -p", "SuperSecret" + "123", " app < dump.sql"),
         "google-api-key": ("GOOGLE_MAPS_KEY = '", "AIza" + "SyB7xK2mQ9pL4vN8wR3tZ6yC1dF5gH0jE2k", "'"),
         "huggingface-token": ("HF_TOKEN=", "hf_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xYz2", ""),
-        "npm-token": ("//registry.npmjs.org/:_authToken=", "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", ""),
-        "sendgrid-key": ("SENDGRID_API_KEY=", "SG." + "aB3dE5fG7hJ9kL2mN4pQ6r.sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u", ""),
-        "azure-storage-key": ("AccountName=acct;AccountKey=",
-                              ("aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY" + "z2cD4eF6gH8iJ0kL2mN4oP6qR8sT0uV2wX4" * 2)[:86] + "==",
-                              ";EndpointSuffix=core.windows.net"),
+        "npm-token": (
+            "//registry.npmjs.org/:_authToken=",
+            "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+            "",
+        ),
+        "sendgrid-key": (
+            "SENDGRID_API_KEY=",
+            "SG." + "aB3dE5fG7hJ9kL2mN4pQ6r.sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u",
+            "",
+        ),
+        "azure-storage-key": (
+            "AccountName=acct;AccountKey=",
+            ("aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY" + "z2cD4eF6gH8iJ0kL2mN4oP6qR8sT0uV2wX4" * 2)[:86] + "==",
+            ";EndpointSuffix=core.windows.net",
+        ),
         "api-key-assignment": ('API_KEY="', "a1b2c3d4" + "e5f6g7h8", '"'),
         "token-assignment": ("auth_token = ", "7fGh2Jk9" + "Lm4Np", ""),
         "basic-auth": ("Authorization: Basic ", "dXNlcjpw" + "YXNz", ""),
@@ -179,16 +214,41 @@ def planted(root: Path) -> None:
         ("token-assignment", "access_token: ", "ya29.a0AfH6" + "SMBx7kQ", ""),
         ("basic-auth", '    "auth": "', "dXNlcjpwYXNz" + "d29yZA==", '"'),  # docker config.json
         # escaped, encoded, split over lines, and formats the first rules missed
-        ("password-assignment", '    "    \\"password\\": \\"', "Hv4tR9" + "xQ2mWx", '\\",\\n",'),  # notebook JSON
+        (
+            "password-assignment",
+            '    "    \\"password\\": \\"',
+            "Hv4tR9" + "xQ2mWx",
+            '\\",\\n",',
+        ),  # notebook JSON
         ("password-assignment", '{"env": "DEBUG=0\\nDB_PASSWORD=', "Hv4tR9" + "xQ2mWy", '\\nPORT=80"}'),
-        ("private-key", "    client-key-data: ", base64.b64encode(
-            ("-----BEGIN " + "RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
-             + "-----END RSA PRIVATE KEY-----\n").encode()).decode(), ""),
+        (
+            "private-key",
+            "    client-key-data: ",
+            base64.b64encode(
+                (
+                    "-----BEGIN "
+                    + "RSA PRIVATE KEY-----\n"
+                    + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+                    + "-----END RSA PRIVATE KEY-----\n"
+                ).encode()
+            ).decode(),
+            "",
+        ),
         ("password-assignment", "export DB_PASSWORD=\\\n", "Hv4tR9" + "xQ2mWz", ""),
         ("password-assignment", "  password: >\n    ", "Hv4tR9" + "xQ2mWw", "\n  host: db"),
         ("pgpass-password", 'echo "db.internal:5432:app:deploy:', "Hv4tR9" + "xQ2mWv", '" > ~/.pgpass'),
-        ("aws-secret-key", "deploy,,AKIA" + "Z7QW3RT5YU8IOP2M,", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2U", ""),
-        ("azure-key", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=", "q7Rk2Lm9Xw3Zp8Ns5Vb1" + "Tc6YaB3dE5fG7hJ9kL2m=", ""),
+        (
+            "aws-secret-key",
+            "deploy,,AKIA" + "Z7QW3RT5YU8IOP2M,",
+            "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2U",
+            "",
+        ),
+        (
+            "azure-key",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=",
+            "q7Rk2Lm9Xw3Zp8Ns5Vb1" + "Tc6YaB3dE5fG7hJ9kL2m=",
+            "",
+        ),
         ("webhook-secret", "STRIPE_WEBHOOK = '", "whsec_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY", "'"),
         ("password-assignment", "define('DB_PASSWORD', '", "Hv4tR9" + "xQ2mWu", "');"),
         ("token-assignment", "token = os.getenv('GITHUB_TOKEN', '", "t0K3n" + "Vx9Qw2Lm8Rz4", "')"),
@@ -217,8 +277,10 @@ def planted(root: Path) -> None:
     other_kind = sum(max(0, n - counts.get(kind, 0)) for kind, n in expected.items()) - leaks
     extra = sum(counts.values()) - found
     same_lines = redacted.count("\n") == text.count("\n")
-    print(f"  found {found}/{len(plants_all)} planted ({other_kind} under another kind), {extra} extra; "
-          f"line count unchanged: {same_lines}")
+    print(
+        f"  found {found}/{len(plants_all)} planted ({other_kind} under another kind), {extra} extra; "
+        f"line count unchanged: {same_lines}"
+    )
 
 
 def main() -> None:

@@ -17,7 +17,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTIONS = ["how are passages scored?", "where is the index written atomically", "what happens when a file is renamed"]
+QUESTIONS = [
+    "how are passages scored?",
+    "where is the index written atomically",
+    "what happens when a file is renamed",
+]
 
 
 def run(args: list[str]) -> float:
@@ -33,8 +37,11 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp())
     index = work / "index.sqlite"
-    subprocess.run([sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index)],
+        check=True,
+        capture_output=True,
+    )
     sidecar = Path(str(index) + ".vectors")
     times: dict[str, list[float]] = {"lexical": [], "semantic cold": [], "semantic warm": []}
     query = [str(ROOT / "query.py"), "--json", "--no-llm", "--index", str(index)]
@@ -46,12 +53,18 @@ def main() -> None:
         times["semantic cold"].append(run([*query, "--rerank", "semantic", q]))
         times["semantic warm"].append(run([*query, "--rerank", "semantic", q]))
     for name, values in times.items():
-        print(f"{name:14} median {statistics.median(values):.3f} s  (min {min(values):.3f}, max {max(values):.3f}, "
-              f"{len(values)} runs)")
+        print(
+            f"{name:14} median {statistics.median(values):.3f} s  (min {min(values):.3f}, max {max(values):.3f}, "
+            f"{len(values)} runs)"
+        )
     for suffix in ("", "-wal", "-shm"):
         Path(str(sidecar) + suffix).unlink(missing_ok=True)
-    out = subprocess.run([sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index), "--embed"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index), "--embed"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     print(out.strip().splitlines()[-1])
     shutil.rmtree(work)
     os.sync()

@@ -47,10 +47,14 @@ def main() -> None:
     py = sys.executable
     print(versions())
     click_s, click_mb = median_isolated([py, "-c", "import click"], args.repeat)
-    print(f"reference: python -c 'import click'  median {click_s * 1000:.0f} ms, peak {click_mb:.0f} MB; x click is "
-          "against the `import click` runs interleaved with each corpus's query runs\n")
-    header = (f"{'corpus':30} {'files':>6} {'chunks':>7} {'MB':>6} {'ingest s':>8} {'MB/s':>6} "
-              f"{'read s':>6} {'regex s':>7} {'peak MB':>7} {'index MB':>8} {'query ms':>8} {'x click':>7} {'q MB':>5}")
+    print(
+        f"reference: python -c 'import click'  median {click_s * 1000:.0f} ms, peak {click_mb:.0f} MB; x click is "
+        "against the `import click` runs interleaved with each corpus's query runs\n"
+    )
+    header = (
+        f"{'corpus':30} {'files':>6} {'chunks':>7} {'MB':>6} {'ingest s':>8} {'MB/s':>6} "
+        f"{'read s':>6} {'regex s':>7} {'peak MB':>7} {'index MB':>8} {'query ms':>8} {'x click':>7} {'q MB':>5}"
+    )
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         targets = [(n, CORPORA / n, []) for n in names]
@@ -58,7 +62,9 @@ def main() -> None:
             targets.append(("all together", CORPORA, [f"--include={n}/*" for n in names]))
         for name, root, extra in targets:
             index = Path(tmp) / f"{name.replace(' ', '-')}.sqlite"
-            ingest = run_isolated([py, str(PROJECT / "ingest.py"), str(root), "--index", str(index), "--full", *extra])
+            ingest = run_isolated(
+                [py, str(PROJECT / "ingest.py"), str(root), "--index", str(index), "--full", *extra]
+            )
             if ingest.returncode != 0:
                 sys.exit(f"ingest failed for {name}")
             with Index(index) as idx:
@@ -67,9 +73,11 @@ def main() -> None:
             read_s, regex_s, n_bytes = floors(root, indexed)
             mb = n_bytes / 1e6
             q_s, q_mb, click_s = whole_process(index, QUESTIONS, args.repeat)
-            print(f"{name:30} {len(indexed):6d} {chunks:7d} {mb:6.1f} {ingest.seconds:8.2f} {mb / ingest.seconds:6.1f} "
-                  f"{read_s:6.2f} {regex_s:7.2f} {ingest.max_rss_mb:7.0f} {index.stat().st_size / 1e6:8.1f} "
-                  f"{q_s * 1000:8.0f} {q_s / click_s:7.2f} {q_mb:5.0f}")
+            print(
+                f"{name:30} {len(indexed):6d} {chunks:7d} {mb:6.1f} {ingest.seconds:8.2f} {mb / ingest.seconds:6.1f} "
+                f"{read_s:6.2f} {regex_s:7.2f} {ingest.max_rss_mb:7.0f} {index.stat().st_size / 1e6:8.1f} "
+                f"{q_s * 1000:8.0f} {q_s / click_s:7.2f} {q_mb:5.0f}"
+            )
 
 
 if __name__ == "__main__":

@@ -88,9 +88,9 @@ def file_text(words: list[str], cdf: np.ndarray, seed: int, index: int, paragrap
     ranks = np.searchsorted(cdf, rng.random(int(lengths.sum())), side="right").tolist()
     out, pos = [], 0
     for n in lengths.tolist():
-        para = [words[r] for r in ranks[pos:pos + n]]
+        para = [words[r] for r in ranks[pos : pos + n]]
         pos += n
-        out.append("\n".join(" ".join(para[i:i + WORDS_PER_LINE]) for i in range(0, n, WORDS_PER_LINE)))
+        out.append("\n".join(" ".join(para[i : i + WORDS_PER_LINE]) for i in range(0, n, WORDS_PER_LINE)))
     return "\n\n".join(out) + "\n"
 
 
@@ -137,14 +137,20 @@ def generate(chunks: int, out: Path, seed: int = 1, zipf_s: float = 1.0, workers
     marker.write_text(json.dumps({"spec": spec, "complete": False}))
     n_files = -(-chunks // PARAGRAPHS_PER_FILE)
     plan = [(i, min(PARAGRAPHS_PER_FILE, chunks - i * PARAGRAPHS_PER_FILE)) for i in range(n_files)]
-    batches = [plan[i:i + 50] for i in range(0, len(plan), 50)]
+    batches = [plan[i : i + 50] for i in range(0, len(plan), 50)]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        done = pool.map(_write_files, *zip(*[(str(root), str(vocab_cache), zipf_s, seed, b) for b in batches]))
+        done = pool.map(
+            _write_files, *zip(*[(str(root), str(vocab_cache), zipf_s, seed, b) for b in batches])
+        )
         for i, _ in enumerate(done, 1):
             if i % 20 == 0 or i == len(batches):
-                print(f"  generating {root.name}: {min(chunks, i * 50 * PARAGRAPHS_PER_FILE):,}/{chunks:,} chunks, "
-                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+                print(
+                    f"  generating {root.name}: {min(chunks, i * 50 * PARAGRAPHS_PER_FILE):,}/{chunks:,} chunks, "
+                    f"{time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     marker.write_text(json.dumps({"spec": spec, "complete": True}))
     return root
 
@@ -159,8 +165,10 @@ def main() -> None:
     root = generate(args.chunks, args.out, args.seed, args.zipf)
     words, counts = vocabulary(args.out / "vocabulary.json")
     size = sum(p.stat().st_size for p in root.rglob("*.txt"))
-    print(f"{root}: {args.chunks:,} chunks, {size / 1e6:.1f} MB; vocabulary {len(words):,} words "
-          f"(top: {', '.join(words[:8])})")
+    print(
+        f"{root}: {args.chunks:,} chunks, {size / 1e6:.1f} MB; vocabulary {len(words):,} words "
+        f"(top: {', '.join(words[:8])})"
+    )
 
 
 if __name__ == "__main__":

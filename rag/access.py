@@ -53,12 +53,16 @@ class AccessList:
                 continue
             pattern, groups = _split_rule(line, f"{source}:{number}")
             if not groups:
-                raise InputError(f"{source}:{number}: rule {pattern!r} names no group — write "
-                                 f"`{pattern} GROUP [GROUP ...]` or `{pattern} {PUBLIC}`")
+                raise InputError(
+                    f"{source}:{number}: rule {pattern!r} names no group — write "
+                    f"`{pattern} GROUP [GROUP ...]` or `{pattern} {PUBLIC}`"
+                )
             compiled = IgnoreRules.parse([pattern])
             if not compiled.rules:  # git would never match it: the files it meant to restrict would be public
-                raise InputError(f"{source}:{number}: pattern {pattern!r} is not a valid gitignore pattern (an "
-                                 "unclosed `[`, an unknown `[:class:]`, or nothing but `/`) — fix or remove the line")
+                raise InputError(
+                    f"{source}:{number}: pattern {pattern!r} is not a valid gitignore pattern (an "
+                    "unclosed `[`, an unknown `[:class:]`, or nothing but `/`) — fix or remove the line"
+                )
             granted = frozenset(g for g in groups if g != PUBLIC)
             rules.append(AccessRule(pattern, granted, compiled))
         return cls(tuple(rules), access_digest(text))
@@ -96,16 +100,19 @@ def _split_rule(line: str, where: str) -> tuple[str, list[str]]:
     while i < len(line) and not line[i].isspace():
         if line[i] == "\\":
             if i + 1 == len(line):
-                raise InputError(f"{where}: the pattern ends with a lone backslash — escape it as `\\\\`, "
-                                 "or remove it")
+                raise InputError(
+                    f"{where}: the pattern ends with a lone backslash — escape it as `\\\\`, or remove it"
+                )
             i += 1  # the escaped character, a space included, belongs to the pattern
         i += 1
     pattern, groups = line[:i], line[i:].split()
     for group in groups:
         if not re.fullmatch(r"[\w.@+-]+", group):
             # a stray character is a mistyped pattern more often than a group name
-            raise InputError(f"{where}: {group!r} is not a group name (letters, digits and . _ @ + -) — "
-                             "escape spaces and special characters of the pattern with a backslash")
+            raise InputError(
+                f"{where}: {group!r} is not a group name (letters, digits and . _ @ + -) — "
+                "escape spaces and special characters of the pattern with a backslash"
+            )
     return pattern, groups
 
 

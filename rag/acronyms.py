@@ -38,7 +38,7 @@ def definitions(text: str) -> set[tuple[str, str]]:
         letters = _LETTERS.fullmatch(inside)
         if letters:  # the words come before
             acronym = letters.group(1)
-            words = _WORD.findall(text, max(0, start - _LOOKBEHIND), start)[-len(acronym):]
+            words = _WORD.findall(text, max(0, start - _LOOKBEHIND), start)[-len(acronym) :]
         else:  # the letters come before, the words inside
             before = _LETTERS_BEFORE.search(text, max(0, start - 8), start - 1)
             if before is None:
@@ -66,7 +66,9 @@ def defined_terms(text: str, tokenizer: Tokenizer) -> tuple[tuple[str, str], ...
 
 
 def expand(
-    counts: dict[str, int], question_terms: list[str], defined: Iterable[tuple[str, str]],
+    counts: dict[str, int],
+    question_terms: list[str],
+    defined: Iterable[tuple[str, str]],
 ) -> tuple[dict[str, int], dict[str, str]]:
     """Add the acronym of each defined expansion that the question's terms contain, in order
     and adjacent, once (unless the question already asks for it). Return the new counts, and

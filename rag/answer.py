@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the model's side is imported when a prompt is built: a quer
     from .citations import Answer
     from .prompts import Prompt
 
+
 class Outcome(NamedTuple):
     """What one question came to: the passages retrieved, the prompt built from them, the answer."""
 
@@ -23,8 +24,12 @@ class Outcome(NamedTuple):
 
 
 def ask(
-    index_path: str | os.PathLike[str], request: Request, backend: Backend | None = None, *,
-    build_prompt: bool = True, on_retrieved: Callable[[Retrieval], None] | None = None,
+    index_path: str | os.PathLike[str],
+    request: Request,
+    backend: Backend | None = None,
+    *,
+    build_prompt: bool = True,
+    on_retrieved: Callable[[Retrieval], None] | None = None,
     on_text: OnText | None = None,
 ) -> Outcome:
     """Answer a question from the index: retrieve its passages, build the prompt (unless
@@ -37,7 +42,9 @@ def ask(
     if on_retrieved is not None:
         on_retrieved(retrieval)
     if not retrieval.hits:
-        return Outcome(retrieval, None, None if backend is None else no_context_answer(request.question, backend))
+        return Outcome(
+            retrieval, None, None if backend is None else no_context_answer(request.question, backend)
+        )
     if not build_prompt:
         return Outcome(retrieval, None, None)
     from .prompts import build_prompt as build
@@ -59,7 +66,13 @@ def generate(prompt: Prompt, backend: Backend, on_text: OnText | None = None) ->
 
     gen = backend.generate(prompt, on_text)
     citations = check_citations(gen.text, gen.api_citations, prompt.hits)
-    return Answer(prompt.question, gen.text, prompt.hits, tuple(citations), backend.name,
-                  gen.model or backend.model, gen.usage, gen.stop_reason)
-
-
+    return Answer(
+        prompt.question,
+        gen.text,
+        prompt.hits,
+        tuple(citations),
+        backend.name,
+        gen.model or backend.model,
+        gen.usage,
+        gen.stop_reason,
+    )

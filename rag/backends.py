@@ -79,8 +79,13 @@ class AnthropicBackend:
 
     name = "anthropic"
 
-    def __init__(self, client: anthropic.Anthropic | None = None, model: str = DEFAULT_MODEL,
-                 api_key: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
         self.client = client
         self.model = model
         self.api_key = api_key
@@ -118,7 +123,8 @@ class AnthropicBackend:
         import anthropic
 
         client = self.client or anthropic.Anthropic(
-            api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT))
+            api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT)
+        )
         write = on_text or (lambda _: None)
 
         def emit(text: str) -> None:  # an error of the caller's writer is not the API's
@@ -146,11 +152,14 @@ class AnthropicBackend:
         except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
             # a body that is not the Messages API's event stream (a proxy's JSON or HTML, a
             # garbled event): the SDK fails on it with an assertion or a JSON error
-            raise BackendError(f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__}) "
-                               "— check ANTHROPIC_BASE_URL and any proxy, or try again") from None
+            raise BackendError(
+                f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__}) "
+                "— check ANTHROPIC_BASE_URL and any proxy, or try again"
+            ) from None
         if message.stop_reason is None:  # the stream ended before its message_stop event
-            raise BackendError("The connection to the Anthropic API closed before the answer was complete "
-                               "— try again")
+            raise BackendError(
+                "The connection to the Anthropic API closed before the answer was complete — try again"
+            )
         parts: list[str] = []
         citations: list[ApiCitation] = []
         final_numbers: dict[int, int] = {}
@@ -161,10 +170,17 @@ class AnthropicBackend:
             citations.extend(a for c in block.citations or () if (a := _api_citation(c)) is not None)
         text = "".join(parts)
         if not text.strip() and message.stop_reason == "end_turn":
-            raise BackendError("The Anthropic API returned an empty answer — try again, or use --backend claude")
+            raise BackendError(
+                "The Anthropic API returned an empty answer — try again, or use --backend claude"
+            )
         usage = {k: v for k in USAGE_FIELDS if isinstance(v := getattr(message.usage, k, None), int)}
-        return Generation(text=text, api_citations=tuple(citations),
-                          stop_reason=message.stop_reason, usage=usage, model=message.model or self.model)
+        return Generation(
+            text=text,
+            api_citations=tuple(citations),
+            stop_reason=message.stop_reason,
+            usage=usage,
+            model=message.model or self.model,
+        )
 
 
 class _CallerError(Exception):
@@ -188,9 +204,12 @@ def _api_citation(c: Any) -> ApiCitation | None:
     index = getattr(c, "document_index", None)
     if index is None:
         return None  # a web or search-result citation: not one of our documents
-    return ApiCitation(document_index=index, cited_text=getattr(c, "cited_text", "") or "",
-                       start_char=getattr(c, "start_char_index", None),
-                       end_char=getattr(c, "end_char_index", None))
+    return ApiCitation(
+        document_index=index,
+        cited_text=getattr(c, "cited_text", "") or "",
+        start_char=getattr(c, "start_char_index", None),
+        end_char=getattr(c, "end_char_index", None),
+    )
 
 
 def _api_error_message(exc: anthropic.AnthropicError, model: str) -> str:
@@ -241,16 +260,27 @@ class ClaudeCliBackend:
 
     name = "claude"
 
-    def __init__(self, executable: str = "claude", model: str = DEFAULT_MODEL,
-                 timeout: float = DEFAULT_CLAUDE_TIMEOUT) -> None:
+    def __init__(
+        self, executable: str = "claude", model: str = DEFAULT_MODEL, timeout: float = DEFAULT_CLAUDE_TIMEOUT
+    ) -> None:
         self.executable = executable
         self.model = model
         self.timeout = timeout
 
     def command(self, prompt: Prompt) -> list[str]:
         """Return the argument vector: print mode, JSON output, tools off, our system prompt."""
-        return [self.executable, "-p", "--output-format", "json", "--tools", "", "--model", self.model,
-                "--system-prompt", prompt.system]
+        return [
+            self.executable,
+            "-p",
+            "--output-format",
+            "json",
+            "--tools",
+            "",
+            "--model",
+            self.model,
+            "--system-prompt",
+            prompt.system,
+        ]
 
     def render(self, prompt: Prompt) -> str:
         """Return the system prompt (passed as --system-prompt) and the user prompt (sent on stdin)."""
@@ -265,8 +295,14 @@ class ClaudeCliBackend:
             try:
                 # its own session, so that a timeout or Ctrl-C can end claude and anything it started
                 proc = subprocess.Popen(
-                    self.command(prompt), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, cwd=cwd, text=True, encoding="utf-8", errors="replace",
+                    self.command(prompt),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd,
+                    text=True,
+                    encoding="utf-8",
+                    errors="replace",
                     start_new_session=True,
                 )
             except FileNotFoundError:
@@ -279,8 +315,10 @@ class ClaudeCliBackend:
                     stdout, stderr = _communicate(proc, prompt.user, self.timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
-                raise BackendError(f"`claude -p` gave no answer within {self.timeout:g} s — try again, "
-                                   "or use --backend anthropic") from None
+                raise BackendError(
+                    f"`claude -p` gave no answer within {self.timeout:g} s — try again, "
+                    "or use --backend anthropic"
+                ) from None
             except BaseException:
                 _kill(proc)
                 raise
@@ -385,7 +423,9 @@ def parse_claude_result(returncode: int, stdout: str, stderr: str, model: str) -
 
 
 def resolve_backend(
-    name: str, model: str = DEFAULT_MODEL, env: Mapping[str, str] | None = None,
+    name: str,
+    model: str = DEFAULT_MODEL,
+    env: Mapping[str, str] | None = None,
 ) -> Backend | None:
     """Return the backend `name` stands for; None for `none`.
 

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 # RAG_DEBUG=1: every error prints its full traceback (a user-facing one too)
 DEBUG_ENV = "RAG_DEBUG"
-INTERNAL_ERROR = "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
+INTERNAL_ERROR = (
+    "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
+)
 
 
 def _terminal(err: bool) -> bool:
@@ -75,8 +77,9 @@ def _one_line(exc: click.UsageError) -> click.UsageError:
 class _OneLineUsage(click.Command):
     """Usage errors found while parsing the command line, shown as one line (_one_line)."""
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:
@@ -120,8 +123,9 @@ class RagCommand(_OneLineUsage):
             if _debug():
                 raise
             detail = (str(exc).splitlines() or [""])[0][:200]
-            raise click.ClickException(INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail
-                                                             else type(exc).__name__)) from None
+            raise click.ClickException(
+                INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
+            ) from None
 
 
 class RagGroup(_OneLineUsage, click.Group):
@@ -129,7 +133,9 @@ class RagGroup(_OneLineUsage, click.Group):
 
     command_class = RagCommand
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError as exc:  # `rag nosuch`
@@ -137,22 +143,33 @@ class RagGroup(_OneLineUsage, click.Group):
 
 
 index_option = click.option(
-    "--index", "index_path", type=click.Path(), envvar="RAG_INDEX",
+    "--index",
+    "index_path",
+    type=click.Path(),
+    envvar="RAG_INDEX",
     help="Index file to use (default: REPO/.rag/index.sqlite, found from the current directory).",
 )
 
 
 scoring_option = click.option(
-    "--scoring", type=click.Choice(SCORINGS), default=DEFAULT_SCORING, show_default=True, envvar="RAG_SCORING",
+    "--scoring",
+    type=click.Choice(SCORINGS),
+    default=DEFAULT_SCORING,
+    show_default=True,
+    envvar="RAG_SCORING",
     help="How passages are scored: bm25 = BM25 (k1 4, b 0.9); tfidf = cosine of TF-IDF vectors; "
-         "auto = bm25, or tfidf for an index built with --tokenizer plain.",
+    "auto = bm25, or tfidf for an index built with --tokenizer plain.",
 )
 
 
 as_option = click.option(
-    "--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
+    "--as",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    envvar="RAG_GROUPS",
     help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
-         "RAG_GROUPS takes a space-separated list).",
+    "RAG_GROUPS takes a space-separated list).",
 )
 
 
@@ -164,36 +181,81 @@ def main() -> None:
 @main.command("ingest")
 @click.argument("repo", type=click.Path())
 @index_option
-@click.option("--tokenizer", type=click.Choice(MODES), default=None,
-              help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
-                   f"index's, else {TokenizerSettings().mode}]")
-@click.option("--include", multiple=True, metavar="GLOB",
-              help="Index only paths matching GLOB (repeatable). [default: the existing index's, else all]")
-@click.option("--exclude", multiple=True, metavar="GLOB",
-              help="Skip paths matching GLOB (repeatable). [default: the existing index's, else none]")
-@click.option("--max-file-size", "max_bytes", type=click.IntRange(1), default=None,
-              help="Skip files larger than this many bytes. [default: the existing index's, else 1 MB]")
+@click.option(
+    "--tokenizer",
+    type=click.Choice(MODES),
+    default=None,
+    help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
+    f"index's, else {TokenizerSettings().mode}]",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Index only paths matching GLOB (repeatable). [default: the existing index's, else all]",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip paths matching GLOB (repeatable). [default: the existing index's, else none]",
+)
+@click.option(
+    "--max-file-size",
+    "max_bytes",
+    type=click.IntRange(1),
+    default=None,
+    help="Skip files larger than this many bytes. [default: the existing index's, else 1 MB]",
+)
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
-@click.option("--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores).")
-@click.option("-q", "--quiet", is_flag=True,
-              help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).")
-@click.option("--embed", is_flag=True,
-              help="Also compute the semantic vector of every passage now (rag-code[semantic]), instead of on "
-                   "a query's first use of it.")
+@click.option(
+    "--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores)."
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).",
+)
+@click.option(
+    "--embed",
+    is_flag=True,
+    help="Also compute the semantic vector of every passage now (rag-code[semantic]), instead of on "
+    "a query's first use of it.",
+)
 def ingest_cmd(
-    repo: str, index_path: str | None, tokenizer: str | None, include: tuple[str, ...],
-    exclude: tuple[str, ...], max_bytes: int | None, full: bool, workers: int | None, quiet: bool, embed: bool,
+    repo: str,
+    index_path: str | None,
+    tokenizer: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    max_bytes: int | None,
+    full: bool,
+    workers: int | None,
+    quiet: bool,
+    embed: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
     from .store.paths import remember_index
 
-    options = IngestOptions(TokenizerSettings(mode=tokenizer) if tokenizer else None, include or None,
-                            exclude or None, max_bytes, workers, full)
+    options = IngestOptions(
+        TokenizerSettings(mode=tokenizer) if tokenizer else None,
+        include or None,
+        exclude or None,
+        max_bytes,
+        workers,
+        full,
+    )
     line = None if quiet or not _stderr_is_terminal() else ProgressLine(sys.stderr)
     try:
-        report = ingest(repo, index_path, options, progress=line.advance if line else None,
-                        on_start=line.start if line else None)
+        report = ingest(
+            repo,
+            index_path,
+            options,
+            progress=line.advance if line else None,
+            on_start=line.start if line else None,
+        )
     finally:
         if line is not None:
             line.clear()
@@ -204,10 +266,14 @@ def ingest_cmd(
         from .semantic_rerank import embed_index
 
         done = embed_index(report.index_path)
-        rate = f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
+        rate = (
+            f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
+        )
         if not quiet:
-            _out(f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
-                       f"{done.seconds:.1f} s{rate}")
+            _out(
+                f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
+                f"{done.seconds:.1f} s{rate}"
+            )
 
 
 def _stderr_is_terminal() -> bool:
@@ -238,8 +304,10 @@ class ProgressLine:
 
     def text(self) -> str:
         """The line as it is shown now."""
-        return (f"Indexing: {self.done:,}/{self.total:,} files, {self.done_bytes / 1e6:.1f}/"
-                f"{self.total_bytes / 1e6:.1f} MB, {self._clock() - self._began:.1f} s")
+        return (
+            f"Indexing: {self.done:,}/{self.total:,} files, {self.done_bytes / 1e6:.1f}/"
+            f"{self.total_bytes / 1e6:.1f} MB, {self._clock() - self._began:.1f} s"
+        )
 
     def _show(self) -> None:
         self._shown = self._clock()
@@ -258,9 +326,13 @@ def format_ingest_report(report: IngestReport) -> str:
     blocked = "".join(
         f"\n--include {pattern!r} matched only files in folders excluded by a built-in rule ({example}): name the "
         f"folder in the pattern to index them, e.g. --include '{example.split('/')[0]}/**'"
-        for pattern, example in sorted(report.blocked_includes.items()))
+        for pattern, example in sorted(report.blocked_includes.items())
+    )
     if report.up_to_date:
-        return f"Index is up to date: {report.files} files, {report.chunks} chunks ({report.index_path})" + blocked
+        return (
+            f"Index is up to date: {report.files} files, {report.chunks} chunks ({report.index_path})"
+            + blocked
+        )
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
     line = (
         f"Indexed {report.files} files ({report.chunks} chunks) in {report.seconds:.1f} s, "
@@ -273,12 +345,15 @@ def format_ingest_report(report: IngestReport) -> str:
         line += "; secrets redacted: " + ", ".join(f"{n} {k}" for k, n in sorted(report.redacted.items()))
     if report.fell_back:
         line += "; chunked as paragraphs, their structure unreadable: " + ", ".join(
-            f"{n} {k}" for k, n in sorted(report.fell_back.items()))
+            f"{n} {k}" for k, n in sorted(report.fell_back.items())
+        )
     line += f" -> {report.index_path}"
     if report.unstructured:
         languages = ", ".join(sorted(report.unstructured, key=lambda k: (-report.unstructured[k], k)))
-        line += (f"\n{sum(report.unstructured.values())} files chunked as paragraphs: "
-                 f"pip install 'rag-code[languages]' for {languages} structure (the next ingest then re-chunks them)")
+        line += (
+            f"\n{sum(report.unstructured.values())} files chunked as paragraphs: "
+            f"pip install 'rag-code[languages]' for {languages} structure (the next ingest then re-chunks them)"
+        )
     return line + blocked
 
 
@@ -287,38 +362,77 @@ def _question(words: tuple[str, ...]) -> str:
     # nothing downstream can encode: they become U+FFFD, as in indexed files
     question = " ".join(words).encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
     if not question:
-        raise InputError("The question is empty — ask something, e.g. query.py \"how are passages scored?\"")
+        raise InputError('The question is empty — ask something, e.g. query.py "how are passages scored?"')
     return question
 
 
 @main.command("query")
 @click.argument("question", nargs=-1)
 @index_option
-@click.option("-k", "--top-k", type=click.IntRange(1), default=DEFAULT_TOP_K, show_default=True,
-              help="How many passages to retrieve.")
+@click.option(
+    "-k",
+    "--top-k",
+    type=click.IntRange(1),
+    default=DEFAULT_TOP_K,
+    show_default=True,
+    help="How many passages to retrieve.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
 @click.option("--explain", is_flag=True, help="Show which query terms matched each passage and how much.")
-@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="auto", show_default=True,
-              envvar="RAG_BACKEND",
-              help="Who answers: auto = anthropic if ANTHROPIC_API_KEY is set, else claude if on PATH, "
-                   "else none.")
-@click.option("--model", default=DEFAULT_MODEL, show_default=True, envvar="RAG_MODEL",
-              help="Model that answers (anthropic and claude backends).")
-@click.option("--show-prompt", is_flag=True,
-              help="Print exactly what would be sent to the backend, then stop.")
-@click.option("--prompt-only", is_flag=True,
-              help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p")
+@click.option(
+    "--backend",
+    "backend_name",
+    type=click.Choice(BACKENDS),
+    default="auto",
+    show_default=True,
+    envvar="RAG_BACKEND",
+    help="Who answers: auto = anthropic if ANTHROPIC_API_KEY is set, else claude if on PATH, else none.",
+)
+@click.option(
+    "--model",
+    default=DEFAULT_MODEL,
+    show_default=True,
+    envvar="RAG_MODEL",
+    help="Model that answers (anthropic and claude backends).",
+)
+@click.option(
+    "--show-prompt", is_flag=True, help="Print exactly what would be sent to the backend, then stop."
+)
+@click.option(
+    "--prompt-only",
+    is_flag=True,
+    help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
+)
 @as_option
-@click.option("--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer.")
+@click.option(
+    "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer."
+)
 @scoring_option
-@click.option("--rerank", type=click.Choice(RERANK_MODES), default=DEFAULT_RERANK, show_default=True, envvar="RAG_RERANK",
-              help="The semantic rerank of the lexical top passages: auto = on when rag-code[semantic] is "
-                   "installed; none = lexical order only.")
+@click.option(
+    "--rerank",
+    type=click.Choice(RERANK_MODES),
+    default=DEFAULT_RERANK,
+    show_default=True,
+    envvar="RAG_RERANK",
+    help="The semantic rerank of the lexical top passages: auto = on when rag-code[semantic] is "
+    "installed; none = lexical order only.",
+)
 def query_cmd(
-    question: tuple[str, ...], index_path: str | None, top_k: int, as_json: bool, no_llm: bool,
-    explain: bool, backend_name: str, model: str, show_prompt: bool, prompt_only: bool,
-    groups: tuple[str, ...], refresh: bool, scoring: str, rerank: str,
+    question: tuple[str, ...],
+    index_path: str | None,
+    top_k: int,
+    as_json: bool,
+    no_llm: bool,
+    explain: bool,
+    backend_name: str,
+    model: str,
+    show_prompt: bool,
+    prompt_only: bool,
+    groups: tuple[str, ...],
+    refresh: bool,
+    scoring: str,
+    rerank: str,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
     from .retrieve import Request
@@ -328,15 +442,21 @@ def query_cmd(
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
-        raise click.UsageError("--show-prompt and --prompt-only print the prompt alone, without --json or "
-                               "--explain — drop one, or use --no-llm for passages as JSON or explained")
+        raise click.UsageError(
+            "--show-prompt and --prompt-only print the prompt alone, without --json or "
+            "--explain — drop one, or use --no-llm for passages as JSON or explained"
+        )
     from .answer import ask
 
     text = request.question
     if no_llm:
         found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
-        _out(format_hits_json(text, found.hits, explain, about(found)) if as_json
-             else format_hits(found.hits, explain), exact=as_json)
+        _out(
+            format_hits_json(text, found.hits, explain, about(found))
+            if as_json
+            else format_hits(found.hits, explain),
+            exact=as_json,
+        )
         return
     from .backends import render_text_prompt, resolve_backend
     from .citations import INCOMPLETE
@@ -345,8 +465,13 @@ def query_cmd(
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
-    outcome = ask(locate_index(index_path), request, backend if generates else None, on_retrieved=notes,
-                  on_text=None if as_json else _stream)
+    outcome = ask(
+        locate_index(index_path),
+        request,
+        backend if generates else None,
+        on_retrieved=notes,
+        on_text=None if as_json else _stream,
+    )
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
     extra = about(outcome.retrieval)
     if prompt is None:  # nothing retrieved
@@ -399,24 +524,33 @@ def searching_line(found: Retrieval) -> str:
     from .store.paths import default_index_file
 
     same = os.path.abspath(found.index_path) == os.path.abspath(default_index_file(found.repository))
-    return f"Searching {one_line(found.repository)}" + ("" if same else f" (index {one_line(found.index_path)})")
+    return f"Searching {one_line(found.repository)}" + (
+        "" if same else f" (index {one_line(found.index_path)})"
+    )
 
 
 def freshness_lines(found: Retrieval) -> list[str]:
     """The one-line notes of a retrieval: spelling corrections, a refresh, a gone or stale repository."""
     lines = []
     if found.corrections:
-        lines.append("Note: searched " + ", ".join(f"{c.searched!r} for {c.word!r}" for c in found.corrections)
-                     + " (words the index has never seen)")
+        lines.append(
+            "Note: searched "
+            + ", ".join(f"{c.searched!r} for {c.word!r}" for c in found.corrections)
+            + " (words the index has never seen)"
+        )
     if found.refreshed is not None or found.refresh:
         lines.append(refresh_line(found.refreshed))
     if found.gone is not None:
-        lines.append(f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
-                     "as indexed — re-run `python ingest.py REPO` with its new path")
+        lines.append(
+            f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
+            "as indexed — re-run `python ingest.py REPO` with its new path"
+        )
     if found.changed:
         shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")
-        lines.append(f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
-                     "— re-run ingest or pass --refresh")
+        lines.append(
+            f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
+            "— re-run ingest or pass --refresh"
+        )
     return lines
 
 
@@ -425,32 +559,56 @@ def refresh_line(report: IngestReport | None) -> str:
     if report is None or report.up_to_date:
         return "Refreshed: the index is up to date"
     gone = f", {report.deleted} removed" if report.deleted else ""
-    return (f"Refreshed: re-indexed {report.changed} changed or new file(s){gone}, {report.reused} unchanged, "
-            f"in {report.seconds:.1f} s")
+    return (
+        f"Refreshed: re-indexed {report.changed} changed or new file(s){gone}, {report.reused} unchanged, "
+        f"in {report.seconds:.1f} s"
+    )
 
 
 def about(found: Retrieval) -> dict[str, Any]:
     """The JSON keys that say which index answered, and what was corrected."""
-    return {"index": found.index_path, "repository": found.repository,
-            "corrections": [c._asdict() for c in found.corrections]}
+    return {
+        "index": found.index_path,
+        "repository": found.repository,
+        "corrections": [c._asdict() for c in found.corrections],
+    }
 
 
 @main.command("eval")
 @click.argument("questions", type=click.Path())
 @index_option
-@click.option("--corpus-root", type=click.Path(exists=True, file_okay=False),
-              help="Run a question that names a corpus against DIR/<corpus> (indexed first if needed).")
+@click.option(
+    "--corpus-root",
+    type=click.Path(exists=True, file_okay=False),
+    help="Run a question that names a corpus against DIR/<corpus> (indexed first if needed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--misses", is_flag=True,
-              help="Also list questions with no hit in the top K, what came back instead, and why.")
-@click.option("-k", "--top-k", type=click.IntRange(1), default=DEFAULT_TOP_K, show_default=True,  # = evaluate.MISS_K
-              help="A question is a miss when no hit is in its top K passages (at most 10).")
+@click.option(
+    "--misses",
+    is_flag=True,
+    help="Also list questions with no hit in the top K, what came back instead, and why.",
+)
+@click.option(
+    "-k",
+    "--top-k",
+    type=click.IntRange(1),
+    default=DEFAULT_TOP_K,
+    show_default=True,  # = evaluate.MISS_K
+    help="A question is a miss when no hit is in its top K passages (at most 10).",
+)
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
 @as_option
 @scoring_option
 def eval_cmd(
-    questions: str, index_path: str | None, corpus_root: str | None, as_json: bool, misses: bool,
-    top_k: int, full: bool, groups: tuple[str, ...], scoring: str,
+    questions: str,
+    index_path: str | None,
+    corpus_root: str | None,
+    as_json: bool,
+    misses: bool,
+    top_k: int,
+    full: bool,
+    groups: tuple[str, ...],
+    scoring: str,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from pathlib import Path
@@ -458,16 +616,27 @@ def eval_cmd(
     from .evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
 
     if top_k > DEPTH:
-        raise click.BadParameter(f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}",
-                                 param_hint="'-k'")
+        raise click.BadParameter(
+            f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}", param_hint="'-k'"
+        )
     if corpus_root and index_path:
         raise click.UsageError("--corpus-root finds each corpus's index, --index names one — pick one")
     if full and not corpus_root:
-        raise click.UsageError("--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
-                               "`python ingest.py REPO --full` for another index")
-    report = run_eval(Path(questions), Path(index_path) if index_path else None,
-                      Path(corpus_root) if corpus_root else None, top_k, explain=misses, full=full, scoring=scoring,
-                      groups=frozenset(groups), on_ingest=lambda r: _out(format_ingest_report(r), err=True))
+        raise click.UsageError(
+            "--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
+            "`python ingest.py REPO --full` for another index"
+        )
+    report = run_eval(
+        Path(questions),
+        Path(index_path) if index_path else None,
+        Path(corpus_root) if corpus_root else None,
+        top_k,
+        explain=misses,
+        full=full,
+        scoring=scoring,
+        groups=frozenset(groups),
+        on_ingest=lambda r: _out(format_ingest_report(r), err=True),
+    )
     if as_json:
         _out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:
@@ -493,6 +662,7 @@ def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool) -> Non
 
 def format_status(report: Any, list_skipped: bool = False) -> str:
     """Return `rag status` as text."""
+
     def counts(d: dict[str, int]) -> str:
         return ", ".join(f"{n} {k}" for k, n in d.items()) or "none"
 
@@ -507,10 +677,15 @@ def format_status(report: Any, list_skipped: bool = False) -> str:
         lines.append(f"Skipped:    {counts(report.skipped)}")
         lines.append(f"Redacted:   {counts(report.redacted)}")
     else:
-        lines.append("Skipped:    not recorded by the ingest that built this index — re-run ingest to see them")
+        lines.append(
+            "Skipped:    not recorded by the ingest that built this index — re-run ingest to see them"
+        )
     stale = ", ".join(report.stale[:5]) + (", ..." if len(report.stale) > 5 else "")
-    lines.append(f"Stale:      {len(report.stale)} changed since ingest ({stale}) — re-run ingest"
-                 if report.stale else "Stale:      none")
+    lines.append(
+        f"Stale:      {len(report.stale)} changed since ingest ({stale}) — re-run ingest"
+        if report.stale
+        else "Stale:      none"
+    )
     if list_skipped:
         for reason, paths in report.skipped_paths.items():
             more = report.skipped.get(reason, len(paths)) - len(paths)
@@ -523,8 +698,14 @@ def format_status(report: Any, list_skipped: bool = False) -> str:
 
 @main.command("mcp")
 @index_option
-@click.option("--as", "groups", multiple=True, metavar="GROUP", envvar="RAG_GROUPS",
-              help="Search as a member of GROUP (repeatable; RAG_GROUPS takes a space-separated list).")
+@click.option(
+    "--as",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    envvar="RAG_GROUPS",
+    help="Search as a member of GROUP (repeatable; RAG_GROUPS takes a space-separated list).",
+)
 def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, status, reindex."""
     from .mcp_server import INSTALL_HINT, available, serve
@@ -534,25 +715,47 @@ def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     serve(index_path, frozenset(groups))
 
 
-def format_unanswered_json(question: str, hits: list[Hit], prompt: str | None, explain: bool = False,
-                           extra: dict[str, Any] | None = None) -> str:
+def format_unanswered_json(
+    question: str,
+    hits: list[Hit],
+    prompt: str | None,
+    explain: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> str:
     """Return the answer JSON shape for the `none` backend: passages and prompt (None without
     passages), no answer; `extra` keys (about()) follow."""
     from .citations import NO_CONTEXT
 
-    return json.dumps({"question": question, "answer": None, "citations": [],
-                       "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
-                       "backend": "none", "model": None, "usage": None,
-                       "stop_reason": None if hits else NO_CONTEXT, "prompt": prompt, **(extra or {})},
-                      ensure_ascii=False)
+    return json.dumps(
+        {
+            "question": question,
+            "answer": None,
+            "citations": [],
+            "results": [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)],
+            "backend": "none",
+            "model": None,
+            "usage": None,
+            "stop_reason": None if hits else NO_CONTEXT,
+            "prompt": prompt,
+            **(extra or {}),
+        },
+        ensure_ascii=False,
+    )
 
 
 def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     """Return a hit in the JSON shape scripts rely on."""
     c = hit.chunk
     out: dict[str, Any] = {
-        "rank": rank, "score": hit.score, "path": c.path, "start_line": c.start_line,
-        "end_line": c.end_line, "chunk": c.ordinal, "kind": c.kind, "symbol": c.symbol, "text": c.text,
+        "rank": rank,
+        "score": hit.score,
+        "path": c.path,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "chunk": c.ordinal,
+        "kind": c.kind,
+        "symbol": c.symbol,
+        "text": c.text,
         "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
         "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
     }
@@ -564,7 +767,9 @@ def hit_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     return out
 
 
-def format_hits_json(question: str, hits: list[Hit], explain: bool = False, extra: dict[str, Any] | None = None) -> str:
+def format_hits_json(
+    question: str, hits: list[Hit], explain: bool = False, extra: dict[str, Any] | None = None
+) -> str:
     """Return the retrieval result as one JSON object; `extra` keys (about()) follow."""
     results = [hit_dict(i, h, explain) for i, h in enumerate(hits, 1)]
     return json.dumps({"question": question, "results": results, **(extra or {})}, ensure_ascii=False)
@@ -583,13 +788,19 @@ def format_hits(hits: list[Hit], explain: bool = False) -> str:
         if hit.boosted:
             ranked += f"  [ranked up: {hit.boosted}]"
         semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
-        lines = [f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"]
+        lines = [
+            f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"
+        ]
         if explain and hit.semantic is not None and hit.mix is not None:
             from .semantic_rerank import LEXICAL_WEIGHT
 
-            lexical = (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
-            lines.append(f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
-                         f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}")
+            lexical = (
+                (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
+            )
+            lines.append(
+                f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
+                f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}"
+            )
         if explain:
             lines.extend(
                 f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
@@ -647,22 +858,28 @@ def format_sources(result: Answer) -> str:
 def format_usage(result: Answer) -> str:
     """Return one line naming the model, backend and tokens used."""
     tokens = result.usage
-    used = (f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens"
-            if "input_tokens" in tokens and "output_tokens" in tokens else "")
+    used = (
+        f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens"
+        if "input_tokens" in tokens and "output_tokens" in tokens
+        else ""
+    )
     return f"({result.model} via {result.backend}{used})"
 
 
 def format_answer_json(result: Answer, explain: bool = False, extra: dict[str, Any] | None = None) -> str:
     """Return an answer as one JSON object: answer, checked citations, and the passages sent;
     `extra` keys (about()) follow."""
-    return json.dumps({
-        "question": result.question,
-        "answer": result.text,
-        "citations": [c._asdict() for c in result.citations],
-        "results": [hit_dict(i, h, explain) for i, h in enumerate(result.hits, 1)],
-        "backend": result.backend,
-        "model": result.model,
-        "usage": result.usage,
-        "stop_reason": result.stop_reason,
-        **(extra or {}),
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "question": result.question,
+            "answer": result.text,
+            "citations": [c._asdict() for c in result.citations],
+            "results": [hit_dict(i, h, explain) for i, h in enumerate(result.hits, 1)],
+            "backend": result.backend,
+            "model": result.model,
+            "usage": result.usage,
+            "stop_reason": result.stop_reason,
+            **(extra or {}),
+        },
+        ensure_ascii=False,
+    )

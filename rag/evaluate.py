@@ -265,8 +265,12 @@ class Indexes:
     """
 
     def __init__(
-        self, index_path: Path | None = None, corpus_root: Path | None = None, full: bool = False,
-        on_ingest: Callable[[IngestReport], None] | None = None, groups: frozenset[str] = frozenset(),
+        self,
+        index_path: Path | None = None,
+        corpus_root: Path | None = None,
+        full: bool = False,
+        on_ingest: Callable[[IngestReport], None] | None = None,
+        groups: frozenset[str] = frozenset(),
     ) -> None:
         self.index_path = index_path
         self.groups = groups
@@ -294,8 +298,10 @@ class Indexes:
                 from .repo_names import ACCESS_FILE
 
                 AccessList.load(index.manifest.root)  # a line that cannot be parsed: name it
-                raise InputError(f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
-                                 f"`python ingest.py {index.manifest.root}`")
+                raise InputError(
+                    f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
+                    f"`python ingest.py {index.manifest.root}`"
+                )
             self._open[key] = (index, frozenset(index.readable_files(self.groups)))
         return self._open[key]
 
@@ -319,9 +325,14 @@ def corpus_index(root: Path, full: bool = False) -> IngestReport:
 
 
 def run_eval(
-    questions_path: Path, index_path: Path | None = None, corpus_root: Path | None = None,
-    k: int = MISS_K, explain: bool = False, full: bool = False,
-    on_ingest: Callable[[IngestReport], None] | None = None, scoring: str = DEFAULT_SCORING,
+    questions_path: Path,
+    index_path: Path | None = None,
+    corpus_root: Path | None = None,
+    k: int = MISS_K,
+    explain: bool = False,
+    full: bool = False,
+    on_ingest: Callable[[IngestReport], None] | None = None,
+    scoring: str = DEFAULT_SCORING,
     groups: frozenset[str] = frozenset(),
 ) -> EvalReport:
     """Load a questions file, retrieve for each question from its index, and score the result,
@@ -330,8 +341,11 @@ def run_eval(
     if corpus_root is not None:
         check_corpora(questions_path, questions, corpus_root)
     with Indexes(index_path, corpus_root, full, on_ingest, groups) as indexes:
+
         def retrieve(q: Question) -> list[Hit]:
-            return search(indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring, groups=groups)
+            return search(
+                indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring, groups=groups
+            )
 
         report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
         return replace(report, indexes=indexes.paths())
@@ -362,8 +376,10 @@ def format_table(report: EvalReport) -> str:
         nonlocal over
         flag = " !" if m.mean_top4_chars > MAX_PASSAGE_CHARS else ""
         over = over or bool(flag)
-        return (f"{name:<{width}}  {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}  {m.hit_at_10:>6.3f}"
-                f"  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}")
+        return (
+            f"{name:<{width}}  {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}  {m.hit_at_10:>6.3f}"
+            f"  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}"
+        )
 
     lines = [header]
     if report.per_corpus:
@@ -402,9 +418,12 @@ def format_misses(report: EvalReport) -> str:
             label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
             out.append(f"  {rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
             if hit.contributions:
-                out.append("       " + ", ".join(
-                    f"{t.label} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})" for t in hit.contributions
-                ))
+                out.append(
+                    "       "
+                    + ", ".join(
+                        f"{t.label} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})" for t in hit.contributions
+                    )
+                )
     return "\n".join(out)
 
 
@@ -428,12 +447,24 @@ def report_dict(report: EvalReport, misses: bool = False) -> dict[str, Any]:
 def _miss_dict(o: Outcome, k: int) -> dict[str, Any]:
     q = o.question
     return {
-        "id": q.id, "corpus": q.corpus, "line": q.line, "question": q.question,
-        "answers": [asdict(a) for a in q.answers], "rank": o.rank,
+        "id": q.id,
+        "corpus": q.corpus,
+        "line": q.line,
+        "question": q.question,
+        "answers": [asdict(a) for a in q.answers],
+        "rank": o.rank,
         "results": [
-            {"rank": r, "score": h.score, "path": h.chunk.path, "start_line": h.chunk.start_line,
-             "end_line": h.chunk.end_line, "kind": h.chunk.kind, "symbol": h.chunk.symbol,
-             "chars": len(h.chunk.text), "explain": [t._asdict() for t in h.contributions]}
+            {
+                "rank": r,
+                "score": h.score,
+                "path": h.chunk.path,
+                "start_line": h.chunk.start_line,
+                "end_line": h.chunk.end_line,
+                "kind": h.chunk.kind,
+                "symbol": h.chunk.symbol,
+                "chars": len(h.chunk.text),
+                "explain": [t._asdict() for t in h.contributions],
+            }
             for r, h in enumerate(o.hits[:k], 1)
         ],
     }

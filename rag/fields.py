@@ -38,7 +38,10 @@ def chunk_counts(chunk: Chunk, tokenizer: Tokenizer) -> dict[str, int]:
     if settings.mode != "plain":
         # a field of weight w counts w times: tokenize its text repeated, in one pass with the rest
         fields = [text]
-        for field, weight in ((path_text(chunk.path), settings.path_weight), (chunk.symbol, settings.symbol_weight)):
+        for field, weight in (
+            (path_text(chunk.path), settings.path_weight),
+            (chunk.symbol, settings.symbol_weight),
+        ):
             if weight > 0 and field:
                 fields.extend([field] * weight)
         text = "\n".join(fields)

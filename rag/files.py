@@ -23,24 +23,131 @@ DEFAULT_MAX_BYTES = 1_000_000
 # Directories that hold tooling state, dependencies or build output, never the project's code.
 EXCLUDED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", INDEX_DIRNAME, "node_modules", "bower_components", "__pycache__",
-        ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-        "site-packages", ".eggs", "build", "dist", ".next", ".nuxt", "coverage", "htmlcov",
-        ".cache", ".gradle", "target", "vendor", "third_party",
+        ".git",
+        ".hg",
+        ".svn",
+        INDEX_DIRNAME,
+        "node_modules",
+        "bower_components",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".eggs",
+        "build",
+        "dist",
+        ".next",
+        ".nuxt",
+        "coverage",
+        "htmlcov",
+        ".cache",
+        ".gradle",
+        "target",
+        "vendor",
+        "third_party",
     }
 )
 # Lock files and generated artefacts (PKG-INFO: sdist metadata, a copy of the README): long,
 # repetitive and never what a question is about.
 EXCLUDED_NAMES = (
-    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "Pipfile.lock",
-    "Cargo.lock", "composer.lock", "Gemfile.lock", "go.sum", "*.min.js", "*.min.css", "*.map",
-    "*.bundle.js", "*.chunk.js", "*.pyc", "*.pyo", "PKG-INFO",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "poetry.lock",
+    "uv.lock",
+    "Pipfile.lock",
+    "Cargo.lock",
+    "composer.lock",
+    "Gemfile.lock",
+    "go.sum",
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*.bundle.js",
+    "*.chunk.js",
+    "*.pyc",
+    "*.pyo",
+    "PKG-INFO",
 )
 # Data, not code or prose: translation catalogs, vector images, map data, certificates.
-DATA_SUFFIXES = frozenset([".po", ".pot", ".svg", ".geojson", ".topojson", ".crt", ".cer", ".csr", ".srl", ".der"])
+DATA_SUFFIXES = frozenset(
+    [".po", ".pot", ".svg", ".geojson", ".topojson", ".crt", ".cer", ".csr", ".srl", ".der"]
+)
 _EXCLUDED_NAME = re.compile("|".join(fnmatch.translate(p) for p in EXCLUDED_NAMES))
 BINARY_SUFFIXES = frozenset(
-    [".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".webp", ".tif", ".tiff", ".psd", ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".tar", ".jar", ".war", ".whl", ".egg", ".so", ".dll", ".dylib", ".a", ".o", ".obj", ".exe", ".bin", ".class", ".pyd", ".mo", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".flac", ".avi", ".mov", ".mkv", ".webm", ".sqlite", ".db", ".dbf", ".shp", ".shx", ".mmdb", ".npy", ".npz", ".pkl", ".pickle", ".parquet", ".feather", ".h5", ".onnx", ".pt", ".ckpt"]
+    [
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".bmp",
+        ".ico",
+        ".icns",
+        ".webp",
+        ".tif",
+        ".tiff",
+        ".psd",
+        ".pdf",
+        ".zip",
+        ".gz",
+        ".tgz",
+        ".bz2",
+        ".xz",
+        ".zst",
+        ".7z",
+        ".rar",
+        ".tar",
+        ".jar",
+        ".war",
+        ".whl",
+        ".egg",
+        ".so",
+        ".dll",
+        ".dylib",
+        ".a",
+        ".o",
+        ".obj",
+        ".exe",
+        ".bin",
+        ".class",
+        ".pyd",
+        ".mo",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+        ".eot",
+        ".mp3",
+        ".mp4",
+        ".wav",
+        ".ogg",
+        ".flac",
+        ".avi",
+        ".mov",
+        ".mkv",
+        ".webm",
+        ".sqlite",
+        ".db",
+        ".dbf",
+        ".shp",
+        ".shx",
+        ".mmdb",
+        ".npy",
+        ".npz",
+        ".pkl",
+        ".pickle",
+        ".parquet",
+        ".feather",
+        ".h5",
+        ".onnx",
+        ".pt",
+        ".ckpt",
+    ]
 )
 # Compiled JavaScript and declaration files; skipped when a TypeScript source of the same
 # module exists (tsc output shipped beside its source, e.g. dist/, v4/ copies).
@@ -51,11 +158,38 @@ _SNIFF_BYTES = 8192
 _ANY_NAME = frozenset(["*", "**", "*.*"])
 # The first bytes of binary formats that can carry any extension (an Illustrator .ai is a PDF)
 MAGIC_NUMBERS = (
-    b"%PDF-", b"\x89PNG\r\n\x1a\n", b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"\x7fELF", b"GIF87a",
-    b"GIF89a", b"\xff\xd8\xff", b"BM", b"II*\x00", b"MM\x00*", b"%!PS-Adobe", b"\xd0\xcf\x11\xe0",
-    b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07", b"\xfe\xed\xfa", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe",
-    b"MZ", b"SQLite format 3\x00", b"wOFF", b"wOF2", b"OggS", b"fLaC", b"ID3", b"\x00asm", b"BZh", b"\xfd7zXZ\x00",
-    b"(\xb5/\xfd", b"8BPS", b"RIFF",
+    b"%PDF-",
+    b"\x89PNG\r\n\x1a\n",
+    b"PK\x03\x04",
+    b"PK\x05\x06",
+    b"\x1f\x8b",
+    b"\x7fELF",
+    b"GIF87a",
+    b"GIF89a",
+    b"\xff\xd8\xff",
+    b"BM",
+    b"II*\x00",
+    b"MM\x00*",
+    b"%!PS-Adobe",
+    b"\xd0\xcf\x11\xe0",
+    b"7z\xbc\xaf\x27\x1c",
+    b"Rar!\x1a\x07",
+    b"\xfe\xed\xfa",
+    b"\xcf\xfa\xed\xfe",
+    b"\xca\xfe\xba\xbe",
+    b"MZ",
+    b"SQLite format 3\x00",
+    b"wOFF",
+    b"wOF2",
+    b"OggS",
+    b"fLaC",
+    b"ID3",
+    b"\x00asm",
+    b"BZh",
+    b"\xfd7zXZ\x00",
+    b"(\xb5/\xfd",
+    b"8BPS",
+    b"RIFF",
 )
 # Magic numbers short enough to begin a text file too: binary only with other control bytes
 _WEAK_MAGIC = (b"BM", b"MZ", b"ID3", b"BZh", b"RIFF")
@@ -157,7 +291,9 @@ def walk(
         files.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino)))
     files.sort(key=lambda f: f.path)
     blocked = _blocked_includes(root, include, files, paths, excluded_dirs) if include else {}
-    return Walk(root=root, files=files, skipped=skipped, git=is_git, skipped_paths=paths, blocked_includes=blocked)
+    return Walk(
+        root=root, files=files, skipped=skipped, git=is_git, skipped_paths=paths, blocked_includes=blocked
+    )
 
 
 # Files looked at, at most, in built-in excluded folders to tell why an --include matched nothing
@@ -165,7 +301,10 @@ _BLOCKED_SCAN = 20_000
 
 
 def _blocked_includes(
-    root: Path, include: tuple[str, ...], files: list[SourceFile], paths: list[tuple[str, str]],
+    root: Path,
+    include: tuple[str, ...],
+    files: list[SourceFile],
+    paths: list[tuple[str, str]],
     excluded_dirs: list[str],
 ) -> dict[str, str]:
     """--include patterns that match no listed file, each with a file it matches in a built-in
@@ -235,8 +374,9 @@ class SourceText:
     n_bytes: int = 0
 
 
-def read_text(abspath: str, max_bytes: int = DEFAULT_MAX_BYTES,
-              identity: tuple[int, int] | None = None) -> SourceText:
+def read_text(
+    abspath: str, max_bytes: int = DEFAULT_MAX_BYTES, identity: tuple[int, int] | None = None
+) -> SourceText:
     """Read a file as text, or say why it is skipped.
 
     Binary files (looks_binary: a NUL byte, a magic number or many control bytes in the first
@@ -330,13 +470,17 @@ def _git_files(root: Path) -> list[str] | None:
     try:
         inside = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         if inside.returncode != 0 or inside.stdout.strip() != "true":
             return None
         out = subprocess.run(
             ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, timeout=120, check=True,
+            capture_output=True,
+            timeout=120,
+            check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
@@ -345,7 +489,10 @@ def _git_files(root: Path) -> list[str] | None:
 
 
 def _walk_files(
-    root: Path, skip: Callable[[str, str], None], include: tuple[str, ...] = (), excluded_dirs: list[str] | None = None,
+    root: Path,
+    skip: Callable[[str, str], None],
+    include: tuple[str, ...] = (),
+    excluded_dirs: list[str] | None = None,
 ) -> list[str]:
     """List files below root outside git: honour .gitignore files, prune built-in excludes
     (unless an --include names a folder below one); `excluded_dirs` collects those pruned."""
@@ -368,7 +515,9 @@ def _walk_files(
             # still apply, below the .gitignore files (git's order of precedence)
             rules.append(("", IgnoreRules.from_file(Path(top) / ".git" / "info" / "exclude")))
         if ".gitignore" in filenames:
-            rules.append((rel_dir, IgnoreRules.from_file(Path(dirpath) / ".gitignore", rel_dir, links_absent=True)))
+            rules.append(
+                (rel_dir, IgnoreRules.from_file(Path(dirpath) / ".gitignore", rel_dir, links_absent=True))
+            )
         active = [r for _, r in rules]
         keep = []
         for d in sorted(dirnames):
@@ -421,7 +570,11 @@ def _walk_top_down(
                 is_dir = False
             (dirnames if is_dir else filenames).append(entry.name)
         yield dirpath, dirnames, filenames
-        stack.extend(os.path.join(dirpath, d) for d in reversed(dirnames) if not os.path.islink(os.path.join(dirpath, d)))
+        stack.extend(
+            os.path.join(dirpath, d)
+            for d in reversed(dirnames)
+            if not os.path.islink(os.path.join(dirpath, d))
+        )
 
 
 def _utf8(rel: str) -> bool:
@@ -471,7 +624,6 @@ def excluded_by_name(
     if suffix in DATA_SUFFIXES:
         return "data"
     return None
-
 
 
 def _glob(rel: str, pattern: str) -> bool:

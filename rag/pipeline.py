@@ -116,7 +116,9 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
     # the plain tokenizer is the original design exactly: no acronyms
     acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
-    record = FileRecord(source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms)
+    record = FileRecord(
+        source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms
+    )
     fallback = reasons[0] if reasons and "not installed" not in reasons[0] else None
     return _Processed(record, None, read.n_bytes, redacted, fallback)
 
@@ -177,9 +179,7 @@ def _fewer_collections() -> Iterator[None]:
 _worker_tokenizer: Tokenizer | None = None
 
 
-def _process_batch(
-    batch: list[SourceFile], settings: TokenizerSettings, max_bytes: int
-) -> list[_Processed]:
+def _process_batch(batch: list[SourceFile], settings: TokenizerSettings, max_bytes: int) -> list[_Processed]:
     global _worker_tokenizer
     if _worker_tokenizer is None or _worker_tokenizer.settings != settings:
         _worker_tokenizer = Tokenizer(settings)
@@ -200,7 +200,10 @@ def _batches(files: list[SourceFile]) -> Iterator[list[SourceFile]]:
 
 
 def _process_all(
-    files: list[SourceFile], settings: TokenizerSettings, max_bytes: int, workers: int,
+    files: list[SourceFile],
+    settings: TokenizerSettings,
+    max_bytes: int,
+    workers: int,
     progress: Callable[[int, int], None],
 ) -> Iterator[_Processed]:
     total = sum(f.size for f in files)
@@ -225,7 +228,9 @@ def _process_all(
 
 
 def _match_contents(
-    todo: list[SourceFile], old_files: dict[str, tuple[int, int, str]], deleted: list[str],
+    todo: list[SourceFile],
+    old_files: dict[str, tuple[int, int, str]],
+    deleted: list[str],
 ) -> tuple[list[SourceFile], list[SourceFile], list[tuple[str, SourceFile]]]:
     """Split files that look changed by their content hash: (really changed or new, same bytes
     with a new mtime, renamed from a deleted file's path)."""
@@ -241,7 +246,11 @@ def _match_contents(
         digest, head = _sha1(f.abspath, f.identity)
         if old is not None and digest == old[2]:
             retimed.append(f)
-        elif old is None and digest in sources and chunker_for(sources[digest], head) == chunker_for(f.path, head):
+        elif (
+            old is None
+            and digest in sources
+            and chunker_for(sources[digest], head) == chunker_for(f.path, head)
+        ):
             # the same bytes chunk the same way under both names (a shebang counts without an extension)
             moved.append((sources.pop(digest), f))
         else:
@@ -260,7 +269,10 @@ def _sha1(abspath: str, identity: tuple[int, int] | None) -> tuple[str | None, s
 
 
 def _moved_records(
-    previous: Index | None, moved: list[tuple[str, SourceFile]], access: AccessList, settings: TokenizerSettings,
+    previous: Index | None,
+    moved: list[tuple[str, SourceFile]],
+    access: AccessList,
+    settings: TokenizerSettings,
 ) -> list[FileRecord]:
     """Reuse the chunks of renamed files under their new paths (the terms are recounted: a
     chunk's path is part of what is indexed)."""
@@ -272,9 +284,16 @@ def _moved_records(
     for record in previous.records(new_of):
         f = new_of[record.path]
         chunks = tuple(c._replace(path=f.path) for c in record.chunks)
-        out.append(record._replace(path=f.path, size=f.size, mtime_ns=f.mtime_ns, chunks=chunks,
-                           counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
-                           groups=access.groups_of(f.path)))
+        out.append(
+            record._replace(
+                path=f.path,
+                size=f.size,
+                mtime_ns=f.mtime_ns,
+                chunks=chunks,
+                counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
+                groups=access.groups_of(f.path),
+            )
+        )
     return out
 
 
@@ -298,9 +317,12 @@ def _git_commit(root: Path) -> str | None:
 
 @_fewer_collections()  # a fresh one for each call
 def ingest(
-    root: str | os.PathLike[str], index_path: str | os.PathLike[str] | None = None,
-    options: IngestOptions | None = None, *,
-    progress: Callable[[int, int], None] | None = None, on_start: Callable[[int, int], None] | None = None,
+    root: str | os.PathLike[str],
+    index_path: str | os.PathLike[str] | None = None,
+    options: IngestOptions | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """Index the repository at `root`, re-reading only files that changed since the last ingest.
 
@@ -324,7 +346,7 @@ def ingest(
     check_replaceable(index_path)  # before its lock file is made beside it (a device, a pipe)
     # one ingest at a time on one index: a second one fails at once (IngestRunningError)
     with ingest_lock(index_path):
-        for rebuild in ((False, True) if not options.full else (True,)):
+        for rebuild in (False, True) if not options.full else (True,):
             try:
                 # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
                 # queued batches, and a new index's temporary file would stay
@@ -332,8 +354,10 @@ def ingest(
                     return _ingest(Path(root), index_path, options, rebuild, progress, on_start)
             except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
                 error = exc
-    raise IndexWriteError(f"Could not write the index at {index_path} ({error}) — check the free disk space and "
-                          "that its folder is writable, or pass --index to keep it elsewhere") from None
+    raise IndexWriteError(
+        f"Could not write the index at {index_path} ({error}) — check the free disk space and "
+        "that its folder is writable, or pass --index to keep it elsewhere"
+    ) from None
 
 
 @dataclass(slots=True)
@@ -365,8 +389,12 @@ class _Plan:
 
 
 def _ingest(
-    root: Path, index_path: Path, options: IngestOptions, full: bool,
-    progress: Callable[[int, int], None] | None, on_start: Callable[[int, int], None] | None,
+    root: Path,
+    index_path: Path,
+    options: IngestOptions,
+    full: bool,
+    progress: Callable[[int, int], None] | None,
+    on_start: Callable[[int, int], None] | None,
 ) -> IngestReport:
     started = time.perf_counter()
     check_replaceable(index_path)
@@ -389,8 +417,14 @@ def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, prev
     walked = (saved.walk if saved else None) or {}
     include = tuple(walked.get("include", ())) if options.include is None else options.include
     exclude = tuple(walked.get("exclude", ())) if options.exclude is None else options.exclude
-    max_bytes = int(walked.get("max_bytes", DEFAULT_MAX_BYTES)) if options.max_bytes is None else options.max_bytes
-    walk_options: dict[str, object] = {"include": list(include), "exclude": list(exclude), "max_bytes": max_bytes}
+    max_bytes = (
+        int(walked.get("max_bytes", DEFAULT_MAX_BYTES)) if options.max_bytes is None else options.max_bytes
+    )
+    walk_options: dict[str, object] = {
+        "include": list(include),
+        "exclude": list(exclude),
+        "max_bytes": max_bytes,
+    }
     # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
     # added after the walk then still moves its folder's mtime past what the index holds
     try:
@@ -400,8 +434,12 @@ def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, prev
     dirs_before = folder_mtimes(root.resolve(), stored_dirs)
     # chunks of another tokenizer, or made by another set of chunkers (the languages extra installed
     # or removed since), cannot be kept
-    reusable = (previous is not None and not full and previous.manifest.tokenizer == settings
-                and previous.manifest.chunkers == chunkers_in_use())
+    reusable = (
+        previous is not None
+        and not full
+        and previous.manifest.tokenizer == settings
+        and previous.manifest.chunkers == chunkers_in_use()
+    )
     listing = walk(root, include, exclude, max_bytes)
     root = listing.root
     if not listing.files and listing.git:
@@ -441,34 +479,74 @@ def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, prev
     # query would check (and --refresh re-read) the old folder
     same_root = kept is not None and kept.manifest.root == str(root)
     up_to_date = same_access and same_options and same_root and not todo and not deleted and not moved
-    incremental = (kept is not None and same_access and not kept.foreign_byte_order
-                   and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1))
+    incremental = (
+        kept is not None
+        and same_access
+        and not kept.foreign_byte_order
+        and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1)
+    )
     changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
-    return _Plan(root, index_path, settings, max_bytes, walk_options, access, commit, unchanged, todo, retimed,
-                 moved, deleted, changed + deleted, skips, skipped, known_dirs,
-                 [(d, m) for d, m in dirs_before if m != stored_dirs[d]], listing.skipped_paths,
-                 listing.blocked_includes, reusable, up_to_date, incremental)
+    return _Plan(
+        root,
+        index_path,
+        settings,
+        max_bytes,
+        walk_options,
+        access,
+        commit,
+        unchanged,
+        todo,
+        retimed,
+        moved,
+        deleted,
+        changed + deleted,
+        skips,
+        skipped,
+        known_dirs,
+        [(d, m) for d, m in dirs_before if m != stored_dirs[d]],
+        listing.skipped_paths,
+        listing.blocked_includes,
+        reusable,
+        up_to_date,
+        incremental,
+    )
 
 
 def _refuse_ignored_folder(root: Path) -> None:
     """Raise NothingToIndexError naming the cause when the enclosing repository's ignore rules
     leave out the whole of `root` (git then lists nothing in it)."""
     try:
-        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, timeout=30).stdout.strip()
-        ignored = subprocess.run(["git", "-C", top, "check-ignore", "-q", str(root)], capture_output=True,
-                                 timeout=30).returncode == 0 if top else False
+        top = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+        ignored = (
+            subprocess.run(
+                ["git", "-C", top, "check-ignore", "-q", str(root)], capture_output=True, timeout=30
+            ).returncode
+            == 0
+            if top
+            else False
+        )
     except (OSError, subprocess.SubprocessError):
         return
     if ignored and Path(top).resolve() != root:
         raise NothingToIndexError(
             f"No indexable files in {root}: the repository {top} holds it and its ignore rules (.gitignore) "
             f"exclude it — to index it anyway, make it a repository of its own (`git -C {root} init`) or copy it "
-            f"out of {top}")
+            f"out of {top}"
+        )
 
 
-def _summary(plan: _Plan, previous: Index | None, skipped: Counter[str], skips: list[SkippedRow],
-             redacted: dict[str, dict[str, int]]) -> dict[str, object]:
+def _summary(
+    plan: _Plan,
+    previous: Index | None,
+    skipped: Counter[str],
+    skips: list[SkippedRow],
+    redacted: dict[str, dict[str, int]],
+) -> dict[str, object]:
     """The manifest's summary (format.Manifest.summary): skipped files by reason, with their
     paths, and the secrets redacted in each indexed file (kept for files whose chunks are)."""
     paths: dict[str, list[str]] = {}
@@ -480,13 +558,20 @@ def _summary(plan: _Plan, previous: Index | None, skipped: Counter[str], skips: 
     kept: dict[str, dict[str, int]] = {p: old[p] for p in plan.unchanged if p in old}
     kept.update({f.path: old[o] for o, f in plan.moved if o in old})
     kept.update(redacted)
-    return {"skipped": dict(sorted(skipped.items())), "skipped_paths": {r: sorted(p) for r, p in sorted(paths.items())},
-            "redacted": dict(sorted(kept.items()))}
+    return {
+        "skipped": dict(sorted(skipped.items())),
+        "skipped_paths": {r: sorted(p) for r, p in sorted(paths.items())},
+        "redacted": dict(sorted(kept.items())),
+    }
 
 
 def _apply(
-    plan: _Plan, previous: Index | None, workers: int | None, started: float,
-    progress: Callable[[int, int], None] | None, on_start: Callable[[int, int], None] | None,
+    plan: _Plan,
+    previous: Index | None,
+    workers: int | None,
+    started: float,
+    progress: Callable[[int, int], None] | None,
+    on_start: Callable[[int, int], None] | None,
 ) -> IngestReport:
     """Carry out a plan with one store call: retime, update in place, or write a new index."""
     if plan.up_to_date:
@@ -497,11 +582,24 @@ def _apply(
         # same bytes, new mtime: remember the mtime so the file is not hashed again; and the
         # folders' mtimes, moved by files that are not indexed (ignored, skipped, saved again)
         # so that a query stops saying the index is stale
-        retime_files(plan.index_path, [(f.path, f.mtime_ns) for f in plan.retimed], plan.moved_dirs,
-                     None if summary == previous.manifest.summary else summary)
-        return IngestReport(plan.root, plan.index_path, len(plan.unchanged), n_chunks, dict(plan.skipped), 0,
-                            time.perf_counter() - started, reused=len(plan.unchanged), up_to_date=True,
-                            blocked_includes=plan.blocked_includes)
+        retime_files(
+            plan.index_path,
+            [(f.path, f.mtime_ns) for f in plan.retimed],
+            plan.moved_dirs,
+            None if summary == previous.manifest.summary else summary,
+        )
+        return IngestReport(
+            plan.root,
+            plan.index_path,
+            len(plan.unchanged),
+            n_chunks,
+            dict(plan.skipped),
+            0,
+            time.perf_counter() - started,
+            reused=len(plan.unchanged),
+            up_to_date=True,
+            blocked_includes=plan.blocked_includes,
+        )
     if on_start:
         on_start(len(plan.todo), sum(f.size for f in plan.todo))
     redacted: Counter[str] = Counter()
@@ -514,8 +612,13 @@ def _apply(
 
     def fresh_records() -> Generator[FileRecord, None, None]:
         nonlocal bytes_read
-        processed = _process_all(plan.todo, plan.settings, plan.max_bytes, workers or os.cpu_count() or 1,
-                                 progress or (lambda n, b: None))
+        processed = _process_all(
+            plan.todo,
+            plan.settings,
+            plan.max_bytes,
+            workers or os.cpu_count() or 1,
+            progress or (lambda n, b: None),
+        )
         for source, done in zip(plan.todo, processed):
             bytes_read += done.n_bytes
             redacted.update(done.redacted)
@@ -542,16 +645,27 @@ def _apply(
             if not fresh and not plan.unchanged:
                 raise nothing_to_index(plan.root)
             previous.close()
-            manifest = update_index(plan.index_path, plan.changed, fresh, plan.root, plan.commit, skips,
-                                    [(f.path, f.mtime_ns) for f in plan.retimed], plan.walk_options,
-                                    plan.known_dirs, _summary(plan, previous, skipped, skips, redacted_in))
+            manifest = update_index(
+                plan.index_path,
+                plan.changed,
+                fresh,
+                plan.root,
+                plan.commit,
+                skips,
+                [(f.path, f.mtime_ns) for f in plan.retimed],
+                plan.walk_options,
+                plan.known_dirs,
+                _summary(plan, previous, skipped, skips, redacted_in),
+            )
         else:
             stored: Iterator[FileRecord] = iter(())
             if previous is not None:
                 retimes = {f.path: f.mtime_ns for f in plan.retimed}
                 stored = heapq.merge(
-                    (r._replace(groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
-                     for r in previous.records(plan.unchanged)),
+                    (
+                        r._replace(groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
+                        for r in previous.records(plan.unchanged)
+                    ),
                     sorted(_moved_records(previous, plan.moved, access, plan.settings), key=lambda r: r.path),
                     key=lambda r: r.path,
                 )
@@ -561,14 +675,34 @@ def _apply(
             def make_summary() -> dict[str, object]:
                 return _summary(plan, kept, skipped, skips, redacted_in)
 
-            manifest = write_index(plan.index_path, records, plan.settings, plan.root, plan.commit, access.digest,
-                                   skips, plan.walk_options, plan.known_dirs, chunkers_in_use(), make_summary)
+            manifest = write_index(
+                plan.index_path,
+                records,
+                plan.settings,
+                plan.root,
+                plan.commit,
+                access.digest,
+                skips,
+                plan.walk_options,
+                plan.known_dirs,
+                chunkers_in_use(),
+                make_summary,
+            )
     finally:
         new_records.close()  # now, not when a traceback lets go of it: its worker pool ends with it
     return IngestReport(
-        root=plan.root, index_path=plan.index_path, files=manifest.n_files, chunks=manifest.n_chunks,
-        skipped=dict(skipped), bytes_read=bytes_read, seconds=time.perf_counter() - started,
-        reused=len(plan.unchanged), redacted=dict(redacted), unstructured=dict(unstructured),
+        root=plan.root,
+        index_path=plan.index_path,
+        files=manifest.n_files,
+        chunks=manifest.n_chunks,
+        skipped=dict(skipped),
+        bytes_read=bytes_read,
+        seconds=time.perf_counter() - started,
+        reused=len(plan.unchanged),
+        redacted=dict(redacted),
+        unstructured=dict(unstructured),
         fell_back=dict(fell_back),
-        blocked_includes=plan.blocked_includes, changed=len(plan.todo), deleted=len(plan.deleted),
+        blocked_includes=plan.blocked_includes,
+        changed=len(plan.todo),
+        deleted=len(plan.deleted),
     )

@@ -90,8 +90,9 @@ def attribute(value: str | None) -> str:
 def document_title(hit: Hit) -> str:
     """Return the label of a passage: path:start-end and symbol."""
     c = hit.chunk
-    return render("title", path=c.path, start_line=c.start_line, end_line=c.end_line,
-                  symbol=c.symbol or "").strip()
+    return render(
+        "title", path=c.path, start_line=c.start_line, end_line=c.end_line, symbol=c.symbol or ""
+    ).strip()
 
 
 def question_text(question: str) -> str:
@@ -103,8 +104,13 @@ def build_prompt(question: str, hits: Sequence[Hit]) -> Prompt:
     """Frame each hit as one labelled document, documents first and the question last."""
     documents = "\n".join(
         render(
-            "document", index=i, path=attribute(h.chunk.path), start_line=h.chunk.start_line,
-            end_line=h.chunk.end_line, symbol=attribute(h.chunk.symbol), context=attribute(h.chunk.context),
+            "document",
+            index=i,
+            path=attribute(h.chunk.path),
+            start_line=h.chunk.start_line,
+            end_line=h.chunk.end_line,
+            symbol=attribute(h.chunk.symbol),
+            context=attribute(h.chunk.context),
             text=neutralise(h.chunk.text),
         )
         for i, h in enumerate(hits, 1)

@@ -104,7 +104,42 @@ _SYMBOL_QUESTION = re.compile(
 _EMBEDDED = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
 _QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _PATH_STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has", "have", "how", "if", "in", "is", "it", "not", "of", "on", "or", "the", "to", "was", "what", "when", "where", "which", "who", "why", "with"])
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "if",
+        "in",
+        "is",
+        "it",
+        "not",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "with",
+    ]
+)
 _SEPARATORS = ("::", "\\", "->", "#", ".")
 
 
@@ -113,8 +148,11 @@ def question_shape(question: str) -> Shape:
     text = question.strip()
     if _SYMBOL_QUESTION.match(text):
         return Shape(text, (), ())
-    words = tuple(dict.fromkeys(w.lower() for w in _QUESTION_WORD.findall(text)
-                                if len(w) > 2 and w.lower() not in _PATH_STOPWORDS))
+    words = tuple(
+        dict.fromkeys(
+            w.lower() for w in _QUESTION_WORD.findall(text) if len(w) > 2 and w.lower() not in _PATH_STOPWORDS
+        )
+    )
     return Shape(None, tuple(dict.fromkeys(_EMBEDDED.findall(text))), words)
 
 
@@ -125,15 +163,18 @@ def _last_name(symbol: str) -> str:
     return symbol
 
 
-_DEFINING = ("class|struct|interface|enum|trait|type|typealias|def|defp|defmodule|defmacro|fn|func|function|fun|"
-             "module|object|protocol|record|typedef|namespace|impl|extension|actor|val|var|let|const|macro")
+_DEFINING = (
+    "class|struct|interface|enum|trait|type|typealias|def|defp|defmodule|defmacro|fn|func|function|fun|"
+    "module|object|protocol|record|typedef|namespace|impl|extension|actor|val|var|let|const|macro"
+)
 
 
 @cache
 def _definition_of(names: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(map(re.escape, names))
-    return re.compile(rf"(?:^|\s)(?:{_DEFINING})\s+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)",
-                      re.MULTILINE)
+    return re.compile(
+        rf"(?:^|\s)(?:{_DEFINING})\s+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)", re.MULTILINE
+    )
 
 
 def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
@@ -152,7 +193,9 @@ def _path_parts(path: str) -> set[str]:
     parts = {p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", stem)}
     parent = folder.rpartition("/")[2]
     if parent and PATH_FOLDER:
-        parts.update(p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", parent))
+        parts.update(
+            p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", parent)
+        )
     return parts
 
 
@@ -211,7 +254,9 @@ def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> tuple[list[flo
         for i, h in enumerate(hits):
             ratio = cache.get(h.chunk.path)
             if ratio is None:
-                ratio = cache[h.chunk.path] = _path_overlap(shape.words, _path_parts(h.chunk.path)) / len(shape.words)
+                ratio = cache[h.chunk.path] = _path_overlap(shape.words, _path_parts(h.chunk.path)) / len(
+                    shape.words
+                )
             if ratio >= 0.1:
                 out[i] += top * PATH_BOOST * ratio + scores[i] * PATH_MULT * ratio
                 why[i] = why[i] or "its file's name holds words of the question"
@@ -230,13 +275,23 @@ def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> tuple[list[flo
     return out, why
 
 
-def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, mix: bool = True,
-           test_factor: float = TEST_FACTOR, boilerplate: bool = True, question: str | None = None) -> list[Hit]:
+def rerank(
+    hits: list[Hit],
+    k: int,
+    *,
+    tests: bool = True,
+    dedupe: bool = True,
+    mix: bool = True,
+    test_factor: float = TEST_FACTOR,
+    boilerplate: bool = True,
+    question: str | None = None,
+) -> list[Hit]:
     """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted).
     With `question`, the code-aware boosts and the per-file decay apply (their levers above)."""
     if question is not None:
         return _rerank_code(hits, k, question, tests, dedupe, mix, test_factor, boilerplate)
     if tests or boilerplate:
+
         def why(path: str) -> str | None:
             if tests and is_test_path(path):
                 return "test"
@@ -245,8 +300,9 @@ def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, 
             return None
 
         reasons = [why(h.chunk.path) for h in hits]
-        order = sorted(range(len(hits)),
-                       key=lambda i: (-hits[i].score * (test_factor if reasons[i] else 1.0), i))
+        order = sorted(
+            range(len(hits)), key=lambda i: (-hits[i].score * (test_factor if reasons[i] else 1.0), i)
+        )
         hits = [hits[i]._replace(demoted=reasons[i]) if reasons[i] else hits[i] for i in order]
     if dedupe:
         hits = _drop_duplicates(hits, max(k, MIX_DEPTH))
@@ -256,8 +312,16 @@ def rerank(hits: list[Hit], k: int, *, tests: bool = True, dedupe: bool = True, 
     return top
 
 
-def _rerank_code(hits: list[Hit], k: int, question: str, tests: bool, dedupe: bool, mix: bool, test_factor: float,
-                 boilerplate: bool) -> list[Hit]:
+def _rerank_code(
+    hits: list[Hit],
+    k: int,
+    question: str,
+    tests: bool,
+    dedupe: bool,
+    mix: bool,
+    test_factor: float,
+    boilerplate: bool,
+) -> list[Hit]:
     def why(path: str) -> str | None:
         if tests and is_test_path(path):
             return "test"
@@ -277,8 +341,10 @@ def _rerank_code(hits: list[Hit], k: int, question: str, tests: bool, dedupe: bo
         if base[i] >= best_below:
             boosted[i] = None
         best_below = max(best_below, base[i])
-    ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i]) if reasons[i] or boosted[i] else hits[i]
-              for i in order]
+    ranked = [
+        hits[i]._replace(demoted=reasons[i], boosted=boosted[i]) if reasons[i] or boosted[i] else hits[i]
+        for i in order
+    ]
     if dedupe:
         ranked = _drop_duplicates(ranked, max(k, MIX_DEPTH))
     top = ranked[:k]
@@ -297,7 +363,10 @@ def _decayed(order: list[int], hits: list[Hit], final: list[float]) -> list[int]
     chosen: list[int] = []
     seen: dict[str, int] = {}
     while left:
-        j = max(range(len(left)), key=lambda m: (final[left[m]] * _decay(seen.get(hits[left[m]].chunk.path, 0)), -m))
+        j = max(
+            range(len(left)),
+            key=lambda m: (final[left[m]] * _decay(seen.get(hits[left[m]].chunk.path, 0)), -m),
+        )
         i = left.pop(j)
         chosen.append(i)
         path = hits[i].chunk.path
@@ -348,5 +417,5 @@ def _mix(top: list[Hit], rest: list[Hit]) -> list[Hit]:
     best = next((h for h in pool if _is_doc(h) == missing), None)
     if best is None or best.score < MIX_RATIO * head[-1].score:
         return top
-    out = head[:-1] + [best] + [h for h in top[PROMPT_K - 1:] if h is not best]
+    out = head[:-1] + [best] + [h for h in top[PROMPT_K - 1 :] if h is not best]
     return out[: len(top)]

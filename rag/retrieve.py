@@ -41,7 +41,9 @@ class Retrieval(NamedTuple):
     index_path: str = ""  # the index file that answered
     repository: str = ""  # the repository it was built from
     refreshed: IngestReport | None = None  # what --refresh re-indexed (None: nothing needed it)
-    corrections: tuple[Correction, ...] = ()  # query words unknown to the index, and what was searched instead
+    corrections: tuple[
+        Correction, ...
+    ] = ()  # query words unknown to the index, and what was searched instead
     refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
     note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
 
@@ -59,8 +61,10 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         root = index.manifest.root
         moved = index.moved_repository()
         if moved is not None:  # its files and freshness would be the old folder's
-            raise InputError(f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-                             f"re-run `python ingest.py {moved}`, or pass --refresh")
+            raise InputError(
+                f"The index at {index_path} was built for {root}, and this repository is {moved} — "
+                f"re-run `python ingest.py {moved}`, or pass --refresh"
+            )
         gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
         if index.access_changed():
             from .access import AccessList
@@ -68,8 +72,10 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
             AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
             # who may read what was decided at ingest: answering under the old rules could show a
             # file to a caller the new ones shut out
-            raise InputError(f"{ACCESS_FILE} changed since the index was built — re-run "
-                             f"`python ingest.py {root}`, or pass --refresh")
+            raise InputError(
+                f"{ACCESS_FILE} changed since the index was built — re-run "
+                f"`python ingest.py {root}`, or pass --refresh"
+            )
         # a question that is one identifier is a lookup the definition boost answers; a sentence
         # embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844 with it)
         semantic = active(request.rerank) and question_shape(request.question).symbol is None
@@ -78,8 +84,14 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
                 lexical_depth,
                 safe_rerank,
             )
-        hits = search(index, request.question, lexical_depth(request.k) if semantic else request.k,
-                      explain=request.explain, groups=request.groups, scoring=request.scoring)
+        hits = search(
+            index,
+            request.question,
+            lexical_depth(request.k) if semantic else request.k,
+            explain=request.explain,
+            groups=request.groups,
+            scoring=request.scoring,
+        )
         spelling = sys.modules.get("rag.spelling")  # loaded by the search above only if a word was unknown
         fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
         note = None
@@ -88,13 +100,16 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         elif request.rerank == "auto" and not installed():
             note = NOT_INSTALLED
         # no hit: the answer may be in a file added since, so every indexed folder is checked
-        changed = index.changed_files((h.chunk.path for h in hits), everywhere=not hits,
-                                      groups=request.groups)  # naming no folder the caller may not read
+        changed = index.changed_files(
+            (h.chunk.path for h in hits), everywhere=not hits, groups=request.groups
+        )  # naming no folder the caller may not read
         if changed:
             from .freshness import indexable_changes
 
             changed = indexable_changes(index, changed)
-    return Retrieval(hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh, note)
+    return Retrieval(
+        hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh, note
+    )
 
 
 def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:

@@ -31,8 +31,13 @@ DEFAULT_SCORING = "auto"
 
 
 def search(
-    index: Index, question: str, k: int = DEFAULT_TOP_K, explain: bool = False,
-    groups: frozenset[str] = frozenset(), prune: bool = True, scoring: str = DEFAULT_SCORING,
+    index: Index,
+    question: str,
+    k: int = DEFAULT_TOP_K,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    prune: bool = True,
+    scoring: str = DEFAULT_SCORING,
 ) -> list[Hit]:
     """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first.
 
@@ -75,7 +80,13 @@ _Work = tuple[float, "array[int]", "array[int]", float]
 
 
 def _search(
-    index: Index, question: str, k: int, explain: bool, groups: frozenset[str], prune: bool, scoring: str,
+    index: Index,
+    question: str,
+    k: int,
+    explain: bool,
+    groups: frozenset[str],
+    prune: bool,
+    scoring: str,
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
@@ -88,7 +99,9 @@ def _search(
         from .spelling import correct as correct_spelling
 
         qtf, corrected = correct_spelling(index, view, question, qtf)
-        found_of = {term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf}
+        found_of = {
+            term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf
+        }
     stands_for = {**stands_for, **corrected} if corrected else stands_for
     n_docs = view.n_chunks
     avglen = view.length / n_docs if view.length else 1.0
@@ -119,8 +132,10 @@ def _search(
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
         normalisers = view.column("bm25k", (t.ids for t in terms))
         weights = BM25(normalisers)
-        work: list[_Work] = [(BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
-                             for t in terms]
+        work: list[_Work] = [
+            (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
+            for t in terms
+        ]
         scored = top_scores(work, want, weights, None, len(normalisers), prune)
         extra: list[QueryTerm] = []
         if index.manifest.tokenizer.mode != "plain":
@@ -134,18 +149,29 @@ def _search(
             return score * idf / qw, score
 
         explained = terms + extra
-        return _hits(index, view, scored, k, lambda cid: _explain(cid, explained, bm25_part, stands_for), explain,
-                     question)
+        return _hits(
+            index,
+            view,
+            scored,
+            k,
+            lambda cid: _explain(cid, explained, bm25_part, stands_for),
+            explain,
+            question,
+        )
     qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
     norms = view.column("norms", (t.ids for t in terms))
-    work = [(t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms]
+    work = [
+        (t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms
+    ]
     scored = top_scores(work, want, Cosine(), norms, len(norms), prune)
 
     def cosine_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
         weight = tf_weight(tf) * idf / norms[cid]
         return weight, weight * qw / qnorm
 
-    return _hits(index, view, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for), explain, question)
+    return _hits(
+        index, view, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for), explain, question
+    )
 
 
 def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:
@@ -174,7 +200,9 @@ def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: i
     return out
 
 
-def _add_terms(scored: list[tuple[float, int]], terms: list[QueryTerm], weights: BM25) -> list[tuple[float, int]]:
+def _add_terms(
+    scored: list[tuple[float, int]], terms: list[QueryTerm], weights: BM25
+) -> list[tuple[float, int]]:
     """Add more query terms to the scores of candidates only, looking each up by binary search."""
     if not terms:
         return scored
@@ -195,7 +223,9 @@ def query_counts(index: Index, question: str, classes: frozenset[int] | None = N
     return _query_counts(index, question, classes)[0]
 
 
-def _query_counts(index: Index, question: str, classes: frozenset[int] | None) -> tuple[dict[str, int], dict[str, str]]:
+def _query_counts(
+    index: Index, question: str, classes: frozenset[int] | None
+) -> tuple[dict[str, int], dict[str, str]]:
     """query_counts, and acronym -> the words of the question it was added for."""
     counts = index.tokenizer.query_counts(question)
     if index.manifest.tokenizer.mode == "plain":
@@ -204,38 +234,59 @@ def _query_counts(index: Index, question: str, classes: frozenset[int] | None) -
 
 
 def _hits(
-    index: Index, view: View, scored: list[tuple[float, int]], k: int,
-    contributions: Callable[[int], tuple[TermContribution, ...]], explain: bool, question: str,
+    index: Index,
+    view: View,
+    scored: list[tuple[float, int]],
+    k: int,
+    contributions: Callable[[int], tuple[TermContribution, ...]],
+    explain: bool,
+    question: str,
 ) -> list[Hit]:
     """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
     # updated in place ranks exactly as a fresh build would
     places = index.places([cid for _, cid in scored])
     if reranking.POOL_FACTOR > 1:  # demoted before the pool is cut: tests must not fill it
-        scored.sort(key=lambda sc: (-sc[0] * (reranking.TEST_FACTOR if reranking.demotion(places[sc[1]][0]) else 1.0),
-                                    places[sc[1]]))
+        scored.sort(
+            key=lambda sc: (
+                -sc[0] * (reranking.TEST_FACTOR if reranking.demotion(places[sc[1]][0]) else 1.0),
+                places[sc[1]],
+            )
+        )
     else:
         scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
     scored = scored[: candidate_count(k)]
     chunks = index.chunks([cid for _, cid in scored])
-    hits = [Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
-            for score, cid in scored]
+    hits = [
+        Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
+        for score, cid in scored
+    ]
     if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
         return rerank(hits, k)
     shape = reranking.question_shape(question)
     if shape.symbol is not None and reranking.DEFINITION_SCAN:
-        hits.extend(_definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain))
+        hits.extend(
+            _definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain)
+        )
     return rerank(hits, k, question=question)
 
 
 def _definitions_beyond(
-    index: Index, view: View, symbol: str, pool: set[int], contributions: Callable[[int], tuple[TermContribution, ...]],
+    index: Index,
+    view: View,
+    symbol: str,
+    pool: set[int],
+    contributions: Callable[[int], tuple[TermContribution, ...]],
     explain: bool,
 ) -> list[Hit]:
     """The passages outside the pool, in files named like `symbol`, that define it, with their own
     score (the sum of their terms' contributions; the rerank's definition boost places them)."""
-    ids = [cid for cid in index.files_named(reranking.file_key(symbol)) if cid not in pool
-           and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))]
+    ids = [
+        cid
+        for cid in index.files_named(reranking.file_key(symbol))
+        if cid not in pool
+        and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))
+    ]
     if not ids:
         return []
     chunks = index.chunks(ids[: reranking.DEFINITION_SCAN])
@@ -259,8 +310,12 @@ DENSE_RATIO = 0.25
 
 
 def top_scores(
-    terms: list[_Work], n: int, weights: Cosine | BM25,
-    norms: FloatColumn | None, n_ids: int, prune: bool = True,
+    terms: list[_Work],
+    n: int,
+    weights: Cosine | BM25,
+    norms: FloatColumn | None,
+    n_ids: int,
+    prune: bool = True,
 ) -> list[tuple[float, int]]:
     """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
 
@@ -299,11 +354,15 @@ def top_scores(
     if done < len(terms):
         floor = threshold - remaining[done] - _EPSILON
         candidates = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
-        candidates = _probe(acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1:])
+        candidates = _probe(
+            acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1 :]
+        )
     return _best(list(zip(scores(candidates), candidates)), n)
 
 
-def _scorer(acc: dict[int, float] | array[float], norms: FloatColumn | None) -> Callable[[Sequence[int]], Iterator[float]]:
+def _scorer(
+    acc: dict[int, float] | array[float], norms: FloatColumn | None
+) -> Callable[[Sequence[int]], Iterator[float]]:
     """Return a function from chunk ids to their scores so far, at C speed. The ids are read
     twice under cosine (sums and norms), so they must be a sequence, not an iterator."""
     total = acc.__getitem__
@@ -317,8 +376,13 @@ def _scorer(acc: dict[int, float] | array[float], norms: FloatColumn | None) -> 
 
 
 def _top_dense(
-    terms: list[_Work], n: int, weights: Cosine | BM25,
-    norms: FloatColumn | None, n_ids: int, prune: bool, remaining: list[float],
+    terms: list[_Work],
+    n: int,
+    weights: Cosine | BM25,
+    norms: FloatColumn | None,
+    n_ids: int,
+    prune: bool,
+    remaining: list[float],
 ) -> list[tuple[float, int]]:
     """top_scores with the sums in a float array indexed by chunk id: the same pruning, and
     candidates found at C speed (compress) in the postings that were read."""
@@ -351,14 +415,21 @@ def _top_dense(
         found.update(compress(ids, map(ge, scores(ids), repeat(floor))))
     candidates = list(found)
     if done < len(terms):
-        candidates = _probe(acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1:])
+        candidates = _probe(
+            acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1 :]
+        )
     return list(zip(scores(candidates), candidates))
 
 
 def _probe(
-    acc: dict[int, float] | array[float], candidates: list[int],
-    terms: list[_Work], weights: Cosine | BM25,
-    scores: Callable[[Sequence[int]], Iterator[float]], n: int, threshold: float, remaining: list[float],
+    acc: dict[int, float] | array[float],
+    candidates: list[int],
+    terms: list[_Work],
+    weights: Cosine | BM25,
+    scores: Callable[[Sequence[int]], Iterator[float]],
+    n: int,
+    threshold: float,
+    remaining: list[float],
 ) -> list[int]:
     """Add the terms not read in full to the candidates' sums, in summing order, and return
     the candidates that can still reach the top n.
@@ -401,8 +472,9 @@ def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
     return [sc for sc in best if sc[0] >= last]
 
 
-def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
-              classes: frozenset[int]) -> tuple[array[int], array[int]]:
+def _readable(
+    ids: array[int], tfs: array[int], chunk_class: array[int] | None, classes: frozenset[int]
+) -> tuple[array[int], array[int]]:
     """Keep the postings of chunks in readable access classes, before any scoring."""
     assert chunk_class is not None
     keep = [i for i, cid in enumerate(ids) if chunk_class[cid] in classes]
@@ -410,7 +482,9 @@ def _readable(ids: array[int], tfs: array[int], chunk_class: array[int] | None,
 
 
 def _explain(
-    cid: int, terms: list[QueryTerm], contribution: Callable[[float, float, int, int], tuple[float, float]],
+    cid: int,
+    terms: list[QueryTerm],
+    contribution: Callable[[float, float, int, int], tuple[float, float]],
     stands_for: dict[str, str],
 ) -> tuple[TermContribution, ...]:
     """Each matching query term's (weight, score) in chunk `cid`, from contribution(idf, query

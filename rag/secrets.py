@@ -208,8 +208,21 @@ def _real_password(match: re.Match[str]) -> bool:
 # Parts of placeholder values: your-api-key-1, xxxx1234, abc***xyz, <changeme>, [REDACTED:...],
 # FTP's `-anonymous@`; and of values that are something else: URLs, regexes and paths (`\`)
 _PLACEHOLDER_PARTS = (
-    "your", "example", "placeholder", "changeme", "change_me", "change-me", "replace", "dummy", "redacted",
-    "anonymous", "xxxx", "***", "...", "://", "\\",
+    "your",
+    "example",
+    "placeholder",
+    "changeme",
+    "change_me",
+    "change-me",
+    "replace",
+    "dummy",
+    "redacted",
+    "anonymous",
+    "xxxx",
+    "***",
+    "...",
+    "://",
+    "\\",
 )
 _SYMBOLS = frozenset("!#$%&*+?@^~")
 # Values that are something else than a credential: a path (`pwd = "/home/user1/app"`), an
@@ -223,10 +236,14 @@ _ALGORITHM_PART = (
 )
 # every part a word that names credentials, a single letter or a number: `x-api-key-1`, `bearer_token_2`
 # (`hunter2-very-secret` is a passphrase: `hunter2` and `very` are not such parts)
-_NAME_PART = (r"(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|pass|api|apikey|auth|access|refresh"
-              r"|bearer|client|private|public|master|admin|app|user|db|id|[a-z]|[0-9]+|v[0-9]+)")
-_NAME_WORDS = (rf"(?:{_NAME_PART}[_-])*(?:key|keys|token|secret|password|passwd|pwd|api|apikey|auth)"
-               rf"(?:[_-]{_NAME_PART})*")
+_NAME_PART = (
+    r"(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|pass|api|apikey|auth|access|refresh"
+    r"|bearer|client|private|public|master|admin|app|user|db|id|[a-z]|[0-9]+|v[0-9]+)"
+)
+_NAME_WORDS = (
+    rf"(?:{_NAME_PART}[_-])*(?:key|keys|token|secret|password|passwd|pwd|api|apikey|auth)"
+    rf"(?:[_-]{_NAME_PART})*"
+)
 _NOT_A_CREDENTIAL = re.compile(
     rf"(?:~|\.{{1,2}})?/[\w.@/-]*|(?i:(?:{_ALGORITHM_PART})(?:[-_/+](?:{_ALGORITHM_PART}))*)|(?i:{_NAME_WORDS})"
 )
@@ -277,7 +294,9 @@ _NOT_AUTH_TOKEN = re.compile(
     r"|marker|cursor|pagination)[_.-]?\Z"
 )
 _HASHED_NAME = re.compile(r"hash(?:ed)?[_.-]?\Z")  # hashed_password: a hash, not the password
-_HASH_VALUE = re.compile(r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$")
+_HASH_VALUE = re.compile(
+    r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$"
+)
 _KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
 _REPEATED = re.compile(r"(.)\1{4}")  # lcccccccX2kccccccc: a test vector
 _HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,8}")  # token = 0x7fffffff: a number of 32 bits at most
@@ -387,7 +406,12 @@ def _config_secret(match: re.Match[str]) -> bool:
     """Accept a config value (see _line_value) that is not a YAML tag or alias, nor code: a call,
     a subscript, a dotted name, an attribute set in code."""
     value = match["secret"]
-    if match["op"] == ":" and value[0] in "!*&" or _CALL_OR_INDEX.search(value) or _DOTTED_CODE.fullmatch(value):
+    if (
+        match["op"] == ":"
+        and value[0] in "!*&"
+        or _CALL_OR_INDEX.search(value)
+        or _DOTTED_CODE.fullmatch(value)
+    ):
         return False
     return not match["name"].startswith(("this.", "self.")) and _line_value(match)
 
@@ -478,11 +502,20 @@ def _key_blocks(text: str) -> Iterator[tuple[str, int, int]]:
 # Command lines that carry a password as a flag: the command's word, then on the same line (within
 # 300 characters, before the next such word) the flag and its value. In shell lines and exec arrays
 # (`["mysql", "-u", "root", "-pS3cret"]`), so a flag may follow a blank, a quote or a comma.
-_FLAG_COMMANDS = re.compile(r"(?P<mysql>mysql(?:dump|admin)?|mariadb(?:-dump|-admin)?)\b|(?P<other>redis-cli|sshpass)\b")
-_COMMAND_WORDS = ("mysql", "mariadb", "redis-cli", "sshpass")  # found by str.find: 10 times faster than the pattern
+_FLAG_COMMANDS = re.compile(
+    r"(?P<mysql>mysql(?:dump|admin)?|mariadb(?:-dump|-admin)?)\b|(?P<other>redis-cli|sshpass)\b"
+)
+_COMMAND_WORDS = (
+    "mysql",
+    "mariadb",
+    "redis-cli",
+    "sshpass",
+)  # found by str.find: 10 times faster than the pattern
 _FLAG_WINDOW = 300
 _MYSQL_FLAG = re.compile(r"""[\s"',](?:-p|--password=)""")  # mysql's -p takes its value attached
-_OTHER_FLAG = re.compile(r"""[\s"',](?:-a|-p|--pass)[ \t]+|[\s"',](?:-a|-p)["'],[ \t]*""")  # redis-cli -a X, sshpass -p X
+_OTHER_FLAG = re.compile(
+    r"""[\s"',](?:-a|-p|--pass)[ \t]+|[\s"',](?:-a|-p)["'],[ \t]*"""
+)  # redis-cli -a X, sshpass -p X
 _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quotes: the shell expands it)
     r"""'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"$,\])]{4,256}+)(?![^\s'"$,\])])"""
 )
@@ -569,7 +602,9 @@ def _secret_name(name: str) -> bool:
         return False
     if found.group().startswith("token") and _NOT_AUTH_TOKEN.search(lowered[: found.start()]):
         return False
-    return not _HASHED_NAME.search(lowered[: found.start()]) and not lowered.endswith(("_url", "_path", "_file", "_name", "_env", "_var", "_len", "_length"))
+    return not _HASHED_NAME.search(lowered[: found.start()]) and not lowered.endswith(
+        ("_url", "_path", "_file", "_name", "_env", "_var", "_len", "_length")
+    )
 
 
 # define('DB_PASSWORD', 'S3cret!') in PHP (WordPress's wp-config.php: DB_PASSWORD, AUTH_KEY, ...)
@@ -579,9 +614,7 @@ _PHP_DEFINE = re.compile(
 # a literal default of a secret environment variable: os.environ.get("API_TOKEN", "t0k3n..."),
 # os.getenv('DB_PASSWORD', 'S3cret!'), process.env.DB_PASSWORD || "S3cret!", ?? 'S3cret!'
 # (one pattern per spelling, each led by its literal: an alternation of them scanned 10 times slower)
-_ENV_DEFAULT_CALL = (
-    r"""\([ \t]*(?P<nq>["'])(?P<name>[\w.-]{1,64}+)(?P=nq)[ \t]*,[ \t]*[bru]{0,2}(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)"""
-)
+_ENV_DEFAULT_CALL = r"""\([ \t]*(?P<nq>["'])(?P<name>[\w.-]{1,64}+)(?P=nq)[ \t]*,[ \t]*[bru]{0,2}(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)"""
 _ENV_DEFAULTS = {
     "environ": re.compile(r"environ\.(?:get|setdefault)" + _ENV_DEFAULT_CALL),
     "getenv": re.compile(r"getenv" + _ENV_DEFAULT_CALL),
@@ -598,7 +631,11 @@ def _named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[
 
     def find(text: str) -> Iterator[tuple[str, int, int]]:
         for m in pattern.finditer(text):
-            if _secret_name(m["name"]) and _credential_value(m["secret"]) and _REPEATED.search(m["secret"]) is None:
+            if (
+                _secret_name(m["name"])
+                and _credential_value(m["secret"])
+                and _REPEATED.search(m["secret"]) is None
+            ):
                 yield _kind_of_name(m["name"]), m.start("secret"), m.end("secret")
 
     return find
@@ -645,14 +682,18 @@ def _encoded_secrets(text: str) -> Iterator[tuple[str, int, int]]:
         inner = find_secrets(decoded) if any(c in decoded for c in "\n=:-") else []
         if inner:
             yield inner[0].kind, entry.start("value"), entry.end("value")
-        elif "\n" not in decoded.strip() and _secret_name(entry["name"]) and _credential_value(decoded.strip()):
+        elif (
+            "\n" not in decoded.strip() and _secret_name(entry["name"]) and _credential_value(decoded.strip())
+        ):
             yield _kind_of_name(entry["name"]), entry.start("value"), entry.end("value")
 
 
 def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]], bool]) -> _Rule:
     """Build a rule matched in any case, gated on `word` (lower case) in the lowered text; its
     secret is the group `secret`."""
-    return _Rule(kind, _contains(word), re.compile(pattern, re.IGNORECASE), "secret", check, re.compile(pattern))
+    return _Rule(
+        kind, _contains(word), re.compile(pattern, re.IGNORECASE), "secret", check, re.compile(pattern)
+    )
 
 
 def _anycase_matches(rule: _Rule, text: str, lowered: str) -> Iterator[re.Match[str]]:
@@ -759,8 +800,11 @@ _RULES: tuple[_Rule | _Finder, ...] = (
         # of many URLs
         re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s'\"<>@]{1,256})@(?=[A-Za-z0-9\[])"),
         group="secret",
-        check=lambda m: re.search(r"[/?#]", m["secret"]) is not None
-        and re.match(r"[0-9]*[/?#]", m["secret"]) is None and _real_password(m),
+        check=lambda m: (
+            re.search(r"[/?#]", m["secret"]) is not None
+            and re.match(r"[0-9]*[/?#]", m["secret"]) is None
+            and _real_password(m)
+        ),
     ),
     # `Authorization: Bearer <opaque token>` (JWTs have their own rule), one pattern per spelling
     *(
@@ -828,8 +872,10 @@ _RULES: tuple[_Rule | _Finder, ...] = (
         _contains("sig="),
         re.compile(r"[?&;]sig=(?P<secret>(?:[A-Za-z0-9+/]|%[0-9A-Fa-f]{2}){20,}+)"),
         group="secret",
-        check=lambda m: "sv=" in m.string[max(0, m.start() - 400) : m.start()] + m.string[m.end() : m.end() + 400]
-        and _varied(m["secret"]),
+        check=lambda m: (
+            "sv=" in m.string[max(0, m.start() - 400) : m.start()] + m.string[m.end() : m.end() + 400]
+            and _varied(m["secret"])
+        ),
     ),
     # webhook signing secrets: Stripe's whsec_ + alphanumerics, Svix's whsec_ + base64
     _Rule(
@@ -853,8 +899,12 @@ _RULES: tuple[_Rule | _Finder, ...] = (
     # Twilio's auth token beside its account SID: Client("AC...", "<32 hex>")
     _Rule(
         "twilio-auth-token",
-        _search("AC[0-9a-f]{32}"),  # not `"AC" in text`, true of most files, which the regex then scanned slowly
-        re.compile(r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"'`]?[ \t]*[,;:|]\s{0,40}+[\"'`]?(?P<secret>[0-9a-f]{32})(?![A-Za-z0-9])"),
+        _search(
+            "AC[0-9a-f]{32}"
+        ),  # not `"AC" in text`, true of most files, which the regex then scanned slowly
+        re.compile(
+            r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"'`]?[ \t]*[,;:|]\s{0,40}+[\"'`]?(?P<secret>[0-9a-f]{32})(?![A-Za-z0-9])"
+        ),
         group="secret",
         check=lambda m: _varied(m["secret"]) and _letters_and_digits(m["secret"]),
     ),
@@ -899,7 +949,10 @@ _RULES: tuple[_Rule | _Finder, ...] = (
     ),
     # auth_token, access_token, refresh_token, GITHUB_TOKEN, _authToken, token
     _anycase(
-        "token-assignment", "token", _ASSIGNED.format(name="token"), lambda m: _auth_token_name(m) and _assigned_secret(m)
+        "token-assignment",
+        "token",
+        _ASSIGNED.format(name="token"),
+        lambda m: _auth_token_name(m) and _assigned_secret(m),
     ),
     # `Authorization: Basic <base64 of user:password>`; docker's config.json `"auth": "<base64>"`,
     # npm's `_auth=<base64>`: base64 that decodes to user:password (which prose and names never do)
@@ -918,18 +971,31 @@ _RULES: tuple[_Rule | _Finder, ...] = (
     # gated on the name's end right before its operator: the line pattern is tried at every
     # position of a text, and most texts that hold the word hold no such line
     *(
-        _Rule(kind, _words_then(words, gate + r"""["']?[=:]"""),
-              re.compile(_ENV_LINE.format(suffix=suffix), re.MULTILINE), "secret", _env_secret)
+        _Rule(
+            kind,
+            _words_then(words, gate + r"""["']?[=:]"""),
+            re.compile(_ENV_LINE.format(suffix=suffix), re.MULTILINE),
+            "secret",
+            _env_secret,
+        )
         for kind, words, gate, suffix in (
-            ("password-assignment", ("PASS", "PWD", "SECRET"), r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]{0,24})",  # bounded: each try is short
-             "(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET(?:_ACCESS)?(?:_KEY)?(?:_BASE)?)"),
+            (
+                "password-assignment",
+                ("PASS", "PWD", "SECRET"),
+                r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]{0,24})",  # bounded: each try is short
+                "(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET(?:_ACCESS)?(?:_KEY)?(?:_BASE)?)",
+            ),
             ("api-key-assignment", ("KEY",), "KEY", "(?:API|PRIVATE|ENCRYPTION|SIGNING|MASTER)_?KEY"),
             ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),
         )
     ),
-    _Rule("password-assignment",
-          _words_then(("password", "Password", "passwd", "pwd"), r"(?i:password|passwd|pwd)[ \t]*[=:]"),
-          _CONFIG_LINE, "secret", _config_secret),
+    _Rule(
+        "password-assignment",
+        _words_then(("password", "Password", "passwd", "pwd"), r"(?i:password|passwd|pwd)[ \t]*[=:]"),
+        _CONFIG_LINE,
+        "secret",
+        _config_secret,
+    ),
     # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
     # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan
     # is bounded
@@ -1000,8 +1066,12 @@ class _Spliced:
         self.original_text = original
         self.parts: list[str] = []
         self.starts: list[int] = []  # where each piece starts in the built text
-        self.spans: list[tuple[int, int, str, int]] = []  # original start, end; "copy", "put" or "sub"; region
-        self.subs: dict[int, tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = {}  # "sub" piece -> how
+        self.spans: list[
+            tuple[int, int, str, int]
+        ] = []  # original start, end; "copy", "put" or "sub"; region
+        self.subs: dict[
+            int, tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+        ] = {}  # "sub" piece -> how
         # "sub" piece -> where each replacement is in the built text, its length there, where in the original
         self.maps: dict[int, tuple[list[int], list[int], list[re.Match[str]]]] = {}
         self.size = 0
@@ -1016,7 +1086,9 @@ class _Spliced:
         """Append `value`, standing for the original's start..end."""
         self._add(value, start, end, "put")
 
-    def sub(self, start: int, end: int, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str]) -> None:
+    def sub(
+        self, start: int, end: int, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str]
+    ) -> None:
         """Append the original's start..end with each match of `pattern` replaced by `repl` of it
         (one piece however many replacements: a file of a million escapes is one piece, mapped on
         demand)."""
@@ -1082,13 +1154,27 @@ _ESCAPE = re.compile(r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt]))""
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # what the rules that escapes hide from (names before `\"`, lines joined by `\n`) look for: lines
 # of escapes without one of these are not decoded (a token rule finds a token between escapes)
-_ESCAPED_WORDS = ("pass", "pwd", "secret", "key", "token", "auth", "basic", "machine", "mysql", "redis", "://", "-----")
+_ESCAPED_WORDS = (
+    "pass",
+    "pwd",
+    "secret",
+    "key",
+    "token",
+    "auth",
+    "basic",
+    "machine",
+    "mysql",
+    "redis",
+    "://",
+    "-----",
+)
 
 
 def _unescape(m: re.Match[str]) -> str:
     """Decode one escape (see _ESCAPE)."""
     char = m["char"]
     return chr(int(m["hex"], 16)) if char is None else _UNESCAPED.get(char, char)
+
 
 # a line continued by a backslash, and the string literals around it that Python concatenates
 _CONTINUATION = re.compile(r"""(?P<q>["'])[ \t]*\\\r?\n[ \t]*(?P=q)|\\\r?\n""")
@@ -1100,7 +1186,9 @@ _PARENTHESISED = re.compile(r"""\((?P<body>\s*+(?:[bruBRU]{0,2}(?P<q>["'])[^"'\\
 _LITERAL = re.compile(r"""[bruBRU]{0,2}(["'])([^"'\\\n]*+)\1""")
 # a YAML block scalar: `name: >` or `name: |` (with chomping and indentation marks), its value on
 # the more indented lines below
-_BLOCK_HEAD = re.compile(r"""(?m)^(?P<indent>[ \t]*)(?:-[ \t]+)?["']?(?P<name>[\w.-]{1,128}+)["']?:(?P<mark>[ \t]*[>|][-+]?[1-9]?[ \t]*)\r?$""")
+_BLOCK_HEAD = re.compile(
+    r"""(?m)^(?P<indent>[ \t]*)(?:-[ \t]+)?["']?(?P<name>[\w.-]{1,128}+)["']?:(?P<mark>[ \t]*[>|][-+]?[1-9]?[ \t]*)\r?$"""
+)
 _BLOCK_LINES = 8  # a value split over more lines than this is text, not a token
 
 
@@ -1170,7 +1258,9 @@ def _run_end(text: str, backslash: int) -> int:
     return run.end()
 
 
-_NAME_HINT = re.compile(r"(?i:pass|pwd|secret|token|key|salt|credential)")  # what _secret_name needs, in any case
+_NAME_HINT = re.compile(
+    r"(?i:pass|pwd|secret|token|key|salt|credential)"
+)  # what _secret_name needs, in any case
 
 
 def _indicators(text: str) -> Iterator[int]:

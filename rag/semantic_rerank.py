@@ -15,8 +15,17 @@ from .rerank import TEST_FACTOR
 from .semantic import ModelError, load
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
-__all__ = ["DEFAULT_MODE", "ENV", "MODES", "NOT_INSTALLED", "active", "embed_index", "lexical_depth", "rerank",
-           "safe_rerank"]
+__all__ = [
+    "DEFAULT_MODE",
+    "ENV",
+    "MODES",
+    "NOT_INSTALLED",
+    "active",
+    "embed_index",
+    "lexical_depth",
+    "rerank",
+    "safe_rerank",
+]
 from .store.reader import Index
 from .vectors import DIMENSIONS, VectorCache, cache_path, content_key
 
@@ -36,11 +45,13 @@ def lexical_depth(k: int) -> int:
     return max(k, DEPTH)
 
 
-def rerank(index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int) -> list[Hit]:
+def rerank(
+    index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
+) -> list[Hit]:
     """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
     cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors are read from the cache
     beside the index (`index_path`; None: no cache) and the missing ones computed and stored."""
-    pool = list(hits[:max(k, DEPTH)])
+    pool = list(hits[: max(k, DEPTH)])
     if not pool:
         return []
     embedder = load()
@@ -77,8 +88,9 @@ def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     return [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order[:k]]
 
 
-def safe_rerank(index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit],
-                k: int) -> tuple[list[Hit], str | None]:
+def safe_rerank(
+    index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
+) -> tuple[list[Hit], str | None]:
     """The stage as a query runs it: (hits, a note for stderr or None); a model that cannot be
     loaded gives the lexical top k and one line saying why."""
     try:
@@ -108,7 +120,7 @@ def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
         with Index(index_path) as index:
             ids = index.file_chunks(lambda path: True)
             for at in range(0, len(ids), EMBED_BATCH):
-                chunks = index.chunks(ids[at:at + EMBED_BATCH])
+                chunks = index.chunks(ids[at : at + EMBED_BATCH])
                 texts = list(dict.fromkeys(passage_text(c) for c in chunks.values()))
                 found = cache.get(content_key(t) for t in texts)
                 todo = [t for t in texts if content_key(t) not in found]
@@ -116,7 +128,9 @@ def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
                     continue
                 vectors = embedder.embed(todo)
                 if not cache.put((content_key(t), vectors[i].tobytes()) for i, t in enumerate(todo)):
-                    raise ModelError(f"The vector cache {cache.path} cannot be written — check that its folder is writable")
+                    raise ModelError(
+                        f"The vector cache {cache.path} cannot be written — check that its folder is writable"
+                    )
                 computed += len(todo)
     finally:
         cache.close()

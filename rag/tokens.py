@@ -32,7 +32,107 @@ PLAIN_STOPWORDS = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "i
 # query_stopwords on) when they stand alone as a word, never as part of an identifier
 # (`get_or_create` keeps get). Question words, auxiliaries, pronouns, determiners and
 # prepositions: none says which code is meant.
-QUERY_STOPWORDS = frozenset(["how", "does", "do", "did", "doing", "done", "what", "when", "where", "which", "who", "whom", "whose", "why", "whether", "happens", "happen", "happened", "work", "works", "use", "used", "uses", "using", "get", "gets", "got", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "am", "are", "was", "were", "be", "been", "being", "has", "have", "had", "i", "me", "my", "mine", "we", "us", "our", "you", "your", "he", "she", "they", "them", "their", "it", "its", "this", "that", "these", "those", "there", "here", "if", "not", "no", "so", "as", "at", "by", "from", "into", "onto", "about", "any", "some", "than", "then", "but", "also", "just", "still", "instead", "way", "want", "wants", "need", "needs", "something", "anything", "thing", "things"])
+QUERY_STOPWORDS = frozenset(
+    [
+        "how",
+        "does",
+        "do",
+        "did",
+        "doing",
+        "done",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "whether",
+        "happens",
+        "happen",
+        "happened",
+        "work",
+        "works",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "get",
+        "gets",
+        "got",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "am",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "he",
+        "she",
+        "they",
+        "them",
+        "their",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "if",
+        "not",
+        "no",
+        "so",
+        "as",
+        "at",
+        "by",
+        "from",
+        "into",
+        "onto",
+        "about",
+        "any",
+        "some",
+        "than",
+        "then",
+        "but",
+        "also",
+        "just",
+        "still",
+        "instead",
+        "way",
+        "want",
+        "wants",
+        "need",
+        "needs",
+        "something",
+        "anything",
+        "thing",
+        "things",
+    ]
+)
 
 # Identifier runs: letters, digits and underscores, so snake_case stays one run to split.
 # Underscores at either end (`__init__`) split off as empty parts, so the terms are those of
@@ -70,8 +170,13 @@ class TokenizerSettings(NamedTuple):
         A setting missing from an older manifest takes the value that reproduces the
         older tokenizer (no new lever on), so an old index still reads the same.
         """
-        old = {"stem": "suffix", "min_length": 1, "query_stopwords": False, "path_weight": 0,
-               "symbol_weight": 0}
+        old = {
+            "stem": "suffix",
+            "min_length": 1,
+            "query_stopwords": False,
+            "path_weight": 0,
+            "symbol_weight": 0,
+        }
         data = {**old, **data}
         if isinstance(data["stem"], bool):  # manifests before STEMMERS: true meant the suffix stemmer
             data["stem"] = "suffix" if data["stem"] else "none"
@@ -217,24 +322,81 @@ _V = frozenset("aeiouy")
 _V_WXY = frozenset("aeiouywxY")
 _VALID_LI = frozenset("cdeghkmnrt")
 _EXCEPTIONS = {
-    "skis": "ski", "skies": "sky", "idly": "idl", "gently": "gentl", "ugly": "ugli", "early": "earli",
-    "only": "onli", "singly": "singl", "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas",
-    "cosmos": "cosmos", "bias": "bias", "andes": "andes",
+    "skis": "ski",
+    "skies": "sky",
+    "idly": "idl",
+    "gently": "gentl",
+    "ugly": "ugli",
+    "early": "earli",
+    "only": "onli",
+    "singly": "singl",
+    "sky": "sky",
+    "news": "news",
+    "howe": "howe",
+    "atlas": "atlas",
+    "cosmos": "cosmos",
+    "bias": "bias",
+    "andes": "andes",
 }
 _R1_PREFIXES = ("arsen", "commun", "emerg", "gener", "inter", "later", "organ", "past", "univers")
 _STEP2 = (  # longest first: suffix -> replacement (None: see _porter2)
-    ("ational", "ate"), ("ization", "ize"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
-    ("biliti", "ble"), ("lessli", "less"), ("tional", "tion"), ("aliti", "al"), ("iviti", "ive"),
-    ("fulli", "ful"), ("ousli", "ous"), ("entli", "ent"), ("alism", "al"), ("ation", "ate"), ("ogist", "og"),
-    ("anci", "ance"), ("enci", "ence"), ("abli", "able"), ("alli", "al"), ("izer", "ize"), ("ator", "ate"),
-    ("bli", "ble"), ("ogi", None), ("li", None),
+    ("ational", "ate"),
+    ("ization", "ize"),
+    ("iveness", "ive"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("biliti", "ble"),
+    ("lessli", "less"),
+    ("tional", "tion"),
+    ("aliti", "al"),
+    ("iviti", "ive"),
+    ("fulli", "ful"),
+    ("ousli", "ous"),
+    ("entli", "ent"),
+    ("alism", "al"),
+    ("ation", "ate"),
+    ("ogist", "og"),
+    ("anci", "ance"),
+    ("enci", "ence"),
+    ("abli", "able"),
+    ("alli", "al"),
+    ("izer", "ize"),
+    ("ator", "ate"),
+    ("bli", "ble"),
+    ("ogi", None),
+    ("li", None),
 )
 _STEP3 = (
-    ("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"),
-    ("ative", None), ("ical", "ic"), ("ness", ""), ("ful", ""),
+    ("ational", "ate"),
+    ("tional", "tion"),
+    ("alize", "al"),
+    ("icate", "ic"),
+    ("iciti", "ic"),
+    ("ative", None),
+    ("ical", "ic"),
+    ("ness", ""),
+    ("ful", ""),
 )
-_STEP4 = ("ement", "ment", "able", "ible", "ance", "ence", "ate", "iti", "ion", "ism", "ive", "ize",
-          "ous", "ant", "ent", "al", "er", "ic")
+_STEP4 = (
+    "ement",
+    "ment",
+    "able",
+    "ible",
+    "ance",
+    "ence",
+    "ate",
+    "iti",
+    "ion",
+    "ism",
+    "ive",
+    "ize",
+    "ous",
+    "ant",
+    "ent",
+    "al",
+    "er",
+    "ic",
+)
 _STEP2_SUFFIXES = tuple(suffix for suffix, _ in _STEP2)
 _STEP3_SUFFIXES = tuple(suffix for suffix, _ in _STEP3)
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
@@ -380,4 +542,8 @@ def _step1b(w: str, p1: int) -> str:
 
 
 # memoised per distinct word part: the same part recurs in many identifiers
-_STEMMERS: dict[str, Callable[[str], str]] = {"none": _no_stem, "suffix": cache(stem), "porter2": cache(_porter2_term)}
+_STEMMERS: dict[str, Callable[[str], str]] = {
+    "none": _no_stem,
+    "suffix": cache(stem),
+    "porter2": cache(_porter2_term),
+}

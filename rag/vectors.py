@@ -17,8 +17,10 @@ from collections.abc import Iterable
 SUFFIX = ".vectors"
 DIMENSIONS = 384
 _BUSY_MS = 5000
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,"
-           " PRIMARY KEY (model, key)) WITHOUT ROWID")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,"
+    " PRIMARY KEY (model, key)) WITHOUT ROWID"
+)
 
 
 def cache_path(index_path: str | os.PathLike[str]) -> str:
@@ -56,10 +58,11 @@ class VectorCache:
         out: dict[bytes, bytes] = {}
         try:
             for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
-                part = wanted[start:start + 500]
+                part = wanted[start : start + 500]
                 rows = self._conn.execute(
                     f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(part))})",
-                    (self.model, *part))
+                    (self.model, *part),
+                )
                 out.update((k, v) for k, v in rows if len(v) == 4 * DIMENSIONS)
         except sqlite3.Error:
             return {}
@@ -72,8 +75,10 @@ class VectorCache:
         try:
             with self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
-                self._conn.executemany("INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
-                                       ((self.model, k, v) for k, v in items))
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
+                    ((self.model, k, v) for k, v in items),
+                )
         except sqlite3.Error:
             return False
         return True

@@ -82,8 +82,13 @@ def bm25_normalisers(lengths: array[int], avglen: float) -> array[float]:
 
 
 def view_norms(
-    forward_tids: list[array[int]], forward_tfs: list[array[int]], chunk_class: array[int],
-    view: frozenset[int], n_view: int, df: array[int], live: array[int] | None = None,
+    forward_tids: list[array[int]],
+    forward_tfs: list[array[int]],
+    chunk_class: array[int],
+    view: frozenset[int],
+    n_view: int,
+    df: array[int],
+    live: array[int] | None = None,
 ) -> array[float]:
     """Return each chunk's L2 norm under the IDF of a view (0.0 for chunks outside it).
 
@@ -142,7 +147,9 @@ class BM25:
 
     def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
         """The contributions of all of a term's postings, at C speed."""
-        return map(truediv, map(mul, repeat(scale), tfs), map(add, tfs, map(self.normalisers.__getitem__, ids)))
+        return map(
+            truediv, map(mul, repeat(scale), tfs), map(add, tfs, map(self.normalisers.__getitem__, ids))
+        )
 
     def one(self, scale: float, cid: int, tf: int) -> float:
         """The contribution of one probed posting, in the same floating-point order."""

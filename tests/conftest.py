@@ -17,8 +17,16 @@ WORKED_EXAMPLE = {
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Remove user settings and keys, and point user state at a temporary folder."""
-    for name in ("ANTHROPIC_API_KEY", "RAG_BACKEND", "RAG_MODEL", "RAG_INDEX", "RAG_GROUPS", "RAG_SCORING", "RAG_DEBUG",
-                 "RAG_SEMANTIC_MODEL"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "RAG_BACKEND",
+        "RAG_MODEL",
+        "RAG_INDEX",
+        "RAG_GROUPS",
+        "RAG_SCORING",
+        "RAG_DEBUG",
+        "RAG_SEMANTIC_MODEL",
+    ):
         monkeypatch.delenv(name, raising=False)
     # the suite pins the lexical order; tests/test_semantic.py runs the semantic stage itself
     monkeypatch.setenv("RAG_RERANK", "none")
@@ -79,8 +87,13 @@ class FakeBackend:
     name: str = "fake"
     model: str = "fake-model"
 
-    def queue(self, text: str, api_citations: tuple[ApiCitation, ...] = (), stop_reason: str = "end_turn",
-              usage: dict[str, int] | None = None) -> FakeBackend:
+    def queue(
+        self,
+        text: str,
+        api_citations: tuple[ApiCitation, ...] = (),
+        stop_reason: str = "end_turn",
+        usage: dict[str, int] | None = None,
+    ) -> FakeBackend:
         """Queue one answer; return self so calls chain."""
         usage = {"input_tokens": 10, "output_tokens": 5} if usage is None else usage
         self.answers.append(Generation(text, api_citations, stop_reason, usage))

@@ -13,23 +13,23 @@ from rag.tokens import Tokenizer
 
 REPO = {
     "app/reply.js": "// Writing replies.\n\n"
-                    "function sendJson(res, value) {\n"
-                    "  res.statusCode = 200;\n"
-                    "  res.setHeader('Content-Type', 'application/json');\n"
-                    "  res.end(JSON.stringify(value));\n"
-                    "}\n\n"
-                    "module.exports = { sendJson };\n",
+    "function sendJson(res, value) {\n"
+    "  res.statusCode = 200;\n"
+    "  res.setHeader('Content-Type', 'application/json');\n"
+    "  res.end(JSON.stringify(value));\n"
+    "}\n\n"
+    "module.exports = { sendJson };\n",
     "app/format.js": "// Formatting values as JSON for display, and JSON for logs.\n\n"
-                     "function formatJson(value, pretty) {\n"
-                     "  return pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value);\n"
-                     "}\n\n"
-                     "module.exports = { formatJson };\n",
+    "function formatJson(value, pretty) {\n"
+    "  return pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value);\n"
+    "}\n\n"
+    "module.exports = { formatJson };\n",
     # `req` and `res` only: none of the question's own words
     "app/routes.js": "// The routes of the app.\n\n"
-                     "function listUsers(req, res) {\n"
-                     "  res.end(String(req.users.length));\n"
-                     "}\n\n"
-                     "module.exports = { listUsers };\n",
+    "function listUsers(req, res) {\n"
+    "  res.end(String(req.users.length));\n"
+    "}\n\n"
+    "module.exports = { listUsers };\n",
 }
 QUESTION = "How is a response sent as JSON?"
 
@@ -37,8 +37,12 @@ QUESTION = "How is a response sent as JSON?"
 def test_long_words_ask_for_their_first_three_and_four_letters() -> None:
     tokenizer = Tokenizer()
     assert short_forms("Read the request environment documentation", tokenizer, {"request"}) == {
-        "req": "request", "requ": "request", "env": "environment", "envi": "environment",
-        "doc": "documentation", "docu": "documentation",
+        "req": "request",
+        "requ": "request",
+        "env": "environment",
+        "envi": "environment",
+        "doc": "documentation",
+        "docu": "documentation",
     }
     # words under six letters, question words ("whether") and terms already asked for are left out;
     # a four-letter beginning needs three letters left after it (not "conf" of config)
@@ -66,8 +70,14 @@ def test_the_short_form_lifts_the_candidate_that_abbreviates(tmp_path: Path, mon
 
 def test_short_forms_change_neither_cosine_nor_the_plain_tokenizer(tmp_path: Path) -> None:
     code = ingest(write_tree(tmp_path / "code", REPO)).index_path
-    plain = ingest(write_tree(tmp_path / "plain", REPO), options=IngestOptions(settings=TokenizerSettings(mode="plain"))).index_path
+    plain = ingest(
+        write_tree(tmp_path / "plain", REPO), options=IngestOptions(settings=TokenizerSettings(mode="plain"))
+    ).index_path
     for path, scoring in ((code, "tfidf"), (plain, "bm25")):
         with Index(path) as index:
-            terms = {c.term for h in search(index, QUESTION, 10, explain=True, scoring=scoring) for c in h.contributions}
+            terms = {
+                c.term
+                for h in search(index, QUESTION, 10, explain=True, scoring=scoring)
+                for c in h.contributions
+            }
         assert "res" not in terms and "json" in terms, scoring

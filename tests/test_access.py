@@ -11,14 +11,14 @@ from rag import Index, InputError, ingest, search
 from rag.access import AccessList, can_read
 
 FILES = {
-    "app/auth.py": "def login(user, password):\n    \"\"\"Check the password and start a session.\"\"\"\n"
-                   "    return check_password(user, password) and start_session(user)\n",
-    "app/billing.py": "def refund(invoice):\n    \"\"\"Refund an invoice to the original card.\"\"\"\n"
-                      "    return gateway.refund(invoice.charge_id)\n",
-    "finance/payroll.py": "def pay_salaries(month):\n    \"\"\"Run payroll: the password for the bank is in the vault.\"\"\"\n"
-                          "    return bank.transfer(salaries(month))\n",
+    "app/auth.py": 'def login(user, password):\n    """Check the password and start a session."""\n'
+    "    return check_password(user, password) and start_session(user)\n",
+    "app/billing.py": 'def refund(invoice):\n    """Refund an invoice to the original card."""\n'
+    "    return gateway.refund(invoice.charge_id)\n",
+    "finance/payroll.py": 'def pay_salaries(month):\n    """Run payroll: the password for the bank is in the vault."""\n'
+    "    return bank.transfer(salaries(month))\n",
     "security/incidents.md": "# Incident 42\n\nA leaked password let an attacker refund invoices to "
-                             "their own card before the session was revoked.\n",
+    "their own card before the session was revoked.\n",
     "README.md": "# App\n\nLog in with a password; refunds go back to the original card.\n",
 }
 ACCESS = "# who may read what\nfinance/ finance\nsecurity/ security admins\n"
@@ -31,11 +31,15 @@ def reference_index(tmp_path: Path, hidden: tuple[str, ...]) -> Path:
     return ingest(write_tree(tmp_path / "reference", kept)).index_path
 
 
-def results(index_path: Path, groups: frozenset[str], scoring: str = "tfidf") -> list[list[tuple[str, int, int, float]]]:
+def results(
+    index_path: Path, groups: frozenset[str], scoring: str = "tfidf"
+) -> list[list[tuple[str, int, int, float]]]:
     with Index(index_path) as index:
         return [
-            [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
-             for h in search(index, q, k=10, groups=groups, scoring=scoring)]
+            [
+                (h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
+                for h in search(index, q, k=10, groups=groups, scoring=scoring)
+            ]
             for q in QUESTIONS
         ]
 
@@ -52,7 +56,9 @@ def results(index_path: Path, groups: frozenset[str], scoring: str = "tfidf") ->
     ids=["public", "finance", "admins", "both", "unknown-group"],
 )
 @pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
-def test_caller_sees_exactly_an_index_without_forbidden_files(tmp_path: Path, groups, hidden, scoring) -> None:
+def test_caller_sees_exactly_an_index_without_forbidden_files(
+    tmp_path: Path, groups, hidden, scoring
+) -> None:
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     full = ingest(repo).index_path
     reference = reference_index(tmp_path, hidden)
@@ -83,7 +89,9 @@ def test_changing_the_access_file_reindexes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
-def test_group_combinations_beyond_the_stored_views_are_computed_exactly(tmp_path: Path, monkeypatch, scoring) -> None:
+def test_group_combinations_beyond_the_stored_views_are_computed_exactly(
+    tmp_path: Path, monkeypatch, scoring
+) -> None:
     monkeypatch.setattr("rag.store.format.MAX_STORED_VIEWS", 1)  # store only the public view
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     full = ingest(repo).index_path
@@ -93,8 +101,13 @@ def test_group_combinations_beyond_the_stored_views_are_computed_exactly(tmp_pat
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [("finance/payroll.py", {"finance"}), ("finance/sub/x.py", {"finance"}), ("security/a.md", {"security", "admins"}),
-     ("app/finance.py", set()), ("docs/public.md", set())],
+    [
+        ("finance/payroll.py", {"finance"}),
+        ("finance/sub/x.py", {"finance"}),
+        ("security/a.md", {"security", "admins"}),
+        ("app/finance.py", set()),
+        ("docs/public.md", set()),
+    ],
 )
 def test_last_matching_rule_decides(path: str, expected: set[str]) -> None:
     acl = AccessList.parse(ACCESS + "docs/ public\n")
@@ -113,7 +126,9 @@ def test_can_read() -> None:
 
 
 @pytest.mark.parametrize("change", ["tightened", "added", "removed"])
-def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(tmp_path: Path, change: str) -> None:
+def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(
+    tmp_path: Path, change: str
+) -> None:
     from rag.repo_names import ACCESS_FILE
     from rag.retrieve import Request, retrieve
 
@@ -163,8 +178,15 @@ def test_patterns_are_parsed_with_gitignore_escapes(line: str, path: str, expect
         ("docs/[[:nosuch:]] ops", "not a valid gitignore pattern"),
         ("/ ops", "not a valid gitignore pattern"),
     ],
-    ids=["no-group", "lone-backslash", "backslash-in-group", "unescaped-space", "unclosed-bracket",
-         "unknown-class", "only-slash"],
+    ids=[
+        "no-group",
+        "lone-backslash",
+        "backslash-in-group",
+        "unescaped-space",
+        "unclosed-bracket",
+        "unknown-class",
+        "only-slash",
+    ],
 )
 def test_a_line_that_cannot_be_parsed_is_an_error_naming_it(line: str, message: str) -> None:
     with pytest.raises(InputError, match=r"^\.rag-access:2: .*" + message):
@@ -181,20 +203,29 @@ def test_an_unparsable_rule_stops_the_query_in_one_line(tmp_path: Path) -> None:
     (repo / ".rag-access").write_text(ACCESS + "Secret Plans/ ops\n")
     result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index_path), "password"])
     assert result.exit_code == 1
-    assert result.output == (f"Error: {repo / '.rag-access'}:4: 'Plans/' is not a group name (letters, digits and "
-                             ". _ @ + -) — escape spaces and special characters of the pattern with a backslash\n")
+    assert result.output == (
+        f"Error: {repo / '.rag-access'}:4: 'Plans/' is not a group name (letters, digits and "
+        ". _ @ + -) — escape spaces and special characters of the pattern with a backslash\n"
+    )
 
 
 def test_an_escaped_space_restricts_its_folder_end_to_end(tmp_path: Path) -> None:
     from rag.retrieve import Request, retrieve
 
-    repo = write_tree(tmp_path / "r", {"Secret Plans/q3.md": "# Q3\n\nthe acquisition of initech closes in march\n",
-                                       "README.md": "# App\n\nnothing about acquisitions here\n",
-                                       ".rag-access": "Secret\\ Plans/ board\n"})
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "Secret Plans/q3.md": "# Q3\n\nthe acquisition of initech closes in march\n",
+            "README.md": "# App\n\nnothing about acquisitions here\n",
+            ".rag-access": "Secret\\ Plans/ board\n",
+        },
+    )
     index_path = ingest(repo).index_path
     assert retrieve(index_path, Request("initech acquisition")).hits[0].chunk.path == "README.md"
-    assert "Secret Plans/q3.md" in {h.chunk.path for h in retrieve(index_path, Request(
-        "initech acquisition", groups=frozenset({"board"}))).hits}
+    assert "Secret Plans/q3.md" in {
+        h.chunk.path
+        for h in retrieve(index_path, Request("initech acquisition", groups=frozenset({"board"}))).hits
+    }
 
 
 def test_an_index_whose_rules_an_older_parser_read_is_refused(tmp_path: Path) -> None:
@@ -206,8 +237,10 @@ def test_an_index_whose_rules_an_older_parser_read_is_refused(tmp_path: Path) ->
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     index_path = ingest(repo).index_path
     with sqlite3.connect(index_path) as conn:  # the digest as the parser before this one recorded it
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'access'",
-                     (f'"{hashlib.sha1(ACCESS.encode()).hexdigest()}"',))
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'access'",
+            (f'"{hashlib.sha1(ACCESS.encode()).hexdigest()}"',),
+        )
     with pytest.raises(InputError, match="changed since the index was built"):
         retrieve(index_path, Request("password session"))
 
@@ -224,7 +257,9 @@ CALLERS = [
 
 
 @pytest.mark.parametrize(("groups", "hidden"), CALLERS, ids=["public", "finance", "admins", "both"])
-def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(tmp_path: Path, groups, hidden) -> None:
+def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(
+    tmp_path: Path, groups, hidden
+) -> None:
     from click.testing import CliRunner
 
     from rag.cli import main
@@ -233,8 +268,11 @@ def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(tmp_path:
     full = ingest(repo).index_path
     reference = reference_index(tmp_path, hidden)
     # a change in every folder; the reference, which lacks the folders the caller may not read, gets the others
-    changes = {"app/new.txt": "a new file\n", "finance/q4.py": "def bonus(): ...\n",
-               "security/incident-43.md": "# Incident 43\n"}
+    changes = {
+        "app/new.txt": "a new file\n",
+        "finance/q4.py": "def bonus(): ...\n",
+        "security/incident-43.md": "# Incident 43\n",
+    }
     write_tree(repo, changes)
     write_tree(reference.parent.parent, {p: t for p, t in changes.items() if not p.startswith(hidden)})
     runner = CliRunner()
@@ -250,21 +288,39 @@ def test_the_stale_note_names_and_counts_only_what_the_caller_may_read(tmp_path:
 # --- rag eval: the caller's view, restricted paths reported exactly as absent ones ---------------------
 
 EVAL_QUESTIONS = [
-    {"id": "login", "question": "password session", "answers": [{"path": "app/auth.py", "start_line": 1, "end_line": 3}]},
-    {"id": "payroll", "question": "payroll bank", "answers": [{"path": "finance/payroll.py", "start_line": 1,
-                                                               "end_line": 3}]},
-    {"id": "incident", "question": "leaked password attacker", "answers": [
-        {"path": "security/incidents.md", "start_line": 1, "end_line": 3},
-        {"path": "app/billing.py", "start_line": 1, "end_line": 3}]},
-    {"id": "made-up", "question": "refund invoice card", "answers": [
-        {"path": "app/nosuch.py", "start_line": 1, "end_line": 2},
-        {"path": "app/billing.py", "start_line": 1, "end_line": 3}]},
+    {
+        "id": "login",
+        "question": "password session",
+        "answers": [{"path": "app/auth.py", "start_line": 1, "end_line": 3}],
+    },
+    {
+        "id": "payroll",
+        "question": "payroll bank",
+        "answers": [{"path": "finance/payroll.py", "start_line": 1, "end_line": 3}],
+    },
+    {
+        "id": "incident",
+        "question": "leaked password attacker",
+        "answers": [
+            {"path": "security/incidents.md", "start_line": 1, "end_line": 3},
+            {"path": "app/billing.py", "start_line": 1, "end_line": 3},
+        ],
+    },
+    {
+        "id": "made-up",
+        "question": "refund invoice card",
+        "answers": [
+            {"path": "app/nosuch.py", "start_line": 1, "end_line": 2},
+            {"path": "app/billing.py", "start_line": 1, "end_line": 3},
+        ],
+    },
 ]
 
 
 @pytest.mark.parametrize(("groups", "hidden"), CALLERS, ids=["public", "finance", "admins", "both"])
-def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(tmp_path: Path, groups,
-                                                                               hidden) -> None:
+def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(
+    tmp_path: Path, groups, hidden
+) -> None:
     import json
 
     from click.testing import CliRunner
@@ -286,8 +342,14 @@ def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(t
             got_json, want_json = json.loads(got.stdout), json.loads(want.stdout)
             assert got_json.pop("indexes") != want_json.pop("indexes")
             assert got_json == want_json
-            assert {e["path"] for e in got_json["label_errors"]} >= {"app/nosuch.py", *(
-                e["answers"][0]["path"] for e in EVAL_QUESTIONS if e["answers"][0]["path"].startswith(hidden or "-"))}
+            assert {e["path"] for e in got_json["label_errors"]} >= {
+                "app/nosuch.py",
+                *(
+                    e["answers"][0]["path"]
+                    for e in EVAL_QUESTIONS
+                    if e["answers"][0]["path"].startswith(hidden or "-")
+                ),
+            }
         else:
             assert got.stdout == want.stdout
 
@@ -307,8 +369,9 @@ def test_eval_refuses_an_index_whose_access_list_changed(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
-def test_an_access_list_that_is_not_a_small_regular_file_stops_the_query_in_one_line(tmp_path: Path,
-                                                                                     kind: str) -> None:
+def test_an_access_list_that_is_not_a_small_regular_file_stops_the_query_in_one_line(
+    tmp_path: Path, kind: str
+) -> None:
     import os
 
     from click.testing import CliRunner

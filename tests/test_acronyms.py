@@ -24,13 +24,13 @@ A session keeps what a user did between requests, signed so that it cannot be fo
 REPO = {
     "docs/glossary.md": GLOSSARY,
     "app/sse.py": '"""Push streams to browsers."""\n\n\n'
-                  "def sse_retry_delay(attempt):\n"
-                  '    """Milliseconds an SSE client waits before reconnecting."""\n'
-                  "    return min(30_000, 500 * 2 ** attempt)\n",
+    "def sse_retry_delay(attempt):\n"
+    '    """Milliseconds an SSE client waits before reconnecting."""\n'
+    "    return min(30_000, 500 * 2 ** attempt)\n",
     "app/websocket.py": '"""Two-way connections."""\n\n\n'
-                        "def reconnect_delay(attempt):\n"
-                        '    """Milliseconds a websocket client waits before reconnecting: each client backs off."""\n'
-                        "    return min(60_000, 1_000 * 2 ** attempt)\n",
+    "def reconnect_delay(attempt):\n"
+    '    """Milliseconds a websocket client waits before reconnecting: each client backs off."""\n'
+    "    return min(60_000, 1_000 * 2 ** attempt)\n",
 }
 QUESTION = "how long does a server-sent events client wait before reconnecting?"
 
@@ -67,13 +67,19 @@ def test_definitions_are_stored_as_the_index_terms_of_both_sides() -> None:
 
 def test_a_question_gets_the_acronym_only_for_the_words_in_order() -> None:
     defined = [("sse", "server sent event"), ("csrf", "cross site request forgeri")]
-    assert expand({"server": 1, "sent": 1, "event": 1}, ["server", "sent", "event"], defined) == \
-        ({"server": 1, "sent": 1, "event": 1, "sse": 1}, {"sse": "server sent event"})
-    assert expand({"event": 1, "sent": 1, "server": 1}, ["event", "sent", "server"], defined) == \
-        ({"event": 1, "sent": 1, "server": 1}, {})  # the words out of order
+    assert expand({"server": 1, "sent": 1, "event": 1}, ["server", "sent", "event"], defined) == (
+        {"server": 1, "sent": 1, "event": 1, "sse": 1},
+        {"sse": "server sent event"},
+    )
+    assert expand({"event": 1, "sent": 1, "server": 1}, ["event", "sent", "server"], defined) == (
+        {"event": 1, "sent": 1, "server": 1},
+        {},
+    )  # the words out of order
     # the question asks for the acronym itself: its count stays, and nothing is explained as added
-    assert expand({"sse": 2, "server": 1}, ["sse", "sse", "server", "sent", "event"], defined) == \
-        ({"sse": 2, "server": 1}, {})
+    assert expand({"sse": 2, "server": 1}, ["sse", "sse", "server", "sent", "event"], defined) == (
+        {"sse": 2, "server": 1},
+        {},
+    )
 
 
 def test_a_question_in_words_finds_the_code_named_by_the_letters(tmp_path: Path) -> None:
@@ -115,17 +121,25 @@ def test_definitions_in_files_a_caller_may_not_read_do_not_expand_its_questions(
 
     def code(groups: frozenset[str]) -> list[str]:
         with Index(path) as index:
-            return [h.chunk.path for h in search(index, QUESTION, 10, groups=groups) if h.chunk.path.startswith("app/")]
+            return [
+                h.chunk.path
+                for h in search(index, QUESTION, 10, groups=groups)
+                if h.chunk.path.startswith("app/")
+            ]
 
     assert code(frozenset({"staff"})) == ["app/sse.py", "app/websocket.py"]
     assert code(frozenset()) == ["app/websocket.py", "app/sse.py"]
 
 
 def test_the_plain_tokenizer_defines_no_acronyms(tmp_path: Path) -> None:
-    path = ingest(write_tree(tmp_path / "r", REPO), options=IngestOptions(settings=TokenizerSettings(mode="plain"))).index_path
+    path = ingest(
+        write_tree(tmp_path / "r", REPO), options=IngestOptions(settings=TokenizerSettings(mode="plain"))
+    ).index_path
     with Index(path) as index:
         assert index.acronyms() == []
-        assert "sse" not in {c.term for h in search(index, QUESTION, 4, explain=True) for c in h.contributions}
+        assert "sse" not in {
+            c.term for h in search(index, QUESTION, 4, explain=True) for c in h.contributions
+        }
 
 
 def test_a_full_rebuild_reusing_stored_files_keeps_their_definitions(tmp_path: Path, mocker) -> None:
@@ -146,9 +160,13 @@ def test_query_explain_says_which_words_an_added_acronym_stands_for(tmp_path: Pa
     from rag.cli import main
 
     path = ingest(write_tree(tmp_path / "r", REPO)).index_path
-    result = CliRunner().invoke(main, ["query", "--index", str(path), "--no-llm", "--explain", "-k", "2", QUESTION])
+    result = CliRunner().invoke(
+        main, ["query", "--index", str(path), "--no-llm", "--explain", "-k", "2", QUESTION]
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("1. ") and "docs/glossary.md" in lines[0]
-    assert [line.split(":")[0].strip() for line in lines if "(for " in line] == \
-        ["sse (for 'server sent event')", "sse (for 'server sent event')"]
+    assert [line.split(":")[0].strip() for line in lines if "(for " in line] == [
+        "sse (for 'server sent event')",
+        "sse (for 'server sent event')",
+    ]

@@ -15,9 +15,20 @@ from rag.citations import NO_CONTEXT, Citation, bracket_citations, check_citatio
 from rag.hits import Hit
 
 HITS = [
-    Hit(0.9, Chunk("rag/auth.py", 10, 13, "function", "check_password",
-                   "def check_password(user, password):\n    stored = load_hash(user)\n"
-                   "    return verify(stored, password)\n    # end", "", 0)),
+    Hit(
+        0.9,
+        Chunk(
+            "rag/auth.py",
+            10,
+            13,
+            "function",
+            "check_password",
+            "def check_password(user, password):\n    stored = load_hash(user)\n"
+            "    return verify(stored, password)\n    # end",
+            "",
+            0,
+        ),
+    ),
     Hit(0.5, Chunk("rag/session.py", 1, 2, "class", "Session", "class Session:\n    token: str", "", 0)),
 ]
 
@@ -32,8 +43,9 @@ def test_answer_sends_the_hits_and_checks_the_citations(fake_backend: FakeBacken
     assert prompt.hits == tuple(HITS) and prompt.question == "how does auth work?"
     assert "".join(streamed) == result.text
     assert result.citations == (
-        Citation("rag/auth.py", 11, 12, "    stored = load_hash(user)\n    return verify(stored, password)",
-                 True),
+        Citation(
+            "rag/auth.py", 11, 12, "    stored = load_hash(user)\n    return verify(stored, password)", True
+        ),
         Citation("rag/other.py", 1, 3, "", False),
     )
     assert (result.backend, result.model, result.stop_reason) == ("fake", "fake-model", "end_turn")
@@ -41,8 +53,10 @@ def test_answer_sends_the_hits_and_checks_the_citations(fake_backend: FakeBacken
 
 
 def test_no_hits_means_no_call(tmp_path: Path, fake_backend: FakeBackend) -> None:
-    report = ingest(write_tree(tmp_path / "repo", {"auth.py": "def login(user):\n    return user\n"}),
-                    tmp_path / "index.sqlite")
+    report = ingest(
+        write_tree(tmp_path / "repo", {"auth.py": "def login(user):\n    return user\n"}),
+        tmp_path / "index.sqlite",
+    )
     outcome = ask(report.index_path, Request("what is the meaning of life?"), fake_backend)
     assert fake_backend.prompts == [] and outcome.prompt is None and outcome.retrieval.hits == []
     result = outcome.answer
@@ -51,12 +65,19 @@ def test_no_hits_means_no_call(tmp_path: Path, fake_backend: FakeBackend) -> Non
 
 
 def test_answer_searches_an_index(tmp_path: Path, fake_backend: FakeBackend) -> None:
-    repo = write_tree(tmp_path / "repo", {"auth.py": "def login(user):\n    return check_password(user)\n",
-                                          "notes.md": "# Notes\n\nNothing about that here at all.\n"})
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "auth.py": "def login(user):\n    return check_password(user)\n",
+            "notes.md": "# Notes\n\nNothing about that here at all.\n",
+        },
+    )
     report = ingest(repo, tmp_path / "index.sqlite")
     fake_backend.queue("Login checks the password [auth.py:1-2].")
     seen = []
-    outcome = ask(report.index_path, Request("how does login work?", k=1), fake_backend, on_retrieved=seen.append)
+    outcome = ask(
+        report.index_path, Request("how does login work?", k=1), fake_backend, on_retrieved=seen.append
+    )
     result = outcome.answer
     assert result is not None and seen == [outcome.retrieval]
     assert [h.chunk.path for h in result.hits] == ["auth.py"]
@@ -74,8 +95,15 @@ def test_answer_searches_an_index(tmp_path: Path, fake_backend: FakeBackend) -> 
         ("markers [1][2] and lists [a, b] and [x](http://y:80)", []),
         ("[src/my file.py:3-4]", [("src/my file.py", 3, 4)]),
     ],
-    ids=["span", "one-line", "dot-slash-en-dash", "several-in-one-bracket", "backticks", "not-citations",
-         "space-in-path"],
+    ids=[
+        "span",
+        "one-line",
+        "dot-slash-en-dash",
+        "several-in-one-bracket",
+        "backticks",
+        "not-citations",
+        "space-in-path",
+    ],
 )
 def test_bracket_citations(text: str, expected: list[tuple[str, int, int]]) -> None:
     assert bracket_citations(text) == expected
@@ -93,8 +121,16 @@ def test_bracket_citations(text: str, expected: list[tuple[str, int, int]]) -> N
         ("[rag/login.py:1-2]", False),  # a file never sent
         ("[auth.py:10-13]", False),  # paths must match exactly
     ],
-    ids=["whole", "inside", "overlap-before", "overlap-after", "second-hit", "outside", "other-file",
-         "partial-path"],
+    ids=[
+        "whole",
+        "inside",
+        "overlap-before",
+        "overlap-after",
+        "second-hit",
+        "outside",
+        "other-file",
+        "partial-path",
+    ],
 )
 def test_a_bracket_citation_is_valid_only_inside_a_sent_passage(cited: str, valid: bool) -> None:
     [citation] = check_citations(f"Claim {cited}.", (), HITS)
@@ -110,12 +146,16 @@ def test_api_citations_are_checked_against_the_documents_sent() -> None:
     text = HITS[0].chunk.text
     quoted = "    stored = load_hash(user)\n"
     start = text.index(quoted)
-    got = check_citations("", [
-        ApiCitation(0, quoted, start, start + len(quoted)),  # right offsets
-        ApiCitation(1, "token: str", None, None),  # no offsets: found by search
-        ApiCitation(0, "something the passage never said", 0, 10),
-        ApiCitation(5, "a document that was not sent", 0, 5),
-    ], HITS)
+    got = check_citations(
+        "",
+        [
+            ApiCitation(0, quoted, start, start + len(quoted)),  # right offsets
+            ApiCitation(1, "token: str", None, None),  # no offsets: found by search
+            ApiCitation(0, "something the passage never said", 0, 10),
+            ApiCitation(5, "a document that was not sent", 0, 5),
+        ],
+        HITS,
+    )
     assert got == [
         Citation("rag/auth.py", 10, 13, quoted, True),
         Citation("rag/session.py", 1, 2, "token: str", True),

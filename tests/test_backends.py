@@ -38,9 +38,20 @@ FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"
 PROJECT = Path(__file__).resolve().parent.parent
 
 HITS = [
-    Hit(0.9, Chunk("rag/auth.py", 10, 13, "function", "check_password",
-                   "def check_password(user, password):\n    stored = load_hash(user)\n"
-                   "    return verify(stored, password)\n", "", 0)),
+    Hit(
+        0.9,
+        Chunk(
+            "rag/auth.py",
+            10,
+            13,
+            "function",
+            "check_password",
+            "def check_password(user, password):\n    stored = load_hash(user)\n"
+            "    return verify(stored, password)\n",
+            "",
+            0,
+        ),
+    ),
     Hit(0.5, Chunk("rag/session.py", 1, 2, "class", "Session", "class Session:\n    token: str\n", "", 0)),
 ]
 PROMPT = build_prompt("how does auth work?", HITS)
@@ -71,8 +82,13 @@ def _block(text: str, citations: list[Any] | None = None) -> SimpleNamespace:
 
 
 def _char_citation(index: int, text: str, start: int) -> SimpleNamespace:
-    return SimpleNamespace(type="char_location", document_index=index, cited_text=text,
-                           start_char_index=start, end_char_index=start + len(text))
+    return SimpleNamespace(
+        type="char_location",
+        document_index=index,
+        cited_text=text,
+        start_char_index=start,
+        end_char_index=start + len(text),
+    )
 
 
 def _mock_stream(mocker: Any, events: list[Any], message: Any) -> Any:
@@ -89,7 +105,9 @@ def test_generate_streams_text_and_keeps_only_text_blocks(mocker: Any) -> None:
     cited = _block("Passwords are checked against a stored hash.", [_char_citation(0, CITED, CITED_START)])
     thinking = SimpleNamespace(type="thinking", thinking="secret musings", signature="x")
     message = SimpleNamespace(
-        content=[thinking, cited, _block(" That is all.")], stop_reason="end_turn", model="claude-x",
+        content=[thinking, cited, _block(" That is all.")],
+        stop_reason="end_turn",
+        model="claude-x",
         usage=SimpleNamespace(input_tokens=50, output_tokens=12, cache_read_input_tokens=None),
     )
     events = [
@@ -123,20 +141,36 @@ def _request() -> httpx2.Request:
 @pytest.mark.parametrize(
     ("error", "expected"),
     [
-        (lambda: _status_error(anthropic.AuthenticationError, 401),
-         "rejected the API key (401) — check ANTHROPIC_API_KEY"),
+        (
+            lambda: _status_error(anthropic.AuthenticationError, 401),
+            "rejected the API key (401) — check ANTHROPIC_API_KEY",
+        ),
         (lambda: _status_error(anthropic.RateLimitError, 429), "Rate limited by the Anthropic API (429)"),
         (lambda: _status_error(anthropic.OverloadedError, 529), "overloaded (529)"),
-        (lambda: _status_error(anthropic.APIStatusError, 200, {"error": {"type": "overloaded_error"}}),
-         "overloaded (529)"),
+        (
+            lambda: _status_error(anthropic.APIStatusError, 200, {"error": {"type": "overloaded_error"}}),
+            "overloaded (529)",
+        ),
         (lambda: _status_error(anthropic.NotFoundError, 404), "does not know model 'm' (404) — pick another"),
-        (lambda: _status_error(anthropic.BadRequestError, 400, {"error": {"message": "prompt is\ntoo long"}}),
-         "failed (400): prompt is too long"),
+        (
+            lambda: _status_error(
+                anthropic.BadRequestError, 400, {"error": {"message": "prompt is\ntoo long"}}
+            ),
+            "failed (400): prompt is too long",
+        ),
         (lambda: anthropic.APITimeoutError(request=_request()), "timed out"),
         (lambda: anthropic.APIConnectionError(request=_request()), "Cannot reach the Anthropic API"),
     ],
-    ids=["auth", "rate-limit", "overloaded", "overloaded-in-stream", "unknown-model", "bad-request",
-         "timeout", "network"],
+    ids=[
+        "auth",
+        "rate-limit",
+        "overloaded",
+        "overloaded-in-stream",
+        "unknown-model",
+        "bad-request",
+        "timeout",
+        "network",
+    ],
 )
 def test_sdk_errors_become_one_line_backend_errors(mocker: Any, error: Any, expected: str) -> None:
     client = mocker.MagicMock()
@@ -186,8 +220,9 @@ class FakeApi:
         return self
 
     def client(self, max_retries: int = 1, timeout: float = 10.0) -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=self.url, api_key="test", max_retries=max_retries,
-                                   timeout=timeout)
+        return anthropic.Anthropic(
+            base_url=self.url, api_key="test", max_retries=max_retries, timeout=timeout
+        )
 
 
 @pytest.fixture
@@ -229,19 +264,40 @@ def delta(index: int, **fields: Any) -> dict[str, Any]:
 
 def answer_events(model: str = DEFAULT_MODEL, stop_reason: str = "end_turn") -> list[dict[str, Any]]:
     """A streamed reply: a thinking block, a text block with a citation, then an uncited text block."""
-    citation = {"type": "char_location", "cited_text": CITED, "document_index": 0,
-                "document_title": "rag/auth.py:10-13 check_password", "start_char_index": CITED_START,
-                "end_char_index": CITED_START + len(CITED)}
+    citation = {
+        "type": "char_location",
+        "cited_text": CITED,
+        "document_index": 0,
+        "document_title": "rag/auth.py:10-13 check_password",
+        "start_char_index": CITED_START,
+        "end_char_index": CITED_START + len(CITED),
+    }
     return [
-        {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 321, "output_tokens": 1}}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "",
-                                                                      "signature": ""}},
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 321, "output_tokens": 1},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        },
         delta(0, type="thinking_delta", thinking="hmm"),
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "",
-                                                                      "citations": []}},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "text", "text": "", "citations": []},
+        },
         delta(1, type="citations_delta", citation=citation),
         delta(1, type="text_delta", text="It loads "),
         delta(1, type="text_delta", text="the stored hash."),
@@ -249,8 +305,11 @@ def answer_events(model: str = DEFAULT_MODEL, stop_reason: str = "end_turn") -> 
         {"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}},
         delta(2, type="text_delta", text=" Then verifies."),
         {"type": "content_block_stop", "index": 2},
-        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-         "usage": {"output_tokens": 42}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 42},
+        },
         {"type": "message_stop"},
     ]
 
@@ -272,8 +331,11 @@ def test_real_sdk_streams_a_cited_answer(api: FakeApi) -> None:
 
 
 def test_real_sdk_retries_a_429_then_succeeds(api: FakeApi) -> None:
-    api.reply(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
-              **{"retry-after-ms": "1"})
+    api.reply(
+        429,
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+        **{"retry-after-ms": "1"},
+    )
     api.stream(answer_events())
     gen = AnthropicBackend(client=api.client(max_retries=1)).generate(PROMPT)
     assert gen.text.startswith("It loads")
@@ -337,9 +399,11 @@ def test_real_sdk_stream_cut_off_before_its_end_is_an_error_not_an_answer(api: F
 
 @pytest.mark.parametrize(
     ("content_type", "body"),
-    [("application/json", b"{not json"),  # a proxy that does not stream
-     ("text/event-stream", b"event: message_start\ndata: {broken json\n\n"),
-     ("text/html", b"<html><body>Gateway</body></html>")],
+    [
+        ("application/json", b"{not json"),  # a proxy that does not stream
+        ("text/event-stream", b"event: message_start\ndata: {broken json\n\n"),
+        ("text/html", b"<html><body>Gateway</body></html>"),
+    ],
     ids=["json-body", "garbled-event", "html"],
 )
 def test_real_sdk_unreadable_response_is_one_line(api: FakeApi, content_type: str, body: bytes) -> None:
@@ -381,8 +445,9 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
-def test_claude_runs_without_tools_from_a_temporary_directory(fake_claude: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_runs_without_tools_from_a_temporary_directory(
+    fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     backend = resolve_backend("claude", "some-model")
     assert isinstance(backend, ClaudeCliBackend)
@@ -392,8 +457,17 @@ def test_claude_runs_without_tools_from_a_temporary_directory(fake_claude: Path,
     assert streamed == [gen.text]
     assert gen.usage == {"input_tokens": 120, "output_tokens": 14}
     call = json.loads(fake_claude.read_text())
-    assert call["argv"] == ["-p", "--output-format", "json", "--tools", "", "--model", "some-model",
-                            "--system-prompt", PROMPT.system]
+    assert call["argv"] == [
+        "-p",
+        "--output-format",
+        "json",
+        "--tools",
+        "",
+        "--model",
+        "some-model",
+        "--system-prompt",
+        PROMPT.system,
+    ]
     assert call["stdin"] == PROMPT.user and call["stdin_is_pipe"]
     assert Path(call["cwd"]).resolve() != tmp_path.resolve()
     assert Path(call["cwd"]).name.startswith("rag-claude-")
@@ -410,8 +484,9 @@ def test_claude_runs_without_tools_from_a_temporary_directory(fake_claude: Path,
     ],
     ids=["json-error", "text-error", "not-json", "empty"],
 )
-def test_claude_failures_are_backend_errors(fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str,
-                                            expected: str) -> None:
+def test_claude_failures_are_backend_errors(
+    fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str, expected: str
+) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
     with pytest.raises(BackendError, match=expected):
         ClaudeCliBackend().generate(PROMPT)
@@ -425,8 +500,9 @@ def test_claude_hang_is_cut_by_the_timeout(fake_claude: Path, monkeypatch: pytes
     assert time.monotonic() - started < 10
 
 
-def test_claude_that_leaves_a_process_holding_its_output_still_answers(fake_claude: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_that_leaves_a_process_holding_its_output_still_answers(
+    fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "daemon")
     # the answer comes once claude has exited, not at the timeout ("gave no answer within 30 s")
     gen = ClaudeCliBackend(timeout=30).generate(PROMPT)
@@ -434,7 +510,8 @@ def test_claude_that_leaves_a_process_holding_its_output_still_answers(fake_clau
 
 
 def test_claude_whose_left_process_escapes_its_session_still_answers(
-        fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "setsid-daemon")  # holds stdout 30 s, out of reach
     # claude has answered and exited: its answer, not "gave no answer within 20 s" at the deadline
     gen = ClaudeCliBackend(timeout=20).generate(PROMPT)
@@ -466,8 +543,9 @@ def test_an_error_of_the_callers_writer_is_not_blamed_on_the_api(api: FakeApi) -
         AnthropicBackend(client=api.client()).generate(PROMPT, write)
 
 
-def test_a_terminated_query_ends_claude_too(tmp_path: Path, fake_claude: Path, worked_repo: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_terminated_query_ends_claude_too(
+    tmp_path: Path, fake_claude: Path, worked_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import signal
     import subprocess
 
@@ -475,10 +553,20 @@ def test_a_terminated_query_ends_claude_too(tmp_path: Path, fake_claude: Path, w
 
     ingest(worked_repo)
     pid_file = tmp_path / "claude.pid"
-    env = {**os.environ, "FAKE_CLAUDE_MODE": "hang", "FAKE_CLAUDE_PID": str(pid_file), "RAG_BACKEND": "claude"}
+    env = {
+        **os.environ,
+        "FAKE_CLAUDE_MODE": "hang",
+        "FAKE_CLAUDE_PID": str(pid_file),
+        "RAG_BACKEND": "claude",
+    }
     env.pop("ANTHROPIC_API_KEY", None)
-    query = subprocess.Popen([sys.executable, str(PROJECT / "query.py"), "billing refunds"], cwd=worked_repo,
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    query = subprocess.Popen(
+        [sys.executable, str(PROJECT / "query.py"), "billing refunds"],
+        cwd=worked_repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(200):
         if pid_file.exists() and pid_file.read_text():
             break

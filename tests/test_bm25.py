@@ -32,12 +32,16 @@ def bm25_oracle(docs: dict[str, str], question: str, tokenizer: Tokenizer) -> di
         for t, qtf in Counter(tokenizer.tokenize(question)).items():
             if c[t]:
                 idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += qtf * idf * c[t] * (BM25_K1 + 1) / (c[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
+                score += (
+                    qtf * idf * c[t] * (BM25_K1 + 1) / (c[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
+                )
         out[name] = score
     return out
 
 
-@pytest.mark.parametrize("question", ["billing refunds", "billing billing team", "original card", "plans renew"])
+@pytest.mark.parametrize(
+    "question", ["billing refunds", "billing billing team", "original card", "plans renew"]
+)
 def test_scores_equal_the_formula(worked_repo: Path, question: str) -> None:
     ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     with Index(worked_repo / ".rag" / "index.sqlite") as index:
@@ -53,18 +57,27 @@ def test_worked_example_known_figures(worked_repo: Path) -> None:
         hits = search(index, "billing refunds", k=4, scoring="bm25")
     # refunds.txt holds the one rare word: it wins by far, although team.txt says "billing" thrice
     assert [(h.chunk.path, round(h.score, 4)) for h in hits] == [
-        ("refunds.txt", 0.9627), ("team.txt", 0.2258), ("invoices.txt", 0.1386), ("plans.txt", 0.1197),
+        ("refunds.txt", 0.9627),
+        ("team.txt", 0.2258),
+        ("invoices.txt", 0.1386),
+        ("plans.txt", 0.1197),
     ]
     assert hits[0].score > 4 * hits[1].score
 
 
 def test_saturation_and_length(tmp_path: Path) -> None:
     """A term said often in a long passage does not beat a short passage that is about it."""
-    repo = write_tree(tmp_path / "r", {
-        "pool.txt": "The connection pool keeps idle connections open.\n",
-        "log.txt": " ".join(["connection"] * 12 + ["retry", "timeout", "socket", "backoff", "request"] * 40) + "\n",
-        "other.txt": "Templates render pages.\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "pool.txt": "The connection pool keeps idle connections open.\n",
+            "log.txt": " ".join(
+                ["connection"] * 12 + ["retry", "timeout", "socket", "backoff", "request"] * 40
+            )
+            + "\n",
+            "other.txt": "Templates render pages.\n",
+        },
+    )
     ingest(repo, options=IngestOptions(settings=PLAIN))
     with Index(repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "connection pool", k=3, scoring="bm25")
@@ -87,7 +100,10 @@ def test_explain_contributions_sum_to_the_score(worked_repo: Path) -> None:
 
 def test_unknown_scoring_is_refused(worked_repo: Path) -> None:
     ingest(worked_repo, options=IngestOptions(settings=PLAIN))
-    with Index(worked_repo / ".rag" / "index.sqlite") as index, pytest.raises(ValueError, match="tfidf, bm25"):
+    with (
+        Index(worked_repo / ".rag" / "index.sqlite") as index,
+        pytest.raises(ValueError, match="tfidf, bm25"),
+    ):
         search(index, "billing", scoring="bm26")
 
 
@@ -104,12 +120,22 @@ def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypa
     bad = runner.invoke(main, [*args, "--scoring", "bm26"])
     assert bad.exit_code == 2 and "'bm26' is not one of 'auto', 'tfidf', 'bm25'" in bad.output
     questions = tmp_path / "q.jsonl"  # a miss: its listing shows the scores of the chosen scoring
-    questions.write_text(json.dumps({"id": "q", "question": "billing",
-                                     "answers": [{"path": "plans.txt", "start_line": 1, "end_line": 1}]}) + "\n")
+    questions.write_text(
+        json.dumps(
+            {
+                "id": "q",
+                "question": "billing",
+                "answers": [{"path": "plans.txt", "start_line": 1, "end_line": 1}],
+            }
+        )
+        + "\n"
+    )
     for scoring, top in (("tfidf", 0.5344), ("bm25", 0.2258)):
-        result = runner.invoke(main, ["eval", str(questions), "--index", index, "--json", "--misses", "-k", "1",
-                                      "--scoring", scoring])
-        miss, = json.loads(result.output)["misses"]
+        result = runner.invoke(
+            main,
+            ["eval", str(questions), "--index", index, "--json", "--misses", "-k", "1", "--scoring", scoring],
+        )
+        (miss,) = json.loads(result.output)["misses"]
         assert (miss["results"][0]["path"], round(miss["results"][0]["score"], 4)) == ("team.txt", top)
 
 
@@ -121,7 +147,9 @@ def test_auto_is_bm25_except_on_plain_indexes(worked_repo: Path, tmp_path: Path)
 
     def scores(path: Path, scoring: str) -> list[tuple[str, float]]:
         with Index(path) as index:
-            return [(h.chunk.path, h.score) for h in search(index, "billing team refunds", 4, scoring=scoring)]
+            return [
+                (h.chunk.path, h.score) for h in search(index, "billing team refunds", 4, scoring=scoring)
+            ]
 
     assert scores(plain, "auto") == scores(plain, "tfidf") != scores(plain, "bm25")
     assert scores(code, "auto") == scores(code, "bm25") != scores(code, "tfidf")

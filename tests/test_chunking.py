@@ -296,14 +296,17 @@ def test_a_doc_block_ending_on_the_declaration_line_attaches() -> None:
     assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [(1, 3, "one"), (4, 8, "double")]
 
 
-@pytest.mark.parametrize(("heading", "title"), [
-    ("## Title ##", "Title"),
-    ("## Title ##   ", "Title"),
-    ("# C#", "C#"),
-    ("### a # b ###", "a # b"),
-    ("#   spaced    out   #", "spaced out"),
-    ("# Title" + " " * 40_000 + "end", "Title end"),  # was quadratic in the pattern: 8.6 s
-])
+@pytest.mark.parametrize(
+    ("heading", "title"),
+    [
+        ("## Title ##", "Title"),
+        ("## Title ##   ", "Title"),
+        ("# C#", "C#"),
+        ("### a # b ###", "a # b"),
+        ("#   spaced    out   #", "spaced out"),
+        ("# Title" + " " * 40_000 + "end", "Title end"),  # was quadratic in the pattern: 8.6 s
+    ],
+)
 def test_atx_heading_titles(heading: str, title: str) -> None:
     body = "\n\nA paragraph long enough to stand as a section of its own, with words in it.\n"
     assert {c.symbol for c in chunk_file("doc.md", heading + body)} == {title}
@@ -349,24 +352,34 @@ def test_typescript_without_semicolons_splits_where_a_line_ends_like_an_unfinish
     assert got[-1] == (118, 121, "module", "total")
 
 
-@pytest.mark.parametrize(("opening", "first_title"), [
-    ("---\ntitle: Guide\ntags: [a, b]\n---\n\n", "Title"),  # front matter: not a section
-    ("---\n\n", "Title"),  # a thematic break: the heading below it still counts
-    ("---\nJust a sentence, no keys.\n---\n\n", "Title"),
-])
+@pytest.mark.parametrize(
+    ("opening", "first_title"),
+    [
+        ("---\ntitle: Guide\ntags: [a, b]\n---\n\n", "Title"),  # front matter: not a section
+        ("---\n\n", "Title"),  # a thematic break: the heading below it still counts
+        ("---\nJust a sentence, no keys.\n---\n\n", "Title"),
+    ],
+)
 def test_a_leading_rule_is_front_matter_only_when_it_holds_yaml(opening: str, first_title: str) -> None:
-    body = "# Title\n\n" + "An introduction long enough to be a section of its own, with words.\n" * 6 + \
-           "\n---\n\n## Next\n\n" + "Another section that is long enough to stand on its own as a passage.\n" * 6
+    body = (
+        "# Title\n\n"
+        + "An introduction long enough to be a section of its own, with words.\n" * 6
+        + "\n---\n\n## Next\n\n"
+        + "Another section that is long enough to stand on its own as a passage.\n" * 6
+    )
     chunks = chunk_file("guide.md", opening + body)
     assert [c.symbol for c in chunks] == [first_title, "Title > Next"]
     heading_line = opening.count("\n") + 1
     assert chunks[0].start_line <= heading_line and chunks[0].text.count("# Title") == 1
 
 
-@pytest.mark.parametrize("markup", [
-    "<Input value={value} /> {error && <Error message={error} />}",  # `} />` once began a regex
-    "<a href={url}>http://example.com/help</a> {error && (\n      <Error message={error} />\n    )}",  # and `//` a comment
-])
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<Input value={value} /> {error && <Error message={error} />}",  # `} />` once began a regex
+        "<a href={url}>http://example.com/help</a> {error && (\n      <Error message={error} />\n    )}",  # and `//` a comment
+    ],
+)
 def test_jsx_self_closing_tags_and_urls_leave_the_components_intact(markup: str) -> None:
     def component(i: int) -> str:
         body = "".join(f"  const label{j} = value + '{j}'\n" for j in range(6))
@@ -378,7 +391,8 @@ def test_jsx_self_closing_tags_and_urls_leave_the_components_intact(markup: str)
     assert fallbacks == []  # the lexer's regex or comment swallowed brackets: unbalanced
     height = component(0).count("\n")  # each component's lines, then a blank
     assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [
-        (1 + i * height, (i + 1) * height - 1, f"Field{i}") for i in range(4)]
+        (1 + i * height, (i + 1) * height - 1, f"Field{i}") for i in range(4)
+    ]
 
 
 def test_an_apostrophe_in_jsx_text_is_not_a_string() -> None:
@@ -389,13 +403,17 @@ def test_an_apostrophe_in_jsx_text_is_not_a_string() -> None:
         for i in range(6)
     )
     text = (
-        "import React from 'react'\n\nexport class Form extends React.Component {\n" + handlers
+        "import React from 'react'\n\nexport class Form extends React.Component {\n"
+        + handlers
         + "  render() {\n    const { items } = this.props\n    return (\n      <div>\n"
         "        <p>Don't panic {items.map((i) => (\n          <span key={i}>{i}</span>\n"
         "        ))}</p>\n      </div>\n    )\n  }\n}\n"
     )
     fallbacks: list[str] = []
-    got = [(c.start_line, c.end_line, c.symbol) for c in chunk_file("src/form.jsx", text, on_fallback=fallbacks.append)]
+    got = [
+        (c.start_line, c.end_line, c.symbol)
+        for c in chunk_file("src/form.jsx", text, on_fallback=fallbacks.append)
+    ]
     assert fallbacks == []  # the quote once opened a string that swallowed the brackets after it
     assert got[0] == (1, 14, "Form.handle0") and got[-1] == (76, 86, "Form.render")
     assert len(got) == 7
@@ -429,11 +447,14 @@ def test_a_line_of_unclosed_quotes_is_lexed_once(monkeypatch: pytest.MonkeyPatch
 _FILLER = "Some filler text that is long enough to stand as a section on its own, with more words here.\n" * 3
 
 
-@pytest.mark.parametrize("block", [
-    "<!--\n# not a heading: commented out\n-->",  # an HTML comment holds no heading
-    "```pip install example```",  # inline code: a backtick fence's info string has no backtick
-    "- ```sh\n  # a shell comment in a fence that opens a list item\n  ```",
-])
+@pytest.mark.parametrize(
+    "block",
+    [
+        "<!--\n# not a heading: commented out\n-->",  # an HTML comment holds no heading
+        "```pip install example```",  # inline code: a backtick fence's info string has no backtick
+        "- ```sh\n  # a shell comment in a fence that opens a list item\n  ```",
+    ],
+)
 def test_markdown_blocks_that_hold_no_heading(block: str) -> None:
     text = f"# Title\n\n{_FILLER}\n{block}\n\n{_FILLER}\n## Usage\n\n{_FILLER}"
     usage = text.split("\n").index("## Usage") + 1
@@ -449,27 +470,41 @@ def test_rst_title_with_a_short_underline_of_four_or_more() -> None:
 
 
 def _js_function(name: str) -> str:
-    steps = "".join(f"    var step{j} = options.scale * value + {j} // {name} step {j} of ten\n" for j in range(10))
+    steps = "".join(
+        f"    var step{j} = options.scale * value + {j} // {name} step {j} of ten\n" for j in range(10)
+    )
     return f"  function {name}(value, options) {{\n{steps}    return step9\n  }}\n"
 
 
 _WRAPPED = "\n".join(map(_js_function, ["debounce", "throttle", "memoize", "partial"]))
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    (  # UMD: the code is a factory passed to the wrapper; the wrapper's lines stay as glue
-        "/*! lib v1.0.0 | MIT licence */\n(function (global, factory) {\n"
-        "  typeof exports === 'object' ? module.exports = factory() : global.lib = factory()\n"
-        "}(this, (function () {\n  'use strict'\n\n" + _WRAPPED
-        + "\n  return { debounce: debounce, throttle: throttle, memoize: memoize, partial: partial }\n})));\n",
-        [(1, 4, None), (5, 19, "debounce"), (21, 33, "throttle"), (35, 47, "memoize"), (49, 64, "partial")],
-    ),
-    (  # an IIFE: its first and last lines join the first and last functions
-        "// a browser script\n!function () {\n" + _WRAPPED + "}();\n",
-        [(1, 15, "debounce"), (17, 29, "throttle"), (31, 43, "memoize"), (45, 58, "partial")],
-    ),
-])
-def test_code_wrapped_in_a_function_is_chunked_like_a_file(text: str, expected: list[tuple[int, int, str | None]]) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # UMD: the code is a factory passed to the wrapper; the wrapper's lines stay as glue
+            "/*! lib v1.0.0 | MIT licence */\n(function (global, factory) {\n"
+            "  typeof exports === 'object' ? module.exports = factory() : global.lib = factory()\n"
+            "}(this, (function () {\n  'use strict'\n\n"
+            + _WRAPPED
+            + "\n  return { debounce: debounce, throttle: throttle, memoize: memoize, partial: partial }\n})));\n",
+            [
+                (1, 4, None),
+                (5, 19, "debounce"),
+                (21, 33, "throttle"),
+                (35, 47, "memoize"),
+                (49, 64, "partial"),
+            ],
+        ),
+        (  # an IIFE: its first and last lines join the first and last functions
+            "// a browser script\n!function () {\n" + _WRAPPED + "}();\n",
+            [(1, 15, "debounce"), (17, 29, "throttle"), (31, 43, "memoize"), (45, 58, "partial")],
+        ),
+    ],
+)
+def test_code_wrapped_in_a_function_is_chunked_like_a_file(
+    text: str, expected: list[tuple[int, int, str | None]]
+) -> None:
     chunks = chunk_file("dist/lib.js", text)
     assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == expected
     assert_well_formed(text, chunks)
@@ -481,15 +516,20 @@ def test_a_mixin_class_is_split_into_methods() -> None:
     chunks = chunk_file("lib/build-ideal-tree.js", text)
     assert [c.symbol for c in chunks] == [f"IdealTreeBuilder.step{i}" for i in range(9)]
     # 13 lines a method and a blank between; the first takes the file's head, the last the `}`
-    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 16)] + [(4 + 14 * i, 16 + 14 * i) for i in range(1, 8)] + [(116, 129)]
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 16)] + [
+        (4 + 14 * i, 16 + 14 * i) for i in range(1, 8)
+    ] + [(116, 129)]
     assert_well_formed(text, chunks)
 
 
-@pytest.mark.parametrize("head", [
-    "export const pick = <T,>(value: T) => {",  # the comma keeps `<T>` from reading as JSX in .tsx
-    "export const pick = <K extends keyof Map<string, number>>(value: K) => {",
-    "export const pick = async <T>(value: T): Promise<T> => {",
-])
+@pytest.mark.parametrize(
+    "head",
+    [
+        "export const pick = <T,>(value: T) => {",  # the comma keeps `<T>` from reading as JSX in .tsx
+        "export const pick = <K extends keyof Map<string, number>>(value: K) => {",
+        "export const pick = async <T>(value: T): Promise<T> => {",
+    ],
+)
 def test_generic_arrow_functions_are_functions(head: str) -> None:
     body = "".join(f"  const step{j} = transform(value) + {j}\n" for j in range(8))
     text = f"import {{ transform }} from './transform'\n\n{head}\n{body}  return value\n}}\n\nexport const other = 1\n"
@@ -501,14 +541,18 @@ def test_setext_and_atx_titles_collapse_blanks_alike() -> None:
     body = "Words of a release note, enough of them to make a section of its own here.\n" * 2
     text = f"Version 0.3  (2012-07-12)\n=========================\n\n{body}\n##  Version 0.2   (2012-01-05)\n\n{body}"
     assert [c.symbol for c in chunk_file("releases.md", text)] == [
-        "Version 0.3 (2012-07-12)", "Version 0.3 (2012-07-12) > Version 0.2 (2012-01-05)"]
+        "Version 0.3 (2012-07-12)",
+        "Version 0.3 (2012-07-12) > Version 0.2 (2012-01-05)",
+    ]
 
 
 def test_a_long_elif_chain_is_chunked() -> None:
     # each `elif` is an `if` nested in the one before: walking them recursively overflowed the
     # stack at about a thousand, and the ingest ended with a RecursionError
-    text = "x = 0\nif x == 0:\n    y = 0\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1500))
-    text += "\n\ndef dispatch(value):\n    \"\"\"Return the branch taken for the value.\"\"\"\n    return y\n"
+    text = "x = 0\nif x == 0:\n    y = 0\n" + "".join(
+        f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1500)
+    )
+    text += '\n\ndef dispatch(value):\n    """Return the branch taken for the value."""\n    return y\n'
     chunks = chunk_file("branches.py", text)
     assert_well_formed(text, chunks)
     assert (chunks[-1].symbol, chunks[-1].kind) == ("dispatch", "function")
@@ -517,20 +561,32 @@ def test_a_long_elif_chain_is_chunked() -> None:
 def _run_chunker(name: str, text: str) -> int:
     """Chunk in a child process, cut off after 20 s: returns the chunk count, or -1 if cut off.
     (Linear work takes milliseconds here; the quadratic and exponential forms took minutes.)"""
-    code = ("import sys; from rag.chunking import chunk_file; "
-            "print(len(chunk_file(sys.argv[1], sys.stdin.read())))")
+    code = (
+        "import sys; from rag.chunking import chunk_file; "
+        "print(len(chunk_file(sys.argv[1], sys.stdin.read())))"
+    )
     try:
-        done = subprocess.run([sys.executable, "-c", code, name], input=text, capture_output=True, text=True,
-                              timeout=20, cwd=Path(__file__).resolve().parent.parent, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", code, name],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            cwd=Path(__file__).resolve().parent.parent,
+            check=True,
+        )
     except subprocess.TimeoutExpired:
         return -1
     return int(done.stdout)
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("fences.md", "`" * 1_000_000 + "x`\n"),  # a lookahead rescanned the line per backtick: 2 min
-    ("nested.js", "(function () {\n" * 3000 + "x = 1;\n" * 400 + "})();\n" * 3000),  # re-lexed per level
-])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("fences.md", "`" * 1_000_000 + "x`\n"),  # a lookahead rescanned the line per backtick: 2 min
+        ("nested.js", "(function () {\n" * 3000 + "x = 1;\n" * 400 + "})();\n" * 3000),  # re-lexed per level
+    ],
+)
 def test_hostile_input_is_chunked_in_linear_time(name: str, text: str) -> None:
     assert _run_chunker(name, text) > 0
 
@@ -571,7 +627,9 @@ def test_a_file_of_headings_is_scanned_for_a_bounded_number_of_them(monkeypatch:
 def test_past_the_cap_the_deepest_headings_stop_being_sections() -> None:
     from rag.chunking import markdown
 
-    body = "".join(f"## Part {p}\n\n" + "".join(f"### Item {p}.{i}\n\nword\n\n" for i in range(60)) for p in range(100))
+    body = "".join(
+        f"## Part {p}\n\n" + "".join(f"### Item {p}.{i}\n\nword\n\n" for i in range(60)) for p in range(100)
+    )
     chunks = chunk_file("big.md", "# Top\n\n" + body)
     assert markdown.MAX_HEADINGS < 100 * 61  # 6,000 h3 under 100 h2: the h3 are text of their h2
     assert {c.symbol for c in chunks} <= {"Top"} | {f"Top > Part {p}" for p in range(100)}
@@ -586,7 +644,9 @@ def test_a_python_file_too_large_to_parse_is_cut_at_its_definitions(monkeypatch:
 
     parsed: list[int] = []
     real_parse = ast.parse
-    monkeypatch.setattr(python.ast, "parse", lambda source, *a, **k: parsed.append(len(source)) or real_parse(source, *a, **k))
+    monkeypatch.setattr(
+        python.ast, "parse", lambda source, *a, **k: parsed.append(len(source)) or real_parse(source, *a, **k)
+    )
     text = "x=1\n" * 250_000 + "\n\ndef tail(value):\n    return value\n"
     reasons: list[str] = []
     chunks = chunk_file("generated.py", text, reasons.append)

@@ -25,7 +25,7 @@ def test_ingest_prints_one_summary_line(runner: CliRunner, worked_repo: Path) ->
     write_tree(worked_repo, {"logo.png": b"\x89PNG\0", "blob.bin": b"\0\1\2"})
     result = ingest_plain(runner, worked_repo)
     assert result.exit_code == 0, result.output
-    line, = result.output.splitlines()
+    (line,) = result.output.splitlines()
     assert line.startswith("Indexed 4 files (4 chunks) in ")
     assert line.endswith(f"MB read; skipped: 2 binary -> {worked_repo.resolve()}/.rag/index.sqlite")
     again = ingest_plain(runner, worked_repo)
@@ -38,14 +38,18 @@ def test_ingest_without_the_languages_extra_says_what_to_install(
     import rag.pipeline
 
     monkeypatch.setattr(rag.pipeline, "languages_available", lambda: False)
-    write_tree(worked_repo, {"main.go": "package main\n\nfunc main() {}\n", "lib.rs": "fn f() {}\n",
-                             "util.go": "package main\n"})
+    write_tree(
+        worked_repo,
+        {"main.go": "package main\n\nfunc main() {}\n", "lib.rs": "fn f() {}\n", "util.go": "package main\n"},
+    )
     result = ingest_plain(runner, worked_repo)
     assert result.exit_code == 0, result.output
     summary, hint = result.output.splitlines()
     assert summary.startswith("Indexed 7 files")
-    assert hint == ("3 files chunked as paragraphs: pip install 'rag-code[languages]' for Go, Rust structure "
-                    "(the next ingest then re-chunks them)")
+    assert hint == (
+        "3 files chunked as paragraphs: pip install 'rag-code[languages]' for Go, Rust structure "
+        "(the next ingest then re-chunks them)"
+    )
 
 
 def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
@@ -65,17 +69,31 @@ def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monk
 def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Path) -> None:
     ingest_plain(runner, worked_repo)
     index = str(worked_repo / ".rag" / "index.sqlite")
-    result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "-k", "1", "billing refunds"])
+    result = runner.invoke(
+        main, ["query", "--json", "--no-llm", "--index", index, "-k", "1", "billing refunds"]
+    )
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert data == {
         "question": "billing refunds",
-        "results": [{
-            "rank": 1, "score": pytest.approx(0.392179, abs=1e-6), "path": "refunds.txt", "start_line": 1,
-            "end_line": 1, "chunk": 0, "kind": "text", "symbol": None,
-            "text": "Refunds go back to the original card after billing approves them.", "demoted": None, "boosted": None,
-        }],
-        "index": index, "repository": str(worked_repo.resolve()), "corrections": [],
+        "results": [
+            {
+                "rank": 1,
+                "score": pytest.approx(0.392179, abs=1e-6),
+                "path": "refunds.txt",
+                "start_line": 1,
+                "end_line": 1,
+                "chunk": 0,
+                "kind": "text",
+                "symbol": None,
+                "text": "Refunds go back to the original card after billing approves them.",
+                "demoted": None,
+                "boosted": None,
+            }
+        ],
+        "index": index,
+        "repository": str(worked_repo.resolve()),
+        "corrections": [],
     }
 
 
@@ -84,8 +102,13 @@ def test_query_with_only_unknown_words_is_empty_not_an_error(runner: CliRunner, 
     index = str(worked_repo / ".rag" / "index.sqlite")
     result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "chargeback"])
     assert result.exit_code == 0
-    assert json.loads(result.output) == {"question": "chargeback", "results": [], "index": index,
-                                         "repository": str(worked_repo.resolve()), "corrections": []}
+    assert json.loads(result.output) == {
+        "question": "chargeback",
+        "results": [],
+        "index": index,
+        "repository": str(worked_repo.resolve()),
+        "corrections": [],
+    }
 
 
 def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: Path, monkeypatch) -> None:
@@ -107,30 +130,65 @@ def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: 
         (["query", "--no-llm", "--index", "{corrupt}", "q"], 1, "is corrupt"),
         (["query", "--no-llm", "--index", "{index}", "   "], 1, "The question is empty — ask something"),
         (["query", "--no-llm", "--index", "{index}"], 1, "The question is empty — ask something"),
-        (["query", "--no-llm", "--index", "{index}", "-k", "0", "q"], 2,
-         "0 is not in the range x>=1 — see `main query --help`"),
+        (
+            ["query", "--no-llm", "--index", "{index}", "-k", "0", "q"],
+            2,
+            "0 is not in the range x>=1 — see `main query --help`",
+        ),
         (["ingest", "{repo}", "--tokenizer", "fancy"], 2, "'fancy' is not one of 'code', 'plain'"),
-        (["query", "--json", "--prompt-only", "--index", "{index}", "q"], 2, "print the prompt alone, without --json"),
-        (["query", "--explain", "--show-prompt", "--index", "{index}", "q"], 2, "without --json or --explain"),
-        (["eval", "{file}", "--index", "{index}", "--corpus-root", "{empty}"], 2, "--index names one — pick one"),
+        (
+            ["query", "--json", "--prompt-only", "--index", "{index}", "q"],
+            2,
+            "print the prompt alone, without --json",
+        ),
+        (
+            ["query", "--explain", "--show-prompt", "--index", "{index}", "q"],
+            2,
+            "without --json or --explain",
+        ),
+        (
+            ["eval", "{file}", "--index", "{index}", "--corpus-root", "{empty}"],
+            2,
+            "--index names one — pick one",
+        ),
         (["eval", "{file}", "--full"], 2, "--full rebuilds the corpus indexes of --corpus-root"),
         (["nosuch"], 2, "No such command 'nosuch' — see `main --help`"),
         # a socket, not /dev/null: a regression must not replace a device of the machine running the tests
         (["ingest", "{repo}", "--index", "{socket}"], 1, "socket is not a regular file"),
     ],
-    ids=["missing-repo", "repo-is-file", "empty-repo", "no-index", "corrupt-index", "blank-question",
-         "no-question", "k-zero", "bad-tokenizer", "json-prompt-only", "explain-show-prompt",
-         "eval-index-and-corpus-root", "eval-full-alone", "no-such-command", "index-is-a-device"],
+    ids=[
+        "missing-repo",
+        "repo-is-file",
+        "empty-repo",
+        "no-index",
+        "corrupt-index",
+        "blank-question",
+        "no-question",
+        "k-zero",
+        "bad-tokenizer",
+        "json-prompt-only",
+        "explain-show-prompt",
+        "eval-index-and-corpus-root",
+        "eval-full-alone",
+        "no-such-command",
+        "index-is-a-device",
+    ],
 )
-def test_bad_input_exit_codes(runner: CliRunner, worked_repo: Path, tmp_path: Path, args, code, message) -> None:
+def test_bad_input_exit_codes(
+    runner: CliRunner, worked_repo: Path, tmp_path: Path, args, code, message
+) -> None:
     ingest_plain(runner, worked_repo)
     (tmp_path / "afile").write_text("x")
     (tmp_path / "empty").mkdir()
     (tmp_path / "corrupt.sqlite").write_bytes(b"garbage" * 50)
     names = {
-        "missing": str(tmp_path / "missing"), "file": str(tmp_path / "afile"), "empty": str(tmp_path / "empty"),
-        "corrupt": str(tmp_path / "corrupt.sqlite"), "index": str(worked_repo / ".rag" / "index.sqlite"),
-        "repo": str(worked_repo), "socket": str(tmp_path / "socket"),
+        "missing": str(tmp_path / "missing"),
+        "file": str(tmp_path / "afile"),
+        "empty": str(tmp_path / "empty"),
+        "corrupt": str(tmp_path / "corrupt.sqlite"),
+        "index": str(worked_repo / ".rag" / "index.sqlite"),
+        "repo": str(worked_repo),
+        "socket": str(tmp_path / "socket"),
     }
     import socket
 
@@ -149,7 +207,9 @@ def test_every_command_has_help(runner: CliRunner) -> None:
         assert runner.invoke(main, [name, "--help"]).exit_code == 0
 
 
-def test_query_warns_when_files_changed_and_refresh_updates(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
+def test_query_warns_when_files_changed_and_refresh_updates(
+    runner: CliRunner, tmp_path: Path, monkeypatch
+) -> None:
     repo = write_tree(tmp_path / "r", {"a.txt": "alpha beta\n", "docs/b.txt": "gamma delta\n"})
     assert runner.invoke(main, ["ingest", str(repo)]).exit_code == 0
     monkeypatch.chdir(repo)
@@ -160,11 +220,15 @@ def test_query_warns_when_files_changed_and_refresh_updates(runner: CliRunner, t
     stale = runner.invoke(main, ["query", "--no-llm", "alpha"])
     assert stale.exit_code == 0
     # a query checks the files it returns and the folders above them, not the whole tree
-    assert "Note: 1 indexed file(s) or folder(s) changed since ingest (a.txt) — re-run ingest or pass --refresh" \
+    assert (
+        "Note: 1 indexed file(s) or folder(s) changed since ingest (a.txt) — re-run ingest or pass --refresh"
         in stale.output
+    )
     near = runner.invoke(main, ["query", "--no-llm", "gamma"])
-    assert "Note: 1 indexed file(s) or folder(s) changed since ingest (docs/) — re-run ingest or pass --refresh" \
+    assert (
+        "Note: 1 indexed file(s) or folder(s) changed since ingest (docs/) — re-run ingest or pass --refresh"
         in near.output
+    )
     unseen = runner.invoke(main, ["query", "--no-llm", "zeta"])  # only in the new file: no hit, but a hint
     assert "No passages" in unseen.output and "changed since ingest (docs/)" in unseen.output
     refreshed = runner.invoke(main, ["query", "--no-llm", "--refresh", "zeta"])
@@ -173,10 +237,14 @@ def test_query_warns_when_files_changed_and_refresh_updates(runner: CliRunner, t
 
 
 def test_query_as_group(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
-    repo = write_tree(tmp_path / "r", {
-        ".rag-access": "hr/ people\n", "hr/salaries.txt": "salary bands for engineers\n",
-        "README.md": "engineers write code\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            ".rag-access": "hr/ people\n",
+            "hr/salaries.txt": "salary bands for engineers\n",
+            "README.md": "engineers write code\n",
+        },
+    )
     runner.invoke(main, ["ingest", str(repo)])
     monkeypatch.chdir(repo)
     public = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
@@ -200,17 +268,24 @@ def test_index_option_may_name_a_folder(runner: CliRunner, worked_repo: Path, tm
 def test_unwritable_index_location_is_one_line(runner: CliRunner, worked_repo: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    result = runner.invoke(main, ["ingest", str(worked_repo), "--index", str(blocker / "sub" / "index.sqlite")])
+    result = runner.invoke(
+        main, ["ingest", str(worked_repo), "--index", str(blocker / "sub" / "index.sqlite")]
+    )
     assert result.exit_code == 1
-    assert result.output.startswith("Error: ") and "check that the path exists and is writable" in result.output
+    assert (
+        result.output.startswith("Error: ") and "check that the path exists and is writable" in result.output
+    )
     assert "Traceback" not in result.output and result.output.count("\n") == 1
 
 
 def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunner, tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        "tests/test_refunds.py": "def test_refund_invoice():\n    refund(invoice); refund(invoice); refund(invoice)\n",
-        "billing.py": "def refund(invoice):\n    # Send the money back.\n    return gateway.send(invoice.charge_id)\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "tests/test_refunds.py": "def test_refund_invoice():\n    refund(invoice); refund(invoice); refund(invoice)\n",
+            "billing.py": "def refund(invoice):\n    # Send the money back.\n    return gateway.send(invoice.charge_id)\n",
+        },
+    )
     assert runner.invoke(main, ["ingest", str(repo)]).exit_code == 0
     index = str(repo / ".rag" / "index.sqlite")
     text = runner.invoke(main, ["query", "--no-llm", "--index", index, "refund invoice"]).output
@@ -218,7 +293,9 @@ def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunne
     assert "billing.py" in first and "[" not in first
     assert "tests/test_refunds.py" in second and second.endswith("[test: ranked at x0.5 of its score]")
     assert float(second.split()[1]) > float(first.split()[1])  # a higher score, ranked second
-    results = json.loads(runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).output)
+    results = json.loads(
+        runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).output
+    )
     assert [r["demoted"] for r in results["results"]] == [None, "test"]
 
 
@@ -234,11 +311,15 @@ def test_a_question_in_bytes_that_are_not_utf8(runner: CliRunner, worked_repo: P
     assert shown.exit_code == 0 and "refunds \ufffd policy" in shown.output
 
 
-def test_index_option_expands_a_tilde(runner: CliRunner, worked_repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_index_option_expands_a_tilde(
+    runner: CliRunner, worked_repo: Path, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
-    assert runner.invoke(main, ["ingest", str(worked_repo), "--index=~/idx.sqlite"]).exit_code == 0  # not ./~/
+    assert (
+        runner.invoke(main, ["ingest", str(worked_repo), "--index=~/idx.sqlite"]).exit_code == 0
+    )  # not ./~/
     assert (tmp_path / "idx.sqlite").is_file()
     result = runner.invoke(main, ["query", "--no-llm", "--index=~/idx.sqlite", "-k", "1", "refunds"])
     assert result.exit_code == 0 and "refunds.txt:1-1" in result.output
@@ -246,10 +327,14 @@ def test_index_option_expands_a_tilde(runner: CliRunner, worked_repo: Path, tmp_
 
 def test_the_group_run_bare_prints_its_help(runner: CliRunner) -> None:
     result = runner.invoke(main, [])
-    assert result.output.startswith("Usage: ") and "Commands:" in result.output and "Error" not in result.output
+    assert (
+        result.output.startswith("Usage: ") and "Commands:" in result.output and "Error" not in result.output
+    )
 
 
-def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
+def test_a_terminated_ingest_leaves_no_temporary_index(
+    runner: CliRunner, worked_repo: Path, monkeypatch
+) -> None:
     import os
     import signal
 
@@ -275,7 +360,11 @@ def test_a_terminated_ingest_leaves_no_temporary_index(runner: CliRunner, worked
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert result.exit_code == 128 + signal.SIGTERM, result.exception
-    assert sorted(p.name for p in index.parent.iterdir()) == [".gitignore", "index.sqlite", "index.sqlite.lock"]  # the lock stays (paths.ingest_lock)
+    assert sorted(p.name for p in index.parent.iterdir()) == [
+        ".gitignore",
+        "index.sqlite",
+        "index.sqlite.lock",
+    ]  # the lock stays (paths.ingest_lock)
     assert index.read_bytes() == before
 
 
@@ -287,13 +376,23 @@ def test_query_notes_a_repository_that_is_gone(runner: CliRunner, worked_repo: P
     shutil.rmtree(worked_repo)
     result = runner.invoke(main, ["query", "--no-llm", "--index", str(index), "-k", "1", "refunds"])
     assert result.exit_code == 0 and "refunds.txt:1-1" in result.stdout
-    assert result.stderr == (f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
-                             "passages are as indexed — re-run `python ingest.py REPO` with its new path\n")
+    assert result.stderr == (
+        f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
+        "passages are as indexed — re-run `python ingest.py REPO` with its new path\n"
+    )
 
 
-def test_the_summary_counts_files_whose_structure_could_not_be_read(runner: CliRunner, tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {"ok.py": "def f():\n    return 1\n", "broken.py": "def f(:\n    return 1\n",
-                                       "notes.md": "# Notes\n\nSome words here.\n"})
+def test_the_summary_counts_files_whose_structure_could_not_be_read(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "ok.py": "def f():\n    return 1\n",
+            "broken.py": "def f(:\n    return 1\n",
+            "notes.md": "# Notes\n\nSome words here.\n",
+        },
+    )
     result = runner.invoke(main, ["ingest", str(repo)])
     assert result.exit_code == 0, result.output
     assert "; chunked as paragraphs, their structure unreadable: 1 python -> " in result.output

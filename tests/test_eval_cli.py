@@ -22,7 +22,9 @@ REFUNDS, INVOICES, PASSWORDS = (len(text) - 1 for text in FILES.values())  # pas
 
 def q(qid: str, text: str, path: str, corpus: str | None = None) -> str:
     row: dict[str, object] = {
-        "id": qid, "question": text, "answers": [{"path": path, "start_line": 1, "end_line": 1}],
+        "id": qid,
+        "question": text,
+        "answers": [{"path": path, "start_line": 1, "end_line": 1}],
     }
     if corpus:
         row["corpus"] = corpus
@@ -59,15 +61,21 @@ def test_eval_table(runner: CliRunner, setup: tuple[Path, Path]) -> None:
     assert result.exit_code == 0, result.output
     billing = (REFUNDS + INVOICES) / 2
     overall = (REFUNDS + INVOICES + PASSWORDS) / 3
-    assert result.stdout == "\n".join([
-        "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
-        f"billing          2  1.000  1.000   1.000   1.000  {billing:>11,.0f}",
-        f"auth             1  0.000  0.000   0.000   0.000  {PASSWORDS:>11,.0f}",
-        "-------------------------------------------------------------",
-        f"overall          3  0.667  0.667   0.667   0.667  {overall:>11,.0f}",
-        "Labelling errors: 1 answer path(s) in 1 question(s) are not in the index; 1 question(s) not scored:",
-        "  q4 (line 4): tokens.txt:1-1",
-    ]) + "\n"
+    assert (
+        result.stdout
+        == "\n".join(
+            [
+                "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
+                f"billing          2  1.000  1.000   1.000   1.000  {billing:>11,.0f}",
+                f"auth             1  0.000  0.000   0.000   0.000  {PASSWORDS:>11,.0f}",
+                "-------------------------------------------------------------",
+                f"overall          3  0.667  0.667   0.667   0.667  {overall:>11,.0f}",
+                "Labelling errors: 1 answer path(s) in 1 question(s) are not in the index; 1 question(s) not scored:",
+                "  q4 (line 4): tokens.txt:1-1",
+            ]
+        )
+        + "\n"
+    )
 
 
 def test_eval_misses_show_what_came_back_and_why(runner: CliRunner, setup: tuple[Path, Path]) -> None:
@@ -81,7 +89,9 @@ def test_eval_misses_show_what_came_back_and_why(runner: CliRunner, setup: tuple
         "q3 [auth] (line 3, no hit in the top 10): bcrypt hashing",
         "  answer: invoices.txt:1-1",
     ]
-    assert misses[4] == "  1. 2.0198  passwords.txt:1-1 (text)"  # a BM25 score: the index has the code tokenizer
+    assert (
+        misses[4] == "  1. 2.0198  passwords.txt:1-1 (text)"
+    )  # a BM25 score: the index has the code tokenizer
     assert misses[5].lstrip().startswith("bcrypt ")  # the --explain term contributions
     assert "hash" in misses[5]
     assert len(misses) == 6
@@ -95,8 +105,11 @@ def test_eval_json(runner: CliRunner, setup: tuple[Path, Path]) -> None:
     data = json.loads(result.stdout)
     assert set(data) == {"overall", "per_corpus", "label_errors", "unscored", "indexes", "k", "misses"}
     assert data["overall"] == {
-        "questions": 3, "hit_at_1": pytest.approx(2 / 3), "hit_at_4": pytest.approx(2 / 3),
-        "hit_at_10": pytest.approx(2 / 3), "mrr_at_10": pytest.approx(2 / 3),
+        "questions": 3,
+        "hit_at_1": pytest.approx(2 / 3),
+        "hit_at_4": pytest.approx(2 / 3),
+        "hit_at_10": pytest.approx(2 / 3),
+        "mrr_at_10": pytest.approx(2 / 3),
         "mean_top4_chars": pytest.approx((REFUNDS + INVOICES + PASSWORDS) / 3),
     }
     assert list(data["per_corpus"]) == ["billing", "auth"]
@@ -105,9 +118,9 @@ def test_eval_json(runner: CliRunner, setup: tuple[Path, Path]) -> None:
     ]
     assert data["unscored"] == ["q4"]
     assert data["indexes"] == {"": str(index)}
-    miss, = data["misses"]
+    (miss,) = data["misses"]
     assert miss["id"] == "q3" and miss["rank"] is None
-    top, = miss["results"]
+    (top,) = miss["results"]
     assert (top["rank"], top["path"], top["start_line"], top["end_line"]) == (1, "passwords.txt", 1, 1)
     assert top["explain"][0]["term"] == "bcrypt"
 
@@ -150,8 +163,9 @@ def test_eval_corpus_root_builds_then_reuses(runner: CliRunner, tmp_path: Path) 
     ],
     ids=["missing-file", "not-jsonl", "missing-field"],
 )
-def test_eval_bad_questions_exit_1(runner: CliRunner, setup: tuple[Path, Path], content: str | None,
-                                   expected: str) -> None:
+def test_eval_bad_questions_exit_1(
+    runner: CliRunner, setup: tuple[Path, Path], content: str | None, expected: str
+) -> None:
     questions, index = setup
     if content is None:
         questions.unlink()

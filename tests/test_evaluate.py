@@ -110,8 +110,16 @@ def test_k_is_checked() -> None:
         ("b.py", 10, 20, False),
         ("a.py", 10, 10, True),
     ],
-    ids=["adjacent-after", "adjacent-before", "touching-last-line", "touching-first-line", "inside",
-         "containing", "other-path", "one-line"],
+    ids=[
+        "adjacent-after",
+        "adjacent-before",
+        "touching-last-line",
+        "touching-first-line",
+        "inside",
+        "containing",
+        "other-path",
+        "one-line",
+    ],
 )
 def test_overlap_rule(path: str, start: int, end: int, expected: bool) -> None:
     assert overlaps(hit(path, start, end), Span("a.py", 10, 20)) is expected
@@ -134,7 +142,8 @@ def test_labelling_errors_are_not_misses() -> None:
     assert [o.question.id for o in report.outcomes] == ["ok", "half"]
     assert report.overall.questions == 2 and report.overall.hit_at_1 == 1.0
     assert [(e.id, e.line, e.answer.path) for e in report.label_errors] == [
-        ("half", 2, "gone.py"), ("bad", 3, "gone.py"),
+        ("half", 2, "gone.py"),
+        ("bad", 3, "gone.py"),
     ]
     assert [q.id for q in report.unscored] == ["bad"]
     assert report.misses == ()
@@ -145,20 +154,28 @@ def test_labelling_errors_are_not_misses() -> None:
         "  bad (line 3): gone.py:1-2",
     ]
     data = report_dict(report)
-    assert data["label_errors"][1] == {"id": "bad", "corpus": "alpha", "line": 3, "path": "gone.py",
-                                       "start_line": 1, "end_line": 2}
+    assert data["label_errors"][1] == {
+        "id": "bad",
+        "corpus": "alpha",
+        "line": 3,
+        "path": "gone.py",
+        "start_line": 1,
+        "end_line": 2,
+    }
     assert data["unscored"] == ["bad"]
 
 
 def test_format_table() -> None:
     report = evaluate(QUESTIONS, ranked)
-    assert format_table(report) == "\n".join([
-        "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
-        "alpha            2  0.500  1.000   1.000   0.750           81",
-        "beta             2  0.000  0.000   0.500   0.100           10",
-        "-------------------------------------------------------------",
-        "overall          4  0.250  0.500   0.750   0.425           46",
-    ])
+    assert format_table(report) == "\n".join(
+        [
+            "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
+            "alpha            2  0.500  1.000   1.000   0.750           81",
+            "beta             2  0.000  0.000   0.500   0.100           10",
+            "-------------------------------------------------------------",
+            "overall          4  0.250  0.500   0.750   0.425           46",
+        ]
+    )
 
 
 def test_format_table_flags_long_passages() -> None:
@@ -184,16 +201,30 @@ def write(tmp_path: Path, *lines: str) -> Path:
     return path
 
 
-GOOD = json.dumps({
-    "id": "q1", "question": "how?", "answers": [{"path": "a.py", "start_line": 1, "end_line": 2}],
-})
+GOOD = json.dumps(
+    {
+        "id": "q1",
+        "question": "how?",
+        "answers": [{"path": "a.py", "start_line": 1, "end_line": 2}],
+    }
+)
 
 
 def test_load_questions(tmp_path: Path) -> None:
-    path = write(tmp_path, GOOD, "", json.dumps({
-        "id": 7, "corpus": "flask-3.1.3", "question": "why?", "style": "natural",
-        "answers": [{"path": "./b.py", "start_line": 3, "end_line": 3, "symbol": "f"}],
-    }))
+    path = write(
+        tmp_path,
+        GOOD,
+        "",
+        json.dumps(
+            {
+                "id": 7,
+                "corpus": "flask-3.1.3",
+                "question": "why?",
+                "style": "natural",
+                "answers": [{"path": "./b.py", "start_line": 3, "end_line": 3, "symbol": "f"}],
+            }
+        ),
+    )
     assert load_questions(path) == [
         Question("q1", "how?", (Span("a.py", 1, 2),), None, 1),
         Question("7", "why?", (Span("b.py", 3, 3),), "flask-3.1.3", 3),
@@ -212,8 +243,10 @@ def test_load_questions_from_a_file_with_a_byte_order_mark(tmp_path: Path) -> No
         ([GOOD, "{not json"], ":2: not valid JSON"),
         (["[" * 100_000 + "]" * 100_000], ":1: JSON nested too deeply to read"),
         (["[1, 2]"], ":1: expected a JSON object, got list"),
-        ([GOOD, GOOD.replace('"id": "q1"', '"id": "q2"'), '{"id": "q3", "question": "?"}'],
-         ":3: missing field 'answers'"),
+        (
+            [GOOD, GOOD.replace('"id": "q1"', '"id": "q2"'), '{"id": "q3", "question": "?"}'],
+            ":3: missing field 'answers'",
+        ),
         (['{"question": "?", "answers": []}'], ":1: missing field 'id'"),
         ([GOOD.replace('"end_line": 2', '"end": 2')], ":1: answers[0] is missing field 'end_line'"),
         ([GOOD.replace('"end_line": 2', '"end_line": 0')], ":1: answers[0] needs whole-number lines"),
@@ -223,8 +256,20 @@ def test_load_questions_from_a_file_with_a_byte_order_mark(tmp_path: Path) -> No
         ([GOOD, GOOD], ":2: id 'q1' is also on line 1"),
         (["", "  "], " has no questions"),
     ],
-    ids=["not-json", "too-deep", "not-object", "missing-answers", "missing-id", "answer-missing-end", "bad-span",
-         "string-line", "empty-answers", "empty-question", "duplicate-id", "empty-file"],
+    ids=[
+        "not-json",
+        "too-deep",
+        "not-object",
+        "missing-answers",
+        "missing-id",
+        "answer-missing-end",
+        "bad-span",
+        "string-line",
+        "empty-answers",
+        "empty-question",
+        "duplicate-id",
+        "empty-file",
+    ],
 )
 def test_bad_questions_name_file_and_line(tmp_path: Path, lines: list[str], expected: str) -> None:
     path = write(tmp_path, *lines)

@@ -17,8 +17,10 @@ import rag.store.update
 import rag.weights
 from rag.cli import main
 
-REPO = {f"app/m{i}.py": f"def handler_{i}(request):\n    '''Handle {i} login requests'''\n    return {i}\n"
-        for i in range(12)}
+REPO = {
+    f"app/m{i}.py": f"def handler_{i}(request):\n    '''Handle {i} login requests'''\n    return {i}\n"
+    for i in range(12)
+}
 
 
 @pytest.fixture
@@ -39,8 +41,10 @@ def test_a_fault_in_the_rerank_is_an_internal_error_not_damage(indexed, monkeypa
     before = index.read_bytes()
     result = CliRunner().invoke(main, ["query", "--index", str(index), "--no-llm", "login handler"])
     assert result.exit_code == 1
-    assert result.output == ("Error: Internal error (IndexError: list index out of range) — this is a bug in rag, "
-                             "please report it (RAG_DEBUG=1 shows the traceback)\n")
+    assert result.output == (
+        "Error: Internal error (IndexError: list index out of range) — this is a bug in rag, "
+        "please report it (RAG_DEBUG=1 shows the traceback)\n"
+    )
     assert "damaged" not in result.output and "ingest" not in result.output
     assert index.read_bytes() == before
 
@@ -54,7 +58,9 @@ def test_a_fault_in_the_updater_is_an_internal_error_and_nothing_is_rebuilt(inde
         raise TypeError("unsupported operand type(s) for +: 'int' and 'NoneType'")
 
     monkeypatch.setattr(rag.store.update, "_edit_postings", broken)
-    (repo / "app" / "m3.py").write_text("def handler_3(request):\n    return 'changed'\n")  # one file: in place
+    (repo / "app" / "m3.py").write_text(
+        "def handler_3(request):\n    return 'changed'\n"
+    )  # one file: in place
     result = CliRunner().invoke(main, ["ingest", str(repo)])
     assert result.exit_code == 1
     assert result.output.startswith("Error: Internal error (TypeError: unsupported operand type(s)")
@@ -86,14 +92,19 @@ def test_an_index_built_with_another_k1_is_refused_then_rebuilt_whole(indexed, m
     assert refused.exit_code == 1
     assert refused.output == (
         f"Error: The index at {index} was built with scoring parameters {{'bm25_k1': 4.0, 'bm25_b': 0.9}}, "
-        f"this tool scores with {{'bm25_k1': 2.0, 'bm25_b': 0.9}} — re-run `python ingest.py {repo.resolve()}`\n")
+        f"this tool scores with {{'bm25_k1': 2.0, 'bm25_b': 0.9}} — re-run `python ingest.py {repo.resolve()}`\n"
+    )
     rebuilt = runner.invoke(main, ["ingest", str(repo)])
-    assert rebuilt.exit_code == 0 and rebuilt.output.startswith("Indexed 12 files"), rebuilt.output  # none reused
+    assert rebuilt.exit_code == 0 and rebuilt.output.startswith("Indexed 12 files"), (
+        rebuilt.output
+    )  # none reused
     fresh = repo.parent / "fresh.sqlite"
     assert runner.invoke(main, ["ingest", str(repo), "--index", str(fresh)]).exit_code == 0
 
     def scores(path: Path) -> list[tuple[str, float]]:
-        out = runner.invoke(main, ["query", "--index", str(path), "--json", "--no-llm", "-k", "10", "login handler 7"])
+        out = runner.invoke(
+            main, ["query", "--index", str(path), "--json", "--no-llm", "-k", "10", "login handler 7"]
+        )
         return [(r["path"], r["score"]) for r in json.loads(out.output)["results"]]
 
     assert scores(index) == scores(fresh)  # exactly a build with k1 = 2
@@ -103,13 +114,30 @@ def test_an_index_built_with_another_k1_is_refused_then_rebuilt_whole(indexed, m
 
 def test_a_query_loads_no_writer_side_module(indexed) -> None:
     _, index = indexed
-    code = ("import sys, json\nfrom click.testing import CliRunner\nfrom rag.cli import main\n"
-            f"r = CliRunner().invoke(main, ['query', '--index', {str(index)!r}, '--json', '--no-llm', 'login'])\n"
-            "assert r.exit_code == 0, r.output\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('rag'))))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    code = (
+        "import sys, json\nfrom click.testing import CliRunner\nfrom rag.cli import main\n"
+        f"r = CliRunner().invoke(main, ['query', '--index', {str(index)!r}, '--json', '--no-llm', 'login'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('rag'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
     loaded = set(json.loads(out.stdout))
     assert {"rag.store.reader", "rag.search", "rag.retrieve"} <= loaded
-    assert loaded.isdisjoint({"rag.store.writer", "rag.store.update", "rag.pipeline", "rag.files", "rag.secrets",
-                              "rag.chunking.python", "rag.backends", "rag.prompts"})
+    assert loaded.isdisjoint(
+        {
+            "rag.store.writer",
+            "rag.store.update",
+            "rag.pipeline",
+            "rag.files",
+            "rag.secrets",
+            "rag.chunking.python",
+            "rag.backends",
+            "rag.prompts",
+        }
+    )

@@ -12,15 +12,25 @@ from rag.chunking import Chunk
 from rag.fields import chunk_counts, path_text
 from rag.tokens import Tokenizer
 
-METHOD = Chunk("src/flask/sessions.py", 10, 12, "method", "SecureCookieSessionInterface.open_session",
-               "def open_session(self, app, request):\n    return None\n",
-               context="class SecureCookieSessionInterface(SessionInterface):")
+METHOD = Chunk(
+    "src/flask/sessions.py",
+    10,
+    12,
+    "method",
+    "SecureCookieSessionInterface.open_session",
+    "def open_session(self, app, request):\n    return None\n",
+    context="class SecureCookieSessionInterface(SessionInterface):",
+)
 
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [("src/flask/sessions.py", "src flask sessions"), ("README.md", " README"),
-     ("lib/core/Axios.test.js", "lib core Axios"), (".eslintrc", " .eslintrc")],
+    [
+        ("src/flask/sessions.py", "src flask sessions"),
+        ("README.md", " README"),
+        ("lib/core/Axios.test.js", "lib core Axios"),
+        (".eslintrc", " .eslintrc"),
+    ],
     ids=["nested", "top-level", "double-extension", "dotfile"],
 )
 def test_path_text(path: str, expected: str) -> None:
@@ -72,18 +82,33 @@ SESSION_REPO = {
 def test_path_and_symbol_rank_the_session_cookie_interface_first(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "repo", SESSION_REPO)
     scores = {}
-    for name, settings in (("fields", TokenizerSettings()),
-                           ("no fields", TokenizerSettings(path_weight=0, symbol_weight=0))):
+    for name, settings in (
+        ("fields", TokenizerSettings()),
+        ("no fields", TokenizerSettings(path_weight=0, symbol_weight=0)),
+    ):
         index_path = tmp_path / f"{name}.sqlite"
         ingest(repo, index_path, IngestOptions(settings=settings))
         with Index(index_path) as index:
-            scores[name] = [(h.chunk.symbol, round(h.score, 4))
-                            for h in search(index, "session cookie", k=3, scoring="tfidf")]
-            scores[f"{name}, bm25"] = [h.chunk.symbol for h in search(index, "session cookie", k=3, scoring="bm25")]
+            scores[name] = [
+                (h.chunk.symbol, round(h.score, 4))
+                for h in search(index, "session cookie", k=3, scoring="tfidf")
+            ]
+            scores[f"{name}, bm25"] = [
+                h.chunk.symbol for h in search(index, "session cookie", k=3, scoring="bm25")
+            ]
     # the class line alone puts it first; its path and symbol more than double the lead
-    assert scores["no fields"] == [("SecureCookieSessionInterface", 0.337), ("make_response", 0.2343),
-                                   ("client", 0.1473)]
-    assert scores["fields"] == [("SecureCookieSessionInterface", 0.4081), ("make_response", 0.173),
-                                ("client", 0.124)]
-    assert scores["fields, bm25"] == scores["no fields, bm25"] == ["SecureCookieSessionInterface", "make_response",
-                                                                  "client"]
+    assert scores["no fields"] == [
+        ("SecureCookieSessionInterface", 0.337),
+        ("make_response", 0.2343),
+        ("client", 0.1473),
+    ]
+    assert scores["fields"] == [
+        ("SecureCookieSessionInterface", 0.4081),
+        ("make_response", 0.173),
+        ("client", 0.124),
+    ]
+    assert (
+        scores["fields, bm25"]
+        == scores["no fields, bm25"]
+        == ["SecureCookieSessionInterface", "make_response", "client"]
+    )

@@ -23,39 +23,49 @@ def paths(root: Path, **kw) -> list[str]:
 
 
 def test_git_repo_lists_what_git_would_track(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        ".gitignore": "*.log\nbuild-out/\n!keep.log\n",
-        "src/app.py": "x = 1\n",
-        "src/.gitignore": "secret_notes.txt\n",
-        "src/secret_notes.txt": "ignored by a nested .gitignore\n",
-        "debug.log": "noise\n",
-        "keep.log": "negated, so kept\n",
-        "build-out/gen.py": "generated\n",
-        "untracked.md": "# not yet added, but not ignored\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            ".gitignore": "*.log\nbuild-out/\n!keep.log\n",
+            "src/app.py": "x = 1\n",
+            "src/.gitignore": "secret_notes.txt\n",
+            "src/secret_notes.txt": "ignored by a nested .gitignore\n",
+            "debug.log": "noise\n",
+            "keep.log": "negated, so kept\n",
+            "build-out/gen.py": "generated\n",
+            "untracked.md": "# not yet added, but not ignored\n",
+        },
+    )
     git(repo, "init", "-q")
     git(repo, "add", ".gitignore", "src/app.py", "src/.gitignore")
     listing = walk(repo)
     assert listing.git
     assert [f.path for f in listing.files] == [
-        ".gitignore", "keep.log", "src/.gitignore", "src/app.py", "untracked.md",
+        ".gitignore",
+        "keep.log",
+        "src/.gitignore",
+        "src/app.py",
+        "untracked.md",
     ]
 
 
 def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        "pkg/mod.py": "def f(): pass\n",
-        "node_modules/lib/index.js": "module.exports = 1\n",
-        ".venv/lib/site.py": "x\n",
-        "pkg/__pycache__/mod.cpython-311.pyc": b"\0\0",
-        "dist/bundle.js": "var a=1\n",
-        "web/app.min.js": "var a=1\n",
-        "package-lock.json": "{}\n",
-        "PKG-INFO": "Metadata-Version: 2.1\nName: pkg\n\n# Pkg (a copy of the README)\n",
-        "docs/.gitignore": "drafts/\n",
-        "docs/drafts/wip.md": "# wip\n",
-        "docs/index.md": "# Docs\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "pkg/mod.py": "def f(): pass\n",
+            "node_modules/lib/index.js": "module.exports = 1\n",
+            ".venv/lib/site.py": "x\n",
+            "pkg/__pycache__/mod.cpython-311.pyc": b"\0\0",
+            "dist/bundle.js": "var a=1\n",
+            "web/app.min.js": "var a=1\n",
+            "package-lock.json": "{}\n",
+            "PKG-INFO": "Metadata-Version: 2.1\nName: pkg\n\n# Pkg (a copy of the README)\n",
+            "docs/.gitignore": "drafts/\n",
+            "docs/drafts/wip.md": "# wip\n",
+            "docs/index.md": "# Docs\n",
+        },
+    )
     listing = walk(repo)
     assert not listing.git
     assert [f.path for f in listing.files] == ["docs/.gitignore", "docs/index.md", "pkg/mod.py"]
@@ -64,24 +74,30 @@ def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> 
 
 
 def test_compiled_copies_of_typescript_sources_are_skipped(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        "src/v4/schemas.ts": "export const a = 1;\n",
-        "v4/schemas.js": "exports.a = 1;\n",
-        "v4/schemas.d.ts": "export declare const a = 1;\n",
-        "lib/helpers.js": "module.exports = {};\n",  # no TypeScript twin: kept
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "src/v4/schemas.ts": "export const a = 1;\n",
+            "v4/schemas.js": "exports.a = 1;\n",
+            "v4/schemas.d.ts": "export declare const a = 1;\n",
+            "lib/helpers.js": "module.exports = {};\n",  # no TypeScript twin: kept
+        },
+    )
     assert paths(repo) == ["lib/helpers.js", "src/v4/schemas.ts"]
 
 
 def test_binary_huge_empty_and_non_utf8_files(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        "ok.txt": "fine text here\n",
-        "blob.dat": b"abc\0def" * 10,
-        "photo.png": b"\x89PNG",
-        "huge.txt": "x" * 2000 + "\n",
-        "latin1.txt": "café crème".encode("latin-1"),
-        "empty.txt": "",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "ok.txt": "fine text here\n",
+            "blob.dat": b"abc\0def" * 10,
+            "photo.png": b"\x89PNG",
+            "huge.txt": "x" * 2000 + "\n",
+            "latin1.txt": "café crème".encode("latin-1"),
+            "empty.txt": "",
+        },
+    )
     report = ingest(repo, options=IngestOptions(max_bytes=1000))
     assert report.files == 2  # ok.txt and latin1.txt
     assert report.skipped == {"binary": 2, "too-large": 1, "empty": 1}
@@ -102,13 +118,18 @@ def test_symlinks_are_never_followed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("use_git", [False, True])
-def test_a_symlink_does_not_carry_a_secret_or_ignored_file_past_the_rules(tmp_path: Path, use_git: bool) -> None:
-    repo = write_tree(tmp_path / "r", {
-        ".env": "DB_PASSWORD=hunter2supersecretvalue\n",
-        ".gitignore": "private/\n",
-        "private/notes.md": "# Payroll\n\nThe payroll budget is 4.2 million.\n",
-        "app.py": "x = 1\n",
-    })
+def test_a_symlink_does_not_carry_a_secret_or_ignored_file_past_the_rules(
+    tmp_path: Path, use_git: bool
+) -> None:
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            ".env": "DB_PASSWORD=hunter2supersecretvalue\n",
+            ".gitignore": "private/\n",
+            "private/notes.md": "# Payroll\n\nThe payroll budget is 4.2 million.\n",
+            "app.py": "x = 1\n",
+        },
+    )
     os.symlink(".env", repo / "settings.txt")
     os.symlink("private/notes.md", repo / "notes.md")
     if use_git:
@@ -131,19 +152,25 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_counted(tmp_path: Path) -> 
 def test_outside_git_a_repositorys_local_excludes_still_apply(tmp_path: Path) -> None:
     # git refuses some repositories (another user's, "dubious ownership"); the walk then
     # reads .git/info/exclude itself, below the .gitignore files
-    repo = write_tree(tmp_path / "r", {
-        ".git/info/exclude": "local-notes.txt\n*.tmp\n",
-        ".gitignore": "!keep.tmp\n",
-        "local-notes.txt": "mine only\n",
-        "scratch.tmp": "x\n",
-        "keep.tmp": "y\n",
-        "app.py": "x = 1\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            ".git/info/exclude": "local-notes.txt\n*.tmp\n",
+            ".gitignore": "!keep.tmp\n",
+            "local-notes.txt": "mine only\n",
+            "scratch.tmp": "x\n",
+            "keep.tmp": "y\n",
+            "app.py": "x = 1\n",
+        },
+    )
     from rag.files import _walk_files
 
     skipped: Counter[str] = Counter()
-    assert sorted(_walk_files(repo, lambda rel, reason: skipped.update([reason]))) == [".gitignore", "app.py",
-                                                                                        "keep.tmp"]
+    assert sorted(_walk_files(repo, lambda rel, reason: skipped.update([reason]))) == [
+        ".gitignore",
+        "app.py",
+        "keep.tmp",
+    ]
     assert skipped["gitignored"] == 2
 
 
@@ -176,35 +203,50 @@ def test_unreadable_file_is_counted_not_fatal(tmp_path: Path) -> None:
 
 
 def test_compiled_copies_are_found_below_a_common_parent(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        "pkg/src/v4/locales/fr.ts": "export default {};\n",
-        "pkg/v4/locales/fr.cjs": "module.exports = {};\n",
-        "pkg/v4/locales/fr.d.cts": "export {};\n",
-        "other/fr.js": "module.exports = 1;\n",  # only the file name matches: kept
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "pkg/src/v4/locales/fr.ts": "export default {};\n",
+            "pkg/v4/locales/fr.cjs": "module.exports = {};\n",
+            "pkg/v4/locales/fr.d.cts": "export {};\n",
+            "other/fr.js": "module.exports = 1;\n",  # only the file name matches: kept
+        },
+    )
     assert paths(repo) == ["other/fr.js", "pkg/src/v4/locales/fr.ts"]
 
 
 def test_data_files_are_skipped(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {"locale/fr/django.po": 'msgid "Hello"\nmsgstr "Bonjour"\n',
-                                       "logo.svg": "<svg></svg>\n", "app.py": "x = 1\n"})
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "locale/fr/django.po": 'msgid "Hello"\nmsgstr "Bonjour"\n',
+            "logo.svg": "<svg></svg>\n",
+            "app.py": "x = 1\n",
+        },
+    )
     listing = walk(repo)
     assert [f.path for f in listing.files] == ["app.py"] and listing.skipped["data"] == 2
 
 
 def test_line_endings_are_universal_newlines_for_every_chunker(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "r", {
-        "old_mac.py": b"def f():\r    pass\r\rdef g():\r    pass\r",  # ast counts a lone CR as a line break
-        "stray.py": b"import os\rimport sys\ndef f():\n    return 1\ndef g():\n    a = 1\n    return a\n",
-        "windows.md": b"Intro Title\r\n===========\r\n\r\nSome intro text here.\r\n\r\n"
-                      b"Usage\r\n-----\r\n\r\nRun the tool with care.\r\n",
-    })
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "old_mac.py": b"def f():\r    pass\r\rdef g():\r    pass\r",  # ast counts a lone CR as a line break
+            "stray.py": b"import os\rimport sys\ndef f():\n    return 1\ndef g():\n    a = 1\n    return a\n",
+            "windows.md": b"Intro Title\r\n===========\r\n\r\nSome intro text here.\r\n\r\n"
+            b"Usage\r\n-----\r\n\r\nRun the tool with care.\r\n",
+        },
+    )
     report = ingest(repo)
     assert report.files == 3
     with Index(report.index_path) as index:
         spans = sorted((c.path, c.start_line, c.end_line, c.symbol) for _, c, _ in index.all_chunks())
         texts = {(c.path, c.start_line): c.text for _, c, _ in index.all_chunks()}
-    assert [s for s in spans if s[0] == "old_mac.py"] == [("old_mac.py", 1, 2, "f"), ("old_mac.py", 4, 5, "g")]
+    assert [s for s in spans if s[0] == "old_mac.py"] == [
+        ("old_mac.py", 1, 2, "f"),
+        ("old_mac.py", 4, 5, "g"),
+    ]
     assert [s for s in spans if s[0] == "stray.py"] == [("stray.py", 1, 4, "f"), ("stray.py", 5, 7, "g")]
     assert texts["stray.py", 5] == "def g():\n    a = 1\n    return a"
     assert [s[3] for s in spans if s[0] == "windows.md"] == ["Intro Title > Usage"]
@@ -274,7 +316,9 @@ def test_read_text_reads_only_the_regular_file_the_walk_listed(tmp_path: Path, s
 
 @pytest.mark.parametrize("name", [".ragignore", ".gitignore"])
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
-def test_a_rule_file_that_is_not_a_small_regular_file_is_one_line(tmp_path: Path, name: str, kind: str) -> None:
+def test_a_rule_file_that_is_not_a_small_regular_file_is_one_line(
+    tmp_path: Path, name: str, kind: str
+) -> None:
     from click.testing import CliRunner
 
     from rag.cli import main

@@ -28,7 +28,9 @@ def test_hostile_repo_ingests_and_every_readable_line_is_findable(tmp_path: Path
     assert report.skipped["non-utf8-name"] == 1  # could not be stored, cited or checked for freshness
     covered: dict[str, set[int]] = {}
     with Index(report.index_path) as index:
-        rows = index._query("SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
+        rows = index._query(
+            "SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
+        )
         for path, start, end in rows:
             covered.setdefault(path, set()).update(range(start, end + 1))
         for path, lines in readable_lines(repo).items():
@@ -60,12 +62,17 @@ def test_a_file_that_vanishes_during_ingest_is_counted_not_fatal(tmp_path: Path,
 
 def _results(index_path: Path) -> list[tuple[str, int, float]]:
     with Index(index_path) as index:
-        return [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, "alpha beta gamma module", k=10)]
+        return [
+            (h.chunk.path, h.chunk.start_line, h.score)
+            for h in search(index, "alpha beta gamma module", k=10)
+        ]
 
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_always_leaves_the_previous_index(tmp_path: Path) -> None:
-    files = {f"pkg/m{i}.py": f"def f{i}(x):\n    return alpha(x) + beta({i}) * gamma\n" * 40 for i in range(300)}
+    files = {
+        f"pkg/m{i}.py": f"def f{i}(x):\n    return alpha(x) + beta({i}) * gamma\n" * 40 for i in range(300)
+    }
     repo = write_tree(tmp_path / "r", files)
     index_path = ingest(repo).index_path
     before = _results(index_path)
@@ -73,15 +80,20 @@ def test_sigkill_at_random_points_always_leaves_the_previous_index(tmp_path: Pat
     durations = []
     for _ in range(2):
         started = time.perf_counter()
-        full = subprocess.run([sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full"], capture_output=True)
+        full = subprocess.run(
+            [sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full"], capture_output=True
+        )
         durations.append(time.perf_counter() - started)
         assert full.returncode == 0
         assert _results(index_path) == before  # a full rebuild of the same files gives the same index
     duration = min(durations)
     killed = 0
     for _ in range(20):
-        proc = subprocess.Popen([sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0, 0.8 * duration))
         proc.send_signal(signal.SIGKILL)
         killed += proc.wait() == -signal.SIGKILL

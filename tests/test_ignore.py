@@ -133,8 +133,14 @@ def test_match_is_three_valued(patterns: list[str], path: str, expected: bool | 
         ("**/x.txt", "subx.txt", None),
     ],
     ids=[
-        "anchored", "outside-base", "anchored-not-deeper", "any-depth",
-        "sibling-dir", "relative", "dstar", "prefix-not-dir",
+        "anchored",
+        "outside-base",
+        "anchored-not-deeper",
+        "any-depth",
+        "sibling-dir",
+        "relative",
+        "dstar",
+        "prefix-not-dir",
     ],
 )
 def test_base_directory(pattern: str, path: str, expected: bool | None) -> None:
@@ -194,13 +200,43 @@ SUB_GITIGNORE = """\
 deep/**/x.txt
 """
 TREE = [
-    "build/out.o", "build/sub/keep.pyc", "src/build/x.py", "src/app.py", "src/app.pyc", "src/keep.pyc",
-    "logs/a.log", "logs/important.log", "logs/deep/b.log", "docs/a.tmp", "docs/x/y/b.tmp", "docs/ok.md",
-    "cache/c.bin", "src/cache/d.bin", "secret1.txt", "secret12.txt", "src/secretA.txt",
-    "vendor/theirs/v.js", "vendor/ours/o.js", "vendor/top.js", "setup.cfg", "src/setup.cfg",
-    "data1/d.csv", "data10/d.csv", "#notes", "a b", "ab", "name with spaces",
-    "sub/README.md", "sub/guide.md", "sub/x/README.md", "sub/local/l.txt", "sub/x/local/l.txt",
-    "sub/deep/x.txt", "sub/deep/1/2/x.txt", "sub/x.txt", "README.md",
+    "build/out.o",
+    "build/sub/keep.pyc",
+    "src/build/x.py",
+    "src/app.py",
+    "src/app.pyc",
+    "src/keep.pyc",
+    "logs/a.log",
+    "logs/important.log",
+    "logs/deep/b.log",
+    "docs/a.tmp",
+    "docs/x/y/b.tmp",
+    "docs/ok.md",
+    "cache/c.bin",
+    "src/cache/d.bin",
+    "secret1.txt",
+    "secret12.txt",
+    "src/secretA.txt",
+    "vendor/theirs/v.js",
+    "vendor/ours/o.js",
+    "vendor/top.js",
+    "setup.cfg",
+    "src/setup.cfg",
+    "data1/d.csv",
+    "data10/d.csv",
+    "#notes",
+    "a b",
+    "ab",
+    "name with spaces",
+    "sub/README.md",
+    "sub/guide.md",
+    "sub/x/README.md",
+    "sub/local/l.txt",
+    "sub/x/local/l.txt",
+    "sub/deep/x.txt",
+    "sub/deep/1/2/x.txt",
+    "sub/x.txt",
+    "README.md",
 ]
 
 
@@ -245,14 +281,33 @@ def test_agrees_with_git(tmp_path: Path) -> None:
 
 
 # pieces of random patterns: literals (one non-ASCII: git matches bytes), wildcards, brackets, escapes
-_PIECES = ["a", "b", "ab", "x.py", "é", "1", "*", "?", "**", "[ab]", "[!a]", "[a-c]", "[b-a]", "[[:digit:]]",
-           "\\*", "a*", "*.py", "?b"]
+_PIECES = [
+    "a",
+    "b",
+    "ab",
+    "x.py",
+    "é",
+    "1",
+    "*",
+    "?",
+    "**",
+    "[ab]",
+    "[!a]",
+    "[a-c]",
+    "[b-a]",
+    "[[:digit:]]",
+    "\\*",
+    "a*",
+    "*.py",
+    "?b",
+]
 _NAMES = ["a", "b", "ab", "x.py", "é", "1", "a.b", "*", "ba"]
 
 
 def _random_pattern(rng: random.Random) -> str:
-    pattern = "/".join("".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 2)))
-                       for _ in range(rng.randint(1, 3)))
+    pattern = "/".join(
+        "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 3))
+    )
     if rng.random() < 0.3:
         pattern = "/" + pattern
     if rng.random() < 0.2:
@@ -269,7 +324,9 @@ def test_random_patterns_agree_with_git(tmp_path: Path) -> None:
     repo.mkdir()
     _git(repo, "init", "-q", ".")
     paths = sorted({"/".join(rng.choice(_NAMES) for _ in range(rng.randint(1, 3))) for _ in range(60)})
-    files = [p for p in paths if not any(q.startswith(p + "/") for q in paths)]  # a name is a file or a folder
+    files = [
+        p for p in paths if not any(q.startswith(p + "/") for q in paths)
+    ]  # a name is a file or a folder
     for rel in files:
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text("x", encoding="utf-8")
@@ -280,7 +337,14 @@ def test_random_patterns_agree_with_git(tmp_path: Path) -> None:
         (repo / ".gitignore").write_text("\n".join(patterns) + "\n", encoding="utf-8")
         rules = [IgnoreRules.from_file(repo / ".gitignore")]
         ours = {rel for rel, is_dir in listed.items() if is_ignored(rules, rel, is_dir)}
-        out = _git(repo, "-c", "core.quotePath=false", "check-ignore", "--stdin", stdin="\n".join(sorted(listed)) + "\n")
+        out = _git(
+            repo,
+            "-c",
+            "core.quotePath=false",
+            "check-ignore",
+            "--stdin",
+            stdin="\n".join(sorted(listed)) + "\n",
+        )
         theirs = set(out.splitlines())
         if ours != theirs:
             disagreements.append((patterns, sorted(ours ^ theirs)[:3]))

@@ -39,13 +39,16 @@ def snapshot(index_path: Path, questions: list[str]) -> list[list[tuple[str, int
 
 
 def code_repo(root: Path) -> Path:
-    return write_tree(root, {
-        "app/auth.py": "def login(user, password):\n    return check_password(user, password)\n\n\n"
-                       "def logout(session):\n    session.clear()\n",
-        "app/db.py": "def connect(url):\n    return Engine(url, pool_size=5)\n",
-        "docs/guide.md": "# Guide\n\nLog in with your password; log out to clear the session.\n",
-        "notes.txt": "Connection pool sizes are tuned per deployment.\n",
-    })
+    return write_tree(
+        root,
+        {
+            "app/auth.py": "def login(user, password):\n    return check_password(user, password)\n\n\n"
+            "def logout(session):\n    session.clear()\n",
+            "app/db.py": "def connect(url):\n    return Engine(url, pool_size=5)\n",
+            "docs/guide.md": "# Guide\n\nLog in with your password; log out to clear the session.\n",
+            "notes.txt": "Connection pool sizes are tuned per deployment.\n",
+        },
+    )
 
 
 QUESTIONS = ["login password", "session clear", "connection pool size", "guide"]
@@ -64,7 +67,9 @@ def test_incremental_reingest_equals_full_rebuild(tmp_path: Path) -> None:
     ingest(repo)
     again = ingest(repo)
     assert again.up_to_date
-    (repo / "app" / "db.py").write_text("def connect(url, pool_size=10):\n    return Engine(url, pool_size)\n")
+    (repo / "app" / "db.py").write_text(
+        "def connect(url, pool_size=10):\n    return Engine(url, pool_size)\n"
+    )
     (repo / "notes.txt").unlink()
     (repo / "app" / "cache.py").write_text("def clear_cache():\n    CACHE.clear()\n")
     inc = ingest(repo)
@@ -180,8 +185,9 @@ def test_index_found_from_a_subdirectory_and_from_where_ingest_ran(tmp_path: Pat
 
 
 @pytest.mark.parametrize(("scoring", "column"), [("tfidf", "norms"), ("bm25", "bm25k")])
-def test_query_reads_only_what_it_needs(tmp_path: Path, scoring: str, column: str,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_query_reads_only_what_it_needs(
+    tmp_path: Path, scoring: str, column: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A query fetches the postings of its terms, the blocks of one per-chunk array (cosine:
     # norms, BM25: its length normalisers) that hold their chunks, and the text of the top k,
     # not every chunk. With blocks of 8 chunks, the 50 chunks make 7 blocks.
@@ -221,9 +227,9 @@ def test_files_skipped_after_reading_are_not_read_again(tmp_path: Path, mocker) 
 
 def big_repo(root: Path) -> Path:
     files = {
-        f"pkg/mod{i:02d}.py": f"def handler_{i}(request):\n    \"\"\"Handle request {i} with the session.\"\"\"\n"
-                              f"    return render(request, 'page{i}.html', session=request.session)\n\n\n"
-                              f"class Model{i}:\n    table = 'table_{i}'\n"
+        f"pkg/mod{i:02d}.py": f'def handler_{i}(request):\n    """Handle request {i} with the session."""\n'
+        f"    return render(request, 'page{i}.html', session=request.session)\n\n\n"
+        f"class Model{i}:\n    table = 'table_{i}'\n"
         for i in range(40)
     }
     files["README.md"] = "# Pages\n\nEvery handler renders a page with the session of the request.\n"
@@ -232,8 +238,15 @@ def big_repo(root: Path) -> Path:
     return write_tree(root, files)
 
 
-BIG_QUESTIONS = ["handler session request", "render page", "model table", "rotate signing key", "brandnewterm",
-                 "handle request 7", "Model39"]
+BIG_QUESTIONS = [
+    "handler session request",
+    "render page",
+    "model table",
+    "rotate signing key",
+    "brandnewterm",
+    "handle request 7",
+    "Model39",
+]
 
 
 @pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
@@ -242,7 +255,9 @@ def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker, scoring: st
     ingest(repo)
     (repo / "pkg" / "mod03.py").write_text("def handler_3(request):\n    return brandnewterm(request)\n")
     (repo / "pkg" / "mod07.py").unlink()
-    (repo / "pkg" / "extra.py").write_text("def extra(session):\n    \"\"\"Rotate the session.\"\"\"\n    return 1\n")
+    (repo / "pkg" / "extra.py").write_text(
+        'def extra(session):\n    """Rotate the session."""\n    return 1\n'
+    )
     (repo / "pkg" / "mod39.py").write_text("")  # now empty: its chunks and its unique terms go
     update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
     report = ingest(repo)
@@ -252,10 +267,14 @@ def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker, scoring: st
     for groups in (frozenset(), frozenset({"ops"})):
         with Index(report.index_path) as a, Index(full) as b:
             for q in BIG_QUESTIONS:
-                got = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
-                       for h in search(a, q, 10, groups=groups, scoring=scoring)]
-                want = [(h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
-                        for h in search(b, q, 10, groups=groups, scoring=scoring)]
+                got = [
+                    (h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
+                    for h in search(a, q, 10, groups=groups, scoring=scoring)
+                ]
+                want = [
+                    (h.chunk.path, h.chunk.start_line, h.chunk.end_line, h.score)
+                    for h in search(b, q, 10, groups=groups, scoring=scoring)
+                ]
                 assert [g[:3] for g in got] == [w[:3] for w in want], q
                 assert all(abs(g[3] - w[3]) < 1e-12 for g, w in zip(got, want)), q
             assert a.manifest.n_chunks == b.manifest.n_chunks and a.manifest.n_terms == b.manifest.n_terms
@@ -281,8 +300,12 @@ def test_an_index_kept_open_sees_an_update_whole(tmp_path: Path, mocker, scoring
         assert update.call_count == 1
         with Index(path) as fresh:
             for q in BIG_QUESTIONS:
-                got = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(kept, q, 10, scoring=scoring)]
-                want = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(fresh, q, 10, scoring=scoring)]
+                got = [
+                    (h.chunk.path, h.chunk.start_line, h.score) for h in search(kept, q, 10, scoring=scoring)
+                ]
+                want = [
+                    (h.chunk.path, h.chunk.start_line, h.score) for h in search(fresh, q, 10, scoring=scoring)
+                ]
                 assert got == want, q
         assert kept.manifest.n_chunks == fresh.manifest.n_chunks != before
 
@@ -350,7 +373,9 @@ def test_raising_the_size_limit_indexes_files_that_were_too_large(tmp_path: Path
 
 
 def test_query_freshness_checks_only_the_folders_above_its_files(tmp_path: Path, mocker) -> None:
-    repo = write_tree(tmp_path / "r", {f"pkg{i}/sub/m.py": f"def f{i}():\n    return {i}\n" for i in range(30)})
+    repo = write_tree(
+        tmp_path / "r", {f"pkg{i}/sub/m.py": f"def f{i}():\n    return {i}\n" for i in range(30)}
+    )
     path = ingest(repo).index_path
     (repo / "pkg3" / "sub" / "new.py").write_text("def g():\n    return 0\n")
     with Index(path) as index:
@@ -372,18 +397,32 @@ def as_other_byte_order(path: Path) -> None:
         return values.tobytes()
 
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'byteorder'",
-                     ('"big"' if sys.byteorder == "little" else '"little"',))
-        conn.executemany("UPDATE terms SET ids = ?, tfs = ? WHERE term = ?",
-                         [(swapped("I", i), swapped("H", t), term)
-                          for term, i, t in conn.execute("SELECT term, ids, tfs FROM terms").fetchall()])
-        conn.executemany("UPDATE forward SET tids = ?, tfs = ? WHERE chunk_id = ?",
-                         [(swapped("I", i), swapped("H", t), cid)
-                          for cid, i, t in conn.execute("SELECT chunk_id, tids, tfs FROM forward").fetchall()])
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'byteorder'",
+            ('"big"' if sys.byteorder == "little" else '"little"',),
+        )
+        conn.executemany(
+            "UPDATE terms SET ids = ?, tfs = ? WHERE term = ?",
+            [
+                (swapped("I", i), swapped("H", t), term)
+                for term, i, t in conn.execute("SELECT term, ids, tfs FROM terms").fetchall()
+            ],
+        )
+        conn.executemany(
+            "UPDATE forward SET tids = ?, tfs = ? WHERE chunk_id = ?",
+            [
+                (swapped("I", i), swapped("H", t), cid)
+                for cid, i, t in conn.execute("SELECT chunk_id, tids, tfs FROM forward").fetchall()
+            ],
+        )
         typecodes = {"classes": "H", "lengths": "I"}
-        conn.executemany("UPDATE arrays SET data = ? WHERE name = ?",
-                         [(swapped(typecodes.get(name, "d"), data), name)
-                          for name, data in conn.execute("SELECT name, data FROM arrays").fetchall()])
+        conn.executemany(
+            "UPDATE arrays SET data = ? WHERE name = ?",
+            [
+                (swapped(typecodes.get(name, "d"), data), name)
+                for name, data in conn.execute("SELECT name, data FROM arrays").fetchall()
+            ],
+        )
 
 
 @pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
@@ -412,7 +451,10 @@ def test_an_index_in_the_other_byte_order_is_rebuilt_not_updated_in_place(tmp_pa
     report = ingest(repo)
     assert update.call_count == 0 and report.reused == 41  # the unchanged files' chunks, read back
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'byteorder'").fetchone()[0] == f'"{sys.byteorder}"'
+        assert (
+            conn.execute("SELECT value FROM meta WHERE key = 'byteorder'").fetchone()[0]
+            == f'"{sys.byteorder}"'
+        )
     full = tmp_path / "full.sqlite"
     ingest(repo, index_path=full, options=IngestOptions(full=True))
     assert snapshot(path, BIG_QUESTIONS) == snapshot(full, BIG_QUESTIONS)
@@ -473,8 +515,10 @@ def test_an_ingest_with_nothing_to_index_clears_the_stale_note(tmp_path: Path) -
 
 def test_a_rename_that_changes_how_a_file_is_chunked_is_chunked_again(tmp_path: Path) -> None:
     repo = code_repo(tmp_path / "r")
-    (repo / "tool").write_text("#!/usr/bin/env python3\ndef alpha_function():\n    return 1\n\n\n"
-                               "class Beta:\n    def run(self):\n        return alpha_function()\n")
+    (repo / "tool").write_text(
+        "#!/usr/bin/env python3\ndef alpha_function():\n    return 1\n\n\n"
+        "class Beta:\n    def run(self):\n        return alpha_function()\n"
+    )
     ingest(repo)
     (repo / "tool").rename(repo / "tool.cfg")  # same bytes; an extension: plain text, not python
     report = ingest(repo)
@@ -482,9 +526,12 @@ def test_a_rename_that_changes_how_a_file_is_chunked_is_chunked_again(tmp_path: 
     ingest(repo, index_path=full, options=IngestOptions(full=True))
     for path in (report.index_path, full):
         with Index(path) as index:
-            assert [(c.start_line, c.kind) for _, c, _ in index.all_chunks() if c.path == "tool.cfg"] == [(1, "text")]
-    assert snapshot(report.index_path, QUESTIONS + ["alpha function beta"]) == \
-        snapshot(full, QUESTIONS + ["alpha function beta"])
+            assert [(c.start_line, c.kind) for _, c, _ in index.all_chunks() if c.path == "tool.cfg"] == [
+                (1, "text")
+            ]
+    assert snapshot(report.index_path, QUESTIONS + ["alpha function beta"]) == snapshot(
+        full, QUESTIONS + ["alpha function beta"]
+    )
 
 
 def _damaged_copies(tmp_path: Path, good: Path) -> Iterator[Path]:
@@ -496,7 +543,7 @@ def _damaged_copies(tmp_path: Path, good: Path) -> Iterator[Path]:
         for start, length in ((8, 64), (0, page)):
             bad = tmp_path / f"bad{n}-{start}.sqlite"
             at = n * page + start
-            bad.write_bytes(data[:at] + b"\xff" * length + data[at + length:])
+            bad.write_bytes(data[:at] + b"\xff" * length + data[at + length :])
             yield bad
 
 
@@ -523,8 +570,19 @@ def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Pat
 
     good = ingest(code_repo(tmp_path / "r")).index_path
     questions = tmp_path / "q.jsonl"
-    questions.write_text("".join(json.dumps({"id": f"q{i}", "question": q, "answers": [
-        {"path": "app/auth.py", "start_line": 1, "end_line": 2}]}) + "\n" for i, q in enumerate(QUESTIONS)))
+    questions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "question": q,
+                    "answers": [{"path": "app/auth.py", "start_line": 1, "end_line": 2}],
+                }
+            )
+            + "\n"
+            for i, q in enumerate(QUESTIONS)
+        )
+    )
     refused = []
     for bad in _damaged_copies(tmp_path, good):
         try:
@@ -547,7 +605,16 @@ def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Pat
         "DELETE FROM views",
         "DELETE FROM classes",
     ],
-    ids=["avglen-0", "block-0", "root-null", "version-text", "text-not-utf8", "no-chunks", "no-views", "no-classes"],
+    ids=[
+        "avglen-0",
+        "block-0",
+        "root-null",
+        "version-text",
+        "text-not-utf8",
+        "no-chunks",
+        "no-views",
+        "no-classes",
+    ],
 )
 def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: str) -> None:
     from rag.retrieve import Request, retrieve
@@ -583,7 +650,9 @@ def test_an_index_in_a_folder_whose_name_holds_uri_characters(tmp_path: Path) ->
     conn = sqlite3.connect(report.index_path)
     conn.execute("PRAGMA application_id = 0")  # as an index written before the id
     conn.close()
-    assert ingest(repo, options=IngestOptions(full=True)).files == 4  # recognised by its meta table, and rebuilt
+    assert (
+        ingest(repo, options=IngestOptions(full=True)).files == 4
+    )  # recognised by its meta table, and rebuilt
 
 
 def test_a_file_that_only_looks_marked_is_not_an_index(tmp_path: Path) -> None:
@@ -596,7 +665,9 @@ def test_a_file_that_only_looks_marked_is_not_an_index(tmp_path: Path) -> None:
 
 def test_a_rename_strips_one_byte_order_mark_as_reading_does(tmp_path: Path) -> None:
     repo = code_repo(tmp_path / "r")
-    (repo / "tool.py").write_bytes("\ufeff\ufeff#!/usr/bin/env python3\ndef helper():\n    return 2\n".encode())
+    (repo / "tool.py").write_bytes(
+        "\ufeff\ufeff#!/usr/bin/env python3\ndef helper():\n    return 2\n".encode()
+    )
     ingest(repo)
     (repo / "tool.py").rename(repo / "tool")  # the text starts with a BOM: no shebang, so text
     report = ingest(repo)
@@ -645,7 +716,9 @@ def test_a_repository_copied_or_moved_with_its_index(tmp_path: Path, how: str) -
     ingest(original)
     moved = tmp_path / "moved"
     (shutil.copytree if how == "copy" else shutil.move)(original, moved)
-    (moved / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=5, giraffe=True)\n")
+    (moved / "app" / "db.py").write_text(
+        "def connect(url):\n    return Engine(url, pool_size=5, giraffe=True)\n"
+    )
     index_path = moved / ".rag" / "index.sqlite"
     # its index still names the old folder: a query refuses rather than check (or --refresh
     # re-read) that folder's files, which may be gone, or another repository's
@@ -699,7 +772,9 @@ def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
         damaged = bytearray(good)
         damaged[number * page : (number + 1) * page] = b"\xff" * page
         index_path.write_bytes(bytes(damaged))
-        (repo / "app" / "db.py").write_text(f"def connect(url):\n    return Engine(url, pool_size={number + 10})\n")
+        (repo / "app" / "db.py").write_text(
+            f"def connect(url):\n    return Engine(url, pool_size={number + 10})\n"
+        )
         report = ingest(repo)  # was: DatabaseError, or "corrupt — re-run ingest" (which did not help)
         assert report.files == 4, number
         expected = tmp_path / f"fresh{number}.sqlite"
@@ -715,7 +790,9 @@ def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
     assert "rebuilt" in outcomes  # most pages: the ingest met the damage
 
 
-def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_path: Path, monkeypatch) -> None:
+def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(
+    tmp_path: Path, monkeypatch
+) -> None:
     import rag.pipeline
     import rag.store.writer
     from rag import IndexWriteError
@@ -728,9 +805,13 @@ def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(tmp_p
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(rag.pipeline, "update_index", full_disk)  # an update in place
-    monkeypatch.setattr(rag.store.writer.IndexWriter, "finish", full_disk)  # and the full build it falls back to
+    monkeypatch.setattr(
+        rag.store.writer.IndexWriter, "finish", full_disk
+    )  # and the full build it falls back to
     (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=9)\n")
-    with pytest.raises(IndexWriteError, match=r"^Could not write the index at .*\(database or disk is full\) — check"):
+    with pytest.raises(
+        IndexWriteError, match=r"^Could not write the index at .*\(database or disk is full\) — check"
+    ):
         ingest(repo)
     assert snapshot(index_path, QUESTIONS) == before
     assert [p.name for p in index_path.parent.iterdir() if ".tmp-" in p.name] == []
@@ -752,7 +833,8 @@ def test_a_chunker_that_overflows_the_stack_does_not_end_the_ingest(tmp_path: Pa
     with Index(report.index_path) as index:
         hits = search(index, "connect engine pool size", k=1)
     assert [(h.chunk.path, h.chunk.kind, h.chunk.symbol, h.chunk.start_line) for h in hits] == [
-        ("app/db.py", "text", None, 1)]  # indexed as paragraphs
+        ("app/db.py", "text", None, 1)
+    ]  # indexed as paragraphs
 
 
 def test_ingest_over_random_byte_damage_is_never_a_traceback(tmp_path: Path) -> None:
@@ -760,10 +842,15 @@ def test_ingest_over_random_byte_damage_is_never_a_traceback(tmp_path: Path) -> 
     # come back as the wrong type or size (TypeError, IndexError) in an update in place
     import random
 
-    repo = write_tree(tmp_path / "r", {
-        f"app/m{i}.py": f"def handler_{i}(request):\n    '''Handle {i} requests for the login page'''\n"
-                        f"    return render(request, 'page{i}.html')\n\n\nclass Service{i}:\n    def run(self):\n"
-                        f"        return {i}\n" for i in range(30)})
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            f"app/m{i}.py": f"def handler_{i}(request):\n    '''Handle {i} requests for the login page'''\n"
+            f"    return render(request, 'page{i}.html')\n\n\nclass Service{i}:\n    def run(self):\n"
+            f"        return {i}\n"
+            for i in range(30)
+        },
+    )
     index_path = ingest(repo).index_path
     good = index_path.read_bytes()
     rng = random.Random(1)
@@ -785,10 +872,14 @@ def test_an_index_written_into_a_parent_folder_is_not_taken_for_a_moved_one(tmp_
     from rag.retrieve import Request, retrieve
 
     parent = write_tree(tmp_path / "r3", {name: f"top-level {name}\n" for name in ("README.md", "setup.py")})
-    package = write_tree(parent / "pkg", {name: f"the package's own {name}, with more words in it\n"
-                                          for name in ("README.md", "setup.py")})
+    package = write_tree(
+        parent / "pkg",
+        {name: f"the package's own {name}, with more words in it\n" for name in ("README.md", "setup.py")},
+    )
     report = ingest(package, parent / ".rag" / "index.sqlite")  # REPO/.rag/index.sqlite of another REPO
-    found = retrieve(report.index_path, Request("package words", 4, refresh=True, rerank="none"))  # was: refused, or re-read r3
+    found = retrieve(
+        report.index_path, Request("package words", 4, refresh=True, rerank="none")
+    )  # was: refused, or re-read r3
     assert [h.chunk.path for h in found.hits] == ["README.md", "setup.py"]
     with Index(report.index_path) as index:
         assert index.manifest.root == str(package.resolve()) and index.moved_repository() is None
@@ -836,7 +927,9 @@ def test_the_old_format_message_names_the_command_that_rebuilds_that_index(tmp_p
         path.unlink()
 
 
-def test_a_query_on_an_index_kept_in_a_folder_of_its_own_does_not_list_the_files(tmp_path: Path, monkeypatch) -> None:
+def test_a_query_on_an_index_kept_in_a_folder_of_its_own_does_not_list_the_files(
+    tmp_path: Path, monkeypatch
+) -> None:
     from rag.retrieve import Request, retrieve
 
     repo = code_repo(tmp_path / "r")
@@ -874,8 +967,12 @@ def test_a_callers_error_is_not_taken_for_damage_without_an_index(tmp_path: Path
         raise ValueError("a bug in the caller's progress bar")
 
     with pytest.raises(ValueError, match="progress bar"):
-        ingest(code_repo(tmp_path / "r"), progress=broken_progress, on_start=lambda n, b: starts.append(n),
-               options=IngestOptions(workers=1))
+        ingest(
+            code_repo(tmp_path / "r"),
+            progress=broken_progress,
+            on_start=lambda n, b: starts.append(n),
+            options=IngestOptions(workers=1),
+        )
     assert starts == [4]  # raised at once: no second, full build of a first index
 
 
@@ -884,8 +981,10 @@ def test_a_manifest_value_damaged_to_null_is_one_error(tmp_path: Path) -> None:
     index_path = ingest(code_repo(tmp_path / "r")).index_path
     conn = sqlite3.connect(index_path)
     conn.execute("PRAGMA writable_schema = ON")
-    conn.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)' "
-                 "WHERE name = 'meta'")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = 'CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)' "
+        "WHERE name = 'meta'"
+    )
     conn.commit()
     conn.close()
     with sqlite3.connect(index_path) as conn:
@@ -926,6 +1025,8 @@ def test_ingest_never_writes_through_a_committed_rag_link(tmp_path: Path, link: 
     (repo / link).symlink_to(outside if link == ".rag" else target)
     result = CliRunner().invoke(main, ["ingest", str(repo)])
     assert result.exit_code == 1
-    assert result.output == (f"Error: {repo / link} is a symbolic link, and rag writes its index only into a real "
-                             "folder — remove the link, or pass --index PATH to keep the index elsewhere\n")
+    assert result.output == (
+        f"Error: {repo / link} is a symbolic link, and rag writes its index only into a real "
+        "folder — remove the link, or pass --index PATH to keep the index elsewhere\n"
+    )
     assert list(outside.iterdir()) == []

@@ -48,9 +48,14 @@ def test_pruned_top_k_equals_exhaustive(tmp_path: Path, seed: int, scoring: str)
         for _ in range(60):
             question = " ".join(rng.choices(vocab, weights, k=rng.randint(1, 8)))
             k = rng.choice([1, 4, 10])
-            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, k, scoring=scoring)]
-            slow = [(h.chunk.path, h.chunk.start_line, h.score)
-                    for h in search(index, question, k, prune=False, scoring=scoring)]
+            fast = [
+                (h.chunk.path, h.chunk.start_line, h.score)
+                for h in search(index, question, k, scoring=scoring)
+            ]
+            slow = [
+                (h.chunk.path, h.chunk.start_line, h.score)
+                for h in search(index, question, k, prune=False, scoring=scoring)
+            ]
             assert fast == slow, question
 
 
@@ -97,25 +102,39 @@ def test_pruning_stays_exact_after_in_place_updates(tmp_path: Path, mocker, scor
     assert update.call_count == 6
     with Index(repo / ".rag" / "index.sqlite") as index:
         assert index.manifest.bound_scale >= 1.0
-        assert index.view().length / index.view().n_chunks > index.manifest.bm25_avglen  # the bounds are scaled
+        assert (
+            index.view().length / index.view().n_chunks > index.manifest.bm25_avglen
+        )  # the bounds are scaled
         for _ in range(80):
             question = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
-            fast = [(h.chunk.path, h.chunk.start_line, h.score) for h in search(index, question, 4, scoring=scoring)]
-            slow = [(h.chunk.path, h.chunk.start_line, h.score)
-                    for h in search(index, question, 4, prune=False, scoring=scoring)]
+            fast = [
+                (h.chunk.path, h.chunk.start_line, h.score)
+                for h in search(index, question, 4, scoring=scoring)
+            ]
+            slow = [
+                (h.chunk.path, h.chunk.start_line, h.score)
+                for h in search(index, question, 4, prune=False, scoring=scoring)
+            ]
             assert fast == slow, question
 
 
 @SCORINGS
 def test_a_term_repeated_hundreds_of_times_scores_like_the_formula(tmp_path: Path, scoring: str) -> None:
     # tfs above 255 leave the cosine weight table for the computed path: same figures
-    repo = write_tree(tmp_path / "r", {"loud.py": f"def loud():\n    return '{'echo ' * 300}tail'\n",
-                                       "quiet.txt": "echo once tail\n", "other.txt": "nothing here\n"})
+    repo = write_tree(
+        tmp_path / "r",
+        {
+            "loud.py": f"def loud():\n    return '{'echo ' * 300}tail'\n",
+            "quiet.txt": "echo once tail\n",
+            "other.txt": "nothing here\n",
+        },
+    )
     ingest(repo)
     with Index(repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "echo tail", 4, explain=True, scoring=scoring)
-        assert [h.chunk.path for h in hits] == [h.chunk.path for h in search(index, "echo tail", 4, prune=False,
-                                                                               scoring=scoring)]
+        assert [h.chunk.path for h in hits] == [
+            h.chunk.path for h in search(index, "echo tail", 4, prune=False, scoring=scoring)
+        ]
     loud = next(h for h in hits if h.chunk.path == "loud.py")
     assert max(c.tf for c in loud.contributions) >= 300
     assert sum(c.score for c in loud.contributions) == pytest.approx(loud.score, abs=1e-12)
@@ -134,8 +153,9 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
     first = (0.5, array("I", range(100)), array("H", [1] * 100), 0.5)
     second = (0.5, array("I", range(1000)), array("H", [1] * 1000), 0.5)
     spy = mocker.spy(search_module, "bisect_left")
-    kept = search_module._probe(acc, list(range(100)), [first, second], Cosine(),
-                                search_module._scorer(acc, None), 4, 0.0, [0.5, 0.0])
+    kept = search_module._probe(
+        acc, list(range(100)), [first, second], Cosine(), search_module._scorer(acc, None), 4, 0.0, [0.5, 0.0]
+    )
     assert kept == list(range(10))
     assert [acc[c] for c in kept] == [11.0] * 10
     assert acc[50] == 1.5  # probed for the first term, dropped before the second
@@ -143,8 +163,9 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
 
 
 @SCORINGS
-def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(tmp_path: Path, scoring: str,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(
+    tmp_path: Path, scoring: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # one-line chunks beside long, repetitive ones: a chunk's sum and another chunk's norm,
     # paired by mistake, would give a threshold far from any real score
     rng = random.Random(11)
@@ -154,17 +175,25 @@ def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(tmp_path: 
         if f % 2:
             files[f"doc{f:03d}.txt"] = " ".join(rng.choices(vocab[:8], k=2)) + "\n"
         else:
-            files[f"doc{f:03d}.txt"] = " ".join(rng.choices(vocab[:8], k=300) + rng.choices(vocab, k=40)) + "\n"
+            files[f"doc{f:03d}.txt"] = (
+                " ".join(rng.choices(vocab[:8], k=300) + rng.choices(vocab, k=40)) + "\n"
+            )
     repo = write_tree(tmp_path / "r", files)
     ingest(repo)
     search_module = sys.modules["rag.search"]
     with Index(repo / ".rag" / "index.sqlite") as index:
         for _ in range(80):
-            question = " ".join(rng.choices(vocab[:8], k=rng.randint(1, 3)) + rng.choices(vocab, k=rng.randint(0, 3)))
+            question = " ".join(
+                rng.choices(vocab[:8], k=rng.randint(1, 3)) + rng.choices(vocab, k=rng.randint(0, 3))
+            )
             k = rng.choice([1, 4])
             monkeypatch.setattr(search_module, "DENSE_RATIO", 0.0)
             pruned = [(h.chunk.path, h.score) for h in search(index, question, k, scoring=scoring)]
-            exhaustive = [(h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)]
+            exhaustive = [
+                (h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)
+            ]
             monkeypatch.setattr(search_module, "DENSE_RATIO", 1e9)
-            reference = [(h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)]
+            reference = [
+                (h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)
+            ]
             assert pruned == exhaustive == reference, question

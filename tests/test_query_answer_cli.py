@@ -75,8 +75,9 @@ def test_missing_api_key_is_one_line_and_exit_1(runner: CliRunner, index: Path) 
     )
 
 
-def test_backend_from_the_environment(runner: CliRunner, index: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backend_from_the_environment(
+    runner: CliRunner, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RAG_BACKEND", "anthropic")
     assert query(runner, index, QUESTION).exit_code == 1
 
@@ -100,14 +101,18 @@ def test_usage_errors(runner: CliRunner, index: Path, args: list[str], code: int
 @pytest.mark.parametrize(
     ("failure", "code", "stderr"),
     [
-        (BackendError("Rate limited by the Anthropic API (429), even after retries — wait a minute"), 1,
-         "Error: Rate limited by the Anthropic API (429), even after retries — wait a minute\n"),
+        (
+            BackendError("Rate limited by the Anthropic API (429), even after retries — wait a minute"),
+            1,
+            "Error: Rate limited by the Anthropic API (429), even after retries — wait a minute\n",
+        ),
         (KeyboardInterrupt(), 130, "Interrupted.\n"),
     ],
     ids=["backend-error", "ctrl-c"],
 )
-def test_backend_failures(runner: CliRunner, index: Path, use_fake: FakeBackend, failure: BaseException,
-                          code: int, stderr: str) -> None:
+def test_backend_failures(
+    runner: CliRunner, index: Path, use_fake: FakeBackend, failure: BaseException, code: int, stderr: str
+) -> None:
     use_fake.answers.append(failure)
     result = query(runner, index, QUESTION)
     assert result.exit_code == code
@@ -119,13 +124,15 @@ def test_backend_failures(runner: CliRunner, index: Path, use_fake: FakeBackend,
     ("stop_reason", "message"),
     [
         ("refusal", "Error: The model declined to answer (stop_reason: refusal)\n"),
-        ("max_tokens",
-         "Error: The answer was cut off at the token limit and is incomplete (stop_reason: max_tokens)\n"),
+        (
+            "max_tokens",
+            "Error: The answer was cut off at the token limit and is incomplete (stop_reason: max_tokens)\n",
+        ),
     ],
 )
-def test_refusal_and_truncation_are_reported_not_passed_off(runner: CliRunner, index: Path,
-                                                           use_fake: FakeBackend, stop_reason: str,
-                                                           message: str) -> None:
+def test_refusal_and_truncation_are_reported_not_passed_off(
+    runner: CliRunner, index: Path, use_fake: FakeBackend, stop_reason: str, message: str
+) -> None:
     use_fake.queue("Partial answer", stop_reason=stop_reason)
     result = query(runner, index, QUESTION)
     assert result.exit_code == 1
@@ -135,10 +142,14 @@ def test_refusal_and_truncation_are_reported_not_passed_off(runner: CliRunner, i
 # --- no context, no call ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [[], ["--json"], ["--prompt-only"], ["--backend", "none"]],
-                         ids=["text", "json", "prompt-only", "none"])
-def test_nothing_retrieved_means_no_call(runner: CliRunner, index: Path, use_fake: FakeBackend,
-                                         args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [[], ["--json"], ["--prompt-only"], ["--backend", "none"]],
+    ids=["text", "json", "prompt-only", "none"],
+)
+def test_nothing_retrieved_means_no_call(
+    runner: CliRunner, index: Path, use_fake: FakeBackend, args: list[str]
+) -> None:
     result = query(runner, index, *args, "quantum chromodynamics")
     assert result.exit_code == 0
     assert use_fake.prompts == []
@@ -166,26 +177,30 @@ def test_backend_none_prints_the_passages_and_the_hint_not_the_prompt(runner: Cl
     assert result.stderr == NO_BACKEND_HINT + "\n"
 
 
-def test_auto_without_key_or_claude_is_none(runner: CliRunner, index: Path, monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Path) -> None:
+def test_auto_without_key_or_claude_is_none(
+    runner: CliRunner, index: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     result = query(runner, index, QUESTION)
     assert result.exit_code == 0 and result.stderr == NO_BACKEND_HINT + "\n"
 
 
-def test_show_prompt_prints_the_exact_prompt_and_stops(runner: CliRunner, index: Path,
-                                                       use_fake: FakeBackend) -> None:
+def test_show_prompt_prints_the_exact_prompt_and_stops(
+    runner: CliRunner, index: Path, use_fake: FakeBackend
+) -> None:
     result = query(runner, index, "--show-prompt", QUESTION)
     assert result.exit_code == 0
     assert result.stdout == render_text_prompt(expected_prompt(index)) + "\n"
     assert use_fake.prompts == []
 
 
-def test_show_prompt_for_the_api_is_the_request(runner: CliRunner, index: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_show_prompt_for_the_api_is_the_request(
+    runner: CliRunner, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    result = query(runner, index, "--backend", "anthropic", "--model", "claude-test", "--show-prompt",
-                   QUESTION)
+    result = query(
+        runner, index, "--backend", "anthropic", "--model", "claude-test", "--show-prompt", QUESTION
+    )
     assert result.exit_code == 0, result.output
     request = json.loads(result.stdout)
     assert request["model"] == "claude-test"
@@ -198,10 +213,13 @@ def test_prompt_only_prints_just_the_prompt(runner: CliRunner, index: Path) -> N
     assert (result.stdout, result.stderr) == (expected_prompt(index).text + "\n", "")
 
 
-def test_answer_is_streamed_then_sources_are_listed_and_checked(runner: CliRunner, index: Path,
-                                                                use_fake: FakeBackend) -> None:
-    use_fake.queue("It compares hashes [auth.py:6-7] and logs in [login.py:1-4].",
-                   usage={"input_tokens": 321, "output_tokens": 42})
+def test_answer_is_streamed_then_sources_are_listed_and_checked(
+    runner: CliRunner, index: Path, use_fake: FakeBackend
+) -> None:
+    use_fake.queue(
+        "It compares hashes [auth.py:6-7] and logs in [login.py:1-4].",
+        usage={"input_tokens": 321, "output_tokens": 42},
+    )
     result = query(runner, index, QUESTION)
     assert result.exit_code == 0, result.output
     assert result.stdout == (
@@ -227,44 +245,95 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
     result = query(runner, index, "--json", "-k", "1", QUESTION)
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
-    assert list(got) == ["question", "answer", "citations", "results", "backend", "model", "usage",
-                         "stop_reason", "index", "repository", "corrections"]
+    assert list(got) == [
+        "question",
+        "answer",
+        "citations",
+        "results",
+        "backend",
+        "model",
+        "usage",
+        "stop_reason",
+        "index",
+        "repository",
+        "corrections",
+    ]
     assert got["question"] == QUESTION
     assert got["answer"] == "It compares hashes [auth.py:6-7]. Also [gone.py:1-2]."
     assert got["citations"] == [
-        {"path": "auth.py", "start_line": 6, "end_line": 7,
-         "cited_text": "    stored = load_hash(user)\n    return verify(stored, password)", "valid": True},
+        {
+            "path": "auth.py",
+            "start_line": 6,
+            "end_line": 7,
+            "cited_text": "    stored = load_hash(user)\n    return verify(stored, password)",
+            "valid": True,
+        },
         {"path": "gone.py", "start_line": 1, "end_line": 2, "cited_text": "", "valid": False},
     ]
     [hit] = got["results"]
-    assert set(hit) == {"rank", "score", "path", "start_line", "end_line", "chunk", "kind", "symbol", "text",
-                        "demoted", "boosted"}
+    assert set(hit) == {
+        "rank",
+        "score",
+        "path",
+        "start_line",
+        "end_line",
+        "chunk",
+        "kind",
+        "symbol",
+        "text",
+        "demoted",
+        "boosted",
+    }
     assert (hit["rank"], hit["path"], hit["symbol"]) == (1, "auth.py", "check_password")
-    assert (got["backend"], got["model"], got["usage"]) == ("fake", "fake-model",
-                                                            {"input_tokens": 10, "output_tokens": 5})
+    assert (got["backend"], got["model"], got["usage"]) == (
+        "fake",
+        "fake-model",
+        {"input_tokens": 10, "output_tokens": 5},
+    )
     assert result.stderr == ""  # nothing streamed, no usage line: stdout is one JSON object
 
 
-def test_anthropic_backend_end_to_end_against_a_local_api(runner: CliRunner, index: Path, api: FakeApi,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anthropic_backend_end_to_end_against_a_local_api(
+    runner: CliRunner, index: Path, api: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = expected_prompt(index).hits[0].chunk.text
     quoted = "    stored = load_hash(user)\n"
     start = text.index(quoted)
-    citation = {"type": "char_location", "cited_text": quoted, "document_index": 0, "document_title": "t",
-                "start_char_index": start, "end_char_index": start + len(quoted)}
-    api.stream([
-        {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
-                                              "model": "claude-test", "content": [], "stop_reason": None,
-                                              "stop_sequence": None,
-                                              "usage": {"input_tokens": 200, "output_tokens": 1}}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        delta(0, type="citations_delta", citation=citation),
-        delta(0, type="text_delta", text="It loads the hash."),
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-         "usage": {"output_tokens": 9}},
-        {"type": "message_stop"},
-    ])
+    citation = {
+        "type": "char_location",
+        "cited_text": quoted,
+        "document_index": 0,
+        "document_title": "t",
+        "start_char_index": start,
+        "end_char_index": start + len(quoted),
+    }
+    api.stream(
+        [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "m",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 200, "output_tokens": 1},
+                },
+            },
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            delta(0, type="citations_delta", citation=citation),
+            delta(0, type="text_delta", text="It loads the hash."),
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 9},
+            },
+            {"type": "message_stop"},
+        ]
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     result = query(runner, index, "--model", "claude-test", QUESTION)
@@ -277,10 +346,18 @@ def test_anthropic_backend_end_to_end_against_a_local_api(runner: CliRunner, ind
 # --- the scripts, as a user runs them -----------------------------------------------------------------------
 
 
-def run_script(script: str, *args: str, cwd: Path, env: dict[str, str] | None = None,
-               stdin: Any = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(PROJECT / script), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env=env, stdin=stdin)
+def run_script(
+    script: str, *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: Any = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(PROJECT / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=stdin,
+    )
 
 
 @pytest.fixture
@@ -306,10 +383,21 @@ def claude_bin(tmp_path: Path) -> Path:
 def test_prompt_only_pipes_into_claude(scripted_repo: Path, claude_bin: Path) -> None:
     """python query.py --prompt-only "..." | claude -p"""
     env = {**os.environ, "PATH": f"{claude_bin}{os.pathsep}{os.environ['PATH']}"}
-    query_proc = subprocess.Popen([sys.executable, str(PROJECT / "query.py"), "--prompt-only", QUESTION],
-                                  cwd=scripted_repo, stdout=subprocess.PIPE, env=env)
-    claude = subprocess.run(["claude", "-p"], stdin=query_proc.stdout, capture_output=True, text=True,
-                            timeout=60, env=env, cwd=scripted_repo)
+    query_proc = subprocess.Popen(
+        [sys.executable, str(PROJECT / "query.py"), "--prompt-only", QUESTION],
+        cwd=scripted_repo,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    claude = subprocess.run(
+        ["claude", "-p"],
+        stdin=query_proc.stdout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=scripted_repo,
+    )
     assert query_proc.stdout is not None
     query_proc.stdout.close()
     assert query_proc.wait(timeout=60) == 0
@@ -336,12 +424,16 @@ def test_claude_error_through_the_script(scripted_repo: Path, claude_bin: Path) 
     done = run_script("query.py", QUESTION, cwd=scripted_repo, env=env)
     assert done.returncode == 1
     assert (done.stdout, done.stderr) == (
-        "", "Error: `claude -p` returned an error (exit 1): Credit balance is too low\n"
+        "",
+        "Error: `claude -p` returned an error (exit 1): Credit balance is too low\n",
     )
 
 
-@pytest.mark.parametrize("args", [["--no-llm"], ["--json", "--no-llm"], ["--backend", "none"],
-                                  ["--prompt-only"]], ids=["no-llm", "json-no-llm", "none", "prompt-only"])
+@pytest.mark.parametrize(
+    "args",
+    [["--no-llm"], ["--json", "--no-llm"], ["--backend", "none"], ["--prompt-only"]],
+    ids=["no-llm", "json-no-llm", "none", "prompt-only"],
+)
 def test_paths_without_the_api_never_import_the_sdk(scripted_repo: Path, args: list[str]) -> None:
     code = (
         "import sys\n"
@@ -350,8 +442,14 @@ def test_paths_without_the_api_never_import_the_sdk(scripted_repo: Path, args: l
         "try:\n    query_main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
         "print('SDK loaded:', 'anthropic' in sys.modules, file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=scripted_repo, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"}, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=scripted_repo,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1] == "SDK loaded: False"
     assert "auth.py" in done.stdout
@@ -360,9 +458,29 @@ def test_paths_without_the_api_never_import_the_sdk(scripted_repo: Path, args: l
 def test_the_none_backend_json_has_one_shape_with_or_without_passages(runner: CliRunner, index: Path) -> None:
     found = json.loads(query(runner, index, "--json", "--backend", "none", QUESTION).stdout)
     nothing = json.loads(query(runner, index, "--json", "--backend", "none", "zzyzx qwertyuiop").stdout)
-    assert list(found) == list(nothing) == ["question", "answer", "citations", "results", "backend", "model",
-                                            "usage", "stop_reason", "prompt", "index", "repository", "corrections"]
+    assert (
+        list(found)
+        == list(nothing)
+        == [
+            "question",
+            "answer",
+            "citations",
+            "results",
+            "backend",
+            "model",
+            "usage",
+            "stop_reason",
+            "prompt",
+            "index",
+            "repository",
+            "corrections",
+        ]
+    )
     assert (found["answer"], found["usage"], found["stop_reason"]) == (None, None, None)
     assert "<document" in found["prompt"] and QUESTION in found["prompt"]
     assert (nothing["answer"], nothing["results"], nothing["stop_reason"], nothing["prompt"]) == (
-        None, [], "no_context", None)
+        None,
+        [],
+        "no_context",
+        None,
+    )

@@ -10,7 +10,9 @@ from rag.rerank import PROMPT_K, candidate_count, is_boilerplate_path, is_test_p
 
 
 def hit(score: float, path: str, text: str | None = None, kind: str = "function") -> Hit:
-    return Hit(score, Chunk(path, 1, 3, kind, None, text if text is not None else f"def {path}(): pass  # {score}"))
+    return Hit(
+        score, Chunk(path, 1, 3, kind, None, text if text is not None else f"def {path}(): pass  # {score}")
+    )
 
 
 def paths(hits: list[Hit]) -> list[str]:
@@ -19,10 +21,19 @@ def paths(hits: list[Hit]) -> list[str]:
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [("tests/test_app.py", True), ("src/test/Foo.java", True), ("pkg/tests", True), ("test_utils.py", True),
-     ("src/__tests__/query.ts", True), ("src/query.test.ts", True), ("lib/axios.spec.js", True),
-     ("src/flask/testing.py", False), ("src/contest.py", False), ("docs/testing.rst", False),
-     ("src/attestation/x.py", False)],
+    [
+        ("tests/test_app.py", True),
+        ("src/test/Foo.java", True),
+        ("pkg/tests", True),
+        ("test_utils.py", True),
+        ("src/__tests__/query.ts", True),
+        ("src/query.test.ts", True),
+        ("lib/axios.spec.js", True),
+        ("src/flask/testing.py", False),
+        ("src/contest.py", False),
+        ("docs/testing.rst", False),
+        ("src/attestation/x.py", False),
+    ],
 )
 def test_is_test_path(path: str, expected: bool) -> None:
     assert is_test_path(path) is expected
@@ -30,20 +41,40 @@ def test_is_test_path(path: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [("LICENSE", True), ("LICENSE.txt", True), ("licence.md", True), ("COPYING", True), ("NOTICE", True),
-     ("CHANGELOG.md", True), ("CHANGES.rst", True), ("HISTORY.md", True), ("NEWS", True), ("pkg/change_log.txt", True),
-     ("docs/releases/5.2.txt", True), ("changelog/1.0.md", True),
-     ("LICENSE-MIT", True), ("src/license_check.py", False), ("src/history.py", False), ("src/flask/sessions.py", False),
-     ("docs/news_feed/index.md", False), ("src/notices.ts", False), ("lib/changes_tracker.js", False)],
+    [
+        ("LICENSE", True),
+        ("LICENSE.txt", True),
+        ("licence.md", True),
+        ("COPYING", True),
+        ("NOTICE", True),
+        ("CHANGELOG.md", True),
+        ("CHANGES.rst", True),
+        ("HISTORY.md", True),
+        ("NEWS", True),
+        ("pkg/change_log.txt", True),
+        ("docs/releases/5.2.txt", True),
+        ("changelog/1.0.md", True),
+        ("LICENSE-MIT", True),
+        ("src/license_check.py", False),
+        ("src/history.py", False),
+        ("src/flask/sessions.py", False),
+        ("docs/news_feed/index.md", False),
+        ("src/notices.ts", False),
+        ("lib/changes_tracker.js", False),
+    ],
 )
 def test_is_boilerplate_path(path: str, expected: bool) -> None:
     assert is_boilerplate_path(path) is expected
 
 
 def test_licences_and_change_logs_are_demoted_like_tests() -> None:
-    hits = [hit(0.50, "LICENSE", "Permission is hereby granted ...", kind="text"),
-            hit(0.45, "HISTORY.md", "0.7.5: hooks for responses", kind="section"),
-            hit(0.30, "src/hooks.py"), hit(0.20, "src/models.py"), hit(0.10, "src/utils.py")]
+    hits = [
+        hit(0.50, "LICENSE", "Permission is hereby granted ...", kind="text"),
+        hit(0.45, "HISTORY.md", "0.7.5: hooks for responses", kind="section"),
+        hit(0.30, "src/hooks.py"),
+        hit(0.20, "src/models.py"),
+        hit(0.10, "src/utils.py"),
+    ]
     assert paths(rerank(hits, 4, mix=False)) == ["src/hooks.py", "LICENSE", "HISTORY.md", "src/models.py"]
     assert paths(rerank(hits, 4, boilerplate=False, mix=False)) == paths(hits)[:4]
 
@@ -61,8 +92,12 @@ def test_test_files_are_demoted_not_dropped() -> None:
 
 def test_near_duplicates_collapse_to_the_best() -> None:
     text = "def parse(value):\n    '''Parse a header value into its parts.'''\n    return value.split(';')\n"
-    hits = [hit(0.9, "src/a.py", text), hit(0.8, "dist/a.js", text + "\n// compiled"),
-            hit(0.7, "src/b.py", "def other(): return 1"), hit(0.6, "vendor/a.py", text)]
+    hits = [
+        hit(0.9, "src/a.py", text),
+        hit(0.8, "dist/a.js", text + "\n// compiled"),
+        hit(0.7, "src/b.py", "def other(): return 1"),
+        hit(0.6, "vendor/a.py", text),
+    ]
     assert paths(rerank(hits, 2, mix=False)) == ["src/a.py", "src/b.py"]
     assert paths(rerank(hits, 2, dedupe=False, mix=False)) == ["src/a.py", "dist/a.js"]
 
@@ -83,7 +118,9 @@ def test_a_weak_doc_does_not_displace_code() -> None:
 
 
 def test_code_is_mixed_into_an_all_docs_top() -> None:
-    docs = [hit(1.0 - i / 20, f"docs/d{i}.md", f"Section {i} about a topic {i}", kind="section") for i in range(5)]
+    docs = [
+        hit(1.0 - i / 20, f"docs/d{i}.md", f"Section {i} about a topic {i}", kind="section") for i in range(5)
+    ]
     code = hit(0.84, "src/impl.py")
     assert paths(rerank([*docs, code], 4)) == ["docs/d0.md", "docs/d1.md", "docs/d2.md", "src/impl.py"]
 
@@ -108,8 +145,16 @@ def test_a_longer_list_starts_with_the_shorter_one(tmp_path) -> None:
         f"    cache.evict(); cache.evict(); cache.evict()\n    assert cache.evicted == {i}\n"
         for i in range(14)
     }
-    words = ["alpha beta gamma", "delta epsilon zeta", "eta theta iota", "kappa lambda mu", "nu xi omicron",
-             "pi rho sigma", "tau upsilon phi", "chi psi omega"]  # distinct passages, not near-duplicates
+    words = [
+        "alpha beta gamma",
+        "delta epsilon zeta",
+        "eta theta iota",
+        "kappa lambda mu",
+        "nu xi omicron",
+        "pi rho sigma",
+        "tau upsilon phi",
+        "chi psi omega",
+    ]  # distinct passages, not near-duplicates
     files |= {
         f"src/cache_{i}.py": f"def evict_{i}(cache):\n    # Evict the oldest entry of the cache: {w}.\n"
         f"    return cache.pop_oldest({w.replace(' ', ', ')})\n"

@@ -15,8 +15,9 @@ PROJECT = Path(__file__).resolve().parent.parent
 
 
 def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(PROJECT / script), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(PROJECT / script), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_ingest_then_query_from_inside_and_outside_the_repo(worked_repo: Path, tmp_path: Path) -> None:
@@ -27,8 +28,9 @@ def test_ingest_then_query_from_inside_and_outside_the_repo(worked_repo: Path, t
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Indexed 4 files (4 chunks)")
     assert done.stderr == ""  # no progress bar when stderr is not a terminal
-    status = subprocess.run(["git", "-C", str(worked_repo), "status", "--porcelain"], capture_output=True,
-                            text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(worked_repo), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
     assert ".rag" not in status
     for cwd in (outside, worked_repo, worked_repo):
         asked = run("query.py", "--json", "--no-llm", "-k", "2", "billing refunds", cwd=cwd)
@@ -62,8 +64,13 @@ def test_retrieval_only_does_not_import_the_sdk(worked_repo: Path) -> None:
         " if m in sys.modules and m not in before],"
         " file=sys.stderr)"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=worked_repo, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=worked_repo,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.stderr.strip() == "[]"
     assert json.loads(done.stdout)["results"]
 
@@ -79,13 +86,20 @@ def test_a_reader_that_stops_early_ends_the_answer_quietly(worked_repo: Path, tm
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     claude = bin_dir / "claude"  # answers with 300 KB, which the reader below never takes
-    claude.write_text(f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
-                      "print(json.dumps({'result': 'refunds ' * 40000, 'is_error': False}))\n")
+    claude.write_text(
+        f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
+        "print(json.dumps({'result': 'refunds ' * 40000, 'is_error': False}))\n"
+    )
     claude.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "RAG_BACKEND": "claude"}
     env.pop("ANTHROPIC_API_KEY", None)
-    proc = subprocess.Popen([sys.executable, str(PROJECT / "query.py"), "billing refunds"], cwd=worked_repo,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(PROJECT / "query.py"), "billing refunds"],
+        cwd=worked_repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(5) == b"refun"  # like `| head -c 5`
     proc.stdout.close()
@@ -123,14 +137,23 @@ def test_a_terminated_ingest_ends_its_workers_and_keeps_the_old_index(tmp_path: 
     import signal
     import time
 
-    files = {f"pkg/module_{i:02d}.py": "".join(
-        f"def handler_{i}_{j}(request, session):\n    return render(request, 'page_{j}.html', session.get('k{j}'))\n\n\n"
-        for j in range(700)) for i in range(40)}  # 4 MB: enough for worker processes
+    files = {
+        f"pkg/module_{i:02d}.py": "".join(
+            f"def handler_{i}_{j}(request, session):\n    return render(request, 'page_{j}.html', session.get('k{j}'))\n\n\n"
+            for j in range(700)
+        )
+        for i in range(40)
+    }  # 4 MB: enough for worker processes
     repo = write_tree(tmp_path / "big", files)
     assert run("ingest.py", str(repo), "--workers", "2", cwd=tmp_path).returncode == 0
     before = run("query.py", "--json", "--no-llm", "handler session render", cwd=repo).stdout
-    proc = subprocess.Popen([sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full", "--workers", "2"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(PROJECT / "ingest.py"), str(repo), "--full", "--workers", "2"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     workers: set[int] = set()
     while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:

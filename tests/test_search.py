@@ -19,7 +19,9 @@ def ranked(index: Index, question: str, k: int = 4) -> list[tuple[float, str, in
     return [(round(h.score, 4), h.chunk.path, h.chunk.ordinal) for h in search(index, question, k)]
 
 
-def oracle(docs: dict[str, str], question: str, tokenizer: Tokenizer, use_idf: bool = True) -> dict[str, float]:
+def oracle(
+    docs: dict[str, str], question: str, tokenizer: Tokenizer, use_idf: bool = True
+) -> dict[str, float]:
     """Cosine TF-IDF computed straight from the formulas, one document per file."""
     counts = {name: Counter(tokenizer.tokenize(text)) for name, text in docs.items()}
     n = len(docs)
@@ -86,12 +88,15 @@ def test_explain_contributions_sum_to_the_score(worked_repo: Path) -> None:
 
 
 def test_identifier_question_finds_the_defining_file(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "app", {
-        "auth/tokens.py": "def validate_token(token):\n    \"\"\"Check a session token's signature.\"\"\"\n"
-                          "    return verify_signature(token.payload, token.signature)\n",
-        "auth/users.py": "def load_user(user_id):\n    return db.get(User, user_id)\n",
-        "README.md": "# App\n\nUsers log in and get a session token that is checked on every request.\n",
-    })
+    repo = write_tree(
+        tmp_path / "app",
+        {
+            "auth/tokens.py": 'def validate_token(token):\n    """Check a session token\'s signature."""\n'
+            "    return verify_signature(token.payload, token.signature)\n",
+            "auth/users.py": "def load_user(user_id):\n    return db.get(User, user_id)\n",
+            "README.md": "# App\n\nUsers log in and get a session token that is checked on every request.\n",
+        },
+    )
     ingest(repo)
     with Index(repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "validateToken signature", k=3)

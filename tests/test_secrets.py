@@ -12,28 +12,74 @@ from rag.secrets import Finding, find_secrets, is_secret_file, redact
 # ---- is_secret_file -----------------------------------------------------------------------------
 
 SECRET_FILES = [
-    (".env", True), ("app/.env", True), (".env.local", True), ("deploy/.env.production", True),
-    (".env.example", False), (".env.sample", False), (".env.template", False), (".env.dist", False),
-    (".env.local.example", False), ("env.py", False), (".envrc.md", False),
-    (".envrc", True), (".env_local", True), ("deploy/.env-prod", True), (".env-example", False),
-    (".env_sample", False), (".environment.ts", False), (".env.local.txt", True),
-    ("certs/server.pem", True), ("tls/server.key", True), ("store.p12", True), ("store.PFX", True),
-    ("home/.ssh/id_rsa", True), ("id_dsa", True), ("id_ecdsa", True), ("id_ed25519", True),
-    ("id_ed25519.pub", False), ("id_rsa.pub", False),
-    (".npmrc", True), (".pypirc", True), (".netrc", True), ("_netrc", True),
-    ("gcp/credentials.json", True), ("credentials-prod.json", True), ("credentials.yaml", False),
-    ("android/release.keystore", True), ("signing.jks", True),
-    (".aws/credentials", True), ("home/.aws/credentials", True), ("deploy/credentials", True),
-    ("aws/credentials.md", False), ("credentials.py", False), ("src/credentials/__init__.py", False),
-    (".pgpass", True), (".git-credentials", True), ("git-credentials.md", False),
-    (".my.cnf", True), ("docker/mysql/my.cnf", False), (".htpasswd", True),
-    (".docker/config.json", True), ("home/.docker/config.json", True), ("config.json", False),
-    ("docker/config.json", False), ("application_default_credentials.json", True),
-    ("client_secret_1234-abc.apps.googleusercontent.com.json", True), ("client_secrets.json", True),
-    ("gcp_credentials_test.json", True), ("mycredentials.json", False),
-    ("terraform.tfstate", True), ("env/prod/terraform.tfstate.backup", True), ("docs/tfstate.md", False),
-    ("deploy/bastion.ppk", True), ("AppData/Roaming/postgresql/pgpass.conf", True), ("pgpass.conf.md", False),
-    ("src/keys.py", False), ("docs/keyboard.md", False), ("monkey.json", False), ("README.md", False),
+    (".env", True),
+    ("app/.env", True),
+    (".env.local", True),
+    ("deploy/.env.production", True),
+    (".env.example", False),
+    (".env.sample", False),
+    (".env.template", False),
+    (".env.dist", False),
+    (".env.local.example", False),
+    ("env.py", False),
+    (".envrc.md", False),
+    (".envrc", True),
+    (".env_local", True),
+    ("deploy/.env-prod", True),
+    (".env-example", False),
+    (".env_sample", False),
+    (".environment.ts", False),
+    (".env.local.txt", True),
+    ("certs/server.pem", True),
+    ("tls/server.key", True),
+    ("store.p12", True),
+    ("store.PFX", True),
+    ("home/.ssh/id_rsa", True),
+    ("id_dsa", True),
+    ("id_ecdsa", True),
+    ("id_ed25519", True),
+    ("id_ed25519.pub", False),
+    ("id_rsa.pub", False),
+    (".npmrc", True),
+    (".pypirc", True),
+    (".netrc", True),
+    ("_netrc", True),
+    ("gcp/credentials.json", True),
+    ("credentials-prod.json", True),
+    ("credentials.yaml", False),
+    ("android/release.keystore", True),
+    ("signing.jks", True),
+    (".aws/credentials", True),
+    ("home/.aws/credentials", True),
+    ("deploy/credentials", True),
+    ("aws/credentials.md", False),
+    ("credentials.py", False),
+    ("src/credentials/__init__.py", False),
+    (".pgpass", True),
+    (".git-credentials", True),
+    ("git-credentials.md", False),
+    (".my.cnf", True),
+    ("docker/mysql/my.cnf", False),
+    (".htpasswd", True),
+    (".docker/config.json", True),
+    ("home/.docker/config.json", True),
+    ("config.json", False),
+    ("docker/config.json", False),
+    ("application_default_credentials.json", True),
+    ("client_secret_1234-abc.apps.googleusercontent.com.json", True),
+    ("client_secrets.json", True),
+    ("gcp_credentials_test.json", True),
+    ("mycredentials.json", False),
+    ("terraform.tfstate", True),
+    ("env/prod/terraform.tfstate.backup", True),
+    ("docs/tfstate.md", False),
+    ("deploy/bastion.ppk", True),
+    ("AppData/Roaming/postgresql/pgpass.conf", True),
+    ("pgpass.conf.md", False),
+    ("src/keys.py", False),
+    ("docs/keyboard.md", False),
+    ("monkey.json", False),
+    ("README.md", False),
 ]
 
 
@@ -93,46 +139,108 @@ TRUE_CASES = [
     (f"Authorization: Bearer {JWT}", "jwt", JWT, "jwt"),
     (f"KEY = '''{RSA_KEY}'''\n", "private-key", KEY_BODY.splitlines()[0], "rsa-key-block"),
     (OPENSSH_KEY, "private-key", KEY_BODY.splitlines()[0], "openssh-key-block"),
-    ("-----BEGIN " + "PRIVATE KEY-----\n" + KEY_BODY + "(truncated)", "private-key", KEY_BODY.splitlines()[0],
-     "key-without-end"),
+    (
+        "-----BEGIN " + "PRIVATE KEY-----\n" + KEY_BODY + "(truncated)",
+        "private-key",
+        KEY_BODY.splitlines()[0],
+        "key-without-end",
+    ),
     ("DB=postgres://app:" + "Tr0ub4dor&3x" + "@db.internal/app", "url-password", "Tr0ub4dor&3x", "url-pg"),
     ("redis://:" + "Zx9kQ2mPw7" + "@cache:6379/0", "url-password", "Zx9kQ2mPw7", "url-no-user"),
     ("ftp://ops:" + "pa$$W0rd*7" + "@files", "url-password", "pa$$W0rd*7", "url-dollar-star-in-pw"),
     ("https://deploy:" + "p@ss" + "W0rd9x@git.example.com/r", "url-password", "p@ssW0rd9x", "url-at-in-pw"),
-    ("postgres://app:" + "Kq7/vXz9Lm2Pw" + "@db.internal:5432/prod", "url-password", "Kq7/vXz9Lm2Pw",
-     "url-slash-in-pw"),
+    (
+        "postgres://app:" + "Kq7/vXz9Lm2Pw" + "@db.internal:5432/prod",
+        "url-password",
+        "Kq7/vXz9Lm2Pw",
+        "url-slash-in-pw",
+    ),
     ("redis://:" + "Zx9k#Lq2Wv7" + "@cache:6379", "url-password", "Zx9k#Lq2Wv7", "url-hash-in-pw"),
-    ("# " + OPENSSH_KEY.replace("\n", "\n# "), "private-key", KEY_BODY.splitlines()[0], "key-block-in-comments"),
-    ("# -----BEGIN " + "RSA PRIVATE KEY-----\n# " + "\n# ".join([KEY_BODY.splitlines()[0]] * 52)  # 3.5 KB
-     + "\n# -----END RSA PRIVATE KEY-----", "private-key", KEY_BODY.splitlines()[0], "key-4096-bit-size"),
+    (
+        "# " + OPENSSH_KEY.replace("\n", "\n# "),
+        "private-key",
+        KEY_BODY.splitlines()[0],
+        "key-block-in-comments",
+    ),
+    (
+        "# -----BEGIN "
+        + "RSA PRIVATE KEY-----\n# "
+        + "\n# ".join([KEY_BODY.splitlines()[0]] * 52)  # 3.5 KB
+        + "\n# -----END RSA PRIVATE KEY-----",
+        "private-key",
+        KEY_BODY.splitlines()[0],
+        "key-4096-bit-size",
+    ),
     ("> " + RSA_KEY.replace("\n", "\n> "), "private-key", KEY_BODY.splitlines()[0], "key-block-quoted"),
-    ("// -----BEGIN " + "PRIVATE KEY-----\n// " + KEY_BODY.replace("\n", "\n// ") + "(truncated)", "private-key",
-     KEY_BODY.splitlines()[0], "key-without-end-in-comments"),
-    ("headers = {'Authorization': 'Bearer " + "abcdef0123456789abcdef0123456789" + "'}", "bearer-token",
-     "abcdef0123456789abcdef0123456789", "bearer-opaque"),
-    ('DB_PASSWORD = "' + "Tr0ub4dor&3-xkcd" + '"', "password-assignment", "Tr0ub4dor&3-xkcd", "password-env-style"),
+    (
+        "// -----BEGIN " + "PRIVATE KEY-----\n// " + KEY_BODY.replace("\n", "\n// ") + "(truncated)",
+        "private-key",
+        KEY_BODY.splitlines()[0],
+        "key-without-end-in-comments",
+    ),
+    (
+        "headers = {'Authorization': 'Bearer " + "abcdef0123456789abcdef0123456789" + "'}",
+        "bearer-token",
+        "abcdef0123456789abcdef0123456789",
+        "bearer-opaque",
+    ),
+    (
+        'DB_PASSWORD = "' + "Tr0ub4dor&3-xkcd" + '"',
+        "password-assignment",
+        "Tr0ub4dor&3-xkcd",
+        "password-env-style",
+    ),
     ("password = 's3cr3t-" + "hunter-42'", "password-assignment", "s3cr3t-hunter-42", "password-lowercase"),
-    ('  "client_secret": "' + "9f8e7d6c5b4a39281706" + '",', "password-assignment", "9f8e7d6c5b4a39281706",
-     "client-secret-json"),
+    (
+        '  "client_secret": "' + "9f8e7d6c5b4a39281706" + '",',
+        "password-assignment",
+        "9f8e7d6c5b4a39281706",
+        "client-secret-json",
+    ),
     ("db_pwd: '" + "Zq8mN3pL7kR2'", "password-assignment", "Zq8mN3pL7kR2", "pwd-yaml"),
-    ("mysql -u root -p" + "SuperSecret123" + " mydb < dump.sql", "command-line-password", "SuperSecret123",
-     "mysql-p"),
+    (
+        "mysql -u root -p" + "SuperSecret123" + " mydb < dump.sql",
+        "command-line-password",
+        "SuperSecret123",
+        "mysql-p",
+    ),
     ("const dbPwd = '" + "Xk9mQ2vLp4" + "'", "password-assignment", "Xk9mQ2vLp4", "camelcase-pwd"),
     ("mysql -u root -p'" + "Xk9mQ2vLp4" + "' app", "command-line-password", "Xk9mQ2vLp4", "mysql-quoted"),
-    ("mysql -u root -p'" + "Pa$$w0rd 2024" + "' app", "command-line-password", "Pa$$w0rd 2024",
-     "mysql-single-quoted-dollar-space"),
-    ('mysqldump -p"' + "Xk9 mQ2vLp4" + '" app', "command-line-password", "Xk9 mQ2vLp4", "mysql-double-quoted-space"),
-    ("HF_TOKEN=hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT", "huggingface-token",
-     "hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT", "huggingface-letters-only"),
+    (
+        "mysql -u root -p'" + "Pa$$w0rd 2024" + "' app",
+        "command-line-password",
+        "Pa$$w0rd 2024",
+        "mysql-single-quoted-dollar-space",
+    ),
+    (
+        'mysqldump -p"' + "Xk9 mQ2vLp4" + '" app',
+        "command-line-password",
+        "Xk9 mQ2vLp4",
+        "mysql-double-quoted-space",
+    ),
+    (
+        "HF_TOKEN=hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT",
+        "huggingface-token",
+        "hf_" + "CyWkRMDRyIbhgvcUTKRzRMzgnNYrduCyyT",
+        "huggingface-letters-only",
+    ),
     (f"GOOGLE_MAPS_KEY = '{GOOGLE}'", "google-api-key", GOOGLE, "google-api-key"),
     (f"HF_TOKEN={HUGGINGFACE}", "huggingface-token", HUGGINGFACE, "huggingface"),
     (f"//registry.npmjs.org/:_authToken={NPM}", "npm-token", NPM, "npm"),
     (f"SENDGRID_API_KEY={SENDGRID}", "sendgrid-key", SENDGRID, "sendgrid"),
-    (f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={AZURE};EndpointSuffix=core.windows.net",
-     "azure-storage-key", AZURE, "azure-storage"),
+    (
+        f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={AZURE};EndpointSuffix=core.windows.net",
+        "azure-storage-key",
+        AZURE,
+        "azure-storage",
+    ),
     # 38 characters: not AWS's shape, still a secret by its name
-    ("SECRET_KEY = 'Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s'", "password-assignment",
-     "Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s", "secret-key-not-aws-shape"),
+    (
+        "SECRET_KEY = 'Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s'",
+        "password-assignment",
+        "Zx9kQ2mPw7" + "aB3cD4eF5gH6iJ7kL8mN9oP0qR1s",
+        "secret-key-not-aws-shape",
+    ),
 ]
 
 
@@ -220,8 +328,10 @@ def test_leaves_lookalikes(text: str) -> None:
 
 # ---- credentials assigned to names: unquoted or quoted, any spelling ------------------------------
 
-P, K, T, B = (f"[REDACTED:{kind}]" for kind in ("password-assignment", "api-key-assignment", "token-assignment",
-                                                 "basic-auth"))
+P, K, T, B = (
+    f"[REDACTED:{kind}]"
+    for kind in ("password-assignment", "api-key-assignment", "token-assignment", "basic-auth")
+)
 
 # (text, the same text redacted); values are assembled from parts, like the fakes above
 ASSIGNMENT_CASES = [
@@ -230,12 +340,24 @@ ASSIGNMENT_CASES = [
     ("DB_PASSWORD=abcDEF" + "123xyz", f"DB_PASSWORD={P}", "env-line"),
     ("      - DB_PASSWORD=abcDEF" + "123xyz", f"      - DB_PASSWORD={P}", "compose-environment"),
     ("export PGPASSWORD=abcDEF" + "123xyz", f"export PGPASSWORD={P}", "shell-export"),
-    ("PGPASSWORD=abcDEF" + "123xyz psql -h db -U app", f"PGPASSWORD={P} psql -h db -U app", "env-prefix-command"),
+    (
+        "PGPASSWORD=abcDEF" + "123xyz psql -h db -U app",
+        f"PGPASSWORD={P} psql -h db -U app",
+        "env-prefix-command",
+    ),
     ("export PGPASSWORD=abcDEF" + "123xyz; psql", f"export PGPASSWORD={P}; psql", "shell-semicolon"),
     # an upper-case name alone on its line: the value runs to its end, brackets, commas, colons and all
     ("DB_PASSWORD=p@ss(w0" + "rd)123", f"DB_PASSWORD={P}", "env-value-with-brackets"),
-    ("      - MYSQL_ROOT_PASSWORD: Xy7:kq2" + "Lm9Qz", f"      - MYSQL_ROOT_PASSWORD: {P}", "compose-value-with-colon"),
-    ("export API_TOKEN=ab(12)cd" + "EF,gh", "export API_TOKEN=[REDACTED:token-assignment]", "env-token-with-comma"),
+    (
+        "      - MYSQL_ROOT_PASSWORD: Xy7:kq2" + "Lm9Qz",
+        f"      - MYSQL_ROOT_PASSWORD: {P}",
+        "compose-value-with-colon",
+    ),
+    (
+        "export API_TOKEN=ab(12)cd" + "EF,gh",
+        "export API_TOKEN=[REDACTED:token-assignment]",
+        "env-token-with-comma",
+    ),
     ('  - "DB_PASSWORD=p@ss(w0' + 'rd)123"', f'  - "DB_PASSWORD={P}"', "compose-quoted-item"),
     ("ENV DB_PASSWORD=p@ss(w0" + "rd)123", f"ENV DB_PASSWORD={P}", "dockerfile-env"),
     ("set DB_PASSWORD=p@ss(w0" + "rd)123", f"set DB_PASSWORD={P}", "windows-set"),
@@ -257,7 +379,11 @@ ASSIGNMENT_CASES = [
     ("dbPass: 'Qw7!rT5" + "y'", f"dbPass: '{P}'", "camel-pass"),
     ("'password' => 'Tr0ub4" + "dor&3',", f"'password' => '{P}',", "php-arrow"),
     ("db_pwd := Zq8mN3" + "pL7kR2", f"db_pwd := {P}", "walrus"),
-    ("aws_secret_access_key = abc123" + "XYZshort", f"aws_secret_access_key = {P}", "aws-secret-not-40-chars"),
+    (
+        "aws_secret_access_key = abc123" + "XYZshort",
+        f"aws_secret_access_key = {P}",
+        "aws-secret-not-40-chars",
+    ),
     ("client_secret = Gx7-kP2" + "qL9mZ", f"client_secret = {P}", "client-secret-unquoted"),
     ('"clientSecret": "Gx7-kP2' + 'qL9mZ",', f'"clientSecret": "{P}",', "client-secret-camel-json"),
     ('hmac_secret = b"Zq8mN3' + 'pL7kR2"', f'hmac_secret = b"{P}"', "python-bytes-literal"),
@@ -266,25 +392,37 @@ ASSIGNMENT_CASES = [
     ("apiKey: 'Xk9mQ2vL" + "p4Rt'", f"apiKey: '{K}'", "api-key-camel"),
     ("X-API-Key: 0123abcd" + "4567ef89", f"X-API-Key: {K}", "api-key-header"),
     ("APIKEY=0123abcd" + "4567ef89", f"APIKEY={K}", "apikey-upper"),
-    ("curl 'https://api.example.com/v1?api_key=abc123" + "def456&q=1'",
-     f"curl 'https://api.example.com/v1?api_key={K}&q=1'", "api-key-in-query"),
+    (
+        "curl 'https://api.example.com/v1?api_key=abc123" + "def456&q=1'",
+        f"curl 'https://api.example.com/v1?api_key={K}&q=1'",
+        "api-key-in-query",
+    ),
     ("private_key = 4c0883a6" + "9102937d6231471b5dbb6204fe512961", f"private_key = {K}", "private-key-hex"),
     ("ENCRYPTION_KEY=Zq8mN3" + "pL7kR2", f"ENCRYPTION_KEY={K}", "encryption-key"),
     ("  secret_key_base: 9f8e7d6c" + "5b4a3921", f"  secret_key_base: {P}", "rails-secret-key-base"),
     ("auth_token = 7fGh2Jk9" + "Lm4Np", f"auth_token = {T}", "auth-token"),
     ("access_token: ya29.a0AfH6" + "SMBx7kQ", f"access_token: {T}", "access-token-dotted"),
-    ("//registry.npmjs.org/:_authToken=7fGh2Jk9" + "Lm4Np", f"//registry.npmjs.org/:_authToken={T}", "npmrc-authtoken"),
+    (
+        "//registry.npmjs.org/:_authToken=7fGh2Jk9" + "Lm4Np",
+        f"//registry.npmjs.org/:_authToken={T}",
+        "npmrc-authtoken",
+    ),
     ("Authorization: Basic dXNlcjpw" + "YXNz", f"Authorization: Basic {B}", "basic-auth-header"),
     ('      "auth": "dXNlcjpwYXNz' + 'd29yZA=="', f'      "auth": "{B}"', "docker-config-auth"),
     ("_auth=dXNlcjpw" + "YXNz", f"_auth={B}", "npmrc-auth"),
-    ("machine api.github.com login me password Zq8mN3" + "pL7kR2",
-     "machine api.github.com login me password [REDACTED:netrc-password]", "netrc-line"),
+    (
+        "machine api.github.com login me password Zq8mN3" + "pL7kR2",
+        "machine api.github.com login me password [REDACTED:netrc-password]",
+        "netrc-line",
+    ),
     # a character that lengthens when lowered: the names are then matched in the text itself
     ("# İzmir\nPassword: Zebra9" + "Pass4", f"# İzmir\nPassword: {P}", "unicode-lengthening"),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[:2] for c in ASSIGNMENT_CASES], ids=[c[2] for c in ASSIGNMENT_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[:2] for c in ASSIGNMENT_CASES], ids=[c[2] for c in ASSIGNMENT_CASES]
+)
 def test_redacts_assigned_credentials(text: str, expected: str) -> None:
     kind = expected.partition("[REDACTED:")[2].partition("]")[0]
     assert redact(text) == (expected, {kind: 1})
@@ -312,7 +450,10 @@ ASSIGNMENT_LOOKALIKES = [
     ('    "output_token": "StreamDescription.Shards[-1].ShardId",', "paginator-config"),
     ('    "ARN": "arn:aws:secretsmanager:us-west-2:123456789012:secret:MyTestSecret-a1b2c3",', "arn"),
     ('    "encryptionKey": "arn:aws:kms:us-west-2:123456789012:alias/aws/s3",', "arn-as-key"),
-    ('    "password": "pbkdf2_sha256$10000$s9sH4pRqPwlh$hz9xu8kEg0YDh8W8nL+vpZHf1GbbzPDo7bfnWkbJvyM=",', "password-hash"),
+    (
+        '    "password": "pbkdf2_sha256$10000$s9sH4pRqPwlh$hz9xu8kEg0YDh8W8nL+vpZHf1GbbzPDo7bfnWkbJvyM=",',
+        "password-hash",
+    ),
     ('    "hashed_password": "fakehashedsecret2",', "hashed-password-field"),
     ("MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey", "dotted-module-path"),
     ('TEST_SECRET = "lcccccccX2kcccccccY2ccccccc"', "repeated-test-vector"),
@@ -381,13 +522,15 @@ ASSIGNMENT_LOOKALIKES = [
     ("The password is stored hashed; the API key is read from the settings.", "prose"),
     ("Password: at least 8 characters, with 1 digit.", "prose-colon"),
     ("auth_token: the token the server returned", "prose-yaml-like"),
-    ("WWW-Authenticate: Basic realm=\"api\"", "basic-realm"),
+    ('WWW-Authenticate: Basic realm="api"', "basic-realm"),
     ("Basic authentication and basic configuration", "basic-prose"),
     ("a machine learning password policy", "machine-prose"),
 ]
 
 
-@pytest.mark.parametrize("text", [c[0] for c in ASSIGNMENT_LOOKALIKES], ids=[c[1] for c in ASSIGNMENT_LOOKALIKES])
+@pytest.mark.parametrize(
+    "text", [c[0] for c in ASSIGNMENT_LOOKALIKES], ids=[c[1] for c in ASSIGNMENT_LOOKALIKES]
+)
 def test_leaves_code_and_placeholders_assigned_to_credential_names(text: str) -> None:
     assert redact(text) == (text, {})
 
@@ -481,15 +624,52 @@ def test_redact_is_idempotent() -> None:
         "requirepass " * 8_000,
         "redis-cli -a " * 8_000,
     ],
-    ids=["many-urls", "url-prefixes", "key-then-blanks", "mysql-words", "password-quotes", "bearer-words",
-         "begins-without-end", "assignments", "colon-assignments", "quoted-assignments", "long-token-then-call",
-         "tokens-then-calls", "pass-words", "blanks-before-operator", "key-assignments", "unicode-fallback",
-         "basic-words", "long-basic-token", "auth-quotes", "netrc-machines", "netrc-logins", "env-name-growth",
-         "config-lines", "password-runs", "secret-runs", "secret-underscore-runs", "env-long-value", "env-lines-not-ending",
-         "escaped-newlines", "escaped-quotes", "continued-lines", "continued-literals", "open-parentheses",
-         "block-scalar-heads", "block-scalars-of-prose", "encoded-key-prefixes", "secret-manifest-entries",
-         "putty-heads", "php-defines-unclosed", "env-defaults-unclosed", "sas-sigs", "pgpass-colons", "requirepass-words",
-         "redis-cli-flags"],
+    ids=[
+        "many-urls",
+        "url-prefixes",
+        "key-then-blanks",
+        "mysql-words",
+        "password-quotes",
+        "bearer-words",
+        "begins-without-end",
+        "assignments",
+        "colon-assignments",
+        "quoted-assignments",
+        "long-token-then-call",
+        "tokens-then-calls",
+        "pass-words",
+        "blanks-before-operator",
+        "key-assignments",
+        "unicode-fallback",
+        "basic-words",
+        "long-basic-token",
+        "auth-quotes",
+        "netrc-machines",
+        "netrc-logins",
+        "env-name-growth",
+        "config-lines",
+        "password-runs",
+        "secret-runs",
+        "secret-underscore-runs",
+        "env-long-value",
+        "env-lines-not-ending",
+        "escaped-newlines",
+        "escaped-quotes",
+        "continued-lines",
+        "continued-literals",
+        "open-parentheses",
+        "block-scalar-heads",
+        "block-scalars-of-prose",
+        "encoded-key-prefixes",
+        "secret-manifest-entries",
+        "putty-heads",
+        "php-defines-unclosed",
+        "env-defaults-unclosed",
+        "sas-sigs",
+        "pgpass-colons",
+        "requirepass-words",
+        "redis-cli-flags",
+    ],
 )
 def test_adversarial_lines_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each: a pattern that backtracks quadratically (or cubically, as one did) would
@@ -526,11 +706,15 @@ def test_begin_lines_without_end_are_scanned_once(monkeypatch: pytest.MonkeyPatc
     # a lazy body of up to 8,000 characters was tried after each BEGIN: 9 s on 1 MB of BEGIN lines
     from rag import secrets
 
-    counters = {name: Counting(getattr(secrets, name)) for name in ("_KEY_BEGIN", "_NOT_KEY_BODY", "_KEY_LINES")}
+    counters = {
+        name: Counting(getattr(secrets, name)) for name in ("_KEY_BEGIN", "_NOT_KEY_BODY", "_KEY_LINES")
+    }
     for name, counter in counters.items():
         monkeypatch.setattr(secrets, name, counter)
     finds: list[int] = []
-    monkeypatch.setattr(secrets, "_next", lambda text, needle, pos: finds.append(pos) or text.find(needle, pos))
+    monkeypatch.setattr(
+        secrets, "_next", lambda text, needle, pos: finds.append(pos) or text.find(needle, pos)
+    )
     text = ("-----BEGIN " + "PRIVATE KEY-----\n") * 4_000 + RSA_KEY + "\n"
     redacted, counts = redact(text)
     assert counts == {"private-key": 1} and KEY_BODY.splitlines()[0] not in redacted
@@ -542,7 +726,9 @@ def test_command_words_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None
     # a lazy run of up to 300 characters after each `mysql` was tried by three rules: 7 s on 1 MB
     from rag import secrets
 
-    counters = {name: Counting(getattr(secrets, name)) for name in ("_FLAG_COMMANDS", "_MYSQL_FLAG", "_OTHER_FLAG")}
+    counters = {
+        name: Counting(getattr(secrets, name)) for name in ("_FLAG_COMMANDS", "_MYSQL_FLAG", "_OTHER_FLAG")
+    }
     for name, counter in counters.items():
         monkeypatch.setattr(secrets, name, counter)
     text = "mysql -u " * 20_000 + "\nmysql -u root -p" + "Zq8mN3" + "pL7kR2" + " app\n"
@@ -562,58 +748,156 @@ AWS_CSV_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2T"
 # (text, kind, the secret that must disappear, id)
 CLASS_CASES = [
     # values split over lines
-    (f'DB_PASSWORD = (\n    "{PW[:6]}"\n    "{PW[6:]}"\n)\n', "password-assignment", PW[:6], "parenthesised-concatenation"),
-    (f'password = "{PW[:6]}" \\\n    "{PW[6:]}"\n', "password-assignment", PW[6:], "backslash-continued-literals"),
+    (
+        f'DB_PASSWORD = (\n    "{PW[:6]}"\n    "{PW[6:]}"\n)\n',
+        "password-assignment",
+        PW[:6],
+        "parenthesised-concatenation",
+    ),
+    (
+        f'password = "{PW[:6]}" \\\n    "{PW[6:]}"\n',
+        "password-assignment",
+        PW[6:],
+        "backslash-continued-literals",
+    ),
     (f"export DB_PASSWORD=\\\n{PW}\n", "password-assignment", PW, "backslash-continued-shell"),
     (f"db:\n  password: >\n    {PW}\n  host: db\n", "password-assignment", PW, "yaml-folded"),
-    (f"auth:\n  token: |-\n    {TOK[:8]}\n    {TOK[8:]}\n", "token-assignment", TOK[8:], "yaml-literal-split"),
+    (
+        f"auth:\n  token: |-\n    {TOK[:8]}\n    {TOK[8:]}\n",
+        "token-assignment",
+        TOK[8:],
+        "yaml-literal-split",
+    ),
     # escaped and encoded forms: a notebook's JSON, a serialised config, base64 in manifests
-    ('   "text": [\n    "    \\"password\\": \\"' + PW + '\\",\\n",\n', "password-assignment", PW,
-     "notebook-json-escaped-quotes"),
-    ('{"env": "DEBUG=0\\nDB_PASSWORD=' + PW + '\\nPORT=80"}', "password-assignment", PW, "json-escaped-env-lines"),
-    ('{"private_key": "' + RSA_KEY.replace("\n", "\\n") + '\\n"}', "private-key", KEY_BODY.splitlines()[0],
-     "json-escaped-key-block"),
-    ("users:\n- name: admin\n  user:\n    client-key-data: " + B64(RSA_KEY.encode()).decode() + "\n", "private-key",
-     B64(RSA_KEY.encode()).decode()[20:60], "kubeconfig-client-key-data"),
-    ("apiVersion: v1\nkind: Secret\ndata:\n  .env: " + B64(f"DEBUG=0\nDB_PASSWORD={PW}\n".encode()).decode() + "\n",
-     "password-assignment", B64(f"DEBUG=0\nDB_PASSWORD={PW}\n".encode()).decode()[8:], "k8s-secret-env-file"),
+    (
+        '   "text": [\n    "    \\"password\\": \\"' + PW + '\\",\\n",\n',
+        "password-assignment",
+        PW,
+        "notebook-json-escaped-quotes",
+    ),
+    (
+        '{"env": "DEBUG=0\\nDB_PASSWORD=' + PW + '\\nPORT=80"}',
+        "password-assignment",
+        PW,
+        "json-escaped-env-lines",
+    ),
+    (
+        '{"private_key": "' + RSA_KEY.replace("\n", "\\n") + '\\n"}',
+        "private-key",
+        KEY_BODY.splitlines()[0],
+        "json-escaped-key-block",
+    ),
+    (
+        "users:\n- name: admin\n  user:\n    client-key-data: " + B64(RSA_KEY.encode()).decode() + "\n",
+        "private-key",
+        B64(RSA_KEY.encode()).decode()[20:60],
+        "kubeconfig-client-key-data",
+    ),
+    (
+        "apiVersion: v1\nkind: Secret\ndata:\n  .env: "
+        + B64(f"DEBUG=0\nDB_PASSWORD={PW}\n".encode()).decode()
+        + "\n",
+        "password-assignment",
+        B64(f"DEBUG=0\nDB_PASSWORD={PW}\n".encode()).decode()[8:],
+        "k8s-secret-env-file",
+    ),
     # (a name the plain rules do not know: `api-token: <base64>` is redacted as written already)
-    ("apiVersion: v1\nkind: Secret\ndata:\n  db-credential: " + B64(PW.encode()).decode() + "\n", "password-assignment",
-     B64(PW.encode()).decode(), "k8s-secret-credential"),
+    (
+        "apiVersion: v1\nkind: Secret\ndata:\n  db-credential: " + B64(PW.encode()).decode() + "\n",
+        "password-assignment",
+        B64(PW.encode()).decode(),
+        "k8s-secret-credential",
+    ),
     # other formats
-    ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
-     f"Private-Lines: 1\n{PUTTY_PRIVATE}\nPrivate-MAC: 0a1b2c3d4e5f\n", "private-key", PUTTY_PRIVATE, "putty-key"),
+    (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+        f"Private-Lines: 1\n{PUTTY_PRIVATE}\nPrivate-MAC: 0a1b2c3d4e5f\n",
+        "private-key",
+        PUTTY_PRIVATE,
+        "putty-key",
+    ),
     (f'echo "db.internal:5432:app:deploy:{PW}" > ~/.pgpass', "pgpass-password", PW, "pgpass-line"),
-    (f"User name,Password,Access key ID,Secret access key\ndeploy,,{AWS_ID},{AWS_CSV_SECRET}\n", "aws-secret-key",
-     AWS_CSV_SECRET, "aws-csv-export"),
-    (f'creds = Credentials("{AWS_ID}", "{AWS_CSV_SECRET}")', "aws-secret-key", AWS_CSV_SECRET, "aws-positional"),
-    (f'creds = Credentials(\n    "{AWS_ID}",\n    "{AWS_CSV_SECRET}",\n)', "aws-secret-key", AWS_CSV_SECRET,
-     "aws-positional-over-lines"),
-    ('client = Client("AC' + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d" + '", "' + "9f8e7d6c5b4a39281706f5e4d3c2b1a0" + '")',
-     "twilio-auth-token", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "twilio-sid-and-token"),
-    ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
-     + "Tc6YaB3dE5fG7hJ9kL2m=", "azure-key", "q7Rk2Lm9Xw3Zp8Ns5Vb1", "azure-shared-access-key"),
-    ("https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=" + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
-     + "Tc6Y%2BaB3dE5fG7hJ9kL2m%3D", "azure-sas-signature", "q7Rk2Lm9Xw3Zp8Ns5Vb1", "azure-sas-sig"),
-    ("STRIPE_WEBHOOK = 'whsec_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY'", "webhook-secret", "aB3dE5fG7hJ9kL2mN4pQ6r",
-     "webhook-signing-secret"),
+    (
+        f"User name,Password,Access key ID,Secret access key\ndeploy,,{AWS_ID},{AWS_CSV_SECRET}\n",
+        "aws-secret-key",
+        AWS_CSV_SECRET,
+        "aws-csv-export",
+    ),
+    (
+        f'creds = Credentials("{AWS_ID}", "{AWS_CSV_SECRET}")',
+        "aws-secret-key",
+        AWS_CSV_SECRET,
+        "aws-positional",
+    ),
+    (
+        f'creds = Credentials(\n    "{AWS_ID}",\n    "{AWS_CSV_SECRET}",\n)',
+        "aws-secret-key",
+        AWS_CSV_SECRET,
+        "aws-positional-over-lines",
+    ),
+    (
+        'client = Client("AC'
+        + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d"
+        + '", "'
+        + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+        + '")',
+        "twilio-auth-token",
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "twilio-sid-and-token",
+    ),
+    (
+        "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey="
+        + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
+        + "Tc6YaB3dE5fG7hJ9kL2m=",
+        "azure-key",
+        "q7Rk2Lm9Xw3Zp8Ns5Vb1",
+        "azure-shared-access-key",
+    ),
+    (
+        "https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig="
+        + "q7Rk2Lm9Xw3Zp8Ns5Vb1"
+        + "Tc6Y%2BaB3dE5fG7hJ9kL2m%3D",
+        "azure-sas-signature",
+        "q7Rk2Lm9Xw3Zp8Ns5Vb1",
+        "azure-sas-sig",
+    ),
+    (
+        "STRIPE_WEBHOOK = 'whsec_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY'",
+        "webhook-secret",
+        "aB3dE5fG7hJ9kL2mN4pQ6r",
+        "webhook-signing-secret",
+    ),
     (f"define('DB_PASSWORD', '{PW}');", "password-assignment", PW, "php-define"),
-    ("define( 'AUTH_KEY', 'e+2|c@:S)G8" + "kq!Lm9^Zx~Wv3#Rt' );", "api-key-assignment", "e+2|c@:S)G8", "php-define-salt"),
+    (
+        "define( 'AUTH_KEY', 'e+2|c@:S)G8" + "kq!Lm9^Zx~Wv3#Rt' );",
+        "api-key-assignment",
+        "e+2|c@:S)G8",
+        "php-define-salt",
+    ),
     (f'password = os.environ.get("DB_PASSWORD", "{PW}")', "password-assignment", PW, "environ-get-default"),
     (f"token = os.getenv('GITHUB_TOKEN', '{TOK}')", "token-assignment", TOK, "getenv-default"),
     (f"const key = process.env.API_KEY || '{TOK}';", "api-key-assignment", TOK, "process-env-default"),
     (f"redis-server --requirepass {PW}", "command-line-password", PW, "redis-requirepass"),
-    (f'subprocess.run(["mysql", "-u", "root", "-p{PW}", "app"])', "command-line-password", PW, "mysql-exec-array"),
+    (
+        f'subprocess.run(["mysql", "-u", "root", "-p{PW}", "app"])',
+        "command-line-password",
+        PW,
+        "mysql-exec-array",
+    ),
     (f"mysqldump --password={PW} app > dump.sql", "command-line-password", PW, "mysql-password-flag"),
     (f"redis-cli -h cache -a {PW} ping", "command-line-password", PW, "redis-cli-a"),
     (f"sshpass -p '{PW}' ssh deploy@host", "command-line-password", PW, "sshpass-p"),
 ]
 
 
-@pytest.mark.parametrize(("text", "kind", "secret"), [c[:3] for c in CLASS_CASES], ids=[c[3] for c in CLASS_CASES])
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"), [c[:3] for c in CLASS_CASES], ids=[c[3] for c in CLASS_CASES]
+)
 def test_redacts_each_form(text: str, kind: str, secret: str) -> None:
     redacted, counts = redact(text)
-    assert counts == {kind: 1} | ({"aws-access-key": 1} if AWS_ID in text else {})  # the key id, beside its secret
+    assert counts == {kind: 1} | (
+        {"aws-access-key": 1} if AWS_ID in text else {}
+    )  # the key id, beside its secret
     assert secret not in redacted
     assert redacted.count("\n") == text.count("\n")
 
@@ -626,7 +910,10 @@ CLASS_LOOKALIKES = [
     ('encryption_key = "AES-256-GCM"', "cipher-assigned-to-key"),
     ('private_key = "rsa-sha256"', "signature-scheme-assigned-to-key"),
     ('api_key = "x-api-key-1"', "header-name-assigned-to-key"),
-    ('<script integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC">', "sri-hash"),
+    (
+        '<script integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC">',
+        "sri-hash",
+    ),
     ("commit = '9fceb02d0ae598e95dc970b74767f19372d61af8'", "git-sha-assigned"),
     ("request_id = '123e4567-e89b-12d3-a456-426614174000'", "uuid-assigned"),
     ('os.environ.get("DB_HOST", "db1.internal")', "environ-default-not-secret-name"),
@@ -643,9 +930,17 @@ CLASS_LOOKALIKES = [
     ("data:\n  description: >\n    The password for the cache\n", "yaml-folded-prose"),
     ('print("password: %s\\n" % pw)', "escaped-newline-after-format"),
     ('"{\\"token\\": \\"${TOKEN}\\"}"', "escaped-json-template"),
-    ("kind: Secret\ndata:\n  username: " + B64(b"admin-user1").decode() + "\n", "k8s-secret-not-a-secret-name"),
-    ("certificate-authority-data: " + B64(("-----BEGIN " + "CERTIFICATE-----\n" + KEY_BODY + "-----END CERTIFICATE-----").encode()).decode(),
-     "kubeconfig-ca-data"),
+    (
+        "kind: Secret\ndata:\n  username: " + B64(b"admin-user1").decode() + "\n",
+        "k8s-secret-not-a-secret-name",
+    ),
+    (
+        "certificate-authority-data: "
+        + B64(
+            ("-----BEGIN " + "CERTIFICATE-----\n" + KEY_BODY + "-----END CERTIFICATE-----").encode()
+        ).decode(),
+        "kubeconfig-ca-data",
+    ),
     ('message = (\n    "Your password "\n    "is reset2"\n)\n', "parenthesised-prose"),
     ('"sig=abc" and "sv=1"', "sig-too-short"),
 ]
@@ -656,21 +951,41 @@ def test_leaves_lookalikes_of_each_form(text: str) -> None:
     assert redact(text) == (text, {})
 
 
-@pytest.mark.parametrize("after", [",2019-01-01T00:00:00Z,active", ",arn:aws:iam::123456789012:user/deploy-bot-01",
-                                   ", " + "0123456789" * 4], ids=["date", "arn", "digits"])
+@pytest.mark.parametrize(
+    "after",
+    [
+        ",2019-01-01T00:00:00Z,active",
+        ",arn:aws:iam::123456789012:user/deploy-bot-01",
+        ", " + "0123456789" * 4,
+    ],
+    ids=["date", "arn", "digits"],
+)
 def test_a_key_id_alone_is_the_only_finding(after: str) -> None:
     assert redact(AWS_ID + after) == ("[REDACTED:aws-access-key]" + after, {"aws-access-key": 1})
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('{"env": "A=\\u00e9\\t\\"x\\"\\nDB_PASSWORD=' + PW + '\\nPORT=80"}',
-     '{"env": "A=\\u00e9\\t\\"x\\"\\nDB_PASSWORD=[REDACTED:password-assignment]\\nPORT=80"}'),
-    ('x = 1\ncell = "\\\\n\\"api_key\\": \\"' + PW + '\\"\\n"\n',
-     'x = 1\ncell = "\\\\n\\"api_key\\": \\"[REDACTED:api-key-assignment]\\"\\n"\n'),
-    ('password = "' + PW[:6] + '" \\\n    "' + PW[6:] + '"\nnext = 1\n',
-     'password = "[REDACTED:password-assignment]\n"\nnext = 1\n'),  # the line break is kept
-    ("db:\n  password: >-\n    " + PW + "\n  host: db\n", "db:\n  password: >-\n    [REDACTED:password-assignment]\n  host: db\n"),
-], ids=["after-escapes", "after-escaped-backslash", "continued", "yaml-block"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '{"env": "A=\\u00e9\\t\\"x\\"\\nDB_PASSWORD=' + PW + '\\nPORT=80"}',
+            '{"env": "A=\\u00e9\\t\\"x\\"\\nDB_PASSWORD=[REDACTED:password-assignment]\\nPORT=80"}',
+        ),
+        (
+            'x = 1\ncell = "\\\\n\\"api_key\\": \\"' + PW + '\\"\\n"\n',
+            'x = 1\ncell = "\\\\n\\"api_key\\": \\"[REDACTED:api-key-assignment]\\"\\n"\n',
+        ),
+        (
+            'password = "' + PW[:6] + '" \\\n    "' + PW[6:] + '"\nnext = 1\n',
+            'password = "[REDACTED:password-assignment]\n"\nnext = 1\n',
+        ),  # the line break is kept
+        (
+            "db:\n  password: >-\n    " + PW + "\n  host: db\n",
+            "db:\n  password: >-\n    [REDACTED:password-assignment]\n  host: db\n",
+        ),
+    ],
+    ids=["after-escapes", "after-escaped-backslash", "continued", "yaml-block"],
+)
 def test_a_secret_found_in_the_decoded_text_is_redacted_in_place(text: str, expected: str) -> None:
     kind = expected.partition("[REDACTED:")[2].partition("]")[0]
     assert redact(text) == (expected, {kind: 1})

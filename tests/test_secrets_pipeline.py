@@ -17,18 +17,21 @@ GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def secret_repo(root: Path) -> Path:
-    return write_tree(root, {
-        ".env": f"AWS_ACCESS_KEY_ID={AWS_KEY}\n",
-        ".env.example": "AWS_ACCESS_KEY_ID=put-your-key-here\n",
-        "deploy/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n"
-                         "-----END OPENSSH PRIVATE KEY-----\n",
-        ".npmrc": "//registry.npmjs.org/:_authToken=secret\n",
-        ".ragignore": "internal/\n",
-        "internal/notes.md": "# Internal\n\nThe deploy password policy lives here.\n",
-        "app/settings.py": f'AWS_KEY = "{AWS_KEY}"  # deploy key\nGITHUB_TOKEN = "{GITHUB}"\n'
-                           'DATABASE = "postgres://admin:hunter2-Prod@db.internal:5432/app"\n\n\n'
-                           'def deploy_settings():\n    return {"region": "eu-west-1"}\n',
-    })
+    return write_tree(
+        root,
+        {
+            ".env": f"AWS_ACCESS_KEY_ID={AWS_KEY}\n",
+            ".env.example": "AWS_ACCESS_KEY_ID=put-your-key-here\n",
+            "deploy/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n"
+            "-----END OPENSSH PRIVATE KEY-----\n",
+            ".npmrc": "//registry.npmjs.org/:_authToken=secret\n",
+            ".ragignore": "internal/\n",
+            "internal/notes.md": "# Internal\n\nThe deploy password policy lives here.\n",
+            "app/settings.py": f'AWS_KEY = "{AWS_KEY}"  # deploy key\nGITHUB_TOKEN = "{GITHUB}"\n'
+            'DATABASE = "postgres://admin:hunter2-Prod@db.internal:5432/app"\n\n\n'
+            'def deploy_settings():\n    return {"region": "eu-west-1"}\n',
+        },
+    )
 
 
 def test_secret_files_are_skipped_and_tokens_redacted(tmp_path: Path) -> None:
@@ -70,20 +73,23 @@ AWS_SHORT = "abc123XYZ" + "short"
 
 
 def config_repo(root: Path) -> Path:
-    return write_tree(root, {
-        ".aws/credentials": f"[default]\naws_secret_access_key = {AWS_SHORT}\n",
-        ".pgpass": f"db:5432:app:app:{ENV_PASS}\n",
-        ".git-credentials": f"https://me:{ENV_PASS}@github.com\n",
-        ".docker/config.json": f'{{"auths": {{"registry.example.com": {{"auth": "{BASIC}"}}}}}}\n',
-        "deploy/my.cnf": f"[client]\nuser = app\npassword = {DB_PASS}\n",
-        "src/main/resources/application.properties": f"spring.datasource.password={PROPS_PASS}\n",
-        "docker-compose.yml": f"services:\n  db:\n    environment:\n      - DB_PASSWORD={ENV_PASS}\n"
-                              f"      password: {YAML_PASS}\n",
-        "scripts/backup.sh": f"export PGPASSWORD={ENV_PASS}\nAPI_KEY=\"{API_KEY}\"\n"
-                             f"curl -H 'Authorization: Basic {BASIC}' https://backup.example.com\n",
-        "app/settings.py": "import os\n\n\ndef database_password():\n"
-                           "    password = os.environ['DB_PASSWORD']\n    return password\n",
-    })
+    return write_tree(
+        root,
+        {
+            ".aws/credentials": f"[default]\naws_secret_access_key = {AWS_SHORT}\n",
+            ".pgpass": f"db:5432:app:app:{ENV_PASS}\n",
+            ".git-credentials": f"https://me:{ENV_PASS}@github.com\n",
+            ".docker/config.json": f'{{"auths": {{"registry.example.com": {{"auth": "{BASIC}"}}}}}}\n',
+            "deploy/my.cnf": f"[client]\nuser = app\npassword = {DB_PASS}\n",
+            "src/main/resources/application.properties": f"spring.datasource.password={PROPS_PASS}\n",
+            "docker-compose.yml": f"services:\n  db:\n    environment:\n      - DB_PASSWORD={ENV_PASS}\n"
+            f"      password: {YAML_PASS}\n",
+            "scripts/backup.sh": f'export PGPASSWORD={ENV_PASS}\nAPI_KEY="{API_KEY}"\n'
+            f"curl -H 'Authorization: Basic {BASIC}' https://backup.example.com\n",
+            "app/settings.py": "import os\n\n\ndef database_password():\n"
+            "    password = os.environ['DB_PASSWORD']\n    return password\n",
+        },
+    )
 
 
 def test_config_credentials_never_reach_the_index_or_prompt(tmp_path: Path) -> None:

@@ -29,9 +29,17 @@ def _hit(score: float, path: str, text: str) -> Hit:
 def _pool() -> list[Hit]:
     # the lexical order is wrong: the banner shares the question's words, the answer does not
     return [
-        _hit(10.0, "banner.py", "def show_account_banner(user):\n    print(f'How do I {user}? Account banner')\n"),
-        _hit(9.0, "users.py", "def delete_member(member):\n    '''Erase this member and their profile from the database.'''\n"
-                              "    db.members.drop(member.id)\n"),
+        _hit(
+            10.0,
+            "banner.py",
+            "def show_account_banner(user):\n    print(f'How do I {user}? Account banner')\n",
+        ),
+        _hit(
+            9.0,
+            "users.py",
+            "def delete_member(member):\n    '''Erase this member and their profile from the database.'''\n"
+            "    db.members.drop(member.id)\n",
+        ),
     ]
 
 
@@ -58,18 +66,26 @@ def test_vectors_are_cached_by_content_and_model(tmp_path: Path, monkeypatch: py
     embedder = semantic.load()
     calls: list[int] = []
     real = embedder.embed
-    monkeypatch.setattr(embedder, "embed", lambda texts, batch=16: calls.append(len(texts)) or real(texts, batch))
+    monkeypatch.setattr(
+        embedder, "embed", lambda texts, batch=16: calls.append(len(texts)) or real(texts, batch)
+    )
     rerank(index, QUESTION, _pool(), 2)
     assert calls == [1]  # the question only: both passages came from the cache
     changed = [_pool()[0], _hit(9.0, "users.py", "def delete_member(member):\n    pass\n")]
     rerank(index, QUESTION, changed, 2)
     assert calls == [1, 1, 1]  # the changed passage, then the question
-    assert VectorCache(cache_path(index), identity + "-other").get(
-        [content_key(semantic_rerank.passage_text(_pool()[0].chunk))]) == {}  # another model reuses nothing
+    assert (
+        VectorCache(cache_path(index), identity + "-other").get(
+            [content_key(semantic_rerank.passage_text(_pool()[0].chunk))]
+        )
+        == {}
+    )  # another model reuses nothing
 
 
 def test_a_missing_model_package_falls_back_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(semantic.MODELS, "gone", semantic.ModelSpec("no-such-model-package", "m.onnx", 256, True))
+    monkeypatch.setitem(
+        semantic.MODELS, "gone", semantic.ModelSpec("no-such-model-package", "m.onnx", 256, True)
+    )
     monkeypatch.setenv(semantic.MODEL_ENV, "gone")
     hits, note = safe_rerank(None, QUESTION, _pool(), 2)
     assert [h.chunk.path for h in hits] == ["banner.py", "users.py"] and hits[0].semantic is None
@@ -78,7 +94,9 @@ def test_a_missing_model_package_falls_back_with_one_line(monkeypatch: pytest.Mo
 
 def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     # an installed package whose "model" is not an ONNX file
-    monkeypatch.setitem(semantic.MODELS, "damaged", semantic.ModelSpec("click", "click/__init__.py", 256, True))
+    monkeypatch.setitem(
+        semantic.MODELS, "damaged", semantic.ModelSpec("click", "click/__init__.py", 256, True)
+    )
     monkeypatch.setenv(semantic.MODEL_ENV, "damaged")
     hits, note = safe_rerank(None, QUESTION, _pool(), 2)
     assert [h.chunk.path for h in hits] == ["banner.py", "users.py"]
@@ -94,24 +112,49 @@ def repo(tmp_path: Path) -> Path:
 
 def test_query_json_carries_the_semantic_score(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAG_RERANK")
-    result = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", str(repo / ".rag/index.sqlite"),
-                                       "account"])
+    result = CliRunner().invoke(
+        main, ["query", "--json", "--no-llm", "--index", str(repo / ".rag/index.sqlite"), "account"]
+    )
     assert result.exit_code == 0, result.output
     results = json.loads(result.stdout)["results"]
     assert all(isinstance(r["semantic"], float) and isinstance(r["mix"], float) for r in results)
-    off = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--rerank", "none", "--index",
-                                    str(repo / ".rag/index.sqlite"), "account"])
+    off = CliRunner().invoke(
+        main,
+        [
+            "query",
+            "--json",
+            "--no-llm",
+            "--rerank",
+            "none",
+            "--index",
+            str(repo / ".rag/index.sqlite"),
+            "account",
+        ],
+    )
     assert "semantic" not in json.loads(off.stdout)["results"][0]
 
 
 def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
-    result = CliRunner().invoke(main, ["query", "--no-llm", "--explain", "--rerank", "semantic", "--index",
-                                       str(repo / ".rag/index.sqlite"), "account"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "query",
+            "--no-llm",
+            "--explain",
+            "--rerank",
+            "semantic",
+            "--index",
+            str(repo / ".rag/index.sqlite"),
+            "account",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "[semantic " in result.stdout and "x lexical" in result.stdout and "x cosine" in result.stdout
 
 
-def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_extra_a_query_says_once_how_to_enable_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("RAG_RERANK")
     import rag.semantic_choices
 
@@ -121,7 +164,9 @@ def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path, monkey
     assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1
     as_json = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", index, "account"])
     assert NOT_INSTALLED not in as_json.stderr
-    none = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--rerank", "none", "--index", index, "account"])
+    none = CliRunner().invoke(
+        main, ["query", "--json", "--no-llm", "--rerank", "none", "--index", index, "account"]
+    )
     assert as_json.stdout == none.stdout  # the lexical output, byte for byte
 
 

@@ -13,15 +13,18 @@ PLAIN = Tokenizer(TokenizerSettings(mode="plain"))
 CODE = Tokenizer(TokenizerSettings(mode="code"))
 CODE_PARTS_ONLY = Tokenizer(TokenizerSettings(mode="code", identifiers=False))
 # the code tokenizer as it was before the levers of bench/LEVERS.md: suffix stemmer, every length
-SUFFIX_PARTS_ONLY = Tokenizer(TokenizerSettings(mode="code", stem="suffix", identifiers=False, min_length=1,
-                                                query_stopwords=False))
+SUFFIX_PARTS_ONLY = Tokenizer(
+    TokenizerSettings(mode="code", stem="suffix", identifiers=False, min_length=1, query_stopwords=False)
+)
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("For billing, ask billing support or the billing team.",
-         ["billing", "ask", "billing", "support", "billing", "team"]),
+        (
+            "For billing, ask billing support or the billing team.",
+            ["billing", "ask", "billing", "support", "billing", "team"],
+        ),
         ("The Refunds go back", ["refunds", "go", "back"]),
         ("user_id parseHTTPResponse", ["user", "id", "parsehttpresponse"]),
         ("naïve café Größe 東京 42", ["naïve", "café", "größe", "東京", "42"]),
@@ -46,8 +49,16 @@ def test_plain_mode(text: str, expected: list[str]) -> None:
         ("calculating the totals", ["calculat", "total"]),
         ("Naïve_Café", ["naïv", "café"]),
     ],
-    ids=["camel-acronym", "snake", "leading-acronym", "digits", "dunder", "screaming-snake", "stem+stopword",
-         "non-ascii-snake"],
+    ids=[
+        "camel-acronym",
+        "snake",
+        "leading-acronym",
+        "digits",
+        "dunder",
+        "screaming-snake",
+        "stem+stopword",
+        "non-ascii-snake",
+    ],
 )
 def test_code_mode_splits_and_stems(text: str, expected: list[str]) -> None:
     assert SUFFIX_PARTS_ONLY.tokenize(text) == expected
@@ -64,15 +75,28 @@ def test_code_mode_splits_and_stems(text: str, expected: list[str]) -> None:
         ("generously organized", ["generous", "organiz"]),
         ("naïve café 東京 42 v2", ["naïve", "café", "東京", "42"]),
     ],
-    ids=["camel-acronym", "digits", "one-letter", "screaming-snake", "stem+stopword", "derivational",
-         "non-ascii-unstemmed"],
+    ids=[
+        "camel-acronym",
+        "digits",
+        "one-letter",
+        "screaming-snake",
+        "stem+stopword",
+        "derivational",
+        "non-ascii-unstemmed",
+    ],
 )
 def test_default_code_mode(text: str, expected: list[str]) -> None:
     assert CODE_PARTS_ONLY.tokenize(text) == expected
 
 
 def test_underscores_at_the_ends_of_a_name_add_nothing() -> None:
-    assert CODE.tokenize("__init__ _private_cache __ x__y__") == ["init", "privat", "cach", "privatecache", "xy"]
+    assert CODE.tokenize("__init__ _private_cache __ x__y__") == [
+        "init",
+        "privat",
+        "cach",
+        "privatecache",
+        "xy",
+    ]
     assert CODE.tokenize("__init__ _private_cache") == CODE.tokenize("init private_cache")
 
 
@@ -98,7 +122,11 @@ def test_query_drops_question_words(question: str, expected: dict[str, int]) -> 
 
 def test_query_stopwords_off_and_plain_mode_keep_every_word() -> None:
     keep = Tokenizer(TokenizerSettings(query_stopwords=False))
-    assert keep.query_counts("How does it work") == keep.counts("How does it work") == {"how": 1, "doe": 1, "it": 1, "work": 1}
+    assert (
+        keep.query_counts("How does it work")
+        == keep.counts("How does it work")
+        == {"how": 1, "doe": 1, "it": 1, "work": 1}
+    )
     assert PLAIN.query_counts("How does billing work") == {"how": 1, "does": 1, "billing": 1, "work": 1}
     assert {"how", "does", "what", "when", "which", "happens", "work", "use", "get"} <= QUERY_STOPWORDS
 
@@ -106,11 +134,27 @@ def test_query_stopwords_off_and_plain_mode_keep_every_word() -> None:
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
-        ("queries", "query"), ("classes", "class"), ("tokens", "token"), ("status", "status"),
-        ("class", "class"), ("axis", "axis"), ("running", "run"), ("calling", "call"),
-        ("created", "creat"), ("create", "creat"), ("creates", "creat"), ("creating", "creat"),
-        ("calculating", "calculat"), ("handler", "handler"), ("use", "use"), ("uses", "use"),
-        ("matches", "match"), ("copied", "copy"), ("free", "free"), ("ping", "ping"), ("bed", "bed"),
+        ("queries", "query"),
+        ("classes", "class"),
+        ("tokens", "token"),
+        ("status", "status"),
+        ("class", "class"),
+        ("axis", "axis"),
+        ("running", "run"),
+        ("calling", "call"),
+        ("created", "creat"),
+        ("create", "creat"),
+        ("creates", "creat"),
+        ("creating", "creat"),
+        ("calculating", "calculat"),
+        ("handler", "handler"),
+        ("use", "use"),
+        ("uses", "use"),
+        ("matches", "match"),
+        ("copied", "copy"),
+        ("free", "free"),
+        ("ping", "ping"),
+        ("bed", "bed"),
     ],
 )
 def test_stemmer_is_conservative(word: str, expected: str) -> None:
@@ -120,15 +164,48 @@ def test_stemmer_is_conservative(word: str, expected: str) -> None:
 # Porter2 pairs from the published Snowball English vocabulary and the algorithm's own
 # special cases (https://snowballstem.org/algorithms/english/stemmer.html).
 PORTER2_PAIRS = [
-    ("consign", "consign"), ("consigned", "consign"), ("consigning", "consign"), ("consignment", "consign"),
-    ("consist", "consist"), ("consisted", "consist"), ("consistency", "consist"), ("consistent", "consist"),
-    ("knack", "knack"), ("knackeries", "knackeri"), ("knaves", "knave"), ("generously", "generous"),
-    ("skies", "sky"), ("dying", "die"), ("cries", "cri"), ("ties", "tie"), ("gaps", "gap"), ("kiwis", "kiwi"),
-    ("gas", "gas"), ("this", "this"), ("inning", "inning"), ("outing", "outing"), ("proceed", "proceed"),
-    ("succeeded", "succeed"), ("hoped", "hope"), ("hopping", "hop"), ("agreed", "agre"), ("caresses", "caress"),
-    ("universal", "universal"), ("university", "universiti"), ("generate", "generat"), ("news", "news"),
-    ("running", "run"), ("sized", "size"), ("queries", "queri"), ("validate", "valid"), ("yes", "yes"),
-    ("by", "by"), ("cry", "cri"), ("say", "say"), ("ability", "abil"), ("rational", "ration"),
+    ("consign", "consign"),
+    ("consigned", "consign"),
+    ("consigning", "consign"),
+    ("consignment", "consign"),
+    ("consist", "consist"),
+    ("consisted", "consist"),
+    ("consistency", "consist"),
+    ("consistent", "consist"),
+    ("knack", "knack"),
+    ("knackeries", "knackeri"),
+    ("knaves", "knave"),
+    ("generously", "generous"),
+    ("skies", "sky"),
+    ("dying", "die"),
+    ("cries", "cri"),
+    ("ties", "tie"),
+    ("gaps", "gap"),
+    ("kiwis", "kiwi"),
+    ("gas", "gas"),
+    ("this", "this"),
+    ("inning", "inning"),
+    ("outing", "outing"),
+    ("proceed", "proceed"),
+    ("succeeded", "succeed"),
+    ("hoped", "hope"),
+    ("hopping", "hop"),
+    ("agreed", "agre"),
+    ("caresses", "caress"),
+    ("universal", "universal"),
+    ("university", "universiti"),
+    ("generate", "generat"),
+    ("news", "news"),
+    ("running", "run"),
+    ("sized", "size"),
+    ("queries", "queri"),
+    ("validate", "valid"),
+    ("yes", "yes"),
+    ("by", "by"),
+    ("cry", "cri"),
+    ("say", "say"),
+    ("ability", "abil"),
+    ("rational", "ration"),
 ]
 
 
@@ -141,8 +218,11 @@ def test_porter2_matches_snowball() -> None:
     snowballstemmer = pytest.importorskip("snowballstemmer")
     oracle = snowballstemmer.stemmer("english")
     root = Path(__file__).resolve().parent.parent
-    words = {w for p in [*root.glob("rag/**/*.py"), *root.glob("*.md"), *root.glob("tests/*.py")]
-             for w in re.findall(r"[a-z]+", p.read_text(encoding="utf-8").lower())}
+    words = {
+        w
+        for p in [*root.glob("rag/**/*.py"), *root.glob("*.md"), *root.glob("tests/*.py")]
+        for w in re.findall(r"[a-z]+", p.read_text(encoding="utf-8").lower())
+    }
     words |= {w for w, _ in PORTER2_PAIRS}
     assert len(words) > 1000
     wrong = {w: (porter2(w), oracle.stemWord(w)) for w in sorted(words) if porter2(w) != oracle.stemWord(w)}
@@ -172,6 +252,7 @@ def test_unknown_mode_is_rejected() -> None:
 def test_settings_round_trip_and_old_manifests_read_as_before() -> None:
     assert TokenizerSettings.from_dict(TokenizerSettings().to_dict()) == TokenizerSettings()
     old = TokenizerSettings.from_dict({"mode": "code", "stem": True, "identifiers": True})
-    assert old == TokenizerSettings(stem="suffix", min_length=1, query_stopwords=False, path_weight=0,
-                                    symbol_weight=0)
+    assert old == TokenizerSettings(
+        stem="suffix", min_length=1, query_stopwords=False, path_weight=0, symbol_weight=0
+    )
     assert TokenizerSettings.from_dict({"mode": "code", "stem": False, "identifiers": True}).stem == "none"

@@ -50,19 +50,75 @@ _REGEX = re.compile(r"(?:[^\\/\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[A-Za-z]*")
 _OPEN = {"(": ")", "[": "]", "{": "}", "if(": ")"}  # "if(": the condition of if/while/for/with
 # after these keywords an expression starts, so `/` begins a regular expression
 _EXPRESSION_KEYWORDS = frozenset(
-    ["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await", "extends"]
+    [
+        "return",
+        "typeof",
+        "instanceof",
+        "in",
+        "of",
+        "new",
+        "delete",
+        "void",
+        "throw",
+        "case",
+        "do",
+        "else",
+        "yield",
+        "await",
+        "extends",
+    ]
 )
 # a statement cannot end on these: the next line continues it
 _CONTINUING_KEYWORDS = (_EXPRESSION_KEYWORDS - {"void"}) | frozenset(
-    ["export", "default", "import", "from", "const", "let", "var", "function", "class", "interface", "enum", "extends", "implements", "as", "satisfies", "declare", "abstract", "static", "readonly", "public", "private", "protected", "keyof", "is"]
+    [
+        "export",
+        "default",
+        "import",
+        "from",
+        "const",
+        "let",
+        "var",
+        "function",
+        "class",
+        "interface",
+        "enum",
+        "extends",
+        "implements",
+        "as",
+        "satisfies",
+        "declare",
+        "abstract",
+        "static",
+        "readonly",
+        "public",
+        "private",
+        "protected",
+        "keyof",
+        "is",
+    ]
 )
 # the end of a line that may finish a statement or continue into the next line (a type's `>`,
 # `as const`, a non-null `!`): told apart by the next line's indentation
 _AMBIGUOUS_ENDS = frozenset([">", "const", "!"])
 # a line starting with these continues the statement above
-_CONTINUATION_WORDS = frozenset(["else", "catch", "finally", "instanceof", "in", "of", "as", "satisfies", "extends", "implements"])
+_CONTINUATION_WORDS = frozenset(
+    ["else", "catch", "finally", "instanceof", "in", "of", "as", "satisfies", "extends", "implements"]
+)
 _MODIFIERS = frozenset(
-    ["export", "default", "declare", "abstract", "async", "static", "public", "private", "protected", "readonly", "override", "accessor"]
+    [
+        "export",
+        "default",
+        "declare",
+        "abstract",
+        "async",
+        "static",
+        "public",
+        "private",
+        "protected",
+        "readonly",
+        "override",
+        "accessor",
+    ]
 )
 _MEMBER_MODIFIERS = _MODIFIERS | {"get", "set", "*"}
 _AFTER_NAME = frozenset(["(", "<", "=", ":", "?", ";"])
@@ -155,7 +211,9 @@ def lex(text: str, jsx: bool = True, keep_depth: int = _KEEP_DEPTH) -> Lexed:
             value = m.group(group)
             if value in _OPEN:
                 depth = len(stack)
-                condition = value == "(" and prev_kind == "name" and prev_text in ("if", "while", "for", "with")
+                condition = (
+                    value == "(" and prev_kind == "name" and prev_text in ("if", "while", "for", "with")
+                )
                 stack.append("if(" if condition else value)
                 prev_text = value
             else:
@@ -214,7 +272,9 @@ def lex(text: str, jsx: bool = True, keep_depth: int = _KEEP_DEPTH) -> Lexed:
         kind = group
         if group == "slash":
             # `<Input value={v} />`: in JSX a `/` after `}` that ends a tag starts no regex
-            if _regex_allowed(prev_kind, prev_text) and not (jsx and prev_text == "}" and text.startswith(">", end)):
+            if _regex_allowed(prev_kind, prev_text) and not (
+                jsx and prev_text == "}" and text.startswith(">", end)
+            ):
                 rm = _REGEX.match(text, end - len(value) + 1)
                 if rm is not None:
                     kind, end, value = "regex", rm.end(), "/"
@@ -426,9 +486,14 @@ class _Chunker:
             return None
         inner_chunker = _Chunker(inner, lexed, self.jsx, self.unwrap - 1)
         pieces = inner_chunker.body(0, len(lexed.tokens), 0, 1, len(inner), "", (), "module", None)
-        shifted = [p._replace(start_line=p.start_line + open_line, end_line=p.end_line + open_line) for p in pieces]
-        return ([Piece(first, open_line, "module", None, glue=True)] + shifted
-                + [Piece(close_line, end, "module", None, glue=True)])
+        shifted = [
+            p._replace(start_line=p.start_line + open_line, end_line=p.end_line + open_line) for p in pieces
+        ]
+        return (
+            [Piece(first, open_line, "module", None, glue=True)]
+            + shifted
+            + [Piece(close_line, end, "module", None, glue=True)]
+        )
 
     def attach_comments(self, start: int, floor: int) -> int:
         """Move a statement's first line up over the comments directly above it."""
@@ -462,8 +527,10 @@ class _Chunker:
                 continue
             if begin == -1:
                 begin, decorators_only = i, tok.text == "@"
-            elif tok.first and prev is not None and (
-                _ends_statement(prev, tok) or self.starts_unterminated(prev, tok, toks[begin])
+            elif (
+                tok.first
+                and prev is not None
+                and (_ends_statement(prev, tok) or self.starts_unterminated(prev, tok, toks[begin]))
             ):
                 if decorators_only:
                     decorators_only = tok.text == "@"
@@ -701,4 +768,3 @@ def _fallback_pieces(lines: list[str]) -> list[Piece]:
         end = cuts[i + 1].start_line - 1 if i + 1 < len(cuts) else len(lines)
         pieces.append(Piece(cut.start_line, end, cut.kind, cut.symbol, "", cut.glue, cut.window_context))
     return pieces
-

@@ -23,7 +23,27 @@ _EXPLICIT_MARKUP = re.compile(r"^\.\. \S")  # `.. _target:`, `.. setting:: NAME`
 _DIRECTIVE = re.compile(r"^([ \t]*)\.\. ([\w:-]+)::[ \t]*(\S.*)?$")
 # reST directives that describe one API entry or setting: a long section splits at them
 _ENTRY_DIRECTIVES = frozenset(
-    ["attribute", "class", "data", "decorator", "exception", "function", "method", "module-attribute", "setting", "option", "envvar", "describe", "object", "confval", "templatetag", "templatefilter", "django-admin", "django-admin-option", "fieldlookup"]
+    [
+        "attribute",
+        "class",
+        "data",
+        "decorator",
+        "exception",
+        "function",
+        "method",
+        "module-attribute",
+        "setting",
+        "option",
+        "envvar",
+        "describe",
+        "object",
+        "confval",
+        "templatetag",
+        "templatefilter",
+        "django-admin",
+        "django-admin-option",
+        "fieldlookup",
+    ]
 )
 _NOT_ENTRIES = frozenset(["py:module", "py:currentmodule", "js:module"])
 # The most sections a file is cut into: each costs a few objects and passes, so a file of 500,000
@@ -131,7 +151,7 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
             comment = "-->" not in (line if comment else line.split("<!--", 1)[1])
             continue
         m = _FENCE.match(line)
-        if m is not None and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
+        if m is not None and not (m.group(1)[0] == "`" and "`" in line[m.end() :]):
             fence, in_fence[number] = m.group(1), True
             continue
         m = _ATX.match(line)
@@ -148,7 +168,9 @@ def _markdown_headings(lines: list[str], first: int) -> tuple[list[Heading], lis
                 and not (headings and headings[-1].line == number - 1)
                 and not _SETEXT.match(above)
             ):
-                headings.append(Heading(number - 1, 1 if m.group(1)[0] == "=" else 2, " ".join(above.split())))
+                headings.append(
+                    Heading(number - 1, 1 if m.group(1)[0] == "=" else 2, " ".join(above.split()))
+                )
     return headings, in_fence
 
 

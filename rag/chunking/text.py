@@ -33,7 +33,9 @@ def chunk_text(path: str, text: str, max_chars: int = HARD_MAX_CHARS) -> list[Ch
     chunks: list[Chunk] = []
     for begin, end in spans:
         for s, e in _windows(text, begin, end):
-            chunk = Chunk(path, line_of_offset(starts, s), line_of_offset(starts, e - 1), "text", None, text[s:e])
+            chunk = Chunk(
+                path, line_of_offset(starts, s), line_of_offset(starts, e - 1), "text", None, text[s:e]
+            )
             chunks.extend(window_chars(chunk, text, max_chars))
     return chunks
 

@@ -128,12 +128,24 @@ class Manifest(NamedTuple):
 def meta_rows(manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> dict[str, Any]:
     """The meta table's values for a manifest (JSON-encoded on writing)."""
     return {
-        "format_version": FORMAT_VERSION, "tokenizer": manifest.tokenizer.to_dict(), "root": manifest.root,
-        "n_files": manifest.n_files, "n_chunks": manifest.n_chunks, "n_terms": manifest.n_terms,
-        "built_at": manifest.built_at, "commit": manifest.commit, "access": manifest.access,
-        "next_chunk": next_chunk, "bound_scale": bound_scale, "bm25_avglen": manifest.bm25_avglen,
-        "walk": manifest.walk, "byteorder": sys.byteorder, "array_block": ARRAY_BLOCK,
-        "scoring": manifest.scoring, "chunkers": manifest.chunkers, "summary": manifest.summary,
+        "format_version": FORMAT_VERSION,
+        "tokenizer": manifest.tokenizer.to_dict(),
+        "root": manifest.root,
+        "n_files": manifest.n_files,
+        "n_chunks": manifest.n_chunks,
+        "n_terms": manifest.n_terms,
+        "built_at": manifest.built_at,
+        "commit": manifest.commit,
+        "access": manifest.access,
+        "next_chunk": next_chunk,
+        "bound_scale": bound_scale,
+        "bm25_avglen": manifest.bm25_avglen,
+        "walk": manifest.walk,
+        "byteorder": sys.byteorder,
+        "array_block": ARRAY_BLOCK,
+        "scoring": manifest.scoring,
+        "chunkers": manifest.chunkers,
+        "summary": manifest.summary,
     }
 
 

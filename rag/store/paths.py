@@ -79,8 +79,10 @@ def check_index_place(path: Path) -> None:
         return  # a folder named with --index is the caller's choice, links and all
     for part in (path.parent, path, path.parent / ".gitignore", path.with_name(f"{path.name}.lock")):
         if part.is_symlink():
-            raise InputError(f"{part} is a symbolic link, and rag writes its index only into a real folder — "
-                             "remove the link, or pass --index PATH to keep the index elsewhere")
+            raise InputError(
+                f"{part} is a symbolic link, and rag writes its index only into a real folder — "
+                "remove the link, or pass --index PATH to keep the index elsewhere"
+            )
 
 
 def prepare_index_dir(path: Path) -> None:
@@ -92,7 +94,9 @@ def prepare_index_dir(path: Path) -> None:
         # keep the index out of the repository's `git status`; never through a link (O_NOFOLLOW),
         # never over a file that is there (O_EXCL)
         try:
-            fd = os.open(path.parent / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            fd = os.open(
+                path.parent / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644
+            )
         except FileExistsError:
             pass
         else:
@@ -120,8 +124,10 @@ def ingest_lock(path: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise IngestRunningError(f"another ingest is running on this index ({path}) — wait for it to finish, "
-                                     "then run this one again") from None
+            raise IngestRunningError(
+                f"another ingest is running on this index ({path}) — wait for it to finish, "
+                "then run this one again"
+            ) from None
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -145,7 +151,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def folder_mtimes(root: Path, folders: Iterable[str], known: Mapping[str, int] | None = None) -> list[tuple[str, int]]:
+def folder_mtimes(
+    root: Path, folders: Iterable[str], known: Mapping[str, int] | None = None
+) -> list[tuple[str, int]]:
     """(folder, mtime_ns) of the given folders below root that still exist, in order; `known`
     gives mtimes taken earlier (before the walk), used rather than a stat now."""
     out = []
@@ -207,7 +215,9 @@ def remember_index(cwd: str | os.PathLike[str], index_path: str | os.PathLike[st
         pass  # remembering is a convenience; --index and the upward search still work
 
 
-def locate_index(explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None) -> str:
+def locate_index(
+    explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> str:
     """Find the index to query: `explicit`, else ./.rag in cwd or a parent, else the one ingested from cwd."""
     if explicit is not None:
         path = _index_file(os.fspath(explicit))
@@ -217,9 +227,13 @@ def locate_index(explicit: str | os.PathLike[str] | None = None, cwd: str | os.P
             given = os.fspath(explicit)
             if os.path.isdir(os.path.expanduser(given)):  # a folder: its index is FOLDER/.rag/index.sqlite
                 repo = os.path.dirname(os.path.dirname(path))
-                raise NoIndexError(f"No index in {given} (no {path}) — run `python ingest.py {shlex.quote(repo)}` "
-                                   "to index that folder, or pass --index the index file itself")
-            raise NoIndexError(f"No index at {given} — run `python ingest.py REPO --index {shlex.quote(given)}` first")
+                raise NoIndexError(
+                    f"No index in {given} (no {path}) — run `python ingest.py {shlex.quote(repo)}` "
+                    "to index that folder, or pass --index the index file itself"
+                )
+            raise NoIndexError(
+                f"No index at {given} — run `python ingest.py REPO --index {shlex.quote(given)}` first"
+            )
         return path
     here = folder = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
     while True:
@@ -237,4 +251,6 @@ def locate_index(explicit: str | os.PathLike[str] | None = None, cwd: str | os.P
             return str(remembered)
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    raise NoIndexError(f"No index found for {here} — run `python ingest.py REPO` first (or pass --index PATH)")
+    raise NoIndexError(
+        f"No index found for {here} — run `python ingest.py REPO` first (or pass --index PATH)"
+    )

@@ -52,8 +52,10 @@ _T = TypeVar("_T")
 def damage_error(path: str, exc: BaseException) -> IndexFormatError:
     """The one-line error for damage met reading the index at `path`."""
     detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
-    return IndexFormatError(f"The index at {path} could not be read ({type(exc).__name__}: "
-                            f"{detail}); it may be damaged — {REBUILD_HINT}")
+    return IndexFormatError(
+        f"The index at {path} could not be read ({type(exc).__name__}: "
+        f"{detail}); it may be damaged — {REBUILD_HINT}"
+    )
 
 
 def _reads(method: _F) -> _F:
@@ -92,8 +94,14 @@ class ChunkFloats:
     `values` indexes like an array (0.0 where nothing was read).
     """
 
-    def __init__(self, n_ids: int, size: int, fetch: Callable[[list[int]], list[tuple[int, bytes]]],
-                 decode: Callable[[bytes], array[float]] | None, where: str) -> None:
+    def __init__(
+        self,
+        n_ids: int,
+        size: int,
+        fetch: Callable[[list[int]], list[tuple[int, bytes]]],
+        decode: Callable[[bytes], array[float]] | None,
+        where: str,
+    ) -> None:
         self.size = size  # ids per block, as the index was written (meta.array_block)
         self.n_blocks = -(-n_ids // size)
         self._map = mmap.mmap(-1, 8 * max(n_ids, 1))
@@ -116,15 +124,19 @@ class ChunkFloats:
     def _read(self, missing: list[int]) -> None:
         found = self._fetch(missing)
         if len(found) != len(missing):
-            raise IndexFormatError(f"The index at {self._where} lacks blocks of a per-chunk array — {REBUILD_HINT}")
+            raise IndexFormatError(
+                f"The index at {self._where} lacks blocks of a per-chunk array — {REBUILD_HINT}"
+            )
         for block, data in found:
             if self._decode is not None:
                 data = self._decode(data).tobytes()
             at = 8 * block * self.size
-            _check(0 <= block < self.n_blocks and at + len(data) <= len(self._map) and len(data) % 8 == 0,
-                   "a per-chunk array's block out of range")
+            _check(
+                0 <= block < self.n_blocks and at + len(data) <= len(self._map) and len(data) % 8 == 0,
+                "a per-chunk array's block out of range",
+            )
             # stored bytes go straight into the map: no array per block
-            self._map[at:at + len(data)] = data
+            self._map[at : at + len(data)] = data
         self._loaded.update(missing)
 
 
@@ -135,8 +147,13 @@ class View:
     __slots__ = ("classes", "n_chunks", "length", "chunk_class", "_columns", "_computed")
 
     def __init__(
-        self, classes: frozenset[int] | None, n_chunks: int, length: int, chunk_class: array[int] | None,
-        columns: dict[str, ChunkFloats], computed: dict[str, array[float]] | None = None,
+        self,
+        classes: frozenset[int] | None,
+        n_chunks: int,
+        length: int,
+        chunk_class: array[int] | None,
+        columns: dict[str, ChunkFloats],
+        computed: dict[str, array[float]] | None = None,
     ) -> None:
         self.classes = classes  # readable access classes; None = all (nothing to filter)
         self.n_chunks = n_chunks  # N for the IDF
@@ -199,15 +216,26 @@ class Index:
             self.manifest = Manifest(
                 format_version=version,
                 tokenizer=TokenizerSettings.from_dict(meta["tokenizer"]),
-                root=meta["root"], n_files=meta["n_files"], n_chunks=meta["n_chunks"],
-                n_terms=meta["n_terms"], built_at=meta["built_at"], commit=meta.get("commit"),
-                access=meta.get("access"), bound_scale=float(meta.get("bound_scale", 1.0)),
+                root=meta["root"],
+                n_files=meta["n_files"],
+                n_chunks=meta["n_chunks"],
+                n_terms=meta["n_terms"],
+                built_at=meta["built_at"],
+                commit=meta.get("commit"),
+                access=meta.get("access"),
+                bound_scale=float(meta.get("bound_scale", 1.0)),
                 bm25_avglen=float(meta["bm25_avglen"]),
-                walk=meta.get("walk"), scoring=recorded_scoring(meta), chunkers=meta.get("chunkers"),
+                walk=meta.get("walk"),
+                scoring=recorded_scoring(meta),
+                chunkers=meta.get("chunkers"),
                 summary=meta.get("summary") if isinstance(meta.get("summary"), dict) else None,
             )
             self._block = int(meta["array_block"])  # ids per stored block of a per-chunk array
-            if self._block <= 0 or not self.manifest.bm25_avglen > 0 or not isinstance(self.manifest.root, str):
+            if (
+                self._block <= 0
+                or not self.manifest.bm25_avglen > 0
+                or not isinstance(self.manifest.root, str)
+            ):
                 raise ValueError("array_block, bm25_avglen or root out of range")
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
@@ -295,8 +323,10 @@ class Index:
         """Return (term, df) of the stored terms that begin with `first` and have between
         `shortest` and `longest` characters: one range of the terms' primary key (rag.spelling)."""
         after = chr(ord(first) + 1)
-        rows = self._query("SELECT term, df FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
-                           (first, after, shortest, longest)).fetchall()
+        rows = self._query(
+            "SELECT term, df FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+            (first, after, shortest, longest),
+        ).fetchall()
         _check(all(isinstance(t, str) and isinstance(n, int) for t, n in rows), "term rows out of range")
         return [(t, n) for t, n in rows]
 
@@ -308,9 +338,11 @@ class Index:
         high = prefix + "\U0010ffff"
         names: set[str] = set()
         for table in ("files", "skipped", "dirs"):
-            for (path,) in self._query(f"SELECT path FROM {table} WHERE path >= ? AND path < ?", (prefix, high)):
+            for (path,) in self._query(
+                f"SELECT path FROM {table} WHERE path >= ? AND path < ?", (prefix, high)
+            ):
                 _check(isinstance(path, str), "path rows out of range")
-                rest = path[len(prefix):]
+                rest = path[len(prefix) :]
                 if rest:
                     names.add(rest.split("/", 1)[0])
         return names
@@ -340,17 +372,24 @@ class Index:
         else:  # a rare group combination: compute its statistics now
             assert chunk_class is not None
             forward_tids, forward_tfs, live = forward_lists(
-                self._query("SELECT chunk_id, tids, tfs FROM forward"), len(chunk_class), self._decode)
+                self._query("SELECT chunk_id, tids, tfs FROM forward"), len(chunk_class), self._decode
+            )
             n_terms = self._query("SELECT MAX(id) FROM terms").fetchone()[0] + 1
             n_view, df = view_df(forward_tids, chunk_class, readable, n_terms, live)
             arrays["norms"] = view_norms(forward_tids, forward_tfs, chunk_class, readable, n_view, df, live)
             length = view_length(self.lengths(), chunk_class, readable)
             arrays["bm25k"] = bm25_normalisers(self.lengths(), length / n_view if length else 1.0)
         decode = (lambda data: self._decode("d", data)) if self._swap else None
-        columns = {name: ChunkFloats(self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"), decode, self.path)
-                   for name in ("norms", "bm25k")}
-        _check(isinstance(n_view, int) and isinstance(length, int) and n_view >= 0 and length >= 0,
-               "view statistics out of range")
+        columns = {
+            name: ChunkFloats(
+                self._n_ids, self._block, self._blocks_reader(f"{name}:{key}"), decode, self.path
+            )
+            for name in ("norms", "bm25k")
+        }
+        _check(
+            isinstance(n_view, int) and isinstance(length, int) and n_view >= 0 and length >= 0,
+            "view statistics out of range",
+        )
         view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
         self._views[key] = view
         return view
@@ -359,10 +398,12 @@ class Index:
         def fetch(blocks: list[int]) -> list[tuple[int, bytes]]:
             out: list[tuple[int, bytes]] = []
             for start in range(0, len(blocks), 500):  # SQLite's limit on parameters
-                part = blocks[start:start + 500]
+                part = blocks[start : start + 500]
                 names = [block_name(name, b) for b in part]
-                rows = self._query(f"SELECT name, data FROM arrays WHERE name IN ({','.join('?' * len(names))})",
-                                   tuple(names))
+                rows = self._query(
+                    f"SELECT name, data FROM arrays WHERE name IN ({','.join('?' * len(names))})",
+                    tuple(names),
+                )
                 out.extend((int(n.rsplit("#", 1)[1]), data) for n, data in rows)
             return out
 
@@ -376,8 +417,11 @@ class Index:
             rows = self._query("SELECT DISTINCT acronym, expansion FROM acronyms")
         else:
             marks = ",".join("?" * len(classes))
-            rows = self._query("SELECT DISTINCT a.acronym, a.expansion FROM acronyms a JOIN files f ON f.id = a.file_id"
-                               f" WHERE f.class IN ({marks})", tuple(classes))
+            rows = self._query(
+                "SELECT DISTINCT a.acronym, a.expansion FROM acronyms a JOIN files f ON f.id = a.file_id"
+                f" WHERE f.class IN ({marks})",
+                tuple(classes),
+            )
         pairs = [(a, e) for a, e in rows]
         _check(all(isinstance(a, str) and isinstance(e, str) for a, e in pairs), "acronym rows out of range")
         return pairs
@@ -421,8 +465,10 @@ class Index:
         out: list[int] = []
         for path, first, n in self._query("SELECT path, first_chunk, n_chunks FROM files ORDER BY path"):
             if wanted(path):
-                _check(isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
-                       "file row out of range")
+                _check(
+                    isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
+                    "file row out of range",
+                )
                 out.extend(range(first, first + n))
         return out
 
@@ -431,10 +477,13 @@ class Index:
         """Return the chunk ids of the indexed files whose name_key is `key`, in path order (an
         index lookup: a symbol question's files)."""
         out: list[int] = []
-        for first, n in self._query("SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path",
-                                    (key,)):
-            _check(isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
-                   "file row out of range")
+        for first, n in self._query(
+            "SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path", (key,)
+        ):
+            _check(
+                isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
+                "file row out of range",
+            )
             out.extend(range(first, first + n))
         return out
 
@@ -444,11 +493,17 @@ class Index:
         marks = ",".join("?" * len(ids))
         rows = self._query(
             "SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
-            f" WHERE c.id IN ({marks})", tuple(ids),
+            f" WHERE c.id IN ({marks})",
+            tuple(ids),
         )
         out = {r[0]: (r[1], r[2], r[3]) for r in rows}
-        _check(len(out) == len(set(ids)) and all(isinstance(p, str) and isinstance(a, int) and isinstance(b, int)
-                                                 for p, a, b in out.values()), "chunk rows out of range")
+        _check(
+            len(out) == len(set(ids))
+            and all(
+                isinstance(p, str) and isinstance(a, int) and isinstance(b, int) for p, a, b in out.values()
+            ),
+            "chunk rows out of range",
+        )
         return out
 
     def all_chunks(self) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
@@ -462,19 +517,30 @@ class Index:
 
     def _records(self, paths: Iterable[str]) -> Iterator[FileRecord]:
         for path in sorted(set(paths)):
-            row = self._query("SELECT id, size, mtime_ns, sha1, first_chunk, n_chunks FROM files WHERE path = ?",
-                              (path,)).fetchone()
+            row = self._query(
+                "SELECT id, size, mtime_ns, sha1, first_chunk, n_chunks FROM files WHERE path = ?", (path,)
+            ).fetchone()
             if row is None:
                 continue
             fid, size, mtime_ns, sha1, first, n = row
             # a file's chunks have consecutive ids: a range on the primary key, not a scan
             stored = list(self._stored_chunks("WHERE c.id >= ? AND c.id < ?", (first, first + n)))
-            acronyms = tuple(self._query("SELECT acronym, expansion FROM acronyms WHERE file_id = ? ORDER BY 1, 2",
-                                         (fid,)))
-            yield FileRecord(path, size, mtime_ns, sha1, tuple(c for _, c, _ in stored),
-                             tuple(n for _, _, n in stored), acronyms=acronyms)
+            acronyms = tuple(
+                self._query("SELECT acronym, expansion FROM acronyms WHERE file_id = ? ORDER BY 1, 2", (fid,))
+            )
+            yield FileRecord(
+                path,
+                size,
+                mtime_ns,
+                sha1,
+                tuple(c for _, c, _ in stored),
+                tuple(n for _, _, n in stored),
+                acronyms=acronyms,
+            )
 
-    def _stored_chunks(self, where: str, args: tuple[object, ...]) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
+    def _stored_chunks(
+        self, where: str, args: tuple[object, ...]
+    ) -> Iterator[tuple[int, Chunk, dict[str, int]]]:
         """Yield (id, chunk, term counts) of the chunks matching `where`, in id order."""
         if self._term_names is None:  # term id -> term, read once per Index
             self._term_names = dict(self._query("SELECT id, term FROM terms"))
@@ -482,7 +548,8 @@ class Index:
         rows = self._query(
             "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
             " w.tids, w.tfs FROM chunks c JOIN files f ON f.id = c.file_id JOIN forward w ON w.chunk_id = c.id"
-            f" {where} ORDER BY c.id", args,
+            f" {where} ORDER BY c.id",
+            args,
         )
         for cid, *fields, tids, tfs in rows:
             counts = {names[t]: n for t, n in zip(self._decode("I", tids), self._decode("H", tfs))}
@@ -504,7 +571,9 @@ class Index:
     @_reads
     def readable_files(self, groups: frozenset[str] = frozenset()) -> set[str]:
         """Return the paths of the indexed files a caller with these groups may read."""
-        groups_of_class = {i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")}
+        groups_of_class = {
+            i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")
+        }
         readable = readable_classes(groups_of_class, groups)
         return {path for path, c in self._query("SELECT path, class FROM files") if c in readable}
 
@@ -537,7 +606,9 @@ class Index:
     def dir_mtimes(self) -> dict[str, int]:
         """Return folder -> mtime_ns of every folder holding an indexed file, as last ingested."""
         out = dict(self._query("SELECT path, mtime_ns FROM dirs").fetchall())
-        _check(all(isinstance(d, str) and isinstance(m, int) for d, m in out.items()), "folder rows out of range")
+        _check(
+            all(isinstance(d, str) and isinstance(m, int) for d, m in out.items()), "folder rows out of range"
+        )
         return out
 
     @_reads
@@ -549,8 +620,9 @@ class Index:
         return out
 
     @_reads
-    def changed_files(self, paths: Iterable[str] = (), everywhere: bool = True,
-                      groups: frozenset[str] | None = None) -> list[str]:
+    def changed_files(
+        self, paths: Iterable[str] = (), everywhere: bool = True, groups: frozenset[str] | None = None
+    ) -> list[str]:
         """Return what changed since ingest, cheaply: the given files by size and mtime, and
         indexed directories by mtime (which moves when a file in it is added, removed,
         renamed, or saved by an editor that writes a new file). `everywhere` checks every
@@ -566,7 +638,9 @@ class Index:
         wanted = list(dict.fromkeys(paths))
         if wanted:
             marks = ",".join("?" * len(wanted))
-            rows = self._query(f"SELECT path, size, mtime_ns FROM files WHERE path IN ({marks})", tuple(wanted))
+            rows = self._query(
+                f"SELECT path, size, mtime_ns FROM files WHERE path IN ({marks})", tuple(wanted)
+            )
             for path, size, mtime_ns in rows:
                 try:
                     st = stat(f"{root}/{path}")
@@ -580,7 +654,9 @@ class Index:
         else:
             near = sorted({d for path in wanted for d in ancestors(path)})
             marks = ",".join("?" * len(near))
-            dirs = self._query(f"SELECT path, mtime_ns FROM dirs WHERE path IN ({marks}) ORDER BY path", tuple(near))
+            dirs = self._query(
+                f"SELECT path, mtime_ns FROM dirs WHERE path IN ({marks}) ORDER BY path", tuple(near)
+            )
         moved = []
         for path, mtime_ns in dirs:
             try:
@@ -595,16 +671,19 @@ class Index:
     def _visible_folders(self, folders: list[str], groups: frozenset[str]) -> list[str]:
         """The folders of `folders` that hold a file the caller may read, or no indexed file at all
         (only files skipped after reading): those an index without its unreadable files holds too."""
-        groups_of_class = {i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")}
+        groups_of_class = {
+            i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")
+        }
         readable = readable_classes(groups_of_class, groups)
         if len(readable) == len(groups_of_class):
             return folders
         out = []
         for folder in folders:  # only folders that changed: few, and each a range of the path index
             if folder:
-                rows = self._query("SELECT path, class FROM files WHERE path >= ? AND path < ?",
-                                   (folder + "/", folder + "0"))  # '0' follows '/'
-                inside = [c for p, c in rows if "/" not in p[len(folder) + 1:]]
+                rows = self._query(
+                    "SELECT path, class FROM files WHERE path >= ? AND path < ?", (folder + "/", folder + "0")
+                )  # '0' follows '/'
+                inside = [c for p, c in rows if "/" not in p[len(folder) + 1 :]]
             else:
                 inside = [c for (c,) in self._query("SELECT class FROM files WHERE path NOT LIKE '%/%'")]
             if not inside or any(c in readable for c in inside):
@@ -635,13 +714,18 @@ class Index:
             raise self._corrupt(exc) from None
 
 
-
-
 def _well_formed(chunk: Chunk) -> bool:
     """Whether a chunk read back has the types a chunk is written with."""
-    return (isinstance(chunk.path, str) and isinstance(chunk.start_line, int) and isinstance(chunk.end_line, int)
-            and isinstance(chunk.kind, str) and isinstance(chunk.symbol, (str, type(None)))
-            and isinstance(chunk.text, str) and isinstance(chunk.context, str) and isinstance(chunk.ordinal, int))
+    return (
+        isinstance(chunk.path, str)
+        and isinstance(chunk.start_line, int)
+        and isinstance(chunk.end_line, int)
+        and isinstance(chunk.kind, str)
+        and isinstance(chunk.symbol, (str, type(None)))
+        and isinstance(chunk.text, str)
+        and isinstance(chunk.context, str)
+        and isinstance(chunk.ordinal, int)
+    )
 
 
 def _connect_for_reading(path: str) -> sqlite3.Connection:

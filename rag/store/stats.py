@@ -9,7 +9,9 @@ from collections.abc import Callable, Iterable
 
 
 def forward_lists(
-    rows: Iterable[tuple[int, bytes, bytes]], n_ids: int, decode: Callable[[str, bytes], array[int]],
+    rows: Iterable[tuple[int, bytes, bytes]],
+    n_ids: int,
+    decode: Callable[[str, bytes], array[int]],
 ) -> tuple[list[array[int]], list[array[int]], array[int]]:
     """Return each chunk's term ids and tfs, by chunk id (empty for unused ids), and which ids
     have a forward row, from the forward table's (chunk id, tids, tfs) rows. Raises ValueError
@@ -41,7 +43,10 @@ def view_length(lengths: array[int], chunk_class: array[int], view: frozenset[in
 
 
 def view_df(
-    forward_tids: list[array[int]], chunk_class: array[int], view: frozenset[int], n_terms: int,
+    forward_tids: list[array[int]],
+    chunk_class: array[int],
+    view: frozenset[int],
+    n_terms: int,
     live: array[int] | None = None,
 ) -> tuple[int, array[int]]:
     """Count the chunks and each term's document frequency within a view."""

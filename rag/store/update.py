@@ -37,8 +37,10 @@ def _reading(path: Path) -> Iterator[None]:
         yield
     except _DAMAGE as exc:
         detail = (str(exc).splitlines() or [""])[0][:120]
-        raise IndexFormatError(f"The index at {path} could not be updated ({type(exc).__name__}: {detail}); "
-                               f"it may be damaged — {REBUILD_HINT}") from None
+        raise IndexFormatError(
+            f"The index at {path} could not be updated ({type(exc).__name__}: {detail}); "
+            f"it may be damaged — {REBUILD_HINT}"
+        ) from None
 
 
 def _decode(typecode: str, data: bytes) -> array[Any]:
@@ -63,24 +65,37 @@ def _read_previous(conn: sqlite3.Connection) -> _Previous:
     meta = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
     next_chunk = meta["next_chunk"]
     _check(isinstance(next_chunk, int) and next_chunk >= 0, "next_chunk out of range")
-    _check(float(meta["bm25_avglen"]) > 0 and float(meta.get("bound_scale", 1.0)) > 0, "manifest out of range")
+    _check(
+        float(meta["bm25_avglen"]) > 0 and float(meta.get("bound_scale", 1.0)) > 0, "manifest out of range"
+    )
     recorded_scoring(meta)
     class_ids: dict[frozenset[str], int] = {}
     for i, g in conn.execute("SELECT id, groups FROM classes"):
         groups = json.loads(g)
-        _check(isinstance(i, int) and isinstance(groups, list) and all(isinstance(x, str) for x in groups),
-               "access class out of range")
+        _check(
+            isinstance(i, int) and isinstance(groups, list) and all(isinstance(x, str) for x in groups),
+            "access class out of range",
+        )
         class_ids[frozenset(groups)] = i
     return _Previous(meta, TokenizerSettings.from_dict(meta["tokenizer"]), next_chunk, class_ids)
 
 
-def _file_spans(conn: sqlite3.Connection, next_chunk: int, classes: Iterable[int]) -> list[tuple[int, int, int]]:
+def _file_spans(
+    conn: sqlite3.Connection, next_chunk: int, classes: Iterable[int]
+) -> list[tuple[int, int, int]]:
     """(first chunk, count, class) of every file, checked to lie within the chunk ids in use."""
     known = set(classes)
     spans = conn.execute("SELECT first_chunk, n_chunks, class FROM files").fetchall()
     for first, n, klass in spans:
-        _check(isinstance(first, int) and isinstance(n, int) and first >= 0 and n >= 0
-               and first + n <= next_chunk and klass in known, "file row out of range")
+        _check(
+            isinstance(first, int)
+            and isinstance(n, int)
+            and first >= 0
+            and n >= 0
+            and first + n <= next_chunk
+            and klass in known,
+            "file row out of range",
+        )
     return spans
 
 
@@ -103,7 +118,10 @@ class _TermIds:
         if tid is None:
             with _reading(self.path):
                 row = self.conn.execute("SELECT id FROM terms WHERE term = ?", (term,)).fetchone()
-                _check(row is None or (isinstance(row[0], int) and 0 <= row[0] < self.next), "term id out of range")
+                _check(
+                    row is None or (isinstance(row[0], int) and 0 <= row[0] < self.next),
+                    "term id out of range",
+                )
             if row is None:
                 tid = self.next
                 self.next += 1
@@ -123,10 +141,16 @@ class _TermIds:
 
 
 def update_index(
-    path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
-    commit: str | None = None, skipped: Iterable[SkippedRow] = (),
-    retimed: Iterable[tuple[str, int]] = (), walk: dict[str, Any] | None = None,
-    dir_mtimes: Mapping[str, int] | None = None, summary: dict[str, Any] | None = None,
+    path: Path,
+    removed: Iterable[str],
+    added: Iterable[FileRecord],
+    root: Path,
+    commit: str | None = None,
+    skipped: Iterable[SkippedRow] = (),
+    retimed: Iterable[tuple[str, int]] = (),
+    walk: dict[str, Any] | None = None,
+    dir_mtimes: Mapping[str, int] | None = None,
+    summary: dict[str, Any] | None = None,
 ) -> Manifest:
     """Apply changed files to an existing index in one transaction.
 
@@ -138,7 +162,9 @@ def update_index(
     conn = sqlite3.connect(path, timeout=60, isolation_level=None)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        manifest = _update(conn, path, removed, added, root, commit, skipped, retimed, walk, dir_mtimes, summary)
+        manifest = _update(
+            conn, path, removed, added, root, commit, skipped, retimed, walk, dir_mtimes, summary
+        )
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -150,9 +176,17 @@ def update_index(
 
 
 def _update(
-    conn: sqlite3.Connection, path: Path, removed: Iterable[str], added: Iterable[FileRecord], root: Path,
-    commit: str | None, skipped: Iterable[SkippedRow], retimed: Iterable[tuple[str, int]],
-    walk: dict[str, Any] | None, dir_mtimes: Mapping[str, int] | None, summary: dict[str, Any] | None = None,
+    conn: sqlite3.Connection,
+    path: Path,
+    removed: Iterable[str],
+    added: Iterable[FileRecord],
+    root: Path,
+    commit: str | None,
+    skipped: Iterable[SkippedRow],
+    retimed: Iterable[tuple[str, int]],
+    walk: dict[str, Any] | None,
+    dir_mtimes: Mapping[str, int] | None,
+    summary: dict[str, Any] | None = None,
 ) -> Manifest:
     conn.executemany("UPDATE files SET mtime_ns = ? WHERE path = ?", ((m, p) for p, m in retimed))
     with _reading(path):
@@ -189,25 +223,29 @@ def _update(
     with _reading(path):
         spans = _file_spans(conn, next_chunk, class_ids.values())
         forward_tids, forward_tfs, _ = forward_lists(
-            conn.execute("SELECT chunk_id, tids, tfs FROM forward"), next_chunk, _decode)
+            conn.execute("SELECT chunk_id, tids, tfs FROM forward"), next_chunk, _decode
+        )
         _check(all(not tids or max(tids) < len(df) for tids in forward_tids), "forward term id out of range")
         everything_key = view_key(frozenset(class_ids.values()))
         old_norms = array("d")
-        for (data,) in conn.execute("SELECT data FROM arrays WHERE name LIKE ? ORDER BY name",
-                                    (f"norms:{everything_key}#%",)):
+        for (data,) in conn.execute(
+            "SELECT data FROM arrays WHERE name LIKE ? ORDER BY name", (f"norms:{everything_key}#%",)
+        ):
             old_norms.frombytes(data)
         scale = float(meta.get("bound_scale", 1.0))
         avglen = float(meta["bm25_avglen"])
     chunk_class = array("H", bytes(2 * next_chunk))
     live = array("b", bytes(next_chunk))
     for first, n, klass in spans:
-        chunk_class[first:first + n] = array("H", [klass]) * n
-        live[first:first + n] = array("b", [1]) * n
+        chunk_class[first : first + n] = array("H", [klass]) * n
+        live[first : first + n] = array("b", [1]) * n
     n_live = sum(live)
     for table in ("arrays", "views", "classes", "skipped", "dirs"):
         conn.execute(f"DELETE FROM {table}")
     groups_of_class = {i: g for g, i in class_ids.items()}
-    norms, lengths, _, _ = writer.write_views(conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live)
+    norms, lengths, _, _ = writer.write_views(
+        conn, groups_of_class, chunk_class, forward_tids, forward_tfs, df, n_live, live
+    )
     # N and the norms moved. Rather than rescan every term's postings, widen all stored
     # bounds by the most any surviving chunk's norm shrank, and raise the bounds of the
     # terms that gained postings to cover those (a removed posting leaves a bound valid)
@@ -216,23 +254,41 @@ def _update(
     # a BM25 bound depends on chunk lengths, which never change, and on the average length:
     # the new postings' are computed with the one the others were (meta.bm25_avglen)
     normalisers = bm25_normalisers(lengths, avglen)
-    conn.executemany("UPDATE terms SET maxw = ?, maxb = ? WHERE term = ?",
-                     ((max(maxw, max_weight(ids, tfs, norms) / scale), max(maxb, max_bm25(ids, tfs, normalisers)), term)
-                      for term, (maxw, maxb, ids, tfs) in edited.items() if ids))
+    conn.executemany(
+        "UPDATE terms SET maxw = ?, maxb = ? WHERE term = ?",
+        (
+            (max(maxw, max_weight(ids, tfs, norms) / scale), max(maxb, max_bm25(ids, tfs, normalisers)), term)
+            for term, (maxw, maxb, ids, tfs) in edited.items()
+            if ids
+        ),
+    )
     paths = [p for (p,) in conn.execute("SELECT path FROM files")]
     writer.write_tail(conn, chunk_class, class_ids, skipped, root, paths, dir_mtimes)
     n_terms = conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0]
-    manifest = Manifest(FORMAT_VERSION, previous.tokenizer, str(root), len(paths), n_live, n_terms, time.time(),
-                        commit, meta.get("access"), bm25_avglen=avglen,
-                        walk=walk if walk is not None else meta.get("walk"), scoring=recorded_scoring(meta),
-                        chunkers=meta.get("chunkers"), summary=summary if summary is not None else meta.get("summary"))
+    manifest = Manifest(
+        FORMAT_VERSION,
+        previous.tokenizer,
+        str(root),
+        len(paths),
+        n_live,
+        n_terms,
+        time.time(),
+        commit,
+        meta.get("access"),
+        bm25_avglen=avglen,
+        walk=walk if walk is not None else meta.get("walk"),
+        scoring=recorded_scoring(meta),
+        chunkers=meta.get("chunkers"),
+        summary=summary if summary is not None else meta.get("summary"),
+    )
     conn.execute("DELETE FROM meta")
     writer.write_meta(conn, manifest, next_chunk, scale)
     return manifest
 
 
-def _remove_files(conn: sqlite3.Connection, path: Path, removed: Iterable[str],
-                  next_chunk: int) -> dict[int, list[tuple[int, int]]]:
+def _remove_files(
+    conn: sqlite3.Connection, path: Path, removed: Iterable[str], next_chunk: int
+) -> dict[int, list[tuple[int, int]]]:
     """Delete the rows of removed files; return term id -> the removed chunk-id ranges holding it."""
     removed_ranges: dict[int, list[tuple[int, int]]] = {}
     for p in removed:
@@ -241,10 +297,13 @@ def _remove_files(conn: sqlite3.Connection, path: Path, removed: Iterable[str],
             if row is None:
                 continue
             fid, first, n = row
-            _check(all(isinstance(v, int) for v in row) and 0 <= first <= first + n <= next_chunk,
-                   "file row out of range")
+            _check(
+                all(isinstance(v, int) for v in row) and 0 <= first <= first + n <= next_chunk,
+                "file row out of range",
+            )
             for (tids_blob,) in conn.execute(
-                    "SELECT tids FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n)):
+                "SELECT tids FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n)
+            ):
                 for tid in _decode("I", tids_blob):
                     ranges = removed_ranges.setdefault(tid, [])
                     if not ranges or ranges[-1] != (first, first + n):
@@ -257,15 +316,21 @@ def _remove_files(conn: sqlite3.Connection, path: Path, removed: Iterable[str],
 
 
 def _edit_postings(
-    conn: sqlite3.Connection, path: Path, term_ids: _TermIds, removed: dict[int, list[tuple[int, int]]],
-    added: dict[int, tuple[array[int], array[int]]], next_chunk: int,
+    conn: sqlite3.Connection,
+    path: Path,
+    term_ids: _TermIds,
+    removed: dict[int, list[tuple[int, int]]],
+    added: dict[int, tuple[array[int], array[int]]],
+    next_chunk: int,
 ) -> dict[str, tuple[float, float, array[int], array[int]]]:
     """Cut removed chunk-id ranges out of the affected postings and append the new chunks;
     return, for each term that remains, its stored bounds before the edit (0 for a new term)
     and its added postings."""
     edited: dict[str, tuple[float, float, array[int], array[int]]] = {}
     names = {tid: t for t, tid in term_ids.known.items()}
-    read: Callable[[str], tuple[array[int], array[int], float, float]] = _postings_reader(conn, path, next_chunk)
+    read: Callable[[str], tuple[array[int], array[int], float, float]] = _postings_reader(
+        conn, path, next_chunk
+    )
     with _reading(path):
         for tid in removed.keys() - names.keys():
             row = conn.execute("SELECT term FROM terms WHERE id = ?", (tid,)).fetchone()
@@ -282,16 +347,19 @@ def _edit_postings(
         ids.extend(new_ids)  # new chunk ids are above every existing one: order is kept
         tfs.extend(new_tfs)
         if ids:  # the bounds are updated once the norms are known
-            conn.execute("INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?,?)",
-                         (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), maxw, maxb))
+            conn.execute(
+                "INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?,?)",
+                (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), maxw, maxb),
+            )
             edited[term] = (maxw, maxb, new_ids, new_tfs)
         else:
             conn.execute("DELETE FROM terms WHERE term = ?", (term,))
     return edited
 
 
-def _postings_reader(conn: sqlite3.Connection, path: Path,
-                     next_chunk: int) -> Callable[[str], tuple[array[int], array[int], float, float]]:
+def _postings_reader(
+    conn: sqlite3.Connection, path: Path, next_chunk: int
+) -> Callable[[str], tuple[array[int], array[int], float, float]]:
     """A function from a term to its stored postings and bounds (empty and 0 for a new term), checked."""
 
     def read(term: str) -> tuple[array[int], array[int], float, float]:

@@ -51,47 +51,82 @@ def stored_tfs(counts: dict[str, int]) -> array[int]:
 
 def chunk_row(cid: int, fid: int, chunk: Chunk) -> tuple[Any, ...]:
     """Return the chunks-table row of a chunk, in column order."""
-    return (cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind, chunk.symbol,
-            chunk.context, chunk.text)
+    return (
+        cid,
+        fid,
+        chunk.ordinal,
+        chunk.start_line,
+        chunk.end_line,
+        chunk.kind,
+        chunk.symbol,
+        chunk.context,
+        chunk.text,
+    )
 
 
 def insert_file(conn: sqlite3.Connection, fid: int, record: FileRecord, first: int, klass: int) -> None:
     """Write a file's row and the acronyms it defines (its chunks are written by the caller)."""
-    conn.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)",
-                 (fid, record.path, record.size, record.mtime_ns, record.sha1, first, len(record.chunks), klass,
-                  name_key(record.path)))
+    conn.execute(
+        "INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+        (
+            fid,
+            record.path,
+            record.size,
+            record.mtime_ns,
+            record.sha1,
+            first,
+            len(record.chunks),
+            klass,
+            name_key(record.path),
+        ),
+    )
     if record.acronyms:
         conn.executemany("INSERT INTO acronyms VALUES (?,?,?)", ((fid, a, e) for a, e in record.acronyms))
 
 
-def insert_chunks(conn: sqlite3.Connection, chunk_rows: list[tuple[Any, ...]],
-                  forward_rows: list[tuple[Any, ...]]) -> None:
+def insert_chunks(
+    conn: sqlite3.Connection, chunk_rows: list[tuple[Any, ...]], forward_rows: list[tuple[Any, ...]]
+) -> None:
     """Write chunk rows and their forward rows (chunk id, term ids, tfs)."""
     conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", chunk_rows)
     conn.executemany("INSERT INTO forward VALUES (?,?,?)", forward_rows)
 
 
 def write_tail(
-    conn: sqlite3.Connection, chunk_class: array[int], class_ids: Mapping[frozenset[str], int],
-    skipped: Iterable[SkippedRow], root: Path, paths: Iterable[str], dir_mtimes: Mapping[str, int] | None,
+    conn: sqlite3.Connection,
+    chunk_class: array[int],
+    class_ids: Mapping[frozenset[str], int],
+    skipped: Iterable[SkippedRow],
+    root: Path,
+    paths: Iterable[str],
+    dir_mtimes: Mapping[str, int] | None,
 ) -> None:
     """Write what follows the postings: each chunk's access class, the classes, the skipped files
     and the indexed folders' mtimes (into tables the caller has emptied)."""
     conn.execute("INSERT INTO arrays VALUES ('classes', ?)", (chunk_class.tobytes(),))
-    conn.executemany("INSERT INTO classes VALUES (?,?)", ((i, json.dumps(sorted(g))) for g, i in class_ids.items()))
+    conn.executemany(
+        "INSERT INTO classes VALUES (?,?)", ((i, json.dumps(sorted(g))) for g, i in class_ids.items())
+    )
     conn.executemany("INSERT INTO skipped VALUES (?,?,?,?)", skipped)
     conn.executemany("INSERT INTO dirs VALUES (?,?)", folder_mtimes(root, folders_of(paths), dir_mtimes))
 
 
-def write_meta(conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, bound_scale: float = 1.0) -> None:
+def write_meta(
+    conn: sqlite3.Connection, manifest: Manifest, next_chunk: int, bound_scale: float = 1.0
+) -> None:
     """Write the manifest into the (empty) meta table."""
     rows = meta_rows(manifest, next_chunk, bound_scale)
     conn.executemany("INSERT INTO meta VALUES (?,?)", ((k, json.dumps(v)) for k, v in rows.items()))
 
 
 def write_views(
-    conn: sqlite3.Connection, groups_of_class: dict[int, frozenset[str]], chunk_class: array[int],
-    forward_tids: list[array[int]], forward_tfs: list[array[int]], df: array[int], n_live: int,
+    conn: sqlite3.Connection,
+    groups_of_class: dict[int, frozenset[str]],
+    chunk_class: array[int],
+    forward_tids: list[array[int]],
+    forward_tfs: list[array[int]],
+    df: array[int],
+    n_live: int,
     live: array[int] | None = None,
 ) -> tuple[array[float], array[int], float, array[float]]:
     """Store each chunk's length, and the chunk count, total length, norms and BM25 length
@@ -119,9 +154,13 @@ def write_views(
 
 def _insert_blocks(conn: sqlite3.Connection, name: str, values: array[float]) -> None:
     block = store_format.ARRAY_BLOCK
-    conn.executemany("INSERT INTO arrays VALUES (?,?)",
-                     ((block_name(name, b), values[b * block:(b + 1) * block].tobytes())
-                      for b in range(-(-len(values) // block))))
+    conn.executemany(
+        "INSERT INTO arrays VALUES (?,?)",
+        (
+            (block_name(name, b), values[b * block : (b + 1) * block].tobytes())
+            for b in range(-(-len(values) // block))
+        ),
+    )
 
 
 class _TermIdMap(dict[str, int]):
@@ -162,7 +201,9 @@ class _Postings:
 class IndexWriter:
     """Write a new index from a stream of file records, then move it into place."""
 
-    def __init__(self, path: Path, tokenizer: TokenizerSettings, root: Path, chunkers: str | None = None) -> None:
+    def __init__(
+        self, path: Path, tokenizer: TokenizerSettings, root: Path, chunkers: str | None = None
+    ) -> None:
         from pathlib import Path
 
         self.path = Path(path)
@@ -214,8 +255,12 @@ class IndexWriter:
         self._forward_rows.clear()
 
     def finish(
-        self, commit: str | None = None, access: str | None = None, skipped: Iterable[SkippedRow] = (),
-        walk: dict[str, Any] | None = None, dir_mtimes: Mapping[str, int] | None = None,
+        self,
+        commit: str | None = None,
+        access: str | None = None,
+        skipped: Iterable[SkippedRow] = (),
+        walk: dict[str, Any] | None = None,
+        dir_mtimes: Mapping[str, int] | None = None,
         summary: Callable[[], dict[str, Any]] | None = None,
     ) -> Manifest:
         """Compute document frequencies and norms, write them, and replace the index atomically.
@@ -227,19 +272,46 @@ class IndexWriter:
         n_chunks = len(self.chunk_class)
         groups_of_class = {i: g for g, i in self.class_ids.items()}
         norms, lengths, avglen, normalisers = write_views(
-            conn, groups_of_class, self.chunk_class, self.forward_tids, self.forward_tfs, df, n_chunks,
+            conn,
+            groups_of_class,
+            self.chunk_class,
+            self.forward_tids,
+            self.forward_tfs,
+            df,
+            n_chunks,
         )
         conn.executemany(
             "INSERT INTO terms VALUES (?,?,?,?,?,?,?)",
-            ((t, tid, df[tid], post.ids[tid].tobytes(), post.tfs[tid].tobytes(),
-              max_weight(post.ids[tid], post.tfs[tid], norms), max_bm25(post.ids[tid], post.tfs[tid], normalisers))
-             for t, tid in sorted(zip(terms, range(len(terms))))),  # in key order: B-tree appends
+            (
+                (
+                    t,
+                    tid,
+                    df[tid],
+                    post.ids[tid].tobytes(),
+                    post.tfs[tid].tobytes(),
+                    max_weight(post.ids[tid], post.tfs[tid], norms),
+                    max_bm25(post.ids[tid], post.tfs[tid], normalisers),
+                )
+                for t, tid in sorted(zip(terms, range(len(terms))))
+            ),  # in key order: B-tree appends
         )
         write_tail(conn, self.chunk_class, self.class_ids, skipped, self.root, self.paths, dir_mtimes)
-        manifest = Manifest(FORMAT_VERSION, self.tokenizer, str(self.root), len(self.paths), n_chunks,
-                            len(terms), time.time(), commit, access, bm25_avglen=avglen, walk=walk,
-                            scoring=scoring_parameters(), chunkers=self.chunkers,
-                            summary=summary() if summary is not None else None)
+        manifest = Manifest(
+            FORMAT_VERSION,
+            self.tokenizer,
+            str(self.root),
+            len(self.paths),
+            n_chunks,
+            len(terms),
+            time.time(),
+            commit,
+            access,
+            bm25_avglen=avglen,
+            walk=walk,
+            scoring=scoring_parameters(),
+            chunkers=self.chunkers,
+            summary=summary() if summary is not None else None,
+        )
         write_meta(conn, manifest, next_chunk=n_chunks)
         conn.commit()
         conn.close()
@@ -254,9 +326,16 @@ class IndexWriter:
 
 
 def write_index(
-    path: Path, records: Iterable[FileRecord], tokenizer: TokenizerSettings, root: Path,
-    commit: str | None = None, access: str | None = None, skipped: Iterable[SkippedRow] = (),
-    walk: dict[str, Any] | None = None, dir_mtimes: Mapping[str, int] | None = None, chunkers: str | None = None,
+    path: Path,
+    records: Iterable[FileRecord],
+    tokenizer: TokenizerSettings,
+    root: Path,
+    commit: str | None = None,
+    access: str | None = None,
+    skipped: Iterable[SkippedRow] = (),
+    walk: dict[str, Any] | None = None,
+    dir_mtimes: Mapping[str, int] | None = None,
+    chunkers: str | None = None,
     summary: Callable[[], dict[str, Any]] | None = None,
 ) -> Manifest:
     """Build a new index from file records (in path order) and write it atomically to `path`.
@@ -276,8 +355,10 @@ def write_index(
 
 def nothing_to_index(root: Path) -> NothingToIndexError:
     """The error for a repository that leaves no file to index."""
-    return NothingToIndexError(f"No indexable files in {root} — check --include, --exclude and --max-file-size, "
-                               "or point at a directory with source files")
+    return NothingToIndexError(
+        f"No indexable files in {root} — check --include, --exclude and --max-file-size, "
+        "or point at a directory with source files"
+    )
 
 
 def check_replaceable(path: Path) -> None:
@@ -286,7 +367,9 @@ def check_replaceable(path: Path) -> None:
     --index naming notes.txt or an application's db.sqlite3, would be lost; nor a device or
     a pipe (/dev/null reads as empty; opening a FIFO waits for a writer)."""
     if os.path.exists(path) and not os.path.isfile(path):
-        raise InputError(f"{path} is not a regular file — pass the path of an index file, or a folder to hold one")
+        raise InputError(
+            f"{path} is not a regular file — pass the path of an index file, or a folder to hold one"
+        )
     try:
         with open(path, "rb") as fh:
             head = fh.read(100)
@@ -306,12 +389,18 @@ def check_replaceable(path: Path) -> None:
                 conn.close()
         except sqlite3.Error:
             pass
-    raise InputError(f"{path} exists and is not a rag index — pass another --index path, "
-                     "or delete the file if it is a damaged index")
+    raise InputError(
+        f"{path} exists and is not a rag index — pass another --index path, "
+        "or delete the file if it is a damaged index"
+    )
 
 
-def retime_files(path: Path, retimed: Sequence[tuple[str, int]], dirs: Sequence[tuple[str, int]] = (),
-                 summary: dict[str, Any] | None = None) -> None:
+def retime_files(
+    path: Path,
+    retimed: Sequence[tuple[str, int]],
+    dirs: Sequence[tuple[str, int]] = (),
+    summary: dict[str, Any] | None = None,
+) -> None:
     """Record new mtimes of files whose bytes did not change (e.g. after `touch`), and of
     indexed folders whose mtime moved while nothing indexed changed, and a new summary (None:
     unchanged). Writes nothing when there is nothing to record."""
