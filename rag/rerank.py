@@ -80,9 +80,13 @@ def is_boilerplate_path(path: str) -> bool:
 
 def demotion(path: str) -> str | None:
     """Why a passage at `path` is ranked at TEST_FACTOR of its score, or None."""
-    if is_test_path(path):
+    return _demoted(path, True, True)
+
+
+def _demoted(path: str, tests: bool, boilerplate: bool) -> str | None:
+    if tests and is_test_path(path):
         return "test"
-    if is_boilerplate_path(path):
+    if boilerplate and is_boilerplate_path(path):
         return "licence or change log"
     return None
 
@@ -291,15 +295,7 @@ def rerank(
     if question is not None:
         return _rerank_code(hits, k, question, tests, dedupe, mix, test_factor, boilerplate)
     if tests or boilerplate:
-
-        def why(path: str) -> str | None:
-            if tests and is_test_path(path):
-                return "test"
-            if boilerplate and is_boilerplate_path(path):
-                return "licence or change log"
-            return None
-
-        reasons = [why(h.chunk.path) for h in hits]
+        reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
         order = sorted(
             range(len(hits)), key=lambda i: (-hits[i].score * (test_factor if reasons[i] else 1.0), i)
         )
@@ -322,14 +318,7 @@ def _rerank_code(
     test_factor: float,
     boilerplate: bool,
 ) -> list[Hit]:
-    def why(path: str) -> str | None:
-        if tests and is_test_path(path):
-            return "test"
-        if boilerplate and is_boilerplate_path(path):
-            return "licence or change log"
-        return None
-
-    reasons = [why(h.chunk.path) for h in hits]
+    reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
     final, boosted = boost(hits, question_shape(question), [test_factor if r else 1.0 for r in reasons])
     order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
     if FILE_DECAY != 1.0:

@@ -462,24 +462,21 @@ class Index:
     @_reads
     def file_chunks(self, wanted: Callable[[str], bool]) -> list[int]:
         """Return the chunk ids of the indexed files whose path `wanted` accepts, in path order."""
-        out: list[int] = []
-        for path, first, n in self._query("SELECT path, first_chunk, n_chunks FROM files ORDER BY path"):
-            if wanted(path):
-                _check(
-                    isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
-                    "file row out of range",
-                )
-                out.extend(range(first, first + n))
-        return out
+        rows = self._query("SELECT path, first_chunk, n_chunks FROM files ORDER BY path")
+        return self._chunk_ranges((first, n) for path, first, n in rows if wanted(path))
 
     @_reads
     def files_named(self, key: str) -> list[int]:
         """Return the chunk ids of the indexed files whose name_key is `key`, in path order (an
         index lookup: a symbol question's files)."""
+        return self._chunk_ranges(
+            self._query("SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path", (key,))
+        )
+
+    def _chunk_ranges(self, spans: Iterable[tuple[int, int]]) -> list[int]:
+        """The chunk ids of files' (first chunk, count) spans, checked to lie within the ids in use."""
         out: list[int] = []
-        for first, n in self._query(
-            "SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path", (key,)
-        ):
+        for first, n in spans:
             _check(
                 isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
                 "file row out of range",
