@@ -1,6 +1,6 @@
 """After scoring: choose the final top k from the best-scored candidates.
 
-Three adjustments, each measured in bench/LEVERS.md:
+Three adjustments, each measured in bench/LEVERS.md, and a code-aware stage before them:
 
 * tests: a passage under a test folder or in a test file is scored TEST_FACTOR times
   its cosine; a question about how the code behaves is answered by the code and its
@@ -12,6 +12,12 @@ Three adjustments, each measured in bench/LEVERS.md:
 * mix: the first PROMPT_K passages (the ones a prompt gets) hold both a docs section and
   code when the best passage of the missing kind (ranked above MIX_DEPTH) scores within
   MIX_RATIO of the last of them.
+
+With the question (the code tokenizer; never under the plain one, the original design), a
+code-aware stage comes first (`boost`): a question that is one identifier ranks the chunk that
+defines it first (also one found past the pool, in a file named like it: rag.search), and a file
+whose name holds words of the question ranks up. Its levers and their measures on the three
+evaluation sets are in bench/LEVERS.md; those that cost a set are off.
 
 The first passages of a top k are the same for every k up to 10 (MIN_CANDIDATES): asking
 for more never changes what came first.
