@@ -85,6 +85,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         def run() -> dict[str, Any]:
             from .cli import freshness_lines
             from .retrieve import Request, retrieve
+            from .semantic_choices import NOT_INSTALLED
 
             if not 1 <= k <= MAX_K:
                 raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
@@ -103,7 +104,9 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
                     }
                     for h in found.hits
                 ],
-                "notes": freshness_lines(found),
+                # the semantic stage's note too (the model failed: lexical order), not its install hint
+                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+                + freshness_lines(found),
             }
 
         return guarded(run)  # type: ignore[no-any-return]
