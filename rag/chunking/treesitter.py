@@ -6,7 +6,7 @@ file's parse is mostly errors, the file is chunked as paragraphs and `on_fallbac
 
 The policy is the Python chunker's: top-level definitions are pieces, what lies between
 them is glue, comments and attributes directly above a definition belong to it, and a
-container (class, impl, module) over MAX_CHARS is cut at its members, each with the
+container (class, impl, module) over DEFINITION_MAX_CHARS is cut at its members, each with the
 container's header as its breadcrumb.
 """
 
@@ -17,7 +17,16 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
+from .base import (
+    DEFINITION_MAX_CHARS,
+    DEFINITION_OVERLAP_LINES,
+    DEFINITION_WINDOW_LINES,
+    Chunk,
+    Piece,
+    assemble,
+    close_scope,
+    span_size,
+)
 from .languages import GRAMMARS, IDENTIFIER_TYPES, Grammar
 from .text import chunk_text
 
@@ -113,7 +122,16 @@ def _chunk(path: str, text: str, grammar: Grammar) -> list[Chunk]:
             raise _Unusable(f"parse errors on {broken} of {len(lines)} lines")
     walker = _Walker(grammar, root, source, lines)
     pieces = walker.body(root.named_children, 1, len(lines), "", (), "module", None, 0)
-    return assemble(path, text, lines, pieces, group_same_symbol=True)
+    return assemble(
+        path,
+        text,
+        lines,
+        pieces,
+        group_same_symbol=True,
+        max_chars=DEFINITION_MAX_CHARS,
+        window=DEFINITION_WINDOW_LINES,
+        overlap=DEFINITION_OVERLAP_LINES,
+    )
 
 
 def _error_nodes(root: Node) -> Iterator[Node]:
@@ -225,7 +243,7 @@ class _Walker:
             node.type in self.grammar.containers
             and kind != "function"
             and nesting < _MAX_NESTING
-            and span_size(self.lines[start - 1 : end]) > MAX_CHARS
+            and span_size(self.lines[start - 1 : end]) > DEFINITION_MAX_CHARS
         ):
             inner = chain + ((node.start_point[0] + 1, header),)
             members = self.body(
