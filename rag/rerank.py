@@ -236,10 +236,11 @@ def definitions(hits: list[Hit], symbol: str) -> list[Hit]:
     return [h for h in hits if _defines(h, names)]
 
 
-def boost(hits: list[Hit], shape: Shape, factors: list[float]) -> tuple[list[float], list[str | None]]:
-    """Each candidate's score for the final order: its score times its demotion factor, plus the
-    code-aware boosts, all in units of the best candidate's; and why each was boosted, if it was."""
-    scores = [h.score * f for h, f in zip(hits, factors)]
+def boost(hits: list[Hit], shape: Shape, demoted: list[float]) -> tuple[list[float], list[str | None]]:
+    """Each candidate's score for the final order: its `demoted` score (its score times its
+    demotion factor) plus the code-aware boosts, all in units of the best candidate's; and why
+    each was boosted, if it was."""
+    scores = demoted
     if DOC_FACTOR != 1.0:
         scores = [s * DOC_FACTOR if _is_doc(h) else s for s, h in zip(scores, hits)]
     why: list[str | None] = [None] * len(hits)
@@ -297,45 +298,28 @@ def rerank(
     question: str | None = None,
 ) -> list[Hit]:
     """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted).
-    With `question`, the code-aware boosts and the per-file decay apply (their levers above)."""
-    if question is not None:
-        return _rerank_code(hits, k, question, tests, dedupe, mix, test_factor, boilerplate)
-    if tests or boilerplate:
-        reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
-        order = sorted(
-            range(len(hits)), key=lambda i: (-hits[i].score * (test_factor if reasons[i] else 1.0), i)
-        )
-        hits = [hits[i]._replace(demoted=reasons[i]) if reasons[i] else hits[i] for i in order]
-    if dedupe:
-        hits = _drop_duplicates(hits, max(k, MIX_DEPTH))
-    top = hits[:k]
-    if mix and k >= PROMPT_K:
-        top = _mix(top, hits[k:])
-    return top
-
-
-def _rerank_code(
-    hits: list[Hit],
-    k: int,
-    question: str,
-    tests: bool,
-    dedupe: bool,
-    mix: bool,
-    test_factor: float,
-    boilerplate: bool,
-) -> list[Hit]:
+    With `question`, the code-aware boosts and the per-file decay apply (their levers above), and a
+    hit they moved above a better-scored one says why (Hit.boosted)."""
     reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
-    final, boosted = boost(hits, question_shape(question), [test_factor if r else 1.0 for r in reasons])
-    order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
-    if FILE_DECAY != 1.0:
-        order = _decayed(order, hits, final)
-    # a boost is named only where it moved a passage above one that scored more
     base = [h.score * (test_factor if r else 1.0) for h, r in zip(hits, reasons)]
-    best_below = 0.0
-    for i in reversed(order):
-        if base[i] >= best_below:
-            boosted[i] = None
-        best_below = max(best_below, base[i])
+    boosted: list[str | None] = [None] * len(hits)
+    if question is None:  # the plain design: demotion only
+        order = (
+            sorted(range(len(hits)), key=lambda i: (-base[i], i))
+            if tests or boilerplate
+            else list(range(len(hits)))
+        )
+    else:
+        final, boosted = boost(hits, question_shape(question), base)
+        order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
+        if FILE_DECAY != 1.0:
+            order = _decayed(order, hits, final)
+        # a boost is named only where it moved a passage above one that scored more
+        best_below = 0.0
+        for i in reversed(order):
+            if base[i] >= best_below:
+                boosted[i] = None
+            best_below = max(best_below, base[i])
     ranked = [
         hits[i]._replace(demoted=reasons[i], boosted=boosted[i]) if reasons[i] or boosted[i] else hits[i]
         for i in order
