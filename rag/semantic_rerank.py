@@ -118,7 +118,7 @@ def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
     computed = 0
     try:
         with Index(index_path) as index:
-            ids = index.file_chunks(lambda path: True)
+            ids = index.chunk_ids()
             for at in range(0, len(ids), EMBED_BATCH):
                 chunks = index.chunks(ids[at : at + EMBED_BATCH])
                 texts = list(dict.fromkeys(passage_text(c) for c in chunks.values()))

@@ -42,6 +42,7 @@ import sys
 from typing import Any, NamedTuple
 
 from ..chunking.base import Chunk
+from ..errors import IndexFormatError
 from ..tokens import TokenizerSettings
 
 # what every message about a damaged index says to do: a plain ingest may update the index in
@@ -157,6 +158,20 @@ def recorded_scoring(meta: dict[str, Any]) -> dict[str, float]:
     if not isinstance(scoring, dict) or not all(isinstance(v, (int, float)) for v in scoring.values()):
         raise ValueError("scoring parameters out of range")
     return {str(k): float(v) for k, v in scoring.items()}
+
+
+def damage_error(path: object, exc: BaseException, doing: str = "read") -> IndexFormatError:
+    """The one-line error for damage met while the index at `path` was being `doing` (read, updated)."""
+    detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
+    return IndexFormatError(
+        f"The index at {path} could not be {doing} ({type(exc).__name__}: {detail}); it may be damaged — {REBUILD_HINT}"
+    )
+
+
+def check(ok: bool, what: str) -> None:
+    """Raise ValueError (which the readers report as damage) unless what was read is `ok`."""
+    if not ok:
+        raise ValueError(what)
 
 
 def name_key(name: str) -> str:

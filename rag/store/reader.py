@@ -33,6 +33,8 @@ from .format import (
     FileRecord,
     Manifest,
     block_name,
+    check,
+    damage_error,
     readable_classes,
     recorded_scoring,
     view_key,
@@ -49,15 +51,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _T = TypeVar("_T")
 
 
-def damage_error(path: str, exc: BaseException) -> IndexFormatError:
-    """The one-line error for damage met reading the index at `path`."""
-    detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
-    return IndexFormatError(
-        f"The index at {path} could not be read ({type(exc).__name__}: "
-        f"{detail}); it may be damaged — {REBUILD_HINT}"
-    )
-
-
 def _reads(method: _F) -> _F:
     """A reading method of Index: damage met inside it is IndexFormatError."""
 
@@ -69,11 +62,6 @@ def _reads(method: _F) -> _F:
             raise damage_error(self.path, exc) from None
 
     return reading  # type: ignore[return-value]
-
-
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise ValueError(what)
 
 
 def blocks_of(ids: array[int], size: int) -> list[int]:
@@ -131,7 +119,7 @@ class ChunkFloats:
             if self._decode is not None:
                 data = self._decode(data).tobytes()
             at = 8 * block * self.size
-            _check(
+            check(
                 0 <= block < self.n_blocks and at + len(data) <= len(self._map) and len(data) % 8 == 0,
                 "a per-chunk array's block out of range",
             )
@@ -303,14 +291,14 @@ class Index:
         if row is None:
             return None
         ids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
-        _check(len(ids) == len(tfs) and (not ids or max(ids) < self._n_ids), "postings out of range")
+        check(len(ids) == len(tfs) and (not ids or max(ids) < self._n_ids), "postings out of range")
         return ids, tfs, float(row[2]), float(row[3])
 
     @_reads
     def file_chunk_counts(self) -> list[tuple[str, int]]:
         """Return (path, number of chunks) of every indexed file, in path order."""
         rows = self._query("SELECT path, n_chunks FROM files ORDER BY path").fetchall()
-        _check(all(isinstance(p, str) and isinstance(n, int) for p, n in rows), "file rows out of range")
+        check(all(isinstance(p, str) and isinstance(n, int) for p, n in rows), "file rows out of range")
         return [(p, n) for p, n in rows]
 
     @_reads
@@ -327,7 +315,7 @@ class Index:
             "SELECT term, df FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
             (first, after, shortest, longest),
         ).fetchall()
-        _check(all(isinstance(t, str) and isinstance(n, int) for t, n in rows), "term rows out of range")
+        check(all(isinstance(t, str) and isinstance(n, int) for t, n in rows), "term rows out of range")
         return [(t, n) for t, n in rows]
 
     @_reads
@@ -341,7 +329,7 @@ class Index:
             for (path,) in self._query(
                 f"SELECT path FROM {table} WHERE path >= ? AND path < ?", (prefix, high)
             ):
-                _check(isinstance(path, str), "path rows out of range")
+                check(isinstance(path, str), "path rows out of range")
                 rest = path[len(prefix) :]
                 if rest:
                     names.add(rest.split("/", 1)[0])
@@ -364,7 +352,7 @@ class Index:
             return cached
         everything = len(readable) == len(groups_of_class)
         chunk_class = None if everything else self._array("classes", "H")
-        _check(chunk_class is None or len(chunk_class) >= self._n_ids, "access classes out of range")
+        check(chunk_class is None or len(chunk_class) >= self._n_ids, "access classes out of range")
         row = self._query("SELECT n_chunks, length FROM views WHERE key = ?", (key,)).fetchone()
         arrays: dict[str, array[float]] = {}
         if row is not None:
@@ -386,7 +374,7 @@ class Index:
             )
             for name in ("norms", "bm25k")
         }
-        _check(
+        check(
             isinstance(n_view, int) and isinstance(length, int) and n_view >= 0 and length >= 0,
             "view statistics out of range",
         )
@@ -423,7 +411,7 @@ class Index:
                 tuple(classes),
             )
         pairs = [(a, e) for a, e in rows]
-        _check(all(isinstance(a, str) and isinstance(e, str) for a, e in pairs), "acronym rows out of range")
+        check(all(isinstance(a, str) and isinstance(e, str) for a, e in pairs), "acronym rows out of range")
         return pairs
 
     @_reads
@@ -456,14 +444,13 @@ class Index:
             tuple(ids),
         )
         out = {r[0]: Chunk(*r[1:]) for r in rows}
-        _check(len(out) == len(set(ids)) and all(map(_well_formed, out.values())), "chunk rows out of range")
+        check(len(out) == len(set(ids)) and all(map(_well_formed, out.values())), "chunk rows out of range")
         return out
 
     @_reads
-    def file_chunks(self, wanted: Callable[[str], bool]) -> list[int]:
-        """Return the chunk ids of the indexed files whose path `wanted` accepts, in path order."""
-        rows = self._query("SELECT path, first_chunk, n_chunks FROM files ORDER BY path")
-        return self._chunk_ranges((first, n) for path, first, n in rows if wanted(path))
+    def chunk_ids(self) -> list[int]:
+        """Return the id of every chunk, file by file in path order."""
+        return self._chunk_ranges(self._query("SELECT first_chunk, n_chunks FROM files ORDER BY path"))
 
     @_reads
     def files_named(self, key: str) -> list[int]:
@@ -477,7 +464,7 @@ class Index:
         """The chunk ids of files' (first chunk, count) spans, checked to lie within the ids in use."""
         out: list[int] = []
         for first, n in spans:
-            _check(
+            check(
                 isinstance(first, int) and isinstance(n, int) and 0 <= first <= first + n <= self._n_ids,
                 "file row out of range",
             )
@@ -494,7 +481,7 @@ class Index:
             tuple(ids),
         )
         out = {r[0]: (r[1], r[2], r[3]) for r in rows}
-        _check(
+        check(
             len(out) == len(set(ids))
             and all(
                 isinstance(p, str) and isinstance(a, int) and isinstance(b, int) for p, a, b in out.values()
@@ -603,7 +590,7 @@ class Index:
     def dir_mtimes(self) -> dict[str, int]:
         """Return folder -> mtime_ns of every folder holding an indexed file, as last ingested."""
         out = dict(self._query("SELECT path, mtime_ns FROM dirs").fetchall())
-        _check(
+        check(
             all(isinstance(d, str) and isinstance(m, int) for d, m in out.items()), "folder rows out of range"
         )
         return out
@@ -613,7 +600,7 @@ class Index:
         """Return path -> (size, mtime_ns, reason) of files read at ingest and passed over."""
         rows = self._query("SELECT path, size, mtime_ns, reason FROM skipped")
         out = {r[0]: (r[1], r[2], r[3]) for r in rows}
-        _check(all(isinstance(r, str) for _, _, r in out.values()), "skipped rows out of range")
+        check(all(isinstance(r, str) for _, _, r in out.values()), "skipped rows out of range")
         return out
 
     @_reads

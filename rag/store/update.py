@@ -14,11 +14,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import IndexFormatError
 from ..tokens import TokenizerSettings
 from ..weights import bm25_normalisers, max_bm25, max_weight
 from . import writer  # its row and view writers, by module: one place to patch them in tests
-from .format import FORMAT_VERSION, REBUILD_HINT, FileRecord, Manifest, recorded_scoring, view_key
+from .format import FORMAT_VERSION, FileRecord, Manifest, check, damage_error, recorded_scoring, view_key
 from .stats import forward_lists
 from .writer import SkippedRow
 
@@ -36,20 +35,11 @@ def _reading(path: Path) -> Iterator[None]:
     try:
         yield
     except _DAMAGE as exc:
-        detail = (str(exc).splitlines() or [""])[0][:120]
-        raise IndexFormatError(
-            f"The index at {path} could not be updated ({type(exc).__name__}: {detail}); "
-            f"it may be damaged — {REBUILD_HINT}"
-        ) from None
+        raise damage_error(path, exc, "updated") from None
 
 
 def _decode(typecode: str, data: bytes) -> array[Any]:
     return array(typecode, data)  # bytes: read as this machine's values (an update never runs on another's)
-
-
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise ValueError(what)
 
 
 class _Previous(NamedTuple):
@@ -64,15 +54,13 @@ class _Previous(NamedTuple):
 def _read_previous(conn: sqlite3.Connection) -> _Previous:
     meta = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
     next_chunk = meta["next_chunk"]
-    _check(isinstance(next_chunk, int) and next_chunk >= 0, "next_chunk out of range")
-    _check(
-        float(meta["bm25_avglen"]) > 0 and float(meta.get("bound_scale", 1.0)) > 0, "manifest out of range"
-    )
+    check(isinstance(next_chunk, int) and next_chunk >= 0, "next_chunk out of range")
+    check(float(meta["bm25_avglen"]) > 0 and float(meta.get("bound_scale", 1.0)) > 0, "manifest out of range")
     recorded_scoring(meta)
     class_ids: dict[frozenset[str], int] = {}
     for i, g in conn.execute("SELECT id, groups FROM classes"):
         groups = json.loads(g)
-        _check(
+        check(
             isinstance(i, int) and isinstance(groups, list) and all(isinstance(x, str) for x in groups),
             "access class out of range",
         )
@@ -87,7 +75,7 @@ def _file_spans(
     known = set(classes)
     spans = conn.execute("SELECT first_chunk, n_chunks, class FROM files").fetchall()
     for first, n, klass in spans:
-        _check(
+        check(
             isinstance(first, int)
             and isinstance(n, int)
             and first >= 0
@@ -108,7 +96,7 @@ class _TermIds:
         self.known: dict[str, int] = {}
         with _reading(path):
             top = conn.execute("SELECT MAX(id) FROM terms").fetchone()[0] or 0
-            _check(isinstance(top, int) and top >= 0, "term id out of range")
+            check(isinstance(top, int) and top >= 0, "term id out of range")
         self.next = top + 1
         self.new: dict[int, str] = {}
 
@@ -118,7 +106,7 @@ class _TermIds:
         if tid is None:
             with _reading(self.path):
                 row = self.conn.execute("SELECT id FROM terms WHERE term = ?", (term,)).fetchone()
-                _check(
+                check(
                     row is None or (isinstance(row[0], int) and 0 <= row[0] < self.next),
                     "term id out of range",
                 )
@@ -225,7 +213,7 @@ def _update(
         forward_tids, forward_tfs, _ = forward_lists(
             conn.execute("SELECT chunk_id, tids, tfs FROM forward"), next_chunk, _decode
         )
-        _check(all(not tids or max(tids) < len(df) for tids in forward_tids), "forward term id out of range")
+        check(all(not tids or max(tids) < len(df) for tids in forward_tids), "forward term id out of range")
         everything_key = view_key(frozenset(class_ids.values()))
         old_norms = array("d")
         for (data,) in conn.execute(
@@ -297,7 +285,7 @@ def _remove_files(
             if row is None:
                 continue
             fid, first, n = row
-            _check(
+            check(
                 all(isinstance(v, int) for v in row) and 0 <= first <= first + n <= next_chunk,
                 "file row out of range",
             )
@@ -334,7 +322,7 @@ def _edit_postings(
     with _reading(path):
         for tid in removed.keys() - names.keys():
             row = conn.execute("SELECT term FROM terms WHERE id = ?", (tid,)).fetchone()
-            _check(row is not None and isinstance(row[0], str), "term id without a term")
+            check(row is not None and isinstance(row[0], str), "term id without a term")
             names[tid] = row[0]
     for tid in removed.keys() | added.keys():
         term = names[tid]
@@ -368,7 +356,7 @@ def _postings_reader(
             if row is None:
                 return array("I"), array("H"), 0.0, 0.0
             ids, tfs = _decode("I", row[0]), _decode("H", row[1])
-            _check(len(ids) == len(tfs) and (not ids or max(ids) < next_chunk), "postings out of range")
+            check(len(ids) == len(tfs) and (not ids or max(ids) < next_chunk), "postings out of range")
             return ids, tfs, float(row[2]), float(row[3])
 
     return read
