@@ -631,10 +631,12 @@ def _apply(
                 if reason not in ("unreadable", "too-large", "symlink", "not-a-file"):
                     skips.append((source.path, source.size, source.mtime_ns, reason))
             else:
-                if done.fallback is not None:
-                    fell_back[chunker_for(source.path)] += 1
-                if labels and chunker_for(source.path) in labels:
-                    unstructured[labels[chunker_for(source.path)]] += 1
+                if done.fallback is not None or labels:
+                    chunker = chunker_for(source.path)
+                    if done.fallback is not None:
+                        fell_back[chunker] += 1
+                    if chunker in labels:
+                        unstructured[labels[chunker]] += 1
                 yield done.record._replace(groups=access.groups_of(done.record.path))
 
     new_records = fresh_records()

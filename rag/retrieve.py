@@ -12,7 +12,7 @@ from .hits import Hit
 from .repo_names import ACCESS_FILE
 from .rerank import question_shape
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
-from .semantic_choices import DEFAULT_MODE, NOT_INSTALLED, active, installed
+from .semantic_choices import DEFAULT_MODE, NOT_INSTALLED, active
 from .store.reader import Index
 
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
@@ -78,7 +78,8 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
             )
         # a question that is one identifier is a lookup the definition boost answers; a sentence
         # embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844 with it)
-        semantic = active(request.rerank) and question_shape(request.question).symbol is None
+        available = active(request.rerank)  # one look for the extra (find_spec) per query
+        semantic = available and question_shape(request.question).symbol is None
         if semantic:
             from .semantic_rerank import (  # the stage's model side, only when it runs
                 lexical_depth,
@@ -97,7 +98,7 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         note = None
         if semantic:
             hits, note = safe_rerank(index_path, request.question, hits, request.k)
-        elif request.rerank == "auto" and not installed():
+        elif request.rerank == "auto" and not available:
             note = NOT_INSTALLED
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files(
