@@ -26,22 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import CORPUS_NAMES  # noqa: E402
 from rag.chunking import Chunk, chunk_file, chunk_text, chunker_for  # noqa: E402
 
 # question file -> whether its spans refer to the doc-stripped copies
 EVAL_FILES = {"docstring-queries.jsonl": True, "dev-questions.jsonl": False}
 EVAL_FILES_ORDER = ("exact", "inside", "windows", "split")
 
-CORPORA = (
-    "flask-3.1.3",
-    "requests-2.34.2",
-    "django-5.2.19",
-    "fastapi-0.165.0",
-    "express-5.3.0",
-    "axios-1.21.1",
-    "tanstack-query-core-5.108.4",
-    "zod-4.6.7",
-)
+CORPORA = tuple(CORPUS_NAMES)  # the eight eval corpora (bench.common)
 SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 
 

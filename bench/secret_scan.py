@@ -19,18 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import CORPUS_NAMES  # noqa: E402
 from rag.secrets import Finding, find_secrets, is_secret_file, redact  # noqa: E402
 
-CORPORA = (
-    "flask-3.1.3",
-    "requests-2.34.2",
-    "django-5.2.19",
-    "fastapi-0.165.0",
-    "express-5.3.0",
-    "axios-1.21.1",
-    "tanstack-query-core-5.108.4",
-    "zod-4.6.7",
-)
+CORPORA = tuple(CORPUS_NAMES)  # the eight eval corpora (bench.common)
 # kinds whose first characters are a public prefix (ghp_, AKIA, eyJ, ...) rather than secret material
 SHOW_PREFIX = frozenset(
     {
