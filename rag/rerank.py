@@ -15,9 +15,13 @@ Three adjustments, each measured in bench/LEVERS.md, and a code-aware stage befo
 
 With the question (the code tokenizer; never under the plain one, the original design), a
 code-aware stage comes first (`boost`): a question that is one identifier ranks the chunk that
-defines it first (also one found past the pool, in a file named like it: rag.search), and a file
-whose name holds words of the question ranks up. Its levers and their measures on the three
-evaluation sets are in bench/LEVERS.md; those that cost a set are off.
+defines it first (also one found past the pool, in a file named like it: rag.search; a class line
+above its first method counts), a file whose name holds words of the question ranks up, and so
+does a code file that holds much of the pool's score (file coherence: its best chunk most, its
+others a quarter of that). Markup, data and config files (HTML templates, JSON, YAML) and example
+code rank at half their score: they mention the words of the code they render or show. Its levers
+and their measures on the three evaluation sets are in bench/LEVERS.md; those that cost a set
+without a reason written there are off.
 
 The first passages of a top k are the same for every k up to 10 (MIN_CANDIDATES): asking
 for more never changes what came first.
@@ -52,7 +56,13 @@ EMBEDDED_DEFINITION_BOOST = 0.0  # one that defines an identifier inside a plain
 PATH_BOOST = 0.0  # times the share of a plain-language question's words its file name and folder hold
 COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
 PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
-COHERENCE_MULT = 0.0  # as COHERENCE_BOOST, multiplying the best chunk's own score
+COHERENCE_MULT = 0.15  # as COHERENCE_BOOST, multiplying the best chunk's own score
+COHERENCE_REST = 0.25  # a file's other chunks get this fraction of its best chunk's coherence factor
+COHERENCE_CODE = True  # only code files get the coherence boost
+DATA_FACTOR = 0.5  # markup, data and config files (HTML, JSON, YAML, ...) are ranked at this fraction
+EXAMPLE_FACTOR = 0.5  # example code (examples/, samples/, demos/, docs_src/)
+COHERENCE_SKIP_DEMOTED = True  # tests, licences and change logs get no coherence boost
+DEFINES_IN_TEXT = True  # a structured chunk whose text holds the definition (a class line above its first method) defines it too
 PATH_MIN = 5  # letters a question word and a file-name part must share at their start
 PATH_FOLDER = 1  # the folder's name counts too
 DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
@@ -60,6 +70,10 @@ FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is rank
 FILE_THRESHOLD = 1
 DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
+_DATA_PATH = re.compile(
+    r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|j2|jinja2?|tmpl|tpl|mustache|hbs)$", re.IGNORECASE
+)
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|docs_src)/", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)(/|$)|(^|/)test_[^/]*$|[._-](test|spec)\.[^/]+$")
 _BOILERPLATE_PATH = re.compile(
@@ -192,7 +206,10 @@ def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
     chunked without structure) a definition keyword precedes one in its text."""
     chunk = hit.chunk
     if chunk.symbol and chunk.kind not in ("section", "text"):
-        return _last_name(chunk.symbol) in names or chunk.symbol in names
+        if _last_name(chunk.symbol) in names or chunk.symbol in names:
+            return True
+        if not DEFINES_IN_TEXT:
+            return False
     return _definition_of(names).search(chunk.text) is not None
 
 
@@ -243,6 +260,12 @@ def boost(hits: list[Hit], shape: Shape, demoted: list[float]) -> tuple[list[flo
     scores = demoted
     if DOC_FACTOR != 1.0:
         scores = [s * DOC_FACTOR if _is_doc(h) else s for s, h in zip(scores, hits)]
+    if DATA_FACTOR != 1.0:
+        scores = [s * DATA_FACTOR if _DATA_PATH.search(h.chunk.path) else s for s, h in zip(scores, hits)]
+    if EXAMPLE_FACTOR != 1.0:
+        scores = [
+            s * EXAMPLE_FACTOR if _EXAMPLE_PATH.search(h.chunk.path) else s for s, h in zip(scores, hits)
+        ]
     why: list[str | None] = [None] * len(hits)
     if not scores:
         return scores, why
@@ -272,18 +295,38 @@ def boost(hits: list[Hit], shape: Shape, demoted: list[float]) -> tuple[list[flo
                 out[i] += top * PATH_BOOST * ratio + scores[i] * PATH_MULT * ratio
                 why[i] = why[i] or "its file's name holds words of the question"
     if COHERENCE_BOOST or COHERENCE_MULT:
-        per_file: dict[str, float] = {}
-        best: dict[str, int] = {}
-        for i, h in enumerate(hits):
-            path = h.chunk.path
-            per_file[path] = per_file.get(path, 0.0) + scores[i]
-            if path not in best or scores[i] > scores[best[path]]:
-                best[path] = i
-        most = max(per_file.values())
-        if most > 0:
-            for path, i in best.items():
-                out[i] += (top * COHERENCE_BOOST + scores[i] * COHERENCE_MULT) * per_file[path] / most
+        _add_coherence(hits, scores, top, out, why)
     return out, why
+
+
+def _add_coherence(
+    hits: list[Hit], scores: list[float], top: float, out: list[float], why: list[str | None]
+) -> None:
+    """Rank up the code files that hold much of the pool's score: a file's best chunk gains
+    COHERENCE_MULT times the file's share (relative to the file that holds the most), its other
+    chunks COHERENCE_REST of that, so the file's second passage is not overtaken by the best of
+    files that merely mention the question. Prose and demoted files (tests, licences, change logs)
+    gain nothing: many sections or tests repeat the words of what they document or test."""
+    per_file: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for i, h in enumerate(hits):
+        path = h.chunk.path
+        per_file[path] = per_file.get(path, 0.0) + scores[i]
+        if path not in best or scores[i] > scores[best[path]]:
+            best[path] = i
+    most = max(per_file.values())
+    if most <= 0:
+        return
+    for i, h in enumerate(hits):
+        path = h.chunk.path
+        if (COHERENCE_CODE and _is_doc(hits[best[path]])) or (COHERENCE_SKIP_DEMOTED and demotion(path)):
+            continue
+        share = per_file[path] / most
+        if best[path] == i:
+            out[i] += (top * COHERENCE_BOOST + scores[i] * COHERENCE_MULT) * share
+        else:
+            out[i] += scores[i] * COHERENCE_MULT * COHERENCE_REST * share
+        why[i] = why[i] or "much of the question is answered in its file"
 
 
 def rerank(
@@ -293,7 +336,7 @@ def rerank(
     tests: bool = True,
     dedupe: bool = True,
     mix: bool = True,
-    test_factor: float = TEST_FACTOR,
+    test_factor: float | None = None,
     boilerplate: bool = True,
     question: str | None = None,
 ) -> list[Hit]:
@@ -301,7 +344,10 @@ def rerank(
     With `question`, the code-aware boosts and the per-file decay apply (their levers above), and a
     hit they moved above a better-scored one says why (Hit.boosted)."""
     reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
-    base = [h.score * (test_factor if r else 1.0) for h, r in zip(hits, reasons)]
+    factor = (
+        TEST_FACTOR if test_factor is None else test_factor
+    )  # read at call time: bench/ranking.py sets it
+    base = [h.score * (factor if r else 1.0) for h, r in zip(hits, reasons)]
     boosted: list[str | None] = [None] * len(hits)
     if question is None:  # the plain design: demotion only
         order = (

@@ -11,7 +11,9 @@ from conftest import write_tree
 
 import rag.rerank as rr
 from rag import Index, ingest, search
+from rag.chunking.base import Chunk
 from rag.cli import main
+from rag.hits import Hit
 from rag.rerank import Shape, question_shape
 
 
@@ -135,3 +137,107 @@ def test_an_index_of_the_plain_design_gets_no_code_aware_stage(tmp_path: Path) -
     with Index(report.index_path) as index:
         hits = search(index, "Router", k=4)
     assert hits and all(h.boosted is None for h in hits) and hits[0].chunk.path != "app/routing.py"
+
+
+def _function(name: str, doc: str) -> str:
+    return f"def {name}(entry):\n    '''{doc}'''\n    return entry\n\n\n"
+
+
+_STORE = (
+    _function("expire", "Drop an entry whose lease ran out.")
+    + _function("renew", "Extend the lease of an entry.")
+    + _function("sweep", "Drop every entry whose lease ran out, oldest first.")
+)
+
+
+def test_a_code_file_that_answers_much_of_the_question_ranks_up(tmp_path: Path, monkeypatch) -> None:
+    # three functions of store.py match; helpers.py's one function matches a little better (1.077 to 1.034)
+    files = {"pkg/store.py": _STORE, "pkg/helpers.py": _function("check", "Whether an entry lease ran out.")}
+    with Index(ingest(write_tree(tmp_path / "r", files)).index_path) as index:
+        hits = search(index, "entry whose lease ran out", k=2)
+        assert [(h.chunk.path, h.chunk.symbol) for h in hits] == [
+            ("pkg/store.py", "expire"),
+            ("pkg/helpers.py", "check"),
+        ]
+        assert (
+            hits[0].score < hits[1].score
+            and hits[0].boosted == "much of the question is answered in its file"
+        )
+        monkeypatch.setattr(rr, "COHERENCE_MULT", 0.0)
+        assert [h.chunk.symbol for h in search(index, "entry whose lease ran out", k=2)] == [
+            "check",
+            "expire",
+        ]
+
+
+def _hit(path: str, kind: str, score: float) -> Hit:
+    return Hit(score, Chunk(path, 1, 2, kind, None, "text"))
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "boosted"),
+    [
+        ("pkg/store.py", "function", True),
+        ("tests/test_store.py", "function", False),
+        ("docs/store.md", "section", False),
+    ],
+    ids=["code", "test", "prose"],
+)
+def test_the_coherence_boost_by_how_much_and_for_which_files(path: str, kind: str, boosted: bool) -> None:
+    hits = [
+        _hit(path, kind, 1.0),
+        _hit(path, kind, 0.9),
+        _hit(path, kind, 0.4),
+        _hit("pkg/helpers.py", "function", 1.05),
+    ]
+    scores = [1.0, 0.9, 0.4, 1.05]  # as demoted, which boost() is handed
+    out, why = rr.boost(hits, Shape(None, (), ("zzz",)), scores)
+    # the file holds 2.3 of the pool's score, the most: its best chunk x (1 + 0.15), its others x (1 + 0.15 * 0.25);
+    # helpers.py holds 1.05 / 2.3 of that; a test or prose file gets nothing (but still holds its share)
+    helper = 1.05 * (1 + 0.15 * 1.05 / 2.3)
+    expected = [1.15, 0.9 * 1.0375, 0.4 * 1.0375] if boosted else [1.0, 0.9, 0.4]
+    assert out == pytest.approx([*expected, helper])
+    assert (why[0] == "much of the question is answered in its file") is boosted
+
+
+def test_a_class_line_above_its_first_method_defines_the_class(tmp_path: Path, monkeypatch) -> None:
+    # the class is too long for one chunk: its header shares a chunk with __init__, which is named for the method
+    auth = (
+        "class DigestAuth(AuthBase):\n    def __init__(self, username, password):\n"
+        "        self.username = username\n        self.password = password\n\n"
+        "    def build_header(self, method, url):\n"
+        + "        realm = self.realm + method + url  # the challenge's parts, one by one\n"
+        * 40
+        + "        return 'Digest ' + realm\n\n    def __ne__(self, other):\n"
+        "        return not isinstance(other, DigestAuth) or self.username != other.username\n"
+    )
+    files = {
+        "pkg/auth.py": auth,
+        "pkg/api.py": "def digest_session(user):\n    return DigestAuth(user, DigestAuth.default)\n",
+    }
+    with Index(ingest(write_tree(tmp_path / "r", files)).index_path) as index:
+        top = search(index, "DigestAuth", k=4)[0]
+        assert (top.chunk.start_line, top.chunk.symbol, top.boosted) == (
+            1,
+            "DigestAuth.__init__",
+            "defines DigestAuth",
+        )
+        monkeypatch.setattr(rr, "DEFINES_IN_TEXT", False)
+        assert (
+            search(index, "DigestAuth", k=4)[0].chunk.symbol == "DigestAuth.__ne__"
+        )  # short, so it scores more
+
+
+def test_markup_and_example_files_rank_below_the_code(tmp_path: Path, monkeypatch) -> None:
+    page = "<p>Your entry lease ran out.</p>\n"
+    example = "def main():\n    print('Your entry lease ran out: an entry whose lease ran out is dropped.')\n"
+    for name, text, lever in (
+        ("pkg/templates/expired.html", page, "DATA_FACTOR"),
+        ("examples/expired.py", example, "EXAMPLE_FACTOR"),
+    ):
+        with Index(
+            ingest(write_tree(tmp_path / lever, {name: text, "pkg/store.py": _STORE})).index_path
+        ) as index:
+            assert search(index, "entry whose lease ran out", k=1)[0].chunk.path == "pkg/store.py", name
+            monkeypatch.setattr(rr, lever, 1.0)
+            assert search(index, "entry whose lease ran out", k=1)[0].chunk.path == name
