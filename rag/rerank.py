@@ -71,7 +71,7 @@ FILE_THRESHOLD = 1
 DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
 _DATA_PATH = re.compile(
-    r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|j2|jinja2?|tmpl|tpl|mustache|hbs)$", re.IGNORECASE
+    r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|css|scss|sass|less|j2|jinja2?|tmpl|tpl|mustache|hbs)$", re.IGNORECASE
 )
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|docs_src)/", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
