@@ -58,7 +58,7 @@ COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool
 PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
 COHERENCE_MULT = 0.15  # as COHERENCE_BOOST, multiplying the best chunk's own score
 COHERENCE_REST = 0.25  # a file's other chunks get this fraction of its best chunk's coherence factor
-COHERENCE_CODE = True  # only code files get the coherence boost
+COHERENCE_CODE = True  # only code files get the coherence boost: not prose sections, markup or data
 DATA_FACTOR = 0.5  # markup, data and config files (HTML, JSON, YAML, ...) are ranked at this fraction
 EXAMPLE_FACTOR = 0.5  # example code (examples/, samples/, demos/, docs_src/)
 COHERENCE_SKIP_DEMOTED = True  # tests, licences and change logs get no coherence boost
@@ -71,7 +71,8 @@ FILE_THRESHOLD = 1
 DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
 _DATA_PATH = re.compile(
-    r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|css|scss|sass|less|j2|jinja2?|tmpl|tpl|mustache|hbs)$", re.IGNORECASE
+    r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|css|scss|sass|less|j2|jinja2?|tmpl|tpl|mustache|hbs)$",
+    re.IGNORECASE,
 )
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|docs_src)/", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
@@ -319,7 +320,7 @@ def _add_coherence(
         return
     for i, h in enumerate(hits):
         path = h.chunk.path
-        if (COHERENCE_CODE and _is_doc(hits[best[path]])) or (COHERENCE_SKIP_DEMOTED and demotion(path)):
+        if (COHERENCE_CODE and not _is_code(hits[best[path]])) or (COHERENCE_SKIP_DEMOTED and demotion(path)):
             continue
         share = per_file[path] / most
         if best[path] == i:
@@ -426,6 +427,12 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 1.0 if a == b else 0.0
     return len(a & b) / len(a | b)
+
+
+def _is_code(hit: Hit) -> bool:
+    """Whether a passage is code: not a prose section, nor markup or data; code chunked by
+    paragraphs (a language without its grammar) is code too."""
+    return hit.chunk.kind != "section" and _DATA_PATH.search(hit.chunk.path) is None
 
 
 def _is_doc(hit: Hit) -> bool:
