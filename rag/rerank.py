@@ -345,11 +345,11 @@ def rerank(
     With `question`, the code-aware boosts and the per-file decay apply (their levers above), and a
     hit they moved above a better-scored one says why (Hit.boosted)."""
     reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
-    factor = (
-        TEST_FACTOR if test_factor is None else test_factor
-    )  # read at call time: bench/ranking.py sets it
+    # the module's TEST_FACTOR as it is when called (bench/ranking.py sets it)
+    factor = TEST_FACTOR if test_factor is None else test_factor
     base = [h.score * (factor if r else 1.0) for h, r in zip(hits, reasons)]
     boosted: list[str | None] = [None] * len(hits)
+    final = base
     if question is None:  # the plain design: demotion only
         order = (
             sorted(range(len(hits)), key=lambda i: (-base[i], i))
@@ -367,10 +367,7 @@ def rerank(
             if base[i] >= best_below:
                 boosted[i] = None
             best_below = max(best_below, base[i])
-    ranked = [
-        hits[i]._replace(demoted=reasons[i], boosted=boosted[i]) if reasons[i] or boosted[i] else hits[i]
-        for i in order
-    ]
+    ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i], ranked=final[i]) for i in order]
     if dedupe:
         ranked = _drop_duplicates(ranked, max(k, MIX_DEPTH))
     top = ranked[:k]

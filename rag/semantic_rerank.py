@@ -80,8 +80,10 @@ def rerank(
 
 def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     """Return the top k of `pool` by LEXICAL_WEIGHT * lexical share + the rest * cosine (ties: lexical order)."""
-    # the lexical score as the lexical order weighed it: a demoted passage at TEST_FACTOR of its own
-    lexical = [h.score * (TEST_FACTOR if h.demoted else 1.0) for h in pool]
+    # the lexical score as the lexical order weighed it: demoted, and with the code-aware boosts
+    lexical = [
+        h.ranked if h.ranked is not None else h.score * (TEST_FACTOR if h.demoted else 1.0) for h in pool
+    ]
     best = max(lexical) or 1.0
     mixed = [LEXICAL_WEIGHT * s / best + (1 - LEXICAL_WEIGHT) * c for s, c in zip(lexical, cosines)]
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))

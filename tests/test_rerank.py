@@ -127,7 +127,8 @@ def test_code_is_mixed_into_an_all_docs_top() -> None:
 
 def test_rerank_keeps_order_without_adjustments_and_handles_few_hits() -> None:
     hits = [hit(0.5, "tests/test_a.py"), hit(0.4, "src/a.py")]
-    assert rerank(hits, 4, tests=False, dedupe=False, mix=False) == hits
+    kept = rerank(hits, 4, tests=False, dedupe=False, mix=False)
+    assert kept == [h._replace(ranked=h.score) for h in hits]  # in order, each ranked by its own score
     assert rerank([], 4) == []
     assert paths(rerank(hits, 1)) == ["src/a.py"]
 

@@ -57,6 +57,16 @@ def test_mix_weighs_the_lexical_share_and_the_cosine() -> None:
     assert out[0].mix == pytest.approx(max(w + (1 - w) * 0.1, w * 0.9 + (1 - w) * 0.3))
 
 
+def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score() -> None:
+    # the second passage scored 0.9 of the first, but the code-aware rerank ranked it first (twice the value)
+    first, second = _pool()
+    pool = [second._replace(ranked=2 * first.score), first._replace(ranked=first.score)]
+    out = mix(pool, [0.3, 0.3], 2)
+    w = semantic_rerank.LEXICAL_WEIGHT
+    assert [h.chunk.path for h in out] == [second.chunk.path, first.chunk.path]
+    assert [h.mix for h in out] == pytest.approx([w + (1 - w) * 0.3, w * 0.5 + (1 - w) * 0.3])
+
+
 def test_vectors_are_cached_by_content_and_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = tmp_path / "index.sqlite"
     rerank(index, QUESTION, _pool(), 2)
