@@ -103,6 +103,18 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
     assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [semantic.MODELS[semantic.DEFAULT_MODEL], semantic.ModelSpec("click", "click/__init__.py", 256, True)],
+    ids=["the model's package", "another package"],
+)
+def test_the_model_is_located_as_importlib_metadata_finds_it(spec: semantic.ModelSpec) -> None:
+    from importlib import metadata
+
+    dist = metadata.distribution(spec.package)
+    assert semantic.locate(spec) == (str(dist.locate_file(spec.file)), dist.version)
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
