@@ -65,7 +65,7 @@ class Embedder:
         self.tokens = min(self.spec.max_tokens, PASSAGE_TOKENS)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
         try:
-            import numpy as np
+            np = _import_numpy()
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
             from tokenizers import Tokenizer
         except ImportError as exc:
@@ -82,11 +82,15 @@ class Embedder:
             options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
+            # a worker that spins between operators takes the core the query itself needs on a
+            # busy 2-core machine (the cached session loaded in 83-143 ms spinning, 45-72 not); the
+            # outputs are the same bits either way, and with any thread count
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             return options
 
         machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
-        # what the optimized graph depends on: the model, the optimizer, the machine and the settings
-        key = f"{self.identity}/onnxruntime=={ort.__version__}/{sys.platform}-{machine}/all/{intra}"
+        # what the optimized graph depends on: the model, the optimizer, the machine, the level
+        key = f"{self.identity}/onnxruntime=={ort.__version__}/{sys.platform}-{machine}/all"
         from .model_cache import open_session  # a query whose vectors are all cached never loads a model
 
         try:
@@ -126,6 +130,23 @@ class Embedder:
             out[part] = pooled
         vectors: Vectors = out
         return vectors
+
+
+def _import_numpy() -> Any:
+    """Import numpy, its BLAS with one thread when this process imports it first: rag never calls
+    BLAS (the pooling and norms are numpy's own loops), and the thread pool OpenBLAS starts at
+    import took a quarter of that import's wall time on a busy 2-core machine (a setting of
+    OPENBLAS_NUM_THREADS is left alone)."""
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        import numpy
+
+        return numpy
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read once, when OpenBLAS loads
+    try:
+        import numpy
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]  # for the processes this one starts
+    return numpy
 
 
 def _source(name: str) -> tuple[ModelSpec, str, str]:
