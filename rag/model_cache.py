@@ -3,9 +3,8 @@
 from it skips parsing the 69 MB protobuf and optimizing the graph again (about 150 ms down to 40 on
 2 cores), and computes the same outputs bit for bit.
 
-One folder per key (the model's identity, onnxruntime's version, the platform, the session's
-settings), written under a temporary name and renamed into place, so that no reader sees half of
-one. Every load runs a probe (fixed token ids) and compares the digest of its output with the one the
+One folder per key (the model's identity, onnxruntime's version, the platform, the optimization
+level), written under a temporary name and renamed into place, so that no reader sees half of one. Every load runs a probe (fixed token ids) and compares the digest of its output with the one the
 original model gave when the folder was built: a damaged folder is rebuilt, and a folder whose own
 model did not reproduce the original when it was built is marked so that the original file is loaded
 instead. A cache folder that cannot be written is no error either: the original file is loaded."""
@@ -17,6 +16,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +24,7 @@ GRAPH = "model.onnx"
 WEIGHTS = "model.data"  # the initializers, beside the graph (ORT maps the file rather than parsing it)
 MANIFEST = "manifest.json"
 FORMAT = 1  # of the folder; part of its key
+STALE_SECONDS = 3600  # a temporary folder older than this was left by a build that never finished
 
 Session = Any  # an onnxruntime.InferenceSession (onnxruntime has no type stubs)
 
@@ -58,7 +59,7 @@ def open_session(
             session = _session(ort, graph, options())
             if probe(session) == manifest["probe"]:
                 return session, graph
-        except Exception:  # noqa: BLE001  # damaged in a way its sizes do not show: rebuilt below
+        except Exception:  # damaged in a way its sizes do not show: rebuilt below
             pass
     return _build(ort, source, folder, key, options, probe), source
 
@@ -91,6 +92,7 @@ def _build(
     root = os.path.dirname(folder)
     try:
         os.makedirs(root, exist_ok=True)
+        _sweep(root)
         work = tempfile.mkdtemp(prefix=".build-", dir=root)
     except OSError:  # no cache folder to be had
         return _session(ort, source, options())
@@ -103,12 +105,12 @@ def _build(
         )
         try:
             session = _session(ort, source, saving)
-        except Exception:  # noqa: BLE001  # the folder could not be written (a full disk): load as before
+        except Exception:  # the folder could not be written (a full disk): load as before
             return _session(ort, source, options())  # a damaged source raises here, as it always did
         expected = probe(session)
         try:
             usable = probe(_session(ort, os.path.join(work, GRAPH), options())) == expected
-        except Exception:  # noqa: BLE001  # kept, marked unusable: the next load goes to the source at once
+        except Exception:  # as unusable as other bits: marked, so that no load tries it again
             usable = False
         try:
             sizes = {name: os.path.getsize(os.path.join(work, name)) for name in (GRAPH, WEIGHTS)}
@@ -120,6 +122,17 @@ def _build(
         return session
     finally:
         shutil.rmtree(work, ignore_errors=True)  # already gone once installed
+
+
+def _sweep(root: str) -> None:
+    """Remove the temporary folders of builds that were killed before they finished (an hour old)."""
+    now = time.time()
+    for entry in os.scandir(root):
+        try:
+            if entry.name.startswith((".build-", ".old-")) and now - entry.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _install(work: str, folder: str) -> None:

@@ -140,6 +140,16 @@ def test_a_saved_model_that_differs_from_the_original_is_never_used(cache: Path)
     assert where == _source()  # straight to the package's file, no rebuild
 
 
+def test_a_build_that_never_finished_is_swept_by_the_next(cache: Path) -> None:
+    cache.mkdir(parents=True)
+    (cache / ".build-killed").mkdir()
+    (cache / ".build-killed" / model_cache.WEIGHTS).write_bytes(b"half")
+    os.utime(cache / ".build-killed", (0, 0))
+    (cache / ".build-running").mkdir()  # another process's, still under way
+    semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith(".")) == [".build-running"]
+
+
 def test_the_cache_root_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert model_cache.cache_root() == os.path.join(str(tmp_path), "rag", "onnx")
