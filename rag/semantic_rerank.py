@@ -4,15 +4,17 @@ question's (rag.semantic's model; the vectors cached by rag.vectors)."""
 
 from __future__ import annotations
 
+import operator
 import os
 import time
+from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from .chunking.base import Chunk
 from .hits import Hit
 from .rerank import TEST_FACTOR
-from .semantic import ModelError, load
+from .semantic import ModelError, identity, load
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
 __all__ = [
@@ -27,7 +29,7 @@ __all__ = [
     "safe_rerank",
 ]
 from .store.reader import Index
-from .vectors import DIMENSIONS, VectorCache, cache_path, content_key
+from .vectors import VectorCache, cache_path, content_key
 
 # measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
 DEPTH = 20  # the lexical passages the stage reorders
@@ -49,33 +51,47 @@ def rerank(
     index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
 ) -> list[Hit]:
     """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
-    cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors are read from the cache
-    beside the index (`index_path`; None: no cache) and the missing ones computed and stored."""
+    cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors, and the question's, are read from
+    the cache beside the index (`index_path`; None: no cache) and the missing ones computed and
+    stored: with none missing, the model is not loaded at all."""
     pool = list(hits[: max(k, DEPTH)])
     if not pool:
         return []
-    embedder = load()
-    np = embedder.numpy
     texts = [passage_text(h.chunk) for h in pool]
     keys = [content_key(t) for t in texts]
-    cache = VectorCache(cache_path(index_path), embedder.identity) if index_path is not None else None
+    asked_key = content_key(question)
+    cache = VectorCache(cache_path(index_path), identity()) if index_path is not None else None
     try:
         found = cache.get(keys) if cache is not None else {}
-        missing = [i for i, key in enumerate(keys) if key not in found]
-        vectors = np.zeros((len(pool), DIMENSIONS), dtype=np.float32)
-        if missing:
-            computed = embedder.embed([texts[i] for i in missing])
-            vectors[missing] = computed
-            if cache is not None:
-                cache.put((keys[i], computed[row].tobytes()) for row, i in enumerate(missing))
-        for i, key in enumerate(keys):
-            if key in found:
-                vectors[i] = np.frombuffer(found[key], dtype=np.float32)
+        asked = cache.question(asked_key) if cache is not None else None
+        missing = list(dict.fromkeys(key for key in keys if key not in found))
+        if missing or asked is None:
+            embedder = load()
+            if missing:
+                todo = dict(zip(keys, texts))
+                computed = embedder.embed([todo[key] for key in missing])
+                new = {key: computed[row].tobytes() for row, key in enumerate(missing)}
+                found.update(new)
+                if cache is not None:
+                    cache.put(new.items())
+            if asked is None:
+                asked = embedder.embed([question])[0].tobytes()
+                if cache is not None:
+                    cache.put_question(asked_key, asked)
     finally:
         if cache is not None:
             cache.close()
-    cosines = (vectors @ embedder.embed([question])[0]).tolist()
+    q = _floats(asked)
+    # in float64 from the stored float32 values, without numpy: a query whose vectors are all
+    # cached imports neither it nor onnxruntime (each product of two float32 is exact in a float64)
+    cosines = [sum(map(operator.mul, _floats(found[key]), q)) for key in keys]
     return mix(pool, cosines, k)
+
+
+def _floats(vector: bytes) -> array[float]:
+    values = array("f")
+    values.frombytes(vector)
+    return values
 
 
 def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:

@@ -1,5 +1,7 @@
 """The passage-vector cache: an SQLite file beside the index (`index.sqlite.vectors`), keyed by the
-sha1 of the text a passage is embedded as and by the model's identity.
+sha1 of the text a passage is embedded as and by the model's identity; beside them the vectors of
+the last QUESTIONS_KEPT questions asked, by the sha1 of the question, so that a question asked again
+with every passage's vector cached needs no model at all.
 
 Beside the index, not in it: a full rebuild replaces the index file (os.replace) and the vectors of
 unchanged passages survive it; an incremental ingest changes nothing here, so unchanged passages
@@ -17,9 +19,13 @@ from collections.abc import Iterable
 SUFFIX = ".vectors"
 DIMENSIONS = 384
 _BUSY_MS = 5000
+QUESTIONS_KEPT = 1000  # the most recently embedded questions; older ones are dropped
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,"
-    " PRIMARY KEY (model, key)) WITHOUT ROWID"
+    " PRIMARY KEY (model, key)) WITHOUT ROWID",
+    # a rowid table: REPLACE gives a row a new rowid, so the rowid orders the questions by when last embedded
+    "CREATE TABLE IF NOT EXISTS questions (model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,"
+    " PRIMARY KEY (model, key))",
 )
 
 
@@ -29,7 +35,7 @@ def cache_path(index_path: str | os.PathLike[str]) -> str:
 
 
 def content_key(text: str) -> bytes:
-    """Return the cache key of a passage's embedded text."""
+    """Return the cache key of a passage's embedded text (or of a question)."""
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
 
 
@@ -45,7 +51,8 @@ class VectorCache:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(_SCHEMA)
+            for statement in _SCHEMA:
+                conn.execute(statement)
             self._conn = conn
         except sqlite3.Error:  # read-only folder, damaged file: no cache
             self._conn = None
@@ -78,6 +85,37 @@ class VectorCache:
                 self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
                     ((self.model, k, v) for k, v in items),
+                )
+        except sqlite3.Error:
+            return False
+        return True
+
+    def question(self, key: bytes) -> bytes | None:
+        """Return the cached vector of the question whose content key is `key`, or None."""
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute(
+                "SELECT vec FROM questions WHERE model = ? AND key = ?", (self.model, key)
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row is not None and len(row[0]) == 4 * DIMENSIONS else None
+
+    def put_question(self, key: bytes, vec: bytes) -> bool:
+        """Store a question's vector, dropping the oldest beyond QUESTIONS_KEPT; False when not written."""
+        if self._conn is None:
+            return False
+        try:
+            with self._conn:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO questions (model, key, vec) VALUES (?, ?, ?)",
+                    (self.model, key, vec),
+                )
+                self._conn.execute(
+                    "DELETE FROM questions WHERE rowid <= (SELECT MAX(rowid) FROM questions) - ?",
+                    (QUESTIONS_KEPT,),
                 )
         except sqlite3.Error:
             return False

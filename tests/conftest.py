@@ -14,9 +14,17 @@ WORKED_EXAMPLE = {
 }
 
 
+@pytest.fixture(scope="session")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the whole run: the semantic model's optimized form is built once."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Remove user settings and keys, and point user state at a temporary folder."""
+def clean_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, user_cache: Path
+) -> None:
+    """Remove user settings and keys, and point user state and caches at temporary folders."""
     for name in (
         "ANTHROPIC_API_KEY",
         "RAG_BACKEND",
@@ -31,6 +39,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     # the suite pins the lexical order; tests/test_semantic.py runs the semantic stage itself
     monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
 
 
 @pytest.fixture(autouse=True)

@@ -69,27 +69,46 @@ def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score() -> Non
 
 def test_vectors_are_cached_by_content_and_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = tmp_path / "index.sqlite"
-    rerank(index, QUESTION, _pool(), 2)
+    first = rerank(index, QUESTION, _pool(), 2)
     identity = semantic.load().identity
+    assert semantic.identity() == identity  # told without loading the model
     with sqlite3.connect(cache_path(index)) as conn:
         assert conn.execute("SELECT COUNT(*), MIN(model) FROM vectors").fetchone() == (2, identity)
+        assert conn.execute("SELECT COUNT(*), MIN(model) FROM questions").fetchone() == (1, identity)
     embedder = semantic.load()
     calls: list[int] = []
     real = embedder.embed
     monkeypatch.setattr(
         embedder, "embed", lambda texts, batch=16: calls.append(len(texts)) or real(texts, batch)
     )
-    rerank(index, QUESTION, _pool(), 2)
-    assert calls == [1]  # the question only: both passages came from the cache
+    monkeypatch.setattr(semantic_rerank, "load", lambda: pytest.fail("the model was loaded"))
+    assert rerank(index, QUESTION, _pool(), 2) == first  # every vector cached: no model at all
+    monkeypatch.setattr(semantic_rerank, "load", semantic.load)
+    rerank(index, QUESTION + " again", _pool(), 2)
+    assert calls == [1]  # the new question only: both passages came from the cache
     changed = [_pool()[0], _hit(9.0, "users.py", "def delete_member(member):\n    pass\n")]
     rerank(index, QUESTION, changed, 2)
-    assert calls == [1, 1, 1]  # the changed passage, then the question
+    assert calls == [1, 1]  # the changed passage; the question's vector was cached
     assert (
         VectorCache(cache_path(index), identity + "-other").get(
             [content_key(semantic_rerank.passage_text(_pool()[0].chunk))]
         )
         == {}
     )  # another model reuses nothing
+    assert VectorCache(cache_path(index), identity + "-other").question(content_key(QUESTION)) is None
+
+
+def test_only_the_latest_questions_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rag.vectors
+
+    monkeypatch.setattr(rag.vectors, "QUESTIONS_KEPT", 3)
+    cache = VectorCache(str(tmp_path / "v"), "model")
+    vec = bytes(4 * rag.vectors.DIMENSIONS)
+    for n in range(5):
+        assert cache.put_question(content_key(f"q{n}"), vec)
+    assert cache.put_question(content_key("q2"), vec)  # embedded again: now the latest
+    assert cache.put_question(content_key("q5"), vec)
+    assert [n for n in range(6) if cache.question(content_key(f"q{n}")) is not None] == [2, 4, 5]
 
 
 def test_a_missing_model_package_falls_back_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +130,18 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
     hits, note = safe_rerank(None, QUESTION, _pool(), 2)
     assert [h.chunk.path for h in hits] == ["banner.py", "users.py"]
     assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [semantic.MODELS[semantic.DEFAULT_MODEL], semantic.ModelSpec("click", "click/__init__.py", 256, True)],
+    ids=["the model's package", "another package"],
+)
+def test_the_model_is_located_as_importlib_metadata_finds_it(spec: semantic.ModelSpec) -> None:
+    from importlib import metadata
+
+    dist = metadata.distribution(spec.package)
+    assert semantic.locate(spec) == (str(dist.locate_file(spec.file)), dist.version)
 
 
 @pytest.fixture

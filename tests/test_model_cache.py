@@ -1,0 +1,157 @@
+"""The optimized-model cache (rag.model_cache) with the real model: built once and then used, one
+folder per model identity, and a damaged, unwritable or unfaithful one never changes a vector."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag import model_cache, semantic
+
+TEXTS = ["how do I remove a user's account?", "def delete_member(member):\n    db.members.drop(member.id)\n"]
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache folder of this test's own (the suite's shared one keeps its model)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "rag" / "onnx"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    """The vectors of TEXTS from the package's own file, as they were computed before the cache."""
+    nowhere = tmp_path_factory.mktemp("no-cache") / "a file"
+    nowhere.write_text("not a folder: no cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(nowhere))
+        embedder = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert embedder.model_file == _source()
+    return embedder.embed(TEXTS)
+
+
+def _source() -> str:
+    return semantic.locate(semantic.MODELS[semantic.DEFAULT_MODEL])[0]
+
+
+def _folder(cache: Path) -> Path:
+    (folder,) = [p for p in cache.iterdir() if not p.name.startswith(".")]
+    return folder
+
+
+def test_the_optimized_model_is_saved_once_then_used(cache: Path, reference: np.ndarray) -> None:
+    first = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert first.model_file == _source()  # built from the package's file
+    folder = _folder(cache)
+    manifest = json.loads((folder / model_cache.MANIFEST).read_text())
+    assert manifest["usable"] and onnxruntime_version() in manifest["key"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        model_cache.MANIFEST,
+        model_cache.WEIGHTS,
+        model_cache.GRAPH,
+    ]
+    second = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert second.model_file == str(folder / model_cache.GRAPH)
+    assert np.array_equal(first.embed(TEXTS), reference) and np.array_equal(second.embed(TEXTS), reference)
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def onnxruntime_version() -> str:
+    import onnxruntime  # type: ignore[import-untyped]
+
+    return f"onnxruntime=={onnxruntime.__version__}"
+
+
+def test_another_model_identity_gets_its_own_folder(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    semantic.Embedder(semantic.DEFAULT_MODEL)
+    monkeypatch.setattr(semantic, "PASSAGE_TOKENS", 64)  # part of the identity
+    other = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert other.model_file == _source()  # nothing reused: built again, beside the first
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
+    assert model_cache.folder_for("a") != model_cache.folder_for("b")
+
+
+def _truncate(folder: Path) -> None:
+    with open(folder / model_cache.WEIGHTS, "r+b") as f:
+        f.truncate(1000)
+
+
+def _zero_weights(folder: Path) -> None:  # the same size: only the probe can tell
+    size = (folder / model_cache.WEIGHTS).stat().st_size
+    (folder / model_cache.WEIGHTS).write_bytes(bytes(size))
+
+
+def _garbage_graph(folder: Path) -> None:
+    size = (folder / model_cache.GRAPH).stat().st_size
+    (folder / model_cache.GRAPH).write_bytes(b"\x07" * size)
+
+
+def _garbage_manifest(folder: Path) -> None:
+    (folder / model_cache.MANIFEST).write_text("{not json")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_truncate, _zero_weights, _garbage_graph, _garbage_manifest],
+    ids=["truncated weights", "zeroed weights", "garbage graph", "garbage manifest"],
+)
+def test_a_damaged_cache_is_rebuilt_with_the_same_vectors(
+    cache: Path, reference: np.ndarray, damage: Callable[[Path], None]
+) -> None:
+    semantic.Embedder(semantic.DEFAULT_MODEL)
+    damage(_folder(cache))
+    rebuilt = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert rebuilt.model_file == _source() and np.array_equal(rebuilt.embed(TEXTS), reference)
+    again = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert again.model_file == str(_folder(cache) / model_cache.GRAPH)
+    assert np.array_equal(again.embed(TEXTS), reference)
+
+
+def test_an_unwritable_cache_folder_loads_the_package_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: np.ndarray
+) -> None:
+    (tmp_path / "a file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
+    embedder = semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert embedder.model_file == _source() and np.array_equal(embedder.embed(TEXTS), reference)
+
+
+def test_a_saved_model_that_differs_from_the_original_is_never_used(cache: Path) -> None:
+    import onnxruntime
+
+    digests = iter(["the original's", "the saved model's"])
+    key = "a model whose optimized form computes other bits"
+
+    def options() -> object:
+        return onnxruntime.SessionOptions()
+
+    session, where = model_cache.open_session(onnxruntime, _source(), key, options, lambda s: next(digests))
+    assert where == _source() and session is not None
+    manifest = json.loads((Path(model_cache.folder_for(key)) / model_cache.MANIFEST).read_text())
+    assert manifest["usable"] is False
+    _, where = model_cache.open_session(
+        onnxruntime, _source(), key, options, lambda s: pytest.fail("the saved model was run")
+    )
+    assert where == _source()  # straight to the package's file, no rebuild
+
+
+def test_a_build_that_never_finished_is_swept_by_the_next(cache: Path) -> None:
+    cache.mkdir(parents=True)
+    (cache / ".build-killed").mkdir()
+    (cache / ".build-killed" / model_cache.WEIGHTS).write_bytes(b"half")
+    os.utime(cache / ".build-killed", (0, 0))
+    (cache / ".build-running").mkdir()  # another process's, still under way
+    semantic.Embedder(semantic.DEFAULT_MODEL)
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith(".")) == [".build-running"]
+
+
+def test_the_cache_root_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert model_cache.cache_root() == os.path.join(str(tmp_path), "rag", "onnx")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert model_cache.cache_root() == os.path.join(os.path.expanduser("~"), ".cache", "rag", "onnx")
