@@ -254,19 +254,24 @@ def definitions(hits: list[Hit], symbol: str) -> list[Hit]:
     return [h for h in hits if _defines(h, names)]
 
 
-def boost(hits: list[Hit], shape: Shape, demoted: list[float]) -> tuple[list[float], list[str | None]]:
+def boost(
+    hits: list[Hit], shape: Shape, demoted: list[float], reasons: list[str | None]
+) -> tuple[list[float], list[str | None]]:
     """Each candidate's score for the final order: its `demoted` score (its score times its
     demotion factor) plus the code-aware boosts, all in units of the best candidate's; and why
     each was boosted, if it was."""
     scores = demoted
     if DOC_FACTOR != 1.0:
         scores = [s * DOC_FACTOR if _is_doc(h) else s for s, h in zip(scores, hits)]
-    if DATA_FACTOR != 1.0:
-        scores = [s * DATA_FACTOR if _DATA_PATH.search(h.chunk.path) else s for s, h in zip(scores, hits)]
-    if EXAMPLE_FACTOR != 1.0:
-        scores = [
-            s * EXAMPLE_FACTOR if _EXAMPLE_PATH.search(h.chunk.path) else s for s, h in zip(scores, hits)
-        ]
+    if DATA_FACTOR != 1.0 or EXAMPLE_FACTOR != 1.0:
+        factors: dict[str, float] = {}  # path -> its markup/data and example factors, looked up once a file
+        for h in hits:
+            if h.chunk.path not in factors:
+                path = h.chunk.path
+                factors[path] = (DATA_FACTOR if _DATA_PATH.search(path) else 1.0) * (
+                    EXAMPLE_FACTOR if _EXAMPLE_PATH.search(path) else 1.0
+                )
+        scores = [s * factors[h.chunk.path] for s, h in zip(scores, hits)]
     why: list[str | None] = [None] * len(hits)
     if not scores:
         return scores, why
@@ -296,12 +301,17 @@ def boost(hits: list[Hit], shape: Shape, demoted: list[float]) -> tuple[list[flo
                 out[i] += top * PATH_BOOST * ratio + scores[i] * PATH_MULT * ratio
                 why[i] = why[i] or "its file's name holds words of the question"
     if COHERENCE_BOOST or COHERENCE_MULT:
-        _add_coherence(hits, scores, top, out, why)
+        _add_coherence(hits, scores, reasons, top, out, why)
     return out, why
 
 
 def _add_coherence(
-    hits: list[Hit], scores: list[float], top: float, out: list[float], why: list[str | None]
+    hits: list[Hit],
+    scores: list[float],
+    reasons: list[str | None],
+    top: float,
+    out: list[float],
+    why: list[str | None],
 ) -> None:
     """Rank up the code files that hold much of the pool's score: a file's best chunk gains
     COHERENCE_MULT times the file's share (relative to the file that holds the most), its other
@@ -318,9 +328,14 @@ def _add_coherence(
     most = max(per_file.values())
     if most <= 0:
         return
+    left_out = {  # the files that gain nothing, decided once a file (reasons: rerank's demotion of each hit)
+        path
+        for path, i in best.items()
+        if (COHERENCE_CODE and not _is_code(hits[i])) or (COHERENCE_SKIP_DEMOTED and reasons[i])
+    }
     for i, h in enumerate(hits):
         path = h.chunk.path
-        if (COHERENCE_CODE and not _is_code(hits[best[path]])) or (COHERENCE_SKIP_DEMOTED and demotion(path)):
+        if path in left_out:
             continue
         share = per_file[path] / most
         if best[path] == i:
@@ -357,7 +372,7 @@ def rerank(
             else list(range(len(hits)))
         )
     else:
-        final, boosted = boost(hits, question_shape(question), base)
+        final, boosted = boost(hits, question_shape(question), base, reasons)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
         if FILE_DECAY != 1.0:
             order = _decayed(order, hits, final)

@@ -191,7 +191,7 @@ def test_the_coherence_boost_by_how_much_and_for_which_files(path: str, kind: st
         _hit("pkg/helpers.py", "function", 1.05),
     ]
     scores = [1.0, 0.9, 0.4, 1.05]  # as demoted, which boost() is handed
-    out, why = rr.boost(hits, Shape(None, (), ("zzz",)), scores)
+    out, why = rr.boost(hits, Shape(None, (), ("zzz",)), scores, [rr.demotion(h.chunk.path) for h in hits])
     # the file holds 2.3 of the pool's score, the most: its best chunk x (1 + 0.15), its others x (1 + 0.15 * 0.25);
     # helpers.py holds 1.05 / 2.3 of that; a test or prose file gets nothing (but still holds its share)
     helper = 1.05 * (1 + 0.15 * 1.05 / 2.3)
