@@ -32,7 +32,7 @@ from bench.common import CORPORA, SHARED  # noqa: E402
 from rag import rerank, semantic, semantic_rerank  # noqa: E402
 from rag.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.pipeline import ingest  # noqa: E402
-from rag.search import search  # noqa: E402
+from rag.retrieve import rank_question  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
 
 CODESEARCH = SHARED.parent / "codesearch"
@@ -81,11 +81,11 @@ SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as
 
 
 def ranked(index: Index, question: str) -> list[Any]:
-    """The top DEPTH for a question: lexical, then (--semantic) reranked."""
-    if not SEMANTIC or rerank.question_shape(question).symbol is not None:  # as rag.retrieve runs it
-        return search(index, question, DEPTH)
-    hits = search(index, question, semantic_rerank.lexical_depth(DEPTH))
-    return semantic_rerank.rerank(index.path, question, hits, DEPTH)
+    """The top DEPTH for a question as a query ranks it: lexical, then (--semantic) reranked."""
+    hits, note = rank_question(index, question, DEPTH, rerank="semantic" if SEMANTIC else "none")
+    if note is not None:  # the model failed: these figures would be the lexical order's
+        sys.exit(note)
+    return hits
 
 
 def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:

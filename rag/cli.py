@@ -162,6 +162,17 @@ scoring_option = click.option(
 )
 
 
+rerank_option = click.option(
+    "--rerank",
+    type=click.Choice(RERANK_MODES),
+    default=DEFAULT_RERANK,
+    show_default=True,
+    envvar="RAG_RERANK",
+    help="The semantic rerank of the lexical top passages: auto = on when rag-code[semantic] is "
+    "installed; none = lexical order only.",
+)
+
+
 as_option = click.option(
     "--as",
     "groups",
@@ -409,15 +420,7 @@ def _question(words: tuple[str, ...]) -> str:
     "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer."
 )
 @scoring_option
-@click.option(
-    "--rerank",
-    type=click.Choice(RERANK_MODES),
-    default=DEFAULT_RERANK,
-    show_default=True,
-    envvar="RAG_RERANK",
-    help="The semantic rerank of the lexical top passages: auto = on when rag-code[semantic] is "
-    "installed; none = lexical order only.",
-)
+@rerank_option
 def query_cmd(
     question: tuple[str, ...],
     index_path: str | None,
@@ -599,6 +602,7 @@ def about(found: Retrieval) -> dict[str, Any]:
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
 @as_option
 @scoring_option
+@rerank_option
 def eval_cmd(
     questions: str,
     index_path: str | None,
@@ -609,6 +613,7 @@ def eval_cmd(
     full: bool,
     groups: tuple[str, ...],
     scoring: str,
+    rerank: str,
 ) -> None:
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from pathlib import Path
@@ -635,8 +640,12 @@ def eval_cmd(
         full=full,
         scoring=scoring,
         groups=frozenset(groups),
+        rerank=rerank,
         on_ingest=lambda r: _out(format_ingest_report(r), err=True),
     )
+    for note in report.notes:  # as a query's: --json leaves out the install hint
+        if not (as_json and note == NOT_INSTALLED):
+            _out(note, err=True)
     if as_json:
         _out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:

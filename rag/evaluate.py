@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .hits import Hit
-from .search import DEFAULT_SCORING, DEFAULT_TOP_K, search
+from .retrieve import rank_question
+from .search import DEFAULT_SCORING, DEFAULT_TOP_K
+from .semantic_choices import DEFAULT_MODE, active
 from .store.paths import default_index_path, locate_index
 from .store.reader import Index
 from .terminal import one_line
@@ -104,6 +106,10 @@ class EvalReport:
     unscored: tuple[Question, ...] = ()  # no answer path in the index
     k: int = MISS_K
     indexes: dict[str, str] = field(default_factory=dict)  # corpus (or "") -> index file used
+    semantic: bool = False  # the semantic stage reranked the lexical order (rag-code[semantic], --rerank)
+    notes: tuple[
+        str, ...
+    ] = ()  # the semantic stage's, once each: the extra is not installed, or its model failed
 
     @property
     def misses(self) -> tuple[Outcome, ...]:
@@ -334,21 +340,33 @@ def run_eval(
     on_ingest: Callable[[IngestReport], None] | None = None,
     scoring: str = DEFAULT_SCORING,
     groups: frozenset[str] = frozenset(),
+    rerank: str = DEFAULT_MODE,
 ) -> EvalReport:
-    """Load a questions file, retrieve for each question from its index, and score the result,
-    as a caller with `groups` sees it (as a query does)."""
+    """Load a questions file, rank each question against its index as a query does (rag.retrieve.rank:
+    the lexical ranking, then the semantic stage as `rerank` says), as a caller with `groups` sees it,
+    and score the result."""
     questions = load_questions(questions_path)
     if corpus_root is not None:
         check_corpora(questions_path, questions, corpus_root)
     with Indexes(index_path, corpus_root, full, on_ingest, groups) as indexes:
+        notes: dict[str, None] = {}
 
         def retrieve(q: Question) -> list[Hit]:
-            return search(
-                indexes.get(q)[0], q.question, DEPTH, explain=explain, scoring=scoring, groups=groups
+            hits, note = rank_question(
+                indexes.get(q)[0],
+                q.question,
+                DEPTH,
+                explain=explain,
+                groups=groups,
+                scoring=scoring,
+                rerank=rerank,
             )
+            if note is not None:
+                notes[note] = None
+            return hits
 
         report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
-        return replace(report, indexes=indexes.paths())
+        return replace(report, indexes=indexes.paths(), semantic=active(rerank), notes=tuple(notes))
 
 
 def check_corpora(questions_path: Path, questions: Iterable[Question], corpus_root: Path) -> None:
@@ -386,6 +404,8 @@ def format_table(report: EvalReport) -> str:
         lines.extend(row(name, m) for name, m in report.per_corpus.items())
         lines.append("-" * len(header))
     lines.append(row("overall", report.overall))
+    if report.semantic:
+        lines.append("Ranked lexically, then by the semantic rerank (--rerank none: the lexical order alone)")
     if over:
         lines.append(f"! top-4 passages average over the {MAX_PASSAGE_CHARS:,}-character budget")
     if report.label_errors:
@@ -437,6 +457,7 @@ def report_dict(report: EvalReport, misses: bool = False) -> dict[str, Any]:
         ],
         "unscored": [q.id for q in report.unscored],
         "indexes": report.indexes,
+        "semantic_rerank": report.semantic,
     }
     if misses:
         out["k"] = report.k

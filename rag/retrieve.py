@@ -76,30 +76,17 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
                 f"{ACCESS_FILE} changed since the index was built — re-run "
                 f"`python ingest.py {root}`, or pass --refresh"
             )
-        # a question that is one identifier is a lookup the definition boost answers; a sentence
-        # embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844 with it)
-        available = active(request.rerank)  # one look for the extra (find_spec) per query
-        semantic = available and question_shape(request.question).symbol is None
-        if semantic:
-            from .semantic_rerank import (  # the stage's model side, only when it runs
-                lexical_depth,
-                safe_rerank,
-            )
-        hits = search(
+        hits, note = rank_question(
             index,
             request.question,
-            lexical_depth(request.k) if semantic else request.k,
+            request.k,
             explain=request.explain,
             groups=request.groups,
             scoring=request.scoring,
+            rerank=request.rerank,
         )
         spelling = sys.modules.get("rag.spelling")  # loaded by the search above only if a word was unknown
         fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
-        note = None
-        if semantic:
-            hits, note = safe_rerank(index_path, request.question, hits, request.k)
-        elif request.rerank == "auto" and not available:
-            note = NOT_INSTALLED
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = index.changed_files(
             (h.chunk.path for h in hits), everywhere=not hits, groups=request.groups
@@ -111,6 +98,32 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     return Retrieval(
         hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh, note
     )
+
+
+def rank_question(
+    index: Index,
+    question: str,
+    k: int,
+    *,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    rerank: str = DEFAULT_MODE,
+) -> tuple[list[Hit], str | None]:
+    """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
+    the MCP tool, the benches): the lexical ranking, then the semantic stage when `rerank` runs it;
+    with the note for stderr the stage leaves (the extra is not installed, or its model failed).
+
+    A question that is one identifier skips the stage: it is a lookup the definition boost answers,
+    and a sentence embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844)."""
+    available = active(rerank)  # one look for the extra (find_spec) per call
+    if not available or question_shape(question).symbol is not None:
+        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
+        return hits, NOT_INSTALLED if rerank == "auto" and not available else None
+    from .semantic_rerank import lexical_depth, safe_rerank  # the stage's model side, only when it runs
+
+    hits = search(index, question, lexical_depth(k), explain=explain, groups=groups, scoring=scoring)
+    return safe_rerank(index.path, question, hits, k)
 
 
 def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:

@@ -103,7 +103,17 @@ def test_eval_json(runner: CliRunner, setup: tuple[Path, Path]) -> None:
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"overall", "per_corpus", "label_errors", "unscored", "indexes", "k", "misses"}
+    assert set(data) == {
+        "overall",
+        "per_corpus",
+        "label_errors",
+        "unscored",
+        "indexes",
+        "semantic_rerank",
+        "k",
+        "misses",
+    }
+    assert data["semantic_rerank"] is False  # the suite pins the lexical order (RAG_RERANK=none)
     assert data["overall"] == {
         "questions": 3,
         "hit_at_1": pytest.approx(2 / 3),

@@ -217,3 +217,51 @@ def test_ingest_embed_caches_every_passage(repo: Path) -> None:
     assert "Embedded 2 passages (0 cached)" in result.stdout
     again = CliRunner().invoke(main, ["ingest", "--embed", str(repo)])
     assert "Embedded 0 passages (2 cached)" in again.stdout
+
+
+def _questions(repo: Path) -> Path:
+    # lexically, banner.py ranks first (it holds "account" and "user"); users.py answers
+    row = {
+        "id": "q1",
+        "question": "delete the account of a user",
+        "answers": [{"path": "users.py", "start_line": 1, "end_line": 3}],
+    }
+    path = repo.parent / "questions.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    return path
+
+
+def test_eval_scores_the_order_a_query_gives(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    index = str(repo / ".rag/index.sqlite")
+    questions = str(_questions(repo))
+    runs = {
+        mode: CliRunner().invoke(main, ["eval", questions, "--index", index, "--json", "--rerank", mode])
+        for mode in ("auto", "none")
+    }
+    on, off = (json.loads(runs[mode].stdout) for mode in ("auto", "none"))
+    assert (on["semantic_rerank"], on["overall"]["hit_at_1"]) == (True, 1.0)
+    assert (off["semantic_rerank"], off["overall"]["hit_at_1"]) == (False, 0.0)
+    assert off["overall"]["mrr_at_10"] == 0.5  # the answer second, as `query --rerank none` ranks it
+    query = CliRunner().invoke(
+        main, ["query", "--json", "--no-llm", "--index", index, "delete the account of a user"]
+    )
+    assert json.loads(query.stdout)["results"][0]["path"] == "users.py"
+    table = CliRunner().invoke(main, ["eval", questions, "--index", index])
+    assert "then by the semantic rerank" in table.stdout
+
+
+def test_eval_without_the_extra_says_once_how_to_enable_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    import rag.semantic_choices
+
+    monkeypatch.setattr(rag.semantic_choices, "find_spec", lambda name: None)  # as if onnxruntime were absent
+    index = str(repo / ".rag/index.sqlite")
+    questions = str(_questions(repo))
+    text = CliRunner().invoke(main, ["eval", questions, "--index", index])
+    assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1
+    assert "semantic rerank" not in text.stdout
+    as_json = CliRunner().invoke(main, ["eval", questions, "--index", index, "--json"])
+    assert NOT_INSTALLED not in as_json.stderr and json.loads(as_json.stdout)["semantic_rerank"] is False
