@@ -68,6 +68,7 @@ PATH_FOLDER = 1  # the folder's name counts too
 DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
 FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
 FILE_THRESHOLD = 1
+DEFINITION_LINE = True  # of one definition's windows, those holding its definition line are the ones that define it
 DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
 _DATA_PATH = re.compile(
@@ -194,6 +195,49 @@ _DEFINING = (
 )
 
 
+_MODIFIERS = (
+    "public|private|protected|internal|export|default|abstract|final|static|sealed|open|data|"
+    "pub(?:\\([^)]*\\))?|async|partial|inline|override|declare|unsafe|extern|case|implicit|lazy|"
+    "fileprivate|package|value|enum|annotation|inner|companion|readonly"
+)
+
+
+@cache
+def _definition_line(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A line that opens a definition of one of `names`: the keyword first on it (after modifiers),
+    not in a comment or a usage example inside one."""
+    alternatives = "|".join(map(re.escape, names))
+    return re.compile(
+        rf"^[ \t]*(?:(?:{_MODIFIERS})\s+)*(?:{_DEFINING})\s+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)",
+        re.MULTILINE,
+    )
+
+
+def _is_constructor(symbol: str) -> bool:
+    for sep in _SEPARATORS:
+        if sep in symbol:
+            parts = symbol.split(sep)
+            return len(parts) >= 2 and parts[-1] == parts[-2]
+    return False
+
+
+def _opening_windows(hits: list[Hit], defining: list[int], names: tuple[str, ...]) -> set[int]:
+    """Of the defining hits (indexes), those that are a window of a definition split in several
+    and do not hold its definition line, when another window of it does."""
+    groups: dict[tuple[str, str | None], list[int]] = {}
+    for i in defining:
+        groups.setdefault((hits[i].chunk.path, hits[i].chunk.symbol), []).append(i)
+    line = _definition_line(names)
+    out: set[int] = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        opening = [i for i in members if line.search(hits[i].chunk.text)]
+        if opening:
+            out.update(i for i in members if i not in opening)
+    return out
+
+
 @cache
 def _definition_of(names: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(map(re.escape, names))
@@ -208,6 +252,9 @@ def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
     chunk = hit.chunk
     if chunk.symbol and chunk.kind not in ("section", "text"):
         if _last_name(chunk.symbol) in names or chunk.symbol in names:
+            # `ObjectMapper.ObjectMapper`, `Foo::Foo`: a constructor, which names the class it builds
+            if DEFINITION_LINE and _is_constructor(chunk.symbol):
+                return _definition_line(names).search(chunk.text) is not None
             return True
         if not DEFINES_IN_TEXT:
             return False
@@ -280,8 +327,11 @@ def boost(
     if shape.symbol is not None and DEFINITION_BOOST:
         names = tuple(dict.fromkeys((shape.symbol, _last_name(shape.symbol))))
         wanted = file_key(shape.symbol)
-        for i, h in enumerate(hits):
-            if _defines(h, names):
+        defining = [i for i, h in enumerate(hits) if _defines(h, names)]
+        inner = _opening_windows(hits, defining, names) if DEFINITION_LINE else set()
+        for i in defining:
+            h = hits[i]
+            if i not in inner:
                 out[i] += top * DEFINITION_BOOST * (1.5 if name_key(h.chunk.path) == wanted else 1.0)
                 why[i] = f"defines {shape.symbol}"
     if shape.embedded and EMBEDDED_DEFINITION_BOOST:

@@ -241,3 +241,91 @@ def test_markup_and_example_files_rank_below_the_code(tmp_path: Path, monkeypatc
             assert search(index, "entry whose lease ran out", k=1)[0].chunk.path == "pkg/store.py", name
             monkeypatch.setattr(rr, lever, 1.0)
             assert search(index, "entry whose lease ran out", k=1)[0].chunk.path == name
+
+
+def _engine_rb() -> str:
+    """A Ruby class whose long guide comment (with a usage example naming the class) comes first:
+    tree-sitter windows the class, and the guide's windows repeat the question's words most."""
+    guide = "".join(f"  # A Rails engine is a miniature Rails application, engine {i}.\n" for i in range(24))
+    usage = "  #\n  #   module MyEngine\n  #     class Engine < Rails::Engine\n  #       isolate_namespace MyEngine\n"
+    usage += "  #     end\n  #   end\n  #\n"
+    tail = "".join(f"  # Its paths, routes and initializers, line {i}.\n" for i in range(20))
+    return (
+        "module Rails\n" + (guide + usage) * 2 + tail + "  class Engine < Railtie\n"
+        "    autoload :Configuration, 'rails/engine/configuration'\n\n"
+        "    def load_console(app = self)\n      require 'rails/console/app'\n      self\n    end\n\n"
+        "    def routes\n      @routes ||= ActionDispatch::Routing::RouteSet.new\n    end\n  end\nend\n"
+    )
+
+
+def test_of_a_windowed_class_the_window_that_opens_it_defines_it(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("tree_sitter_ruby")
+    root = write_tree(tmp_path / "r", {"lib/engine.rb": _engine_rb()})
+    assert _engine_rb().splitlines()[83] == "  class Engine < Railtie"  # line 84
+    with Index(ingest(root).index_path) as index:
+        hits = search(index, "Rails::Engine", k=4)
+        assert [(h.chunk.start_line, h.chunk.end_line, h.chunk.symbol) for h in hits] == [
+            (61, 85, "Rails.Engine"),  # holds line 84
+            (1, 25, "Rails.Engine"),
+            (21, 45, "Rails.Engine"),
+            (41, 65, "Rails.Engine"),
+        ]
+        assert hits[0].boosted == "defines Rails::Engine" and hits[0].score < hits[1].score
+        monkeypatch.setattr(rr, "DEFINITION_LINE", False)
+        assert search(index, "Rails::Engine", k=1)[0].chunk.start_line == 1  # every window defined it
+
+
+def _object_mapper_java() -> str:
+    writers = "".join(
+        f"\n    /** Writes the value as JSON to a {n}. */\n    public void writeValueTo{n}({n} target, Object value) {{\n"
+        "        _writeValueAndClose(createGenerator(target), value);\n    }\n"
+        for n in ("File", "Writer", "OutputStream", "DataOutput", "Path", "Buffer", "Channel", "Socket")
+    )
+    return (
+        "package tools.jackson.databind;\n\nimport java.util.Objects;\n\n/**\n"
+        " * Reads and writes JSON, either to and from basic POJOs or a general-purpose tree model.\n */\n"
+        "public class ObjectMapper\n    implements java.io.Serializable\n{\n"
+        "    private static final long serialVersionUID = 3L;\n\n"
+        "    protected final MapperBuilder<?, ?> _savedBuilderState;\n\n"
+        "    /**\n     * Constructs an ObjectMapper with the default JsonFactory; an ObjectMapper\n"
+        "     * made this way reads and writes JSON. See ObjectMapper(JsonFactory).\n     */\n"
+        "    public ObjectMapper() {\n        this(new ObjectMapper.Builder(new JsonFactory()));\n    }\n\n"
+        "    /**\n     * Constructs an ObjectMapper over the given factory, for ObjectMapper\n"
+        "     * instances that read other formats than JSON.\n     */\n"
+        "    public ObjectMapper(TokenStreamFactory streamFactory) {\n"
+        "        this(new ObjectMapper.Builder(streamFactory));\n    }\n"
+        + writers
+        + "\n    public JsonNode readTree(String content) {\n        return _readTreeAndClose(content);\n    }\n}\n"
+    )
+
+
+def test_a_class_outranks_its_constructors(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("tree_sitter_java")
+    root = write_tree(tmp_path / "r", {"src/ObjectMapper.java": _object_mapper_java()})
+    with Index(ingest(root).index_path) as index:
+        top, second = search(index, "ObjectMapper", k=4)[:2]
+        # the constructors (named ObjectMapper.ObjectMapper) repeat the name more, but do not define the class
+        assert (top.chunk.start_line, top.chunk.symbol, top.boosted) == (
+            1,
+            "ObjectMapper",
+            "defines ObjectMapper",
+        )
+        assert (second.chunk.symbol, second.boosted) == ("ObjectMapper.ObjectMapper", None)
+        assert top.score < second.score
+        monkeypatch.setattr(rr, "DEFINITION_LINE", False)
+        assert search(index, "ObjectMapper", k=1)[0].chunk.symbol == "ObjectMapper.ObjectMapper"
+
+
+@pytest.mark.parametrize(
+    ("line", "opens"),
+    [
+        ("  class Engine < Railtie", True),
+        ("  #     class Engine < Rails::Engine", False),  # a usage example in a comment
+        ("pub(crate) struct Engine {", True),
+        ("export default class Engine {", True),
+        ("public sealed class Engine : IDisposable", True),
+        ("    engine = Engine()", False),
+    ],
+)
+def test_a_definition_line(line: str, opens: bool) -> None:
+    assert bool(rr._definition_line(("Rails::Engine", "Engine")).search(line)) is opens
