@@ -68,7 +68,9 @@ PATH_FOLDER = 1  # the folder's name counts too
 DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
 FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
 FILE_THRESHOLD = 1
-DEFINITION_LINE = True  # of one definition's windows, those holding its definition line are the ones that define it
+DEFINITION_LINE = (
+    True  # of one definition's windows, those holding its definition line are the ones that define it
+)
 DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
 
 _DATA_PATH = re.compile(
@@ -191,8 +193,11 @@ def _last_name(symbol: str) -> str:
 
 _DEFINING = (
     "class|struct|interface|enum|trait|type|typealias|def|defp|defmodule|defmacro|fn|func|function|fun|"
-    "module|object|protocol|record|typedef|namespace|impl|extension|actor|val|var|let|const|macro"
+    "module|object|protocol|record|typedef|namespace|impl|extension|actor|macro"
 )
+# a variable that holds a definition (`const Router = ...`, `val engine: Engine = ...`): the name then
+# `=` or `:`, not a typed declaration that only uses it (C++ `const Status status`)
+_BINDING = "val|var|let|const"
 
 
 _MODIFIERS = (
@@ -208,7 +213,8 @@ def _definition_line(names: tuple[str, ...]) -> re.Pattern[str]:
     not in a comment or a usage example inside one."""
     alternatives = "|".join(map(re.escape, names))
     return re.compile(
-        rf"^[ \t]*(?:(?:{_MODIFIERS})\s+)*(?:{_DEFINING})\s+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)",
+        rf"^[ \t]*(?:(?:{_MODIFIERS})[ \t]+)*(?:(?:{_DEFINING})[ \t]+(?:[\w$]+(?:\.|::))*(?:{alternatives})"
+        rf"(?:\s|[<({{:\[;=]|$)|(?:{_BINDING})[ \t]+(?:{alternatives})[ \t]*[=:])",
         re.MULTILINE,
     )
 
@@ -242,7 +248,9 @@ def _opening_windows(hits: list[Hit], defining: list[int], names: tuple[str, ...
 def _definition_of(names: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(map(re.escape, names))
     return re.compile(
-        rf"(?:^|\s)(?:{_DEFINING})\s+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)", re.MULTILINE
+        rf"(?:^|\s)(?:(?:{_DEFINING})[ \t]+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)"
+        rf"|(?:{_BINDING})[ \t]+(?:{alternatives})[ \t]*[=:])",
+        re.MULTILINE,
     )
 
 

@@ -325,7 +325,17 @@ def test_a_class_outranks_its_constructors(tmp_path: Path, monkeypatch) -> None:
         ("export default class Engine {", True),
         ("public sealed class Engine : IDisposable", True),
         ("    engine = Engine()", False),
+        ("export const Engine = createEngine()", True),  # a binding that holds the definition
+        ("val Engine: EngineFactory = EngineFactory()", True),
+        ("  const absl::Engine engine(options);", False),  # a typed declaration that only uses it
     ],
 )
 def test_a_definition_line(line: str, opens: bool) -> None:
     assert bool(rr._definition_line(("Rails::Engine", "Engine")).search(line)) is opens
+    assert bool(rr._definition_of(("Rails::Engine", "Engine")).search(line)) is (opens or "#" in line)
+
+
+def test_a_keyword_and_a_name_on_different_lines_are_no_definition() -> None:
+    text = "}  // namespace\n\nStatus ErrnoToStatus(int error_number) {\n  return Status(error_number);\n}\n"
+    assert rr._definition_of(("Status",)).search(text) is None
+    assert rr._definition_of(("Status",)).search("namespace Status {") is not None
