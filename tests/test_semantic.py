@@ -193,13 +193,17 @@ def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
     assert "[semantic " in result.stdout and "x lexical" in result.stdout and "x cosine" in result.stdout
 
 
-def test_without_the_extra_a_query_says_once_how_to_enable_it(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def without_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default mode (auto), with the extra looking uninstalled (as if onnxruntime were absent)."""
     monkeypatch.delenv("RAG_RERANK")
     import rag.semantic_choices
 
-    monkeypatch.setattr(rag.semantic_choices, "find_spec", lambda name: None)  # as if onnxruntime were absent
+    monkeypatch.setattr(rag.semantic_choices, "find_spec", lambda name: None)
+
+
+@pytest.mark.usefixtures("without_extra")
+def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path) -> None:
     index = str(repo / ".rag/index.sqlite")
     text = CliRunner().invoke(main, ["query", "--no-llm", "--index", index, "account"])
     assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1
@@ -251,13 +255,8 @@ def test_eval_scores_the_order_a_query_gives(repo: Path, monkeypatch: pytest.Mon
     assert "then by the semantic rerank" in table.stdout
 
 
-def test_eval_without_the_extra_says_once_how_to_enable_it(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("RAG_RERANK")
-    import rag.semantic_choices
-
-    monkeypatch.setattr(rag.semantic_choices, "find_spec", lambda name: None)  # as if onnxruntime were absent
+@pytest.mark.usefixtures("without_extra")
+def test_eval_without_the_extra_says_once_how_to_enable_it(repo: Path) -> None:
     index = str(repo / ".rag/index.sqlite")
     questions = str(_questions(repo))
     text = CliRunner().invoke(main, ["eval", questions, "--index", index])
