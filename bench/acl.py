@@ -105,8 +105,8 @@ def main() -> None:
                     for i, q in enumerate(labelled)
                 )
             )
-            got_eval = report_dict(run_eval(qfile, acl_index, groups=caller), misses=True)
-            want_eval = report_dict(run_eval(qfile, ref_index), misses=True)
+            got_eval = report_dict(run_eval(qfile, acl_index, groups=caller, rerank="none"), misses=True)
+            want_eval = report_dict(run_eval(qfile, ref_index, rerank="none"), misses=True)
             got_eval.pop("indexes"), want_eval.pop("indexes")
             print(
                 f"    eval as the caller {'equals' if got_eval == want_eval else 'DIFFERS from'} eval on the reference "

@@ -38,7 +38,7 @@ def eval_both_sets(label: str, per_corpus: bool = False) -> None:
         ("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
         ("dev", "dev-questions.jsonl", CORPORA),
     ):
-        report = run_eval(SHARED / questions, corpus_root=root)
+        report = run_eval(SHARED / questions, corpus_root=root, rerank="none")  # the lexical levers alone
         m = report.overall
         line = f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}"
         if per_corpus:

@@ -26,7 +26,7 @@ from .errors import InputError
 from .hits import Hit
 from .retrieve import rank_question
 from .search import DEFAULT_SCORING, DEFAULT_TOP_K
-from .semantic_choices import DEFAULT_MODE, active
+from .semantic_choices import DEFAULT_MODE
 from .store.paths import default_index_path, locate_index
 from .store.reader import Index
 from .terminal import one_line
@@ -106,7 +106,9 @@ class EvalReport:
     unscored: tuple[Question, ...] = ()  # no answer path in the index
     k: int = MISS_K
     indexes: dict[str, str] = field(default_factory=dict)  # corpus (or "") -> index file used
-    semantic: bool = False  # the semantic stage reranked the lexical order (rag-code[semantic], --rerank)
+    semantic: bool = (
+        False  # the semantic stage reranked some question's passages (rag-code[semantic], --rerank)
+    )
     notes: tuple[
         str, ...
     ] = ()  # the semantic stage's, once each: the extra is not installed, or its model failed
@@ -350,8 +352,10 @@ def run_eval(
         check_corpora(questions_path, questions, corpus_root)
     with Indexes(index_path, corpus_root, full, on_ingest, groups) as indexes:
         notes: dict[str, None] = {}
+        reranked = False  # the stage reordered at least one question's passages
 
         def retrieve(q: Question) -> list[Hit]:
+            nonlocal reranked
             hits, note = rank_question(
                 indexes.get(q)[0],
                 q.question,
@@ -363,10 +367,11 @@ def run_eval(
             )
             if note is not None:
                 notes[note] = None
+            reranked = reranked or any(h.semantic is not None for h in hits)
             return hits
 
         report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
-        return replace(report, indexes=indexes.paths(), semantic=active(rerank), notes=tuple(notes))
+        return replace(report, indexes=indexes.paths(), semantic=reranked, notes=tuple(notes))
 
 
 def check_corpora(questions_path: Path, questions: Iterable[Question], corpus_root: Path) -> None:

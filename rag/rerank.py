@@ -202,8 +202,9 @@ _BINDING = "val|var|let|const"
 
 _MODIFIERS = (
     "public|private|protected|internal|export|default|abstract|final|static|sealed|open|data|"
-    "pub(?:\\([^)]*\\))?|async|partial|inline|override|declare|unsafe|extern|case|implicit|lazy|"
-    "fileprivate|package|value|enum|annotation|inner|companion|readonly"
+    "pub(?:\\([^)\\n]*\\))?|async|partial|inline|override|declare|unsafe|extern|case|implicit|lazy|"
+    "fileprivate|package|value|enum|annotation|inner|companion|readonly|local|const|mutating|virtual|"
+    "indirect|@[\\w.]+(?:\\([^)\\n]*\\))?"
 )
 
 
@@ -214,7 +215,7 @@ def _definition_line(names: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(map(re.escape, names))
     return re.compile(
         rf"^[ \t]*(?:(?:{_MODIFIERS})[ \t]+)*(?:(?:{_DEFINING})[ \t]+(?:[\w$]+(?:\.|::))*(?:{alternatives})"
-        rf"(?:\s|[<({{:\[;=]|$)|(?:{_BINDING})[ \t]+(?:{alternatives})[ \t]*[=:])",
+        rf"(?:\s|[<({{\[;=]|:(?!:)|$)|(?:{_BINDING})[ \t]+(?:{alternatives})[ \t]*(?:=|:(?!:)))",
         re.MULTILINE,
     )
 
@@ -248,8 +249,8 @@ def _opening_windows(hits: list[Hit], defining: list[int], names: tuple[str, ...
 def _definition_of(names: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(map(re.escape, names))
     return re.compile(
-        rf"(?:^|\s)(?:(?:{_DEFINING})[ \t]+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{:\[;=]|$)"
-        rf"|(?:{_BINDING})[ \t]+(?:{alternatives})[ \t]*[=:])",
+        rf"(?:^|\s)(?:(?:{_DEFINING})[ \t]+(?:[\w$]+(?:\.|::))*(?:{alternatives})(?:\s|[<({{\[;=]|:(?!:)|$)"
+        rf"|(?:{_BINDING})[ \t]+(?:{alternatives})[ \t]*(?:=|:(?!:)))",
         re.MULTILINE,
     )
 
@@ -259,7 +260,9 @@ def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
     chunked without structure) a definition keyword precedes one in its text."""
     chunk = hit.chunk
     if chunk.symbol and chunk.kind not in ("section", "text"):
-        if _last_name(chunk.symbol) in names or chunk.symbol in names:
+        if chunk.symbol in names:  # asked for by its whole name (a constructor too)
+            return True
+        if _last_name(chunk.symbol) in names:
             # `ObjectMapper.ObjectMapper`, `Foo::Foo`: a constructor, which names the class it builds
             if DEFINITION_LINE and _is_constructor(chunk.symbol):
                 return _definition_line(names).search(chunk.text) is not None

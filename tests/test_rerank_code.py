@@ -312,6 +312,8 @@ def test_a_class_outranks_its_constructors(tmp_path: Path, monkeypatch) -> None:
         )
         assert (second.chunk.symbol, second.boosted) == ("ObjectMapper.ObjectMapper", None)
         assert top.score < second.score
+        # asked for by its whole name, the constructor is what is asked for
+        assert search(index, "ObjectMapper.ObjectMapper", k=1)[0].chunk.symbol == "ObjectMapper.ObjectMapper"
         monkeypatch.setattr(rr, "DEFINITION_LINE", False)
         assert search(index, "ObjectMapper", k=1)[0].chunk.symbol == "ObjectMapper.ObjectMapper"
 
@@ -328,6 +330,10 @@ def test_a_class_outranks_its_constructors(tmp_path: Path, monkeypatch) -> None:
         ("export const Engine = createEngine()", True),  # a binding that holds the definition
         ("val Engine: EngineFactory = EngineFactory()", True),
         ("  const absl::Engine engine(options);", False),  # a typed declaration that only uses it
+        ("  const Engine::Code code = e.code();", False),  # `::` is not a type annotation's `:`
+        ("struct Engine::Impl {", False),  # defines Engine::Impl, not Engine
+        ("@Deprecated public final class Engine", True),  # an annotation on the same line
+        ("pub const fn Engine() -> Self {", True),
     ],
 )
 def test_a_definition_line(line: str, opens: bool) -> None:

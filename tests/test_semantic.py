@@ -264,3 +264,22 @@ def test_eval_without_the_extra_says_once_how_to_enable_it(repo: Path) -> None:
     assert "semantic rerank" not in text.stdout
     as_json = CliRunner().invoke(main, ["eval", questions, "--index", index, "--json"])
     assert NOT_INSTALLED not in as_json.stderr and json.loads(as_json.stdout)["semantic_rerank"] is False
+
+
+def test_eval_with_a_model_that_fails_scores_the_lexical_order_and_says_so(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(
+        semantic.MODELS, "gone", semantic.ModelSpec("no-such-model-package", "m.onnx", 256, True)
+    )
+    monkeypatch.setenv(semantic.MODEL_ENV, "gone")
+    index = str(repo / ".rag/index.sqlite")
+    args = ["eval", str(_questions(repo)), "--index", index, "--rerank", "semantic"]
+    as_json = CliRunner().invoke(main, [*args, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(as_json.stdout)
+    assert (data["semantic_rerank"], data["overall"]["hit_at_1"]) == (False, 0.0)  # lexical: banner.py first
+    (line,) = as_json.stderr.splitlines()  # the failure, once, even with --json
+    assert "no-such-model-package is not installed" in line and line.endswith("lexical order")
+    table = CliRunner().invoke(main, args)
+    assert "semantic rerank" not in table.stdout
