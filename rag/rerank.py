@@ -392,7 +392,7 @@ def _add_coherence(
     left_out = {  # the files that gain nothing, decided once a file (reasons: rerank's demotion of each hit)
         path
         for path, i in best.items()
-        if (COHERENCE_CODE and not _is_code(hits[i])) or (COHERENCE_SKIP_DEMOTED and reasons[i])
+        if (COHERENCE_CODE and not is_code(hits[i])) or (COHERENCE_SKIP_DEMOTED and reasons[i])
     }
     for i, h in enumerate(hits):
         path = h.chunk.path
@@ -502,7 +502,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def _is_code(hit: Hit) -> bool:
+def is_code(hit: Hit) -> bool:
     """Whether a passage is code: not a prose section, nor markup or data; code chunked by
     paragraphs (a language without its grammar) is code too."""
     return hit.chunk.kind != "section" and _DATA_PATH.search(hit.chunk.path) is None

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from .chunking.base import Chunk
 from .hits import Hit
-from .rerank import TEST_FACTOR
+from .rerank import TEST_FACTOR, is_code
 from .semantic import ModelError, identity, load
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
@@ -34,6 +34,12 @@ from .vectors import VectorCache, cache_path, content_key
 # measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
 DEPTH = 20  # the lexical passages the stage reorders
 LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * score / best score + (1 - LEXICAL_WEIGHT) * cosine
+# a file many of whose passages are like the question ranks up, as rag.rerank's coherence does for the
+# lexical score: its best passage's mix x (1 + FILE_COHERENCE x the file's share of the pool's cosines,
+# relative to the file holding the most), its other passages FILE_COHERENCE_REST of that
+FILE_COHERENCE = 0.08
+FILE_COHERENCE_REST = 0.1
+FILE_COHERENCE_CODE = True  # as rag.rerank's: prose, markup and data files, tests, licences and change logs gain nothing
 
 
 def passage_text(c: Chunk) -> str:
@@ -102,8 +108,32 @@ def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     ]
     best = max(lexical) or 1.0
     mixed = [LEXICAL_WEIGHT * s / best + (1 - LEXICAL_WEIGHT) * c for s, c in zip(lexical, cosines)]
+    if FILE_COHERENCE:
+        mixed = _coherent(pool, cosines, mixed)
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
     return [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order[:k]]
+
+
+def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
+    """The mix with FILE_COHERENCE applied (see above)."""
+    per_file: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for i, (h, c) in enumerate(zip(pool, cosines)):
+        path = h.chunk.path
+        per_file[path] = per_file.get(path, 0.0) + max(c, 0.0)
+        if path not in best or mixed[i] > mixed[best[path]]:
+            best[path] = i
+    most = max(per_file.values())
+    if most <= 0:
+        return mixed
+    out = list(mixed)
+    for i, h in enumerate(pool):
+        path = h.chunk.path
+        if mixed[i] <= 0 or (FILE_COHERENCE_CODE and (h.demoted or not is_code(h))):
+            continue
+        share = per_file[path] / most
+        out[i] *= 1 + FILE_COHERENCE * share * (1.0 if best[path] == i else FILE_COHERENCE_REST)
+    return out
 
 
 def safe_rerank(

@@ -50,14 +50,18 @@ def test_the_semantic_rerank_fixes_a_wrong_lexical_order(tmp_path: Path) -> None
     assert hits[0].score == 9.0  # the lexical score is kept beside the cosine and the mix
 
 
-def test_mix_weighs_the_lexical_share_and_the_cosine() -> None:
+def test_mix_weighs_the_lexical_share_and_the_cosine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)  # the mix alone
     pool = _pool()
     out = mix(pool, [0.1, 0.3], 2)
     w = semantic_rerank.LEXICAL_WEIGHT
     assert out[0].mix == pytest.approx(max(w + (1 - w) * 0.1, w * 0.9 + (1 - w) * 0.3))
 
 
-def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score() -> None:
+def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)  # the mix alone
     # the second passage scored 0.9 of the first, but the code-aware rerank ranked it first (twice the value)
     first, second = _pool()
     pool = [second._replace(ranked=2 * first.score), first._replace(ranked=first.score)]
@@ -65,6 +69,55 @@ def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score() -> Non
     w = semantic_rerank.LEXICAL_WEIGHT
     assert [h.chunk.path for h in out] == [second.chunk.path, first.chunk.path]
     assert [h.mix for h in out] == pytest.approx([w + (1 - w) * 0.3, w * 0.5 + (1 - w) * 0.3])
+
+
+def _file_pool(path: str, kind: str = "function") -> list[Hit]:
+    """One passage of other.py, then three of `path`: its best scores a little below other.py's."""
+    return [
+        _hit(10.0, "pkg/other.py", "def other():\n    pass\n"),
+        Hit(9.8, Chunk(path, 1, 2, kind, None, "def first():\n    pass\n")),
+        Hit(5.0, Chunk(path, 4, 5, kind, None, "def second():\n    pass\n")),
+        Hit(5.0, Chunk(path, 7, 8, kind, None, "def third():\n    pass\n")),
+    ]
+
+
+COSINES = [0.30, 0.30, 0.25, 0.25]  # the file's three passages hold 0.8 of the cosines, other.py 0.3
+
+
+def test_a_code_file_many_of_whose_passages_are_like_the_question_ranks_up() -> None:
+    out = mix(_file_pool("pkg/sessions.py"), COSINES, 4)
+    assert [(h.chunk.path, h.chunk.start_line) for h in out] == [
+        ("pkg/sessions.py", 1),  # 0.64 x (1 + 0.08), above other.py's 0.65 x (1 + 0.08 x 0.3 / 0.8)
+        ("pkg/other.py", 1),
+        ("pkg/sessions.py", 4),
+        ("pkg/sessions.py", 7),
+    ]
+    c, rest = semantic_rerank.FILE_COHERENCE, semantic_rerank.FILE_COHERENCE_REST
+    assert [h.mix for h in out] == pytest.approx(
+        [0.64 * (1 + c), 0.65 * (1 + c * 0.375), 0.375 * (1 + c * rest), 0.375 * (1 + c * rest)]
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "demoted"),
+    [
+        ("pkg/sessions.py", "function", "off"),
+        ("tests/test_sessions.py", "function", "test"),
+        ("docs/sessions.md", "section", None),
+        ("pkg/templates/sessions.html", "text", None),
+    ],
+    ids=["coherence-off", "test", "prose", "markup"],
+)
+def test_prose_markup_and_tests_gain_no_coherence(
+    path: str, kind: str, demoted: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if demoted == "off":
+        monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)
+        demoted = None
+    pool = [h._replace(demoted=demoted) if h.chunk.path == path else h for h in _file_pool(path, kind)]
+    # demoted hits are ranked at TEST_FACTOR of their score; here only the order of the first two matters
+    out = mix(pool, COSINES, 4)
+    assert out[0].chunk.path == "pkg/other.py"
 
 
 def test_vectors_are_cached_by_content_and_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
