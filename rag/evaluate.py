@@ -106,12 +106,8 @@ class EvalReport:
     unscored: tuple[Question, ...] = ()  # no answer path in the index
     k: int = MISS_K
     indexes: dict[str, str] = field(default_factory=dict)  # corpus (or "") -> index file used
-    semantic: bool = (
-        False  # the semantic stage reranked some question's passages (rag-code[semantic], --rerank)
-    )
-    notes: tuple[
-        str, ...
-    ] = ()  # the semantic stage's, once each: the extra is not installed, or its model failed
+    semantic: bool = False  # the semantic stage reordered some question's passages
+    notes: tuple[str, ...] = ()  # the semantic stage's, once each: not installed, or its model failed
 
     @property
     def misses(self) -> tuple[Outcome, ...]:

@@ -30,6 +30,7 @@ for more never changes what came first.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
 
@@ -366,6 +367,24 @@ def boost(
     return out, why
 
 
+def file_shares(
+    paths: Sequence[str], weights: Sequence[float], by: Sequence[float]
+) -> tuple[dict[str, float], dict[str, int]] | None:
+    """For file coherence: each file's share of `weights` summed over its passages (relative to the
+    file that holds the most), and the index of its best passage by `by` (the first of equals);
+    None when no file holds a positive sum."""
+    per_file: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for i, path in enumerate(paths):
+        per_file[path] = per_file.get(path, 0.0) + weights[i]
+        if path not in best or by[i] > by[best[path]]:
+            best[path] = i
+    most = max(per_file.values(), default=0.0)
+    if most <= 0:
+        return None
+    return {path: total / most for path, total in per_file.items()}, best
+
+
 def _add_coherence(
     hits: list[Hit],
     scores: list[float],
@@ -379,16 +398,10 @@ def _add_coherence(
     chunks COHERENCE_REST of that, so the file's second passage is not overtaken by the best of
     files that merely mention the question. Prose and demoted files (tests, licences, change logs)
     gain nothing: many sections or tests repeat the words of what they document or test."""
-    per_file: dict[str, float] = {}
-    best: dict[str, int] = {}
-    for i, h in enumerate(hits):
-        path = h.chunk.path
-        per_file[path] = per_file.get(path, 0.0) + scores[i]
-        if path not in best or scores[i] > scores[best[path]]:
-            best[path] = i
-    most = max(per_file.values())
-    if most <= 0:
+    found = file_shares([h.chunk.path for h in hits], scores, scores)
+    if found is None:
         return
+    share_of, best = found
     left_out = {  # the files that gain nothing, decided once a file (reasons: rerank's demotion of each hit)
         path
         for path, i in best.items()
@@ -398,7 +411,7 @@ def _add_coherence(
         path = h.chunk.path
         if path in left_out:
             continue
-        share = per_file[path] / most
+        share = share_of[path]
         if best[path] == i:
             out[i] += (top * COHERENCE_BOOST + scores[i] * COHERENCE_MULT) * share
         else:

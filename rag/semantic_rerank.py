@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from .chunking.base import Chunk
 from .hits import Hit
-from .rerank import TEST_FACTOR, is_code
+from .rerank import TEST_FACTOR, file_shares, is_code
 from .semantic import ModelError, identity, load
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
@@ -39,7 +39,9 @@ LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * score / best score + (1 - LEXICAL
 # relative to the file holding the most), its other passages FILE_COHERENCE_REST of that
 FILE_COHERENCE = 0.08
 FILE_COHERENCE_REST = 0.1
-FILE_COHERENCE_CODE = True  # as rag.rerank's: prose, markup and data files, tests, licences and change logs gain nothing
+FILE_COHERENCE_CODE = (
+    True  # as rag.rerank's: prose, markup and data files, tests, licences and change logs gain nothing
+)
 
 
 def passage_text(c: Chunk) -> str:
@@ -116,23 +118,16 @@ def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
 
 def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
     """The mix with FILE_COHERENCE applied (see above)."""
-    per_file: dict[str, float] = {}
-    best: dict[str, int] = {}
-    for i, (h, c) in enumerate(zip(pool, cosines)):
-        path = h.chunk.path
-        per_file[path] = per_file.get(path, 0.0) + max(c, 0.0)
-        if path not in best or mixed[i] > mixed[best[path]]:
-            best[path] = i
-    most = max(per_file.values())
-    if most <= 0:
+    found = file_shares([h.chunk.path for h in pool], [max(c, 0.0) for c in cosines], mixed)
+    if found is None:
         return mixed
+    share_of, best = found
     out = list(mixed)
     for i, h in enumerate(pool):
         path = h.chunk.path
         if mixed[i] <= 0 or (FILE_COHERENCE_CODE and (h.demoted or not is_code(h))):
             continue
-        share = per_file[path] / most
-        out[i] *= 1 + FILE_COHERENCE * share * (1.0 if best[path] == i else FILE_COHERENCE_REST)
+        out[i] *= 1 + FILE_COHERENCE * share_of[path] * (1.0 if best[path] == i else FILE_COHERENCE_REST)
     return out
 
 
