@@ -3,7 +3,7 @@ stage with a cold vector cache (its sidecar removed first), warm (the same quest
 cached, the question's too), and warm with a question the cache has not seen (the passages' vectors
 cached, the question's forgotten: the model must run); then `ingest --embed` passages/s on REPO.
 
-    python bench/semantic_speed.py [REPO] [--index INDEX] [--rounds 7]
+    python bench/semantic_speed.py [REPO] [--index INDEX] [--rounds 7] [--models minilm-l6-int8,minilm-l6-q8]
 
 --index queries an existing index (its vector sidecar is removed and rebuilt) instead of one built
 from REPO. The optimized-model cache in the user cache folder is left as it is: remove
@@ -63,6 +63,13 @@ def main() -> None:
     ap.add_argument("repo", nargs="?", default=str(ROOT))
     ap.add_argument("--index", type=Path, help="an existing index to query (default: one built from REPO)")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument(
+        "--models",
+        default="",
+        help="comma-separated models whose `ingest --embed` rates are measured interleaved, --embed-rounds "
+        "times each (default: only the configured model, once)",
+    )
+    ap.add_argument("--embed-rounds", type=int, default=3)
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp())
     index = work / "index.sqlite"
@@ -91,14 +98,31 @@ def main() -> None:
             f"max {max(values):.3f}, {len(values)} runs)"
         )
     remove_sidecar(queried)
-    remove_sidecar(index)
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index), "--embed"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    print(out.strip().splitlines()[-1])
+    models = [m for m in args.models.split(",") if m] or [None]
+    rates: dict[str | None, list[float]] = {m: [] for m in models}
+    for _ in range(args.embed_rounds if args.models else 1):
+        for model in models:
+            remove_sidecar(index)
+            env = {**os.environ, **({"RAG_SEMANTIC_MODEL": model} if model else {})}
+            out = subprocess.run(
+                [sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index), "--embed"],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            ).stdout
+            last = out.strip().splitlines()[-1]  # "Embedded N passages (0 cached) in S s, R passages/s"
+            rates[model].append(float(last.rsplit(", ", 1)[1].split()[0]))
+            if not args.models:
+                print(last)
+    if args.models:
+        first = statistics.median(rates[models[0]])
+        for model, values in rates.items():
+            median = statistics.median(values)
+            print(
+                f"ingest --embed {model}: median {median:.1f} passages/s, {median / first:.2f} x {models[0]} "
+                f"({', '.join(f'{v:.0f}' for v in values)})"
+            )
     shutil.rmtree(work)
     os.sync()
 

@@ -7,7 +7,12 @@ One folder per key (the model's identity, onnxruntime's version, the platform, t
 level), written under a temporary name and renamed into place, so that no reader sees half of one. Every load runs a probe (fixed token ids) and compares the digest of its output with the one the
 original model gave when the folder was built: a damaged folder is rebuilt, and a folder whose own
 model did not reproduce the original when it was built is marked so that the original file is loaded
-instead. A cache folder that cannot be written is no error either: the original file is loaded."""
+instead. A cache folder that cannot be written is no error either: the original file is loaded.
+
+A model that is run transformed (quantized: rag.semantic) has its transformed file in the folder too
+(BASE): that file is "the original" the probe compares with, and what is loaded when the optimized
+graph is not usable; with no cache folder to be had, it is made again, in a temporary folder, by
+every process that loads it."""
 
 from __future__ import annotations
 
@@ -23,10 +28,13 @@ from typing import Any
 GRAPH = "model.onnx"
 WEIGHTS = "model.data"  # the initializers, beside the graph (ORT maps the file rather than parsing it)
 MANIFEST = "manifest.json"
+BASE = "base.onnx"  # the transformed model the graph was optimized from, when there is a transform
 FORMAT = 1  # of the folder; part of its key
 STALE_SECONDS = 3600  # a temporary folder older than this was left by a build that never finished
 
 Session = Any  # an onnxruntime.InferenceSession (onnxruntime has no type stubs)
+# (onnxruntime, the source file, the file to write, a folder for its work files) -> None
+Transform = Callable[[Any, str, str, str], None]
 
 
 def cache_root() -> str:
@@ -41,34 +49,41 @@ def folder_for(key: str) -> str:
 
 
 def open_session(
-    ort: Any, source: str, key: str, options: Callable[[], Any], probe: Callable[[Session], str]
+    ort: Any,
+    source: str,
+    key: str,
+    options: Callable[[], Any],
+    probe: Callable[[Session], str],
+    transform: Transform | None = None,
 ) -> tuple[Session, str]:
     """Return a session of the model at `source` and the file it was made from: the optimized model
     saved under `key` when it passes the probe, else `source` (saving its optimized form for next time).
 
     `options` makes the session options, `probe` runs a session on fixed input and returns a digest
-    of the output. Errors loading `source` itself propagate; the cache's own never do.
+    of the output, `transform` (when given) writes the model to run from `source` (see the module's
+    docstring). Errors loading `source` itself propagate; the cache's own never do.
     """
     folder = folder_for(key)
-    manifest = _manifest(folder, key)
+    manifest = _manifest(folder, key, transform is not None)
     if manifest is not None:
-        if not manifest["usable"]:
+        if not manifest["usable"] and transform is None:
             return _session(ort, source, options()), source
-        graph = os.path.join(folder, GRAPH)
+        # the transformed model, or the optimized graph
+        path = os.path.join(folder, GRAPH if manifest["usable"] else BASE)
         try:
-            session = _session(ort, graph, options())
+            session = _session(ort, path, options())
             if probe(session) == manifest["probe"]:
-                return session, graph
+                return session, path
         except Exception:  # damaged in a way its sizes do not show: rebuilt below
             pass
-    return _build(ort, source, folder, key, options, probe), source
+    return _build(ort, source, folder, key, options, probe, transform)
 
 
 def _session(ort: Any, path: str, options: Any) -> Session:
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
-def _manifest(folder: str, key: str) -> dict[str, Any] | None:
+def _manifest(folder: str, key: str, transformed: bool) -> dict[str, Any] | None:
     """The folder's manifest when it is whole: written for `key`, its files of the sizes it lists."""
     try:
         with open(os.path.join(folder, MANIFEST), encoding="utf-8") as f:
@@ -76,7 +91,7 @@ def _manifest(folder: str, key: str) -> dict[str, Any] | None:
         if not isinstance(manifest, dict) or manifest.get("key") != key:
             return None
         sizes = manifest["sizes"]
-        if any(os.path.getsize(os.path.join(folder, name)) != sizes[name] for name in (GRAPH, WEIGHTS)):
+        if any(os.path.getsize(os.path.join(folder, name)) != sizes[name] for name in _files(transformed)):
             return None
         if not isinstance(manifest["probe"], str) or not isinstance(manifest["usable"], bool):
             return None
@@ -85,18 +100,38 @@ def _manifest(folder: str, key: str) -> dict[str, Any] | None:
     return manifest
 
 
+def _files(transformed: bool) -> tuple[str, ...]:
+    return (GRAPH, WEIGHTS, BASE) if transformed else (GRAPH, WEIGHTS)
+
+
 def _build(
-    ort: Any, source: str, folder: str, key: str, options: Callable[[], Any], probe: Callable[[Session], str]
-) -> Session:
-    """Load `source`, save its optimized form into `folder` on the way, and return the session."""
+    ort: Any,
+    source: str,
+    folder: str,
+    key: str,
+    options: Callable[[], Any],
+    probe: Callable[[Session], str],
+    transform: Transform | None,
+) -> tuple[Session, str]:
+    """Load `source` (transformed), save its optimized form into `folder` on the way, and return the
+    session and the file it was made from."""
     root = os.path.dirname(folder)
     try:
         os.makedirs(root, exist_ok=True)
         _sweep(root)
         work = tempfile.mkdtemp(prefix=".build-", dir=root)
     except OSError:  # no cache folder to be had
-        return _session(ort, source, options())
+        if transform is None:
+            return _session(ort, source, options()), source
+        with tempfile.TemporaryDirectory(prefix="rag-model-") as scratch:
+            base = os.path.join(scratch, BASE)
+            transform(ort, source, base, scratch)
+            return _session(ort, base, options()), base
     try:
+        base = source
+        if transform is not None:
+            base = os.path.join(work, BASE)
+            transform(ort, source, base, work)
         saving = options()
         saving.optimized_model_filepath = os.path.join(work, GRAPH)
         saving.add_session_config_entry("session.optimized_model_external_initializers_file_name", WEIGHTS)
@@ -104,22 +139,25 @@ def _build(
             "session.optimized_model_external_initializers_min_size_in_bytes", "1024"
         )
         try:
-            session = _session(ort, source, saving)
+            session = _session(ort, base, saving)
         except Exception:  # the folder could not be written (a full disk): load as before
-            return _session(ort, source, options())  # a damaged source raises here, as it always did
+            return _session(ort, base, options()), base  # a damaged source raises here, as it always did
         expected = probe(session)
         try:
             usable = probe(_session(ort, os.path.join(work, GRAPH), options())) == expected
         except Exception:  # as unusable as other bits: marked, so that no load tries it again
             usable = False
         try:
-            sizes = {name: os.path.getsize(os.path.join(work, name)) for name in (GRAPH, WEIGHTS)}
+            sizes = {
+                name: os.path.getsize(os.path.join(work, name)) for name in _files(transform is not None)
+            }
             with open(os.path.join(work, MANIFEST), "w", encoding="utf-8") as f:
                 json.dump({"key": key, "probe": expected, "usable": usable, "sizes": sizes}, f)
-            _install(work, folder)
+            if _install(work, folder) and transform is not None:
+                base = os.path.join(folder, BASE)
         except OSError:
             pass
-        return session
+        return session, base
     finally:
         shutil.rmtree(work, ignore_errors=True)  # already gone once installed
 
@@ -135,18 +173,20 @@ def _sweep(root: str) -> None:
             pass
 
 
-def _install(work: str, folder: str) -> None:
-    """Rename the built folder into place, moving a damaged one aside first."""
+def _install(work: str, folder: str) -> bool:
+    """Rename the built folder into place, moving a damaged one aside first; False when another
+    process's build took the place."""
     try:
         os.rename(work, folder)
-        return
+        return True
     except OSError:
         pass
     aside = tempfile.mkdtemp(prefix=".old-", dir=os.path.dirname(folder))
     try:
         os.rename(folder, os.path.join(aside, "old"))
         os.rename(work, folder)
+        return True
     except OSError:  # another process is rebuilding it too: its folder will do
-        pass
+        return False
     finally:
         shutil.rmtree(aside, ignore_errors=True)

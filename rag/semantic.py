@@ -43,6 +43,8 @@ BATCH = 16
 # tokens of a passage the model reads, at most its own max_tokens: all-MiniLM-L6-v2 reads 256, but 128
 # rank as well on the three sets and embed twice as fast (bench/LEVERS.md, stop 18)
 PASSAGE_TOKENS = 128
+# the recipe of _quantize, part of a quantized model's identity: another recipe, other vectors
+QUANTIZATION = 1
 # characters of a passage handed to the tokenizer: beyond what the model reads (128 tokens of
 # about 4 characters of code) the rest would be cut anyway, and tokenizing it costs time
 CHARS_PER_TOKEN = 6
@@ -72,8 +74,9 @@ class Embedder:
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
         except ImportError as exc:
             raise _incomplete(exc.name) from None
-        if find_spec("tokenizers") is None:  # imported when a passage is embedded (see _encode)
-            raise _incomplete("tokenizers")
+        for module in ("tokenizers", "onnx") if self.spec.quantize else ("tokenizers",):
+            if find_spec(module) is None:  # imported when a passage is embedded (see _encode) or quantized
+                raise _incomplete(module)
         self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
         intra = threads or min(os.cpu_count() or 1, 4)
 
@@ -96,7 +99,8 @@ class Embedder:
         from .model_cache import open_session  # a query whose vectors are all cached never loads a model
 
         try:
-            self._session, self.model_file = open_session(ort, path, key, options, _probe)
+            transform = _quantize if self.spec.quantize else None
+            self._session, self.model_file = open_session(ort, path, key, options, _probe, transform)
         except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
             raise ModelError(
                 f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
@@ -149,6 +153,55 @@ class Embedder:
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
 
 
+def _quantize(ort: Any, source: str, dest: str, work: str) -> None:
+    """Write the model at `source` to `dest` with int8 matrix products: its graph as onnxruntime's
+    basic optimizations leave it (a package's int8 weights folded into float constants), then
+    quantized dynamically (the activations at run time), per output channel. The products whose
+    weights narrow their input (a feed-forward block's down projection, fed by its GELU) stay in
+    float: quantized too, the vectors moved twice as far from the original's, and dev's questions
+    lost an answer from the top 4 (bench/LEVERS.md, stop 19)."""
+    import logging
+
+    import onnx
+    from onnxruntime import quantization
+
+    folded = os.path.join(work, "folded.onnx")
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = folded
+    options.log_severity_level = 3
+    ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    # the quantizer advises pre-processing on the root logger, which would reach a query's stderr:
+    # its own records are dropped (a host process's other records are left alone)
+    own = os.path.dirname(quantization.__file__)
+
+    def foreign(record: logging.LogRecord) -> bool:
+        return not record.pathname.startswith(own)
+
+    root = logging.getLogger()
+    root.addFilter(foreign)
+    try:
+        model = onnx.load(folded)
+        shapes = {w.name: tuple(w.dims) for w in model.graph.initializer}
+        narrowing = [
+            node.name
+            for node in model.graph.node
+            if node.op_type == "MatMul"
+            and len(shape := shapes.get(node.input[1], ())) == 2
+            and shape[0] > shape[1]
+        ]
+        quantization.quantize_dynamic(
+            folded,
+            dest,
+            weight_type=quantization.QuantType.QInt8,
+            per_channel=True,
+            nodes_to_exclude=narrowing,
+        )
+    finally:
+        root.removeFilter(foreign)
+        os.remove(folded)
+
+
 def _incomplete(module: str | None) -> ModelError:
     return ModelError(f"The semantic extra is incomplete ({module} missing) — {EXTRA_HINT}")
 
@@ -176,9 +229,12 @@ def _source(name: str) -> tuple[ModelSpec, str, str]:
     if spec is None:
         raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {', '.join(MODELS)}")
     path, version = locate(spec)
-    # another model, or another build of it, or another length read, never reuses a vector
+    # another model, or another build of it, or another length read, never reuses a vector; nor
+    # another quantization of it (the quantizer is onnxruntime's, and works on the onnx package's types)
     tokens = min(spec.max_tokens, PASSAGE_TOKENS)
-    return spec, path, f"{name}/{spec.package}=={version}/{_size(path)}/{tokens}"
+    versions = "".join(f"/{p}=={version_of(p) or '?'}" for p in ("onnxruntime", "onnx"))
+    quantized = f"/q{QUANTIZATION}{versions}" if spec.quantize else ""
+    return spec, path, f"{name}/{spec.package}=={version}/{_size(path)}/{tokens}{quantized}"
 
 
 def identity(name: str | None = None) -> str:
@@ -219,7 +275,22 @@ def locate(spec: ModelSpec) -> tuple[str, str]:
     """Return the model's file and its package's version, as importlib.metadata would find them (the
     first folder of sys.path that holds the package's metadata), reading only that metadata's header:
     importlib.metadata itself, with the email parser it imports, cost a query about 30 ms."""
-    wanted = re.sub(r"[-_.]+", "_", spec.package).lower()
+    found = _distribution(spec.package)
+    if found is None:
+        raise ModelError(f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}")
+    folder, version = found
+    return os.path.join(folder, spec.file), version
+
+
+def version_of(package: str) -> str | None:
+    """Return the installed version of the distribution `package`, or None (found as locate() finds one)."""
+    found = _distribution(package)
+    return found[1] if found is not None else None
+
+
+def _distribution(package: str) -> tuple[str, str] | None:
+    """The sys.path folder that holds the distribution `package`'s metadata, and its version."""
+    wanted = re.sub(r"[-_.]+", "_", package).lower()
     for folder in sys.path:
         try:
             entries = os.listdir(folder or ".")
@@ -229,12 +300,12 @@ def locate(spec: ModelSpec) -> tuple[str, str]:
             stem, dot, kind = entry.rpartition(".")
             if kind not in ("dist-info", "egg-info") or not dot:
                 continue
-            package, _, version = stem.partition("-")
-            if re.sub(r"[-_.]+", "_", package).lower() != wanted:
+            name, _, version = stem.partition("-")
+            if re.sub(r"[-_.]+", "_", name).lower() != wanted:
                 continue
             metadata = os.path.join(folder, entry, "METADATA" if kind == "dist-info" else "PKG-INFO")
-            return os.path.join(folder, spec.file), _metadata_version(metadata) or version
-    raise ModelError(f"The semantic model package {spec.package} is not installed — {EXTRA_HINT}")
+            return folder, _metadata_version(metadata) or version
+    return None
 
 
 def _metadata_version(path: str) -> str | None:

@@ -1,10 +1,12 @@
 """The optimized-model cache (rag.model_cache) with the real model: built once and then used, one
-folder per model identity, and a damaged, unwritable or unfaithful one never changes a vector."""
+folder per model identity, and a damaged, unwritable or unfaithful one never changes a vector; a
+transformed (quantized) model is made once and kept beside its graph."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import pytest
 
 from rag import model_cache, semantic
 
+# the package's model as it is, with no transform (the default model is its quantized run: below)
+PLAIN = "minilm-l6-int8"
 TEXTS = ["how do I remove a user's account?", "def delete_member(member):\n    db.members.drop(member.id)\n"]
 
 
@@ -30,13 +34,13 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
     nowhere.write_text("not a folder: no cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_CACHE_HOME", str(nowhere))
-        embedder = semantic.Embedder(semantic.DEFAULT_MODEL)
+        embedder = semantic.Embedder(PLAIN)
     assert embedder.model_file == _source()
     return embedder.embed(TEXTS)
 
 
 def _source() -> str:
-    return semantic.locate(semantic.MODELS[semantic.DEFAULT_MODEL])[0]
+    return semantic.locate(semantic.MODELS[PLAIN])[0]
 
 
 def _folder(cache: Path) -> Path:
@@ -45,7 +49,7 @@ def _folder(cache: Path) -> Path:
 
 
 def test_the_optimized_model_is_saved_once_then_used(cache: Path, reference: np.ndarray) -> None:
-    first = semantic.Embedder(semantic.DEFAULT_MODEL)
+    first = semantic.Embedder(PLAIN)
     assert first.model_file == _source()  # built from the package's file
     folder = _folder(cache)
     manifest = json.loads((folder / model_cache.MANIFEST).read_text())
@@ -55,7 +59,7 @@ def test_the_optimized_model_is_saved_once_then_used(cache: Path, reference: np.
         model_cache.WEIGHTS,
         model_cache.GRAPH,
     ]
-    second = semantic.Embedder(semantic.DEFAULT_MODEL)
+    second = semantic.Embedder(PLAIN)
     assert second.model_file == str(folder / model_cache.GRAPH)
     assert np.array_equal(first.embed(TEXTS), reference) and np.array_equal(second.embed(TEXTS), reference)
     assert not [p for p in cache.iterdir() if p.name.startswith(".")]  # no temporary folder left
@@ -68,9 +72,9 @@ def onnxruntime_version() -> str:
 
 
 def test_another_model_identity_gets_its_own_folder(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    semantic.Embedder(semantic.DEFAULT_MODEL)
+    semantic.Embedder(PLAIN)
     monkeypatch.setattr(semantic, "PASSAGE_TOKENS", 64)  # part of the identity
-    other = semantic.Embedder(semantic.DEFAULT_MODEL)
+    other = semantic.Embedder(PLAIN)
     assert other.model_file == _source()  # nothing reused: built again, beside the first
     assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
     assert model_cache.folder_for("a") != model_cache.folder_for("b")
@@ -103,11 +107,11 @@ def _garbage_manifest(folder: Path) -> None:
 def test_a_damaged_cache_is_rebuilt_with_the_same_vectors(
     cache: Path, reference: np.ndarray, damage: Callable[[Path], None]
 ) -> None:
-    semantic.Embedder(semantic.DEFAULT_MODEL)
+    semantic.Embedder(PLAIN)
     damage(_folder(cache))
-    rebuilt = semantic.Embedder(semantic.DEFAULT_MODEL)
+    rebuilt = semantic.Embedder(PLAIN)
     assert rebuilt.model_file == _source() and np.array_equal(rebuilt.embed(TEXTS), reference)
-    again = semantic.Embedder(semantic.DEFAULT_MODEL)
+    again = semantic.Embedder(PLAIN)
     assert again.model_file == str(_folder(cache) / model_cache.GRAPH)
     assert np.array_equal(again.embed(TEXTS), reference)
 
@@ -117,7 +121,7 @@ def test_an_unwritable_cache_folder_loads_the_package_file(
 ) -> None:
     (tmp_path / "a file").write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
-    embedder = semantic.Embedder(semantic.DEFAULT_MODEL)
+    embedder = semantic.Embedder(PLAIN)
     assert embedder.model_file == _source() and np.array_equal(embedder.embed(TEXTS), reference)
 
 
@@ -146,7 +150,7 @@ def test_a_build_that_never_finished_is_swept_by_the_next(cache: Path) -> None:
     (cache / ".build-killed" / model_cache.WEIGHTS).write_bytes(b"half")
     os.utime(cache / ".build-killed", (0, 0))
     (cache / ".build-running").mkdir()  # another process's, still under way
-    semantic.Embedder(semantic.DEFAULT_MODEL)
+    semantic.Embedder(PLAIN)
     assert sorted(p.name for p in cache.iterdir() if p.name.startswith(".")) == [".build-running"]
 
 
@@ -155,3 +159,92 @@ def test_the_cache_root_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, 
     assert model_cache.cache_root() == os.path.join(str(tmp_path), "rag", "onnx")
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert model_cache.cache_root() == os.path.join(os.path.expanduser("~"), ".cache", "rag", "onnx")
+
+
+def _copy(ort: object, source: str, dest: str, work: str) -> None:
+    """A transform that makes the same model (as quantizing makes another): its output is known."""
+    assert os.path.isdir(work)
+    shutil.copyfile(source, dest)
+
+
+def test_a_transformed_model_is_made_once_and_kept_beside_its_graph(cache: Path) -> None:
+    import onnxruntime
+
+    made: list[str] = []
+
+    def transform(ort: object, source: str, dest: str, work: str) -> None:
+        made.append(source)
+        _copy(ort, source, dest, work)
+
+    key = "a transformed model"
+    session, where = model_cache.open_session(
+        onnxruntime, _source(), key, _options, semantic._probe, transform
+    )
+    folder = Path(model_cache.folder_for(key))
+    assert made == [_source()] and where == str(folder / model_cache.BASE)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [model_cache.BASE, model_cache.GRAPH, model_cache.MANIFEST, model_cache.WEIGHTS]
+    )
+    _, where = model_cache.open_session(onnxruntime, _source(), key, _options, semantic._probe, transform)
+    assert where == str(folder / model_cache.GRAPH) and made == [_source()]  # not made again
+
+
+def test_a_damaged_transformed_model_is_made_again(cache: Path) -> None:
+    import onnxruntime
+
+    key = "a transformed model whose optimized graph is not usable"
+    model_cache.open_session(onnxruntime, _source(), key, _options, semantic._probe, _copy)
+    folder = Path(model_cache.folder_for(key))
+    manifest = json.loads((folder / model_cache.MANIFEST).read_text())
+    (folder / model_cache.MANIFEST).write_text(json.dumps({**manifest, "usable": False}))
+    _, where = model_cache.open_session(onnxruntime, _source(), key, _options, semantic._probe, _copy)
+    assert where == str(folder / model_cache.BASE)  # the transformed file, not the package's
+    size = (folder / model_cache.BASE).stat().st_size
+    (folder / model_cache.BASE).write_bytes(b"\x07" * size)  # sizes agree: only loading it tells
+    session, where = model_cache.open_session(onnxruntime, _source(), key, _options, semantic._probe, _copy)
+    assert where == str(folder / model_cache.BASE) and semantic._probe(session) == manifest["probe"]
+    assert json.loads((folder / model_cache.MANIFEST).read_text())["usable"]  # rebuilt whole
+
+
+def test_without_a_cache_folder_a_transformed_model_is_made_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnxruntime
+
+    (tmp_path / "a file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
+    made: list[str] = []
+
+    def transform(ort: object, source: str, dest: str, work: str) -> None:
+        made.append(dest)
+        _copy(ort, source, dest, work)
+
+    for _ in range(2):
+        session, where = model_cache.open_session(
+            onnxruntime, _source(), "k", _options, semantic._probe, transform
+        )
+        assert session is not None and where == made[-1] and not os.path.exists(where)  # its scratch is gone
+    assert len(made) == 2
+
+
+def _options() -> object:
+    import onnxruntime
+
+    return onnxruntime.SessionOptions()
+
+
+def test_the_quantized_model_is_built_once_quietly_and_ranks_as_the_original(
+    cache: Path, reference: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert semantic.DEFAULT_MODEL == "minilm-l6-q8"
+    first = semantic.Embedder("minilm-l6-q8")
+    folder = Path(first.model_file).parent
+    assert first.model_file == str(folder / model_cache.BASE)
+    assert not caplog.records  # the quantizer's advice on the root logger would reach a query's stderr
+    second = semantic.Embedder("minilm-l6-q8")
+    assert second.model_file == str(folder / model_cache.GRAPH)
+    vectors = first.embed(TEXTS)
+    assert np.array_equal(second.embed(TEXTS), vectors)
+    assert not np.array_equal(vectors, reference)  # another model: its vectors are its own
+    assert (vectors * reference).sum(axis=1).min() > 0.98  # ... and close to the original's
+    assert first.identity != semantic.identity(PLAIN) and "onnx==" in first.identity

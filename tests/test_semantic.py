@@ -185,6 +185,23 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
     assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
 
 
+def test_the_quantized_model_needs_the_onnx_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.util import find_spec
+
+    import rag.semantic_choices
+
+    assert semantic.installed("minilm-l6-q8") and semantic.installed("minilm-l6-int8")
+    monkeypatch.setattr(
+        rag.semantic_choices, "find_spec", lambda name: None if name == "onnx" else find_spec(name)
+    )
+    assert not semantic.installed("minilm-l6-q8") and semantic.installed("minilm-l6-int8")
+    monkeypatch.setattr(semantic, "find_spec", lambda name: None if name == "onnx" else find_spec(name))
+    with pytest.raises(
+        semantic.ModelError, match=r"^The semantic extra is incomplete \(onnx missing\) — pip install"
+    ):
+        semantic.Embedder("minilm-l6-q8")
+
+
 @pytest.mark.parametrize(
     "spec",
     [semantic.MODELS[semantic.DEFAULT_MODEL], semantic.ModelSpec("click", "click/__init__.py", 256, True)],
