@@ -156,7 +156,7 @@ EMBED_BATCH = 256  # passages read, embedded and stored per transaction
 def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
     """Compute and cache the vector of every passage of the index that has none yet."""
     start = time.perf_counter()
-    embedder = load()
+    embedder = load(spinning=True)  # one long run of batches
     cache = VectorCache(cache_path(index_path), embedder.identity)
     computed = 0
     try:

@@ -151,6 +151,14 @@ def test_vectors_are_cached_by_content_and_model(tmp_path: Path, monkeypatch: py
     assert VectorCache(cache_path(index), identity + "-other").question(content_key(QUESTION)) is None
 
 
+def test_ingest_embed_spins_and_computes_the_bits_a_query_does() -> None:
+    texts = [QUESTION, *(h.chunk.text for h in _pool())]
+    spinning = semantic.load(spinning=True)
+    assert spinning is not semantic.load() and spinning is semantic.load(spinning=True)
+    assert spinning.identity == semantic.load().identity  # one cache for both
+    assert spinning.embed(texts).tobytes() == semantic.load().embed(texts).tobytes()
+
+
 def test_only_the_latest_questions_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import rag.vectors
 
