@@ -273,6 +273,18 @@ def ingest_cmd(
     remember_index(os.getcwd(), report.index_path)
     if not quiet:
         _out(format_ingest_report(report))
+    if not embed:
+        from .semantic import ModelError
+        from .semantic_rerank import prepare_model
+
+        try:
+            seconds = prepare_model()
+        except ModelError as exc:  # the index is whole; the queries will say the same and rank lexically
+            seconds = None
+            if not quiet:
+                _out(f"Note: {exc}; queries will rank the passages lexically", err=True)
+        if seconds is not None and not quiet:
+            _out(f"Prepared the semantic model for queries in {seconds:.1f} s (once per machine)")
     if embed:
         from .semantic_rerank import embed_index
 

@@ -79,6 +79,11 @@ def open_session(
     return _build(ort, source, folder, key, options, probe, transform)
 
 
+def ready(key: str, transformed: bool = False) -> bool:
+    """Return whether the folder saved under `key` looks whole (open_session still probes it)."""
+    return _manifest(folder_for(key), key, transformed) is not None
+
+
 def _session(ort: Any, path: str, options: Any) -> Session:
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 

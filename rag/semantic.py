@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from collections.abc import Sequence
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ __all__ = [
     "load",
     "locate",
     "model_name",
+    "prepare",
 ]
 
 if TYPE_CHECKING:
@@ -96,9 +98,7 @@ class Embedder:
             options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
             return options
 
-        machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
-        # what the optimized graph depends on: the model, the optimizer, the machine, the level
-        key = f"{self.identity}/onnxruntime=={ort.__version__}/{sys.platform}-{machine}/all"
+        key = _session_key(self.identity, ort.__version__)
         from .model_cache import open_session  # a query whose vectors are all cached never loads a model
 
         try:
@@ -154,6 +154,27 @@ class Embedder:
             tokenizer.enable_truncation(self.tokens)
             self._tokenizer = tokenizer
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+
+
+def _session_key(identity: str, onnxruntime_version: str) -> str:
+    """The key of the model's folder in rag.model_cache."""
+    machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+    # what the optimized graph depends on: the model, the optimizer, the machine, the level
+    return f"{identity}/onnxruntime=={onnxruntime_version}/{sys.platform}-{machine}/all"
+
+
+def prepare(name: str | None = None) -> float | None:
+    """Build the model's cached form (optimized, quantized: rag.model_cache) unless it is there;
+    return the seconds that took, or None when it was there (told without importing onnxruntime)."""
+    from . import model_cache
+
+    spec, _, ident = _source(name or model_name())
+    version = version_of("onnxruntime")
+    if version is not None and model_cache.ready(_session_key(ident, version), spec.quantize):
+        return None
+    start = time.perf_counter()
+    load(name)
+    return time.perf_counter() - start
 
 
 def _quantize(ort: Any, source: str, dest: str, work: str) -> None:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from .chunking.base import Chunk
 from .hits import Hit
 from .rerank import TEST_FACTOR, file_shares, is_code
-from .semantic import ModelError, identity, load
+from .semantic import ModelError, identity, load, prepare
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "active",
     "embed_index",
     "lexical_depth",
+    "prepare_model",
     "rerank",
     "safe_rerank",
 ]
@@ -140,6 +141,16 @@ def safe_rerank(
         return rerank(index_path, question, hits, k), None
     except ModelError as exc:
         return list(hits[:k]), f"Note: {exc}; the passages are in lexical order"
+
+
+def prepare_model(mode: str | None = None) -> float | None:
+    """Build the model's cached form after an ingest, when the stage will run (`mode`, default
+    RAG_RERANK) and the form is not built yet (about 4 s, once per machine), so that the first query
+    does not wait for it; return the seconds it took, or None (nothing to do)."""
+    mode = mode or os.environ.get(ENV) or DEFAULT_MODE
+    if mode not in MODES or not active(mode):  # a bad value is the query's to report
+        return None
+    return prepare()
 
 
 class EmbedReport(NamedTuple):

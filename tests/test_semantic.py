@@ -301,6 +301,42 @@ def test_ingest_embed_caches_every_passage(repo: Path) -> None:
     assert "Embedded 0 passages (2 cached)" in again.stdout
 
 
+def test_ingest_prepares_the_model_once_so_the_first_query_need_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag import model_cache
+
+    monkeypatch.delenv("RAG_RERANK")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv(semantic.MODEL_ENV, "minilm-l6-int8")  # no quantizing: the cheaper build
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    first = CliRunner().invoke(main, ["ingest", str(root)])
+    assert first.exit_code == 0 and "Prepared the semantic model for queries in " in first.stdout
+    assert len(list(Path(model_cache.cache_root()).iterdir())) == 1
+    again = CliRunner().invoke(main, ["ingest", str(root)])
+    assert again.exit_code == 0 and "Prepared" not in again.stdout
+    monkeypatch.setenv("RAG_RERANK", "none")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another-cache"))
+    off = CliRunner().invoke(main, ["ingest", "--full", str(root)])
+    assert off.exit_code == 0 and "Prepared" not in off.stdout and not (tmp_path / "another-cache").exists()
+
+
+def test_ingest_with_a_damaged_model_indexes_and_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+    monkeypatch.setitem(
+        semantic.MODELS, "damaged", semantic.ModelSpec("click", "click/__init__.py", 256, True)
+    )
+    monkeypatch.setenv(semantic.MODEL_ENV, "damaged")
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    result = CliRunner().invoke(main, ["ingest", str(root)])
+    assert result.exit_code == 0 and result.stdout.startswith("Indexed 1 file")
+    assert result.stderr.count("\n") == 1 and "cannot be loaded" in result.stderr
+    assert result.stderr.rstrip().endswith("queries will rank the passages lexically")
+
+
 def _questions(repo: Path) -> Path:
     # lexically, banner.py ranks first (it holds "account" and "user"); users.py answers
     row = {
