@@ -76,7 +76,8 @@ def open_session(
                 return session, path
         except Exception:  # damaged in a way its sizes do not show: rebuilt below
             pass
-    return _build(ort, source, folder, key, options, probe, transform)
+    # a folder found whole but failing its probe is damaged: replaced by the new build
+    return _build(ort, source, folder, key, options, probe, transform, replace=manifest is not None)
 
 
 def ready(key: str, transformed: bool = False) -> bool:
@@ -117,26 +118,26 @@ def _build(
     options: Callable[[], Any],
     probe: Callable[[Session], str],
     transform: Transform | None,
+    replace: bool,
 ) -> tuple[Session, str]:
     """Load `source` (transformed), save its optimized form into `folder` on the way, and return the
-    session and the file it was made from."""
+    session and the file it was made from. A whole folder another process installed meanwhile is
+    kept, unless `replace` (the folder there was found damaged)."""
     root = os.path.dirname(folder)
     try:
         os.makedirs(root, exist_ok=True)
         _sweep(root)
         work = tempfile.mkdtemp(prefix=".build-", dir=root)
     except OSError:  # no cache folder to be had
-        if transform is None:
-            return _session(ort, source, options()), source
-        with tempfile.TemporaryDirectory(prefix="rag-model-") as scratch:
-            base = os.path.join(scratch, BASE)
-            transform(ort, source, base, scratch)
-            return _session(ort, base, options()), base
+        return _uncached(ort, source, options, transform)
     try:
         base = source
         if transform is not None:
             base = os.path.join(work, BASE)
-            transform(ort, source, base, work)
+            try:
+                transform(ort, source, base, work)
+            except OSError:  # no room in the cache folder: made in the system's temporary one, not kept
+                return _uncached(ort, source, options, transform)
         saving = options()
         saving.optimized_model_filepath = os.path.join(work, GRAPH)
         saving.add_session_config_entry("session.optimized_model_external_initializers_file_name", WEIGHTS)
@@ -158,13 +159,37 @@ def _build(
             }
             with open(os.path.join(work, MANIFEST), "w", encoding="utf-8") as f:
                 json.dump({"key": key, "probe": expected, "usable": usable, "sizes": sizes}, f)
-            if _install(work, folder) and transform is not None:
-                base = os.path.join(folder, BASE)
+            if replace or _manifest(folder, key, transform is not None) is None:
+                _install(work, folder)  # else another process's build is in place, and will do
+            if transform is not None and _manifest(folder, key, True) is not None:
+                base = os.path.join(folder, BASE)  # this build's, or another's: the same model
         except OSError:
             pass
         return session, base
     finally:
         shutil.rmtree(work, ignore_errors=True)  # already gone once installed
+
+
+def _uncached(
+    ort: Any, source: str, options: Callable[[], Any], transform: Transform | None
+) -> tuple[Session, str]:
+    """A session of the model at `source` (transformed in a temporary folder), nothing kept."""
+    if transform is None:
+        return _session(ort, source, options()), source
+    with tempfile.TemporaryDirectory(prefix="rag-model-") as scratch:
+        base = os.path.join(scratch, BASE)
+        transform(ort, source, base, scratch)  # an OSError here (no room anywhere) is the caller's to report
+        return _session(ort, base, options()), base
+
+
+def writable() -> bool:
+    """Return whether the cache folder can be made and written (else nothing built is kept)."""
+    root = cache_root()
+    try:
+        os.makedirs(root, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(root, os.W_OK)
 
 
 def _sweep(root: str) -> None:
@@ -179,8 +204,8 @@ def _sweep(root: str) -> None:
 
 
 def _install(work: str, folder: str) -> bool:
-    """Rename the built folder into place, moving a damaged one aside first; False when another
-    process's build took the place."""
+    """Rename the built folder into place, moving the one there (damaged: see _build) aside first;
+    False when another process's build took the place."""
     try:
         os.rename(work, folder)
         return True

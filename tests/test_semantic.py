@@ -193,6 +193,18 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
     assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
 
 
+@pytest.mark.parametrize(("has_vnni", "expected"), [(True, "minilm-l6-q8"), (False, "minilm-l6-int8")])
+def test_the_quantized_model_is_the_default_where_it_was_measured(
+    monkeypatch: pytest.MonkeyPatch, has_vnni: bool, expected: str
+) -> None:
+    import rag.semantic_choices
+
+    monkeypatch.setattr(rag.semantic_choices, "vnni", lambda: has_vnni)
+    assert semantic.model_name() == expected
+    monkeypatch.setenv(semantic.MODEL_ENV, "minilm-l3")
+    assert semantic.model_name() == "minilm-l3"  # a model asked for by name is that model
+
+
 def test_the_quantized_model_needs_the_onnx_package(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.util import find_spec
 
