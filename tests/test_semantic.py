@@ -159,6 +159,20 @@ def test_ingest_embed_spins_and_computes_the_bits_a_query_does() -> None:
     assert spinning.embed(texts).tobytes() == semantic.load().embed(texts).tobytes()
 
 
+@pytest.mark.parametrize("name", ["minilm-l6-q8", "minilm-l6-int8"])
+def test_a_passage_vector_does_not_depend_on_what_is_embedded_with_it(name: str) -> None:
+    import numpy as np
+
+    embedder = semantic.load(name)
+    texts = [h.chunk.text for h in _pool()]
+    alone = embedder.embed(texts[:1])[0]
+    together = embedder.embed([*texts, "x" * 700, "def f(): return 1e308 * 1e308"])[0]
+    if name == "minilm-l6-q8":  # one text a run: the same bits
+        assert alone.tobytes() == together.tobytes()
+    else:  # float products: only the padding differs
+        assert float(np.dot(alone, together)) > 0.99999
+
+
 def test_only_the_latest_questions_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import rag.vectors
 
