@@ -199,7 +199,7 @@ def prepare(name: str | None = None) -> float | None:
     if model_cache.ready(_session_key(ident), spec.quantize) or not model_cache.writable():
         return None
     start = time.perf_counter()
-    load(name)
+    Embedder(name or model_name())  # not load(): a model this process holds may come from another cache
     return time.perf_counter() - start
 
 
