@@ -6,6 +6,7 @@ rag)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -110,10 +111,8 @@ class Embedder:
             return options
 
         key = _session_key(self.identity)
-        from .model_cache import (
-            cache_root,
-            open_session,
-        )  # a query whose vectors are all cached never loads a model
+        # imported here: a query whose vectors are all cached never loads a model
+        from .model_cache import cache_root, open_session
 
         try:
             transform = _quantize if self.spec.quantize else None
@@ -182,11 +181,14 @@ class Embedder:
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
 
 
+def _machine() -> str:
+    return os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+
+
 def _session_key(identity: str) -> str:
     """The key of the model's folder in rag.model_cache."""
-    machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
     # what the optimized graph depends on: the model, the optimizer, the machine, the level
-    return f"{identity}/onnxruntime=={module_version('onnxruntime')}/{sys.platform}-{machine}/all"
+    return f"{identity}/onnxruntime=={module_version('onnxruntime')}/{sys.platform}-{_machine()}/all"
 
 
 def prepare(name: str | None = None) -> float | None:
@@ -195,11 +197,12 @@ def prepare(name: str | None = None) -> float | None:
     without importing onnxruntime)."""
     from . import model_cache
 
-    spec, _, ident = _source(name or model_name())
+    name = name or model_name()
+    spec, _, ident = _source(name)
     if model_cache.ready(_session_key(ident), spec.quantize) or not model_cache.writable():
         return None
     start = time.perf_counter()
-    Embedder(name or model_name())  # not load(): a model this process holds may come from another cache
+    Embedder(name)  # not load(): a model this process holds may come from another cache
     return time.perf_counter() - start
 
 
@@ -353,6 +356,7 @@ def locate(spec: ModelSpec) -> tuple[str, str]:
     return os.path.join(folder, spec.file), version
 
 
+@functools.cache  # what is installed does not change under a process; identity() asks on every query
 def module_version(module: str) -> str:
     """Return the version of the installed module `module` without importing it: the `__version__`
     literal of its `__init__.py` (onnxruntime's, whichever build installed it: -gpu, -openvino...),
@@ -376,7 +380,7 @@ def int8_kernels() -> str:
     computed with it ("vnni", "x86" or the machine's architecture)."""
     from .semantic_choices import vnni
 
-    machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+    machine = _machine()
     if machine.lower() in ("x86_64", "amd64", "i686", "i386", "x86"):
         return "vnni" if vnni() else "x86"
     return machine or "?"

@@ -131,15 +131,12 @@ def test_a_saved_model_that_differs_from_the_original_is_never_used(cache: Path)
     digests = iter(["the original's", "the saved model's"])
     key = "a model whose optimized form computes other bits"
 
-    def options() -> object:
-        return onnxruntime.SessionOptions()
-
-    session, where = model_cache.open_session(onnxruntime, _source(), key, options, lambda s: next(digests))
+    session, where = model_cache.open_session(onnxruntime, _source(), key, _options, lambda s: next(digests))
     assert where == _source() and session is not None
     manifest = json.loads((Path(model_cache.folder_for(key)) / model_cache.MANIFEST).read_text())
     assert manifest["usable"] is False
     _, where = model_cache.open_session(
-        onnxruntime, _source(), key, options, lambda s: pytest.fail("the saved model was run")
+        onnxruntime, _source(), key, _options, lambda s: pytest.fail("the saved model was run")
     )
     assert where == _source()  # straight to the package's file, no rebuild
 
