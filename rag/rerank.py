@@ -58,6 +58,10 @@ PATH_BOOST = 0.0  # times the share of a plain-language question's words its fil
 COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
 PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
 COHERENCE_MULT = 0.15  # as COHERENCE_BOOST, multiplying the best chunk's own score
+# the boosts are given each candidate's score raised to this power (its demotion factor as it was):
+# BM25's gaps between near answers shrink, so a file-level boost (coherence, the file's name) can
+# overturn a narrow lexical lead but not a wide one; the order without boosts is the same
+SCORE_POWER = 0.8
 COHERENCE_REST = 0.25  # a file's other chunks get this fraction of its best chunk's coherence factor
 COHERENCE_CODE = True  # only code files get the coherence boost: not prose sections, markup or data
 DATA_FACTOR = 0.5  # markup, data and config files (HTML, JSON, YAML, ...) are ranked at this fraction
@@ -446,7 +450,12 @@ def rerank(
             else list(range(len(hits)))
         )
     else:
-        final, boosted = boost(hits, question_shape(question), base, reasons)
+        shaped = (
+            base
+            if SCORE_POWER == 1.0
+            else [max(h.score, 0.0) ** SCORE_POWER * (factor if r else 1.0) for h, r in zip(hits, reasons)]
+        )
+        final, boosted = boost(hits, question_shape(question), shaped, reasons)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
         if FILE_DECAY != 1.0:
             order = _decayed(order, hits, final)

@@ -174,6 +174,31 @@ def _hit(path: str, kind: str, score: float) -> Hit:
     return Hit(score, Chunk(path, 1, 2, kind, None, "text"))
 
 
+@pytest.mark.parametrize(("lone", "coherent_first"), [(11.0, True), (14.0, False)], ids=["narrow", "wide"])
+def test_a_narrow_lead_yields_to_a_file_that_holds_much_of_the_question(
+    lone: float, coherent_first: bool, monkeypatch
+) -> None:
+    # one passage at `lone` against a file of three (10, 9, 9): the boosts see the scores ** 0.8, so
+    # the coherent file's best passage (10 ** 0.8 x 1.15 = 7.26) passes a lone 11 (6.81 x 1.057 = 7.20)
+    # but not a lone 14 (8.83); on the raw scores even the 11 would keep its lead (11.65 against 11.5)
+    def ranked() -> list[str]:
+        hits = [
+            Hit(lone, Chunk("pkg/single.py", 1, 2, "function", None, "alpha")),
+            *(
+                Hit(s, Chunk("pkg/store.py", n, n, "function", None, w))
+                for n, s, w in ((3, 10.0, "b"), (5, 9.0, "c"), (7, 9.0, "d"))
+            ),
+        ]
+        top = rr.rerank(hits, 4, question="entry whose lease ran out", dedupe=False, mix=False)
+        return [h.chunk.path for h in top[:2]]
+
+    assert ranked() == (
+        ["pkg/store.py", "pkg/single.py"] if coherent_first else ["pkg/single.py", "pkg/store.py"]
+    )
+    monkeypatch.setattr(rr, "SCORE_POWER", 1.0)
+    assert ranked() == ["pkg/single.py", "pkg/store.py"]
+
+
 @pytest.mark.parametrize(
     ("path", "kind", "boosted"),
     [
