@@ -335,6 +335,8 @@ def boost(
                     EXAMPLE_FACTOR if _EXAMPLE_PATH.search(path) else 1.0
                 )
         scores = [s * factors[h.chunk.path] for s, h in zip(scores, hits)]
+    if SCORE_POWER != 1.0:  # after every demotion: the order without boosts stays the same
+        scores = [max(s, 0.0) ** SCORE_POWER for s in scores]
     why: list[str | None] = [None] * len(hits)
     if not scores:
         return scores, why
@@ -450,12 +452,7 @@ def rerank(
             else list(range(len(hits)))
         )
     else:
-        shaped = (
-            base
-            if SCORE_POWER == 1.0
-            else [max(h.score, 0.0) ** SCORE_POWER * (factor if r else 1.0) for h, r in zip(hits, reasons)]
-        )
-        final, boosted = boost(hits, question_shape(question), shaped, reasons)
+        final, boosted = boost(hits, question_shape(question), base, reasons)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
         if FILE_DECAY != 1.0:
             order = _decayed(order, hits, final)

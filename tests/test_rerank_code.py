@@ -199,6 +199,23 @@ def test_a_narrow_lead_yields_to_a_file_that_holds_much_of_the_question(
     assert ranked() == ["pkg/single.py", "pkg/store.py"]
 
 
+def test_the_power_leaves_the_demotions_as_they_are(monkeypatch) -> None:
+    # a test passage at 10 is ranked at 5 (x 0.5), above a section at 4.5; neither gets a boost (prose and
+    # tests hold no coherence, no file name holds the question's words): the power, applied after the
+    # demotion, keeps that order (applied before it, the test would weigh 10 ** 0.8 x 0.5 = 3.15 < 3.33)
+    hits = [
+        Hit(10.0, Chunk("tests/test_store.py", 1, 2, "function", None, "alpha")),
+        Hit(4.5, Chunk("docs/guide.md", 1, 2, "section", "Guide", "beta")),
+    ]
+    for power in (0.8, 1.0):
+        monkeypatch.setattr(rr, "SCORE_POWER", power)
+        top = rr.rerank(hits, 2, question="entry whose lease ran out", dedupe=False, mix=False)
+        assert [(h.chunk.path, h.demoted) for h in top] == [
+            ("tests/test_store.py", "test"),
+            ("docs/guide.md", None),
+        ]
+
+
 @pytest.mark.parametrize(
     ("path", "kind", "boosted"),
     [
@@ -208,7 +225,10 @@ def test_a_narrow_lead_yields_to_a_file_that_holds_much_of_the_question(
     ],
     ids=["code", "test", "prose"],
 )
-def test_the_coherence_boost_by_how_much_and_for_which_files(path: str, kind: str, boosted: bool) -> None:
+def test_the_coherence_boost_by_how_much_and_for_which_files(
+    path: str, kind: str, boosted: bool, monkeypatch
+) -> None:
+    monkeypatch.setattr(rr, "SCORE_POWER", 1.0)  # the boosts' arithmetic on the scores as given
     hits = [
         _hit(path, kind, 1.0),
         _hit(path, kind, 0.9),

@@ -153,6 +153,8 @@ def test_a_terminated_ingest_ends_its_workers_and_keeps_the_old_index(tmp_path: 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a suite run under nohup would hand the ingest a SIGHUP it ignores, as it should
+        preexec_fn=lambda: signal.signal(getattr(signal, sig), signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     workers: set[int] = set()
