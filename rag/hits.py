@@ -34,8 +34,9 @@ class Hit(NamedTuple):
     # that a list not in score order explains itself; None when it was not demoted
     demoted: str | None = None
     boosted: str | None = None  # why the code-aware rerank ranked it above its score ("defines Router")
-    # the value the lexical order is by: the score at its demotion factor plus the code-aware
-    # boosts (rag.rerank); the semantic stage mixes this, not the bare score; None before the rerank
+    # the value the lexical order is by: the score at its demotion factor, raised to
+    # rag.rerank.SCORE_POWER, plus the code-aware boosts; the semantic stage mixes this, not the bare
+    # score; None before the rerank
     ranked: float | None = None
     # the semantic rerank's (rag.semantic_rerank): the passage's cosine with the question, and the
     # mix of it with the lexical score the final order is by; None when the stage did not run

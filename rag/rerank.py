@@ -19,7 +19,9 @@ defines it first (also one found past the pool, in a file named like it: rag.sea
 above its first method counts), a file whose name holds words of the question ranks up, and so
 does a code file that holds much of the pool's score (file coherence: its best chunk most, its
 others a quarter of that). Markup, data and config files (HTML templates, JSON, YAML) and example
-code rank at half their score: they mention the words of the code they render or show. Its levers
+code rank at half their score: they mention the words of the code they render or show. The boosts
+see the scores (after those demotions) raised to SCORE_POWER, so that a narrow lexical lead can
+yield to them and a wide one holds. Its levers
 and their measures on the three evaluation sets are in bench/LEVERS.md; those that cost a set
 without a reason written there are off.
 
@@ -58,9 +60,9 @@ PATH_BOOST = 0.0  # times the share of a plain-language question's words its fil
 COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
 PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
 COHERENCE_MULT = 0.15  # as COHERENCE_BOOST, multiplying the best chunk's own score
-# the boosts are given each candidate's score raised to this power (its demotion factor as it was):
-# BM25's gaps between near answers shrink, so a file-level boost (coherence, the file's name) can
-# overturn a narrow lexical lead but not a wide one; the order without boosts is the same
+# the boosts are given each candidate's score after its demotions, raised to this power: BM25's gaps
+# between near answers shrink, so a file-level boost (coherence, the file's name) can overturn a narrow
+# lexical lead but not a wide one; the order without boosts is the same
 SCORE_POWER = 0.8
 COHERENCE_REST = 0.25  # a file's other chunks get this fraction of its best chunk's coherence factor
 COHERENCE_CODE = True  # only code files get the coherence boost: not prose sections, markup or data

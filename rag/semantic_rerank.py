@@ -1,6 +1,6 @@
 """The semantic stage after the lexical ranking: the top DEPTH passages are reordered by a mix of
-their lexical score (divided by the best one's) and the cosine similarity of their vector with the
-question's (rag.semantic's model; the vectors cached by rag.vectors)."""
+their lexical score as the lexical order weighed it (Hit.ranked, divided by the best one's) and the
+cosine similarity of their vector with the question's (rag.semantic's model; the vectors cached by rag.vectors)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from .vectors import VectorCache, cache_path, content_key
 # 40 passages cost 1.1 s (target 1.5): code search 0.8177 -> 0.8234, dev MRR 0.6075 -> 0.6235, docstring
 # equal (bench/LEVERS.md)
 DEPTH = 40
-LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * score / best score + (1 - LEXICAL_WEIGHT) * cosine
+LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * ranked / best ranked + (1 - LEXICAL_WEIGHT) * cosine
 # a file many of whose passages are like the question ranks up, as rag.rerank's coherence does for the
 # lexical score: its best passage's mix x (1 + FILE_COHERENCE x the file's share of the pool's cosines,
 # relative to the file holding the most), its other passages FILE_COHERENCE_REST of that
@@ -108,7 +108,8 @@ def _floats(vector: bytes) -> array[float]:
 
 def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     """Return the top k of `pool` by LEXICAL_WEIGHT * lexical share + the rest * cosine (ties: lexical order)."""
-    # the lexical score as the lexical order weighed it: demoted, and with the code-aware boosts
+    # the lexical score as the lexical order weighed it: demoted, raised to rag.rerank.SCORE_POWER, and
+    # with the code-aware boosts
     lexical = [
         h.ranked if h.ranked is not None else h.score * (TEST_FACTOR if h.demoted else 1.0) for h in pool
     ]
