@@ -75,6 +75,12 @@ PATH_FOLDER = 1  # the folder's name counts too
 DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
 FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
 FILE_THRESHOLD = 1
+# after the first PROMPT_K passages, each next one is ranked at SPREAD ** (passages of its file already
+# listed, less SPREAD_FREE - 1): a top 10 covers more files, the prompt's top 4 is the same; code search
+# +0.017 (symbol 0.951 -> 0.961), docstring's answers at ranks 5-10, often the listed file's next
+# function, partly pushed out (hit@10 -0.03; bench/LEVERS.md, stop 20). 1 switches it off
+SPREAD = 0.7
+SPREAD_FREE = 2  # a file's passages listed before the spread applies to its next one
 DEFINITION_LINE = (
     True  # of one definition's windows, those holding its definition line are the ones that define it
 )
@@ -437,10 +443,13 @@ def rerank(
     test_factor: float | None = None,
     boilerplate: bool = True,
     question: str | None = None,
+    spread: bool = True,
 ) -> list[Hit]:
     """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted).
-    With `question`, the code-aware boosts and the per-file decay apply (their levers above), and a
-    hit they moved above a better-scored one says why (Hit.boosted)."""
+    With `question`, the code-aware boosts and the per-file decay apply (their levers above), a hit
+    they moved above a better-scored one says why (Hit.boosted), and (`spread`) the passages after
+    the first PROMPT_K cover more files (spread_files; the semantic stage, which reorders this list,
+    asks for it unspread and spreads its own)."""
     reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
     # the module's TEST_FACTOR as it is when called (bench/ranking.py sets it)
     factor = TEST_FACTOR if test_factor is None else test_factor
@@ -465,12 +474,41 @@ def rerank(
                 boosted[i] = None
             best_below = max(best_below, base[i])
     ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i], ranked=final[i]) for i in order]
+    spreading = spread and question is not None and SPREAD != 1.0 and k > PROMPT_K
     if dedupe:
-        ranked = _drop_duplicates(ranked, max(k, MIX_DEPTH))
-    top = ranked[:k]
+        ranked = _drop_duplicates(ranked, len(ranked) if spreading else max(k, MIX_DEPTH))
+    top = ranked if spreading else ranked[:k]
     if mix and k >= PROMPT_K:
-        top = _mix(top, ranked[k:])
+        top = _mix(top, [] if spreading else ranked[k:])  # the same ranks either way: the head's
+    if spreading:
+        top = spread_files(top, [h.ranked if h.ranked is not None else h.score for h in top], k)
     return top
+
+
+def spread_files(hits: Sequence[Hit], values: Sequence[float], k: int) -> list[Hit]:
+    """Return the top k of `hits` (in their final order, each valued by `values`): the first
+    PROMPT_K as they are (a prompt's passages), then each next one chosen greedily by its value x
+    SPREAD ** (the passages of its file already chosen), so that a longer list covers more files
+    rather than more windows of one. The first passages are the same for every k."""
+    if SPREAD == 1.0 or len(hits) <= PROMPT_K or k <= PROMPT_K:
+        return list(hits[:k])
+    chosen = list(hits[:PROMPT_K])
+    listed: dict[str, int] = {}
+    for h in chosen:
+        listed[h.chunk.path] = listed.get(h.chunk.path, 0) + 1
+    left = list(range(PROMPT_K, len(hits)))
+    while left and len(chosen) < k:
+        j = max(
+            range(len(left)),
+            key=lambda m: (
+                values[left[m]] * SPREAD ** max(0, listed.get(hits[left[m]].chunk.path, 0) - SPREAD_FREE + 1),
+                -m,
+            ),
+        )
+        h = hits[left.pop(j)]
+        chosen.append(h)
+        listed[h.chunk.path] = listed.get(h.chunk.path, 0) + 1
+    return chosen
 
 
 def _decay(n: int) -> float:

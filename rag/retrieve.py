@@ -122,7 +122,10 @@ def rank_question(
         return hits, NOT_INSTALLED if rerank == "auto" and not available else None
     from .semantic_rerank import lexical_depth, safe_rerank  # the stage's model side, only when it runs
 
-    hits = search(index, question, lexical_depth(k), explain=explain, groups=groups, scoring=scoring)
+    # the stage reorders the lexical list, so it takes it unspread and spreads its own order
+    hits = search(
+        index, question, lexical_depth(k), explain=explain, groups=groups, scoring=scoring, spread=False
+    )
     return safe_rerank(index.path, question, hits, k)
 
 

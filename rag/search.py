@@ -38,8 +38,10 @@ def search(
     groups: frozenset[str] = frozenset(),
     prune: bool = True,
     scoring: str = DEFAULT_SCORING,
+    spread: bool = True,
 ) -> list[Hit]:
-    """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first.
+    """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first (`spread`:
+    the passages after the prompt's first ones cover more files, rag.rerank.spread_files).
 
     `scoring` is "bm25", "tfidf" (cosine of TF-IDF vectors) or "auto": BM25 unless the index
     was built with the plain tokenizer. Only chunks a caller with `groups` may read are
@@ -53,7 +55,7 @@ def search(
     """
     check_request(k, scoring)
     with index.snapshot():
-        return _search(index, question, k, explain, groups, prune, scoring)
+        return _search(index, question, k, explain, groups, prune, scoring, spread)
 
 
 def check_request(k: int, scoring: str) -> None:
@@ -87,6 +89,7 @@ def _search(
     groups: frozenset[str],
     prune: bool,
     scoring: str,
+    spread: bool,
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
@@ -157,6 +160,7 @@ def _search(
             lambda cid: _explain(cid, explained, bm25_part, stands_for),
             explain,
             question,
+            spread,
         )
     qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
     norms = view.column("norms", (t.ids for t in terms))
@@ -170,7 +174,14 @@ def _search(
         return weight, weight * qw / qnorm
 
     return _hits(
-        index, view, scored, k, lambda cid: _explain(cid, terms, cosine_part, stands_for), explain, question
+        index,
+        view,
+        scored,
+        k,
+        lambda cid: _explain(cid, terms, cosine_part, stands_for),
+        explain,
+        question,
+        spread,
     )
 
 
@@ -241,6 +252,7 @@ def _hits(
     contributions: Callable[[int], tuple[TermContribution, ...]],
     explain: bool,
     question: str,
+    spread: bool,
 ) -> list[Hit]:
     """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
@@ -268,7 +280,7 @@ def _hits(
         hits.extend(
             _definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain)
         )
-    return rerank(hits, k, question=question)
+    return rerank(hits, k, question=question, spread=spread)
 
 
 def _definitions_beyond(

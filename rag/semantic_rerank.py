@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from .chunking.base import Chunk
 from .hits import Hit
-from .rerank import TEST_FACTOR, file_shares, is_code
+from .rerank import TEST_FACTOR, file_shares, is_code, spread_files
 from .semantic import ModelError, identity, load, prepare
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
@@ -118,7 +118,9 @@ def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     if FILE_COHERENCE:
         mixed = _coherent(pool, cosines, mixed)
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
-    return [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order[:k]]
+    # after the prompt's passages, a longer list covers more files (rag.rerank.spread_files)
+    ordered = [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order]
+    return spread_files(ordered, [mixed[i] for i in order], k)
 
 
 def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
@@ -144,7 +146,8 @@ def safe_rerank(
     try:
         return rerank(index_path, question, hits, k), None
     except ModelError as exc:
-        return list(hits[:k]), f"Note: {exc}; the passages are in lexical order"
+        lexical = [h.ranked if h.ranked is not None else h.score for h in hits]
+        return spread_files(hits, lexical, k), f"Note: {exc}; the passages are in lexical order"
 
 
 def prepare_model(mode: str | None = None) -> float | None:

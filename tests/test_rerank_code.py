@@ -216,6 +216,41 @@ def test_the_power_leaves_the_demotions_as_they_are(monkeypatch) -> None:
         ]
 
 
+def _passages(path: str, values: list[float]) -> list[Hit]:
+    return [
+        Hit(v, Chunk(path, 10 * n + 1, 10 * n + 5, "function", f"f{n}", f"w{path}{n}"))
+        for n, v in enumerate(values)
+    ]
+
+
+def test_after_the_prompts_passages_a_longer_list_covers_more_files(monkeypatch) -> None:
+    # one file's six passages (10 to 5) and another file's one (4): the first four stay as they are;
+    # the fifth of a file that already has four listed weighs 6 x 0.7 ** 3 = 2.06 (two of a file's
+    # passages are free), so the other file comes fifth instead of seventh
+    hits = _passages("pkg/big.py", [10.0, 9.0, 8.0, 7.0, 6.0, 5.0]) + _passages("pkg/other.py", [4.0])
+    values = [h.score for h in hits]
+    paths = [h.chunk.path for h in rr.spread_files(hits, values, 7)]
+    assert paths == ["pkg/big.py"] * 4 + ["pkg/other.py"] + ["pkg/big.py"] * 2
+    for k in range(1, 8):  # the first passages are the same whatever k
+        assert rr.spread_files(hits, values, k) == rr.spread_files(hits, values, 7)[:k]
+    monkeypatch.setattr(rr, "SPREAD", 1.0)
+    assert [h.chunk.path for h in rr.spread_files(hits, values, 7)][4:] == ["pkg/big.py"] * 2 + [
+        "pkg/other.py"
+    ]
+
+
+def test_the_lexical_list_is_spread_only_past_the_prompts_passages(monkeypatch) -> None:
+    hits = _passages("pkg/big.py", [10.0, 9.8, 9.6, 9.4, 9.2, 9.0]) + _passages("pkg/other.py", [6.0])
+
+    def paths(k: int, spread: bool = True) -> list[str]:
+        top = rr.rerank(hits, k, question="entry whose lease ran out", mix=False, spread=spread)
+        return [h.chunk.path for h in top]
+
+    assert paths(4) == ["pkg/big.py"] * 4  # the prompt's passages: never spread
+    assert paths(7)[:5] == ["pkg/big.py"] * 4 + ["pkg/other.py"]
+    assert paths(7, spread=False)[4:] == ["pkg/big.py"] * 2 + ["pkg/other.py"]  # as the semantic stage asks
+
+
 @pytest.mark.parametrize(
     ("path", "kind", "boosted"),
     [
