@@ -476,10 +476,14 @@ def rerank(
     ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i], ranked=final[i]) for i in order]
     spreading = spread and question is not None and SPREAD != 1.0 and k > PROMPT_K
     if dedupe:
-        ranked = _drop_duplicates(ranked, len(ranked) if spreading else max(k, MIX_DEPTH))
+        # spreading chooses from past the top k: the whole pool up to k = 10 (30 candidates, so that the
+        # first passages are the same for every k), twice k beyond (deduplicating is quadratic)
+        want = (len(ranked) if k <= 10 else 2 * k) if spreading else max(k, MIX_DEPTH)
+        ranked = _drop_duplicates(ranked, want)
     top = ranked if spreading else ranked[:k]
     if mix and k >= PROMPT_K:
-        top = _mix(top, [] if spreading else ranked[k:])  # the same ranks either way: the head's
+        # spreading hands it the whole list: it looks at the same ranks (5 to MIX_DEPTH) either way
+        top = _mix(top, [] if spreading else ranked[k:])
     if spreading:
         top = spread_files(top, [h.ranked if h.ranked is not None else h.score for h in top], k)
     return top

@@ -233,6 +233,14 @@ def test_after_the_prompts_passages_a_longer_list_covers_more_files(monkeypatch)
     assert paths == ["pkg/big.py"] * 4 + ["pkg/other.py"] + ["pkg/big.py"] * 2
     for k in range(1, 8):  # the first passages are the same whatever k
         assert rr.spread_files(hits, values, k) == rr.spread_files(hits, values, 7)[:k]
+    monkeypatch.setattr(
+        rr, "SPREAD_FREE", 4
+    )  # four of a file's passages free: its fifth weighs 6 x 0.7 = 4.2 > 4
+    assert [h.chunk.path for h in rr.spread_files(hits, values, 7)][4:] == [
+        "pkg/big.py",
+        "pkg/other.py",
+        "pkg/big.py",
+    ]
     monkeypatch.setattr(rr, "SPREAD", 1.0)
     assert [h.chunk.path for h in rr.spread_files(hits, values, 7)][4:] == ["pkg/big.py"] * 2 + [
         "pkg/other.py"
@@ -246,7 +254,7 @@ def test_the_lexical_list_is_spread_only_past_the_prompts_passages(monkeypatch) 
         top = rr.rerank(hits, k, question="entry whose lease ran out", mix=False, spread=spread)
         return [h.chunk.path for h in top]
 
-    assert paths(4) == ["pkg/big.py"] * 4  # the prompt's passages: never spread
+    assert paths(5)[:4] == paths(4) == ["pkg/big.py"] * 4  # the prompt's passages: never spread
     assert paths(7)[:5] == ["pkg/big.py"] * 4 + ["pkg/other.py"]
     assert paths(7, spread=False)[4:] == ["pkg/big.py"] * 2 + ["pkg/other.py"]  # as the semantic stage asks
 
