@@ -476,26 +476,31 @@ def rerank(
     ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i], ranked=final[i]) for i in order]
     spreading = spread and question is not None and SPREAD != 1.0 and k > PROMPT_K
     if dedupe:
-        # spreading chooses from past the top k: the whole pool up to k = 10 (30 candidates, so that the
-        # first passages are the same for every k), twice k beyond (deduplicating is quadratic)
-        want = (len(ranked) if k <= 10 else 2 * k) if spreading else max(k, MIX_DEPTH)
+        # spreading chooses from past the top k: the whole pool while it is the same for every k (up to
+        # k = 10: MIN_CANDIDATES), so that the first passages are too; twice k beyond (deduplicating is
+        # quadratic)
+        fixed_pool = k * CANDIDATES_PER_K <= MIN_CANDIDATES
+        want = (len(ranked) if fixed_pool else 2 * k) if spreading else max(k, MIX_DEPTH)
         ranked = _drop_duplicates(ranked, want)
     top = ranked if spreading else ranked[:k]
     if mix and k >= PROMPT_K:
         # spreading hands it the whole list: it looks at the same ranks (5 to MIX_DEPTH) either way
         top = _mix(top, [] if spreading else ranked[k:])
     if spreading:
-        top = spread_files(top, [h.ranked if h.ranked is not None else h.score for h in top], k)
+        top = spread_files(top, k)
     return top
 
 
-def spread_files(hits: Sequence[Hit], values: Sequence[float], k: int) -> list[Hit]:
-    """Return the top k of `hits` (in their final order, each valued by `values`): the first
+def spread_files(hits: Sequence[Hit], k: int, values: Sequence[float] | None = None) -> list[Hit]:
+    """Return the top k of `hits` (in their final order, each valued by `values`, by default its
+    lexical value: Hit.ranked, else its score): the first
     PROMPT_K as they are (a prompt's passages), then each next one chosen greedily by its value x
     SPREAD ** (the passages of its file already chosen), so that a longer list covers more files
     rather than more windows of one. The first passages are the same for every k."""
     if SPREAD == 1.0 or len(hits) <= PROMPT_K or k <= PROMPT_K:
         return list(hits[:k])
+    if values is None:
+        values = [h.ranked if h.ranked is not None else h.score for h in hits]
     chosen = list(hits[:PROMPT_K])
     listed: dict[str, int] = {}
     for h in chosen:

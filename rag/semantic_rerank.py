@@ -120,7 +120,7 @@ def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
     # after the prompt's passages, a longer list covers more files (rag.rerank.spread_files)
     ordered = [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order]
-    return spread_files(ordered, [mixed[i] for i in order], k)
+    return spread_files(ordered, k, [mixed[i] for i in order])
 
 
 def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
@@ -146,8 +146,7 @@ def safe_rerank(
     try:
         return rerank(index_path, question, hits, k), None
     except ModelError as exc:
-        lexical = [h.ranked if h.ranked is not None else h.score for h in hits]
-        return spread_files(hits, lexical, k), f"Note: {exc}; the passages are in lexical order"
+        return spread_files(hits, k), f"Note: {exc}; the passages are in lexical order"
 
 
 def prepare_model(mode: str | None = None) -> float | None:

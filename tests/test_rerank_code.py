@@ -229,20 +229,20 @@ def test_after_the_prompts_passages_a_longer_list_covers_more_files(monkeypatch)
     # passages are free), so the other file comes fifth instead of seventh
     hits = _passages("pkg/big.py", [10.0, 9.0, 8.0, 7.0, 6.0, 5.0]) + _passages("pkg/other.py", [4.0])
     values = [h.score for h in hits]
-    paths = [h.chunk.path for h in rr.spread_files(hits, values, 7)]
+    paths = [h.chunk.path for h in rr.spread_files(hits, 7, values)]
     assert paths == ["pkg/big.py"] * 4 + ["pkg/other.py"] + ["pkg/big.py"] * 2
     for k in range(1, 8):  # the first passages are the same whatever k
-        assert rr.spread_files(hits, values, k) == rr.spread_files(hits, values, 7)[:k]
+        assert rr.spread_files(hits, k, values) == rr.spread_files(hits, 7, values)[:k]
     monkeypatch.setattr(
         rr, "SPREAD_FREE", 4
     )  # four of a file's passages free: its fifth weighs 6 x 0.7 = 4.2 > 4
-    assert [h.chunk.path for h in rr.spread_files(hits, values, 7)][4:] == [
+    assert [h.chunk.path for h in rr.spread_files(hits, 7, values)][4:] == [
         "pkg/big.py",
         "pkg/other.py",
         "pkg/big.py",
     ]
     monkeypatch.setattr(rr, "SPREAD", 1.0)
-    assert [h.chunk.path for h in rr.spread_files(hits, values, 7)][4:] == ["pkg/big.py"] * 2 + [
+    assert [h.chunk.path for h in rr.spread_files(hits, 7, values)][4:] == ["pkg/big.py"] * 2 + [
         "pkg/other.py"
     ]
 
