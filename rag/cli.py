@@ -229,10 +229,10 @@ def main() -> None:
     help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).",
 )
 @click.option(
-    "--embed",
-    is_flag=True,
-    help="Also compute the semantic vector of every passage now (rag-code[semantic]), instead of on "
-    "a query's first use of it.",
+    "--embed/--no-embed",
+    default=None,
+    help="With the semantic extra: compute every passage's vector now, before returning / not at all "
+    "(queries embed what they use). [default: in the background, after the ingest]",
 )
 def ingest_cmd(
     repo: str,
@@ -244,7 +244,7 @@ def ingest_cmd(
     full: bool,
     workers: int | None,
     quiet: bool,
-    embed: bool,
+    embed: bool | None,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
@@ -275,16 +275,25 @@ def ingest_cmd(
         _out(format_ingest_report(report))
     if not embed:
         from .semantic import ModelError
-        from .semantic_rerank import prepare_model
+        from .semantic_rerank import prepare_model, will_run
 
         try:
             seconds = prepare_model()
         except ModelError as exc:  # the index is whole; the queries will say the same and rank lexically
-            seconds = None
             if not quiet:
                 _out(f"Note: {exc}; queries will rank the passages lexically", err=True)
+            return
         if seconds is not None and not quiet:
             _out(f"Prepared the semantic model for queries in {seconds:.1f} s (once per machine)")
+        if embed is None and will_run():
+            from .background import start
+
+            pid = start(report.index_path)
+            if not quiet:
+                _out(
+                    f"Embedding the passages for the semantic rerank in the background (pid {pid}): "
+                    "queries get faster as it goes"
+                )
     if embed:
         from .semantic_rerank import embed_index
 

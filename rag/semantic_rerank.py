@@ -28,6 +28,7 @@ __all__ = [
     "prepare_model",
     "rerank",
     "safe_rerank",
+    "will_run",
 ]
 from .store.reader import Index
 from .vectors import VectorCache, cache_path, content_key
@@ -149,14 +150,18 @@ def safe_rerank(
         return spread_files(hits, k), f"Note: {exc}; the passages are in lexical order"
 
 
+def will_run(mode: str | None = None) -> bool:
+    """Whether the queries will run the stage: `mode` (default RAG_RERANK) asks for it and the extra
+    is installed; an unknown mode is the query's to report."""
+    mode = mode or os.environ.get(ENV) or DEFAULT_MODE
+    return mode in MODES and active(mode)
+
+
 def prepare_model(mode: str | None = None) -> float | None:
     """Build the model's cached form after an ingest, when the stage will run (`mode`, default
     RAG_RERANK) and the form is not built yet (about 4 s, once per machine), so that the first query
     does not wait for it; return the seconds it took, or None (nothing to do)."""
-    mode = mode or os.environ.get(ENV) or DEFAULT_MODE
-    if mode not in MODES or not active(mode):  # a bad value is the query's to report
-        return None
-    return prepare()
+    return prepare() if will_run(mode) else None
 
 
 class EmbedReport(NamedTuple):
@@ -173,12 +178,12 @@ EMBED_BATCH = 256  # passages read, embedded and stored per transaction
 def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
     """Compute and cache the vector of every passage of the index that has none yet."""
     start = time.perf_counter()
-    embedder = load(spinning=True)  # one long run of batches
-    cache = VectorCache(cache_path(index_path), embedder.identity)
     computed = 0
-    try:
-        with Index(index_path) as index:
-            ids = index.chunk_ids()
+    with Index(index_path) as index:  # a missing or damaged index fails before the model loads
+        ids = index.chunk_ids()
+        embedder = load(spinning=True)  # one long run of batches
+        cache = VectorCache(cache_path(index_path), embedder.identity)
+        try:
             for at in range(0, len(ids), EMBED_BATCH):
                 chunks = index.chunks(ids[at : at + EMBED_BATCH])
                 texts = list(dict.fromkeys(passage_text(c) for c in chunks.values()))
@@ -192,6 +197,6 @@ def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
                         f"The vector cache {cache.path} cannot be written — check that its folder is writable"
                     )
                 computed += len(todo)
-    finally:
-        cache.close()
+        finally:
+            cache.close()
     return EmbedReport(len(ids), computed, time.perf_counter() - start)

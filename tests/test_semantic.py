@@ -4,15 +4,20 @@ damaged model falls back to the lexical order with one line."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
-from rag import semantic, semantic_rerank
+from rag import background, semantic, semantic_rerank
 from rag.chunking.base import Chunk
 from rag.cli import main
 from rag.hits import Hit
@@ -327,6 +332,87 @@ def test_ingest_embed_caches_every_passage(repo: Path) -> None:
     assert "Embedded 0 passages (2 cached)" in again.stdout
 
 
+def _cached_vectors(index: Path) -> int:
+    if not Path(cache_path(index)).exists():
+        return 0
+    with sqlite3.connect(cache_path(index)) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+
+
+def test_ingest_embeds_in_the_background_so_that_queries_load_no_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
+    index = tmp_path / "index.sqlite"
+    result = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])
+    assert result.exit_code == 0, result.output
+    assert "Embedding the passages for the semantic rerank in the background (pid " in result.stdout
+    deadline = time.monotonic() + 120
+    while _cached_vectors(index) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _cached_vectors(index) == 2  # both passages, by a process of its own
+    with open(background.lock_path(index), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # it has finished: its lock is free
+    monkeypatch.setattr(semantic_rerank, "load", lambda: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(semantic_rerank.VectorCache, "question", lambda self, key: bytes(4 * 384))
+    query = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", str(index), "account"])
+    assert query.exit_code == 0, query.output
+    assert all(isinstance(r["semantic"], float) for r in json.loads(query.stdout)["results"])
+
+
+def test_ingest_starts_the_background_embedding_only_by_default_with_the_stage_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(background, "start", lambda path: started.append(str(path)) or 4242)
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    index = tmp_path / "index.sqlite"
+    off = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])  # RAG_RERANK=none
+    assert off.exit_code == 0 and started == [] and "background" not in off.output
+    monkeypatch.delenv("RAG_RERANK")
+    no = CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)])
+    assert no.exit_code == 0 and started == [] and "background" not in no.output
+    quiet = CliRunner().invoke(main, ["ingest", "-q", "--index", str(index), str(root)])
+    assert quiet.exit_code == 0 and quiet.output == "" and started == [str(index)]
+    now = CliRunner().invoke(main, ["ingest", "--embed", "--index", str(index), str(root)])
+    assert now.exit_code == 0 and "Embedded 1 passages (0 cached)" in now.stdout
+    assert started == [str(index)] and "background" not in now.output
+    default = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])
+    assert default.stdout.rstrip().endswith(
+        "Embedding the passages for the semantic rerank in the background (pid 4242): "
+        "queries get faster as it goes"
+    )
+    assert started == [str(index)] * 2
+
+
+def test_a_second_background_embedding_waits_for_the_first(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
+    reports: list[semantic_rerank.EmbedReport] = []
+    with open(background.lock_path(index), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the first one holds it while it embeds
+        second = threading.Thread(target=lambda: reports.append(background.run(index)))
+        second.start()
+        second.join(1.0)
+        assert second.is_alive() and _cached_vectors(index) == 0
+    second.join(60)
+    assert [r.computed for r in reports] == [2] and _cached_vectors(index) == 2
+    assert background.run(index).computed == 0  # a later one finds nothing left to do
+
+
+def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rag.background", str(tmp_path / "none.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
+    assert list(tmp_path.iterdir()) == [tmp_path / "none.sqlite.vectors.embedding"]
+
+
 def test_ingest_prepares_the_model_once_so_the_first_query_need_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -336,10 +422,10 @@ def test_ingest_prepares_the_model_once_so_the_first_query_need_not(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
     monkeypatch.setenv(semantic.MODEL_ENV, "minilm-l6-int8")  # no quantizing: the cheaper build
     root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    first = CliRunner().invoke(main, ["ingest", str(root)])
+    first = CliRunner().invoke(main, ["ingest", "--no-embed", str(root)])
     assert first.exit_code == 0 and "Prepared the semantic model for queries in " in first.stdout
     assert len(list(Path(model_cache.cache_root()).iterdir())) == 1
-    again = CliRunner().invoke(main, ["ingest", str(root)])
+    again = CliRunner().invoke(main, ["ingest", "--no-embed", str(root)])
     assert again.exit_code == 0 and "Prepared" not in again.stdout
     monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another-cache"))
