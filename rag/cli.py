@@ -286,18 +286,25 @@ def ingest_cmd(
         if seconds is not None and not quiet:
             _out(f"Prepared the semantic model for queries in {seconds:.1f} s (once per machine)")
         if embed is None and will_run():
-            from .background import start
+            from .embedding import start
 
-            pid = start(report.index_path)
+            try:
+                pid = start(report.index_path)
+            except OSError as exc:  # the index is whole; queries embed their passages themselves
+                if not quiet:
+                    _out(
+                        f"Note: could not start embedding in the background ({exc.strerror or exc})", err=True
+                    )
+                return
             if not quiet:
                 _out(
                     f"Embedding the passages for the semantic rerank in the background (pid {pid}): "
                     "queries get faster as it goes"
                 )
     if embed:
-        from .semantic_rerank import embed_index
+        from .embedding import embed_now
 
-        done = embed_index(report.index_path)
+        done = embed_now(report.index_path)
         rate = (
             f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
         )

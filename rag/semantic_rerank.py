@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import operator
 import os
-import time
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from .chunking.base import Chunk
 from .hits import Hit
@@ -23,14 +21,12 @@ __all__ = [
     "MODES",
     "NOT_INSTALLED",
     "active",
-    "embed_index",
     "lexical_depth",
     "prepare_model",
     "rerank",
     "safe_rerank",
     "will_run",
 ]
-from .store.reader import Index
 from .vectors import VectorCache, cache_path, content_key
 
 # measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
@@ -162,41 +158,3 @@ def prepare_model(mode: str | None = None) -> float | None:
     RAG_RERANK) and the form is not built yet (about 4 s, once per machine), so that the first query
     does not wait for it; return the seconds it took, or None (nothing to do)."""
     return prepare() if will_run(mode) else None
-
-
-class EmbedReport(NamedTuple):
-    """What `ingest --embed` did."""
-
-    chunks: int  # passages in the index
-    computed: int  # of them embedded now (the others were cached)
-    seconds: float
-
-
-EMBED_BATCH = 256  # passages read, embedded and stored per transaction
-
-
-def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
-    """Compute and cache the vector of every passage of the index that has none yet."""
-    start = time.perf_counter()
-    computed = 0
-    with Index(index_path) as index:  # a missing or damaged index fails before the model loads
-        ids = index.chunk_ids()
-        embedder = load(spinning=True)  # one long run of batches
-        cache = VectorCache(cache_path(index_path), embedder.identity)
-        try:
-            for at in range(0, len(ids), EMBED_BATCH):
-                chunks = index.chunks(ids[at : at + EMBED_BATCH])
-                texts = list(dict.fromkeys(passage_text(c) for c in chunks.values()))
-                found = cache.get(content_key(t) for t in texts)
-                todo = [t for t in texts if content_key(t) not in found]
-                if not todo:
-                    continue
-                vectors = embedder.embed(todo)
-                if not cache.put((content_key(t), vectors[i].tobytes()) for i, t in enumerate(todo)):
-                    raise ModelError(
-                        f"The vector cache {cache.path} cannot be written — check that its folder is writable"
-                    )
-                computed += len(todo)
-        finally:
-            cache.close()
-    return EmbedReport(len(ids), computed, time.perf_counter() - start)

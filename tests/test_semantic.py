@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
-from rag import background, semantic, semantic_rerank
+from rag import embedding, semantic, semantic_rerank
 from rag.chunking.base import Chunk
 from rag.cli import main
 from rag.hits import Hit
@@ -339,12 +340,31 @@ def _cached_vectors(index: Path) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
 
 
+def _wait_for_the_lock(index: Path) -> None:
+    """Return once no process holds the index's embedding lock (fail after 60 s)."""
+    deadline = time.monotonic() + 60
+    with open(embedding.lock_path(index), "a+b") as lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                assert time.monotonic() < deadline, "the embedding lock is still held"
+                time.sleep(0.05)
+
+
 def test_ingest_embeds_in_the_background_so_that_queries_load_no_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("RAG_RERANK")
     root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
     index = tmp_path / "index.sqlite"
+    # run from a folder with a `rag` package of its own: the background process must not import it
+    decoy = write_tree(
+        tmp_path / "elsewhere",
+        {"rag/__init__.py": "", "rag/embedding.py": f"open({str(tmp_path / 'decoy-ran')!r}, 'w')\n"},
+    )
+    monkeypatch.chdir(decoy)
     result = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])
     assert result.exit_code == 0, result.output
     assert "Embedding the passages for the semantic rerank in the background (pid " in result.stdout
@@ -352,8 +372,8 @@ def test_ingest_embeds_in_the_background_so_that_queries_load_no_model(
     while _cached_vectors(index) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _cached_vectors(index) == 2  # both passages, by a process of its own
-    with open(background.lock_path(index), "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # it has finished: its lock is free
+    _wait_for_the_lock(index)
+    assert not (tmp_path / "decoy-ran").exists()
     monkeypatch.setattr(semantic_rerank, "load", lambda: pytest.fail("the model was loaded"))
     monkeypatch.setattr(semantic_rerank.VectorCache, "question", lambda self, key: bytes(4 * 384))
     query = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", str(index), "account"])
@@ -365,7 +385,7 @@ def test_ingest_starts_the_background_embedding_only_by_default_with_the_stage_o
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[str] = []
-    monkeypatch.setattr(background, "start", lambda path: started.append(str(path)) or 4242)
+    monkeypatch.setattr(embedding, "start", lambda path: started.append(str(path)) or 4242)
     root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
     index = tmp_path / "index.sqlite"
     off = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])  # RAG_RERANK=none
@@ -385,32 +405,90 @@ def test_ingest_starts_the_background_embedding_only_by_default_with_the_stage_o
     )
     assert started == [str(index)] * 2
 
+    def refused(path: object) -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
 
-def test_a_second_background_embedding_waits_for_the_first(tmp_path: Path) -> None:
+    monkeypatch.setattr(embedding, "start", refused)
+    failed = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])
+    assert failed.exit_code == 0 and failed.stdout.startswith("Index is up to date")
+    assert failed.stderr == (
+        "Note: could not start embedding in the background (Resource temporarily unavailable)\n"
+    )
+
+
+def test_one_process_embeds_an_index_at_a_time_and_one_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
     index = tmp_path / "index.sqlite"
     assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
-    reports: list[semantic_rerank.EmbedReport] = []
-    with open(background.lock_path(index), "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # as the first one holds it while it embeds
-        second = threading.Thread(target=lambda: reports.append(background.run(index)))
-        second.start()
-        second.join(1.0)
-        assert second.is_alive() and _cached_vectors(index) == 0
-    second.join(60)
-    assert [r.computed for r in reports] == [2] and _cached_vectors(index) == 2
-    assert background.run(index).computed == 0  # a later one finds nothing left to do
+    began: list[str] = []
+    done = embedding.EmbedReport(2, 0, 0.0)
+    monkeypatch.setattr(
+        embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
+    )
+    with open(embedding.lock_path(index), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as a running one holds it while it embeds
+        waiting = threading.Thread(target=embedding.run, args=(index,))
+        waiting.start()
+        deadline = time.monotonic() + 10
+        while not _queue_held(index) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert embedding.run(index) is None  # a third one: the second will see what it would
+        now = threading.Thread(target=embedding.embed_now, args=(index,))  # ingest --embed waits too
+        now.start()
+        time.sleep(0.3)
+        assert began == [] and waiting.is_alive() and now.is_alive()
+    waiting.join(10)
+    now.join(10)
+    assert began == [str(index)] * 2
+    monkeypatch.undo()
+    assert embedding.run(index) == embedding.EmbedReport(2, 2, pytest.approx(0.0, abs=60))
+    report = embedding.run(index)
+    assert report is not None and report.computed == 0  # a later one finds nothing left to do
+
+
+def _queue_held(index: Path) -> bool:
+    with open(embedding.lock_path(index, embedding.QUEUE_SUFFIX), "a+b") as queue:
+        try:
+            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+
+
+def test_the_background_embedding_stops_when_the_index_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(
+        tmp_path / "repo", {f"m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)}
+    )
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
+    monkeypatch.setattr(embedding, "EMBED_BATCH", 1)
+    model = semantic.load(spinning=True)
+
+    class Touching:
+        identity = model.identity
+
+        def embed(self, texts: list[str]) -> semantic.Vectors:
+            os.utime(index, ns=(1, 1))  # an ingest changed the index meanwhile
+            return model.embed(texts)
+
+    monkeypatch.setattr(embedding, "load", lambda spinning: Touching())
+    assert embedding.embed_index(index, until_changed=True).computed == 1
+    assert embedding.embed_index(index).computed == 2  # ingest --embed goes on: the rest
 
 
 def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "rag.background", str(tmp_path / "none.sqlite")],
+        [sys.executable, "-m", "rag.embedding", str(tmp_path / "none.sqlite")],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
-    assert list(tmp_path.iterdir()) == [tmp_path / "none.sqlite.vectors.embedding"]
+    assert list(tmp_path.iterdir()) == []  # no lock or cache file beside an index that is not there
 
 
 def test_ingest_prepares_the_model_once_so_the_first_query_need_not(
@@ -445,6 +523,7 @@ def test_ingest_with_a_damaged_model_indexes_and_says_so_in_one_line(
     root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
     result = CliRunner().invoke(main, ["ingest", str(root)])
     assert result.exit_code == 0 and result.stdout.startswith("Indexed 1 file")
+    assert "background" not in result.stdout  # nor is a background process started
     assert result.stderr.count("\n") == 1 and "cannot be loaded" in result.stderr
     assert result.stderr.rstrip().endswith("queries will rank the passages lexically")
 

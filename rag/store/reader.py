@@ -175,12 +175,15 @@ class View:
 class Index:
     """A saved index opened for reading; loads only the manifest until asked for more."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], read_only: bool = False) -> None:
+        """Open the index at `path`; `read_only`: never read-write, so that this connection cannot
+        roll back a journal (for a reader that may still hold a file an ingest has since replaced,
+        whose path the new file's journal now shares)."""
         self.path = os.fspath(path)
         if not os.path.isfile(self.path):
             raise NoIndexError(f"No index at {self.path} — run `python ingest.py REPO` first")
         try:
-            self._conn = _connect_for_reading(self.path)
+            self._conn = _connect_for_reading(self.path, read_only)
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) from None
         self._read_manifest()
@@ -712,13 +715,15 @@ def _well_formed(chunk: Chunk) -> bool:
     )
 
 
-def _connect_for_reading(path: str) -> sqlite3.Connection:
-    """Open an index to read it; read-write when allowed, so that SQLite can roll back the
-    journal of an update that was killed, read-only otherwise. A query waits for an update
-    that is committing rather than failing."""
-    try:
-        conn = sqlite3.connect(file_uri(path, "rw"), uri=True, timeout=30)
-        conn.execute("PRAGMA query_only = ON")
-        return conn
-    except sqlite3.OperationalError:
-        return sqlite3.connect(file_uri(path, "ro"), uri=True, timeout=30)
+def _connect_for_reading(path: str, read_only: bool = False) -> sqlite3.Connection:
+    """Open an index to read it; read-write when allowed (and not `read_only`), so that SQLite
+    can roll back the journal of an update that was killed, read-only otherwise. A query waits
+    for an update that is committing rather than failing."""
+    if not read_only:
+        try:
+            conn = sqlite3.connect(file_uri(path, "rw"), uri=True, timeout=30)
+            conn.execute("PRAGMA query_only = ON")
+            return conn
+        except sqlite3.OperationalError:
+            pass
+    return sqlite3.connect(file_uri(path, "ro"), uri=True, timeout=30)

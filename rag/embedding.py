@@ -1,0 +1,160 @@
+"""Embedding an index's passages ahead of the queries, so that they find every candidate's vector
+cached (rag.vectors) instead of embedding their 40 first (about 1 s a query on 2 cores): now
+(`ingest --embed`), or by a background process that every ingest starts when the semantic stage is on.
+
+`start` launches `python -P -m rag.embedding INDEX` detached from the terminal (its own session,
+no output, no descriptor of its parent's) at a lower priority; that process (`run`) embeds every
+passage that has no vector yet and ends, early when the index changes under it. One process embeds
+an index at a time, and one more waits behind it (a later ingest's, which then finds only what
+changed); any other exits at once, since the one waiting will see the newest index. `ingest
+--embed` waits for a running one, then embeds what is left. Stopping either loses nothing: each
+batch of vectors is stored in one transaction, and a query embeds whatever is still missing."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import RagError
+from .semantic import ModelError, load
+from .semantic_rerank import passage_text
+from .store.reader import Index
+from .vectors import VectorCache, cache_path, content_key
+
+LOCK_SUFFIX = ".embedding"  # beside the vector cache: held by the process embedding that index
+QUEUE_SUFFIX = ".embedding-next"  # held by the one process waiting to embed it next
+NICENESS = 10  # the background process's priority below the user's: a query or an editor comes first
+_started: list[subprocess.Popen[bytes]] = []  # not waited for: kept so that none warns it still runs
+
+
+class EmbedReport(NamedTuple):
+    """What `ingest --embed` did."""
+
+    chunks: int  # passages in the index
+    computed: int  # of them embedded now (the others were cached, or left: see `embed_index`)
+    seconds: float
+
+
+EMBED_BATCH = 256  # passages embedded and stored per transaction
+READ_BATCH = 1024  # passages read from the index at a time
+
+
+def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False) -> EmbedReport:
+    """Compute and cache the vector of every passage of the index that has none yet. The passages'
+    texts are read first, the index then closed: it is not held open while the model runs (minutes
+    for a large repository). `until_changed`: stop when the index file changes (an ingest since:
+    the process it starts embeds what it changed), leaving the rest to be computed by queries."""
+    start = time.perf_counter()
+    with Index(index_path, read_only=until_changed) as index:  # a missing index fails before the model loads
+        before = _file_identity(index_path)
+        ids = index.chunk_ids()
+        texts = list(
+            dict.fromkeys(
+                passage_text(c)
+                for at in range(0, len(ids), READ_BATCH)
+                for c in index.chunks(ids[at : at + READ_BATCH]).values()
+            )
+        )
+    embedder = load(spinning=True)  # one long run of batches
+    cache = VectorCache(cache_path(index_path), embedder.identity)
+    computed = 0
+    try:
+        found = cache.get(content_key(t) for t in texts)
+        todo = [t for t in texts if content_key(t) not in found]
+        for at in range(0, len(todo), EMBED_BATCH):
+            if until_changed and _file_identity(index_path) != before:
+                break
+            batch = todo[at : at + EMBED_BATCH]
+            vectors = embedder.embed(batch)
+            if not cache.put((content_key(t), vectors[i].tobytes()) for i, t in enumerate(batch)):
+                raise ModelError(
+                    f"The vector cache {cache.path} cannot be written — check that its folder is writable"
+                )
+            computed += len(batch)
+    finally:
+        cache.close()
+    return EmbedReport(len(ids), computed, time.perf_counter() - start)
+
+
+def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
+    """What changes when an ingest replaces or updates the index file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def lock_path(index_path: str | os.PathLike[str], suffix: str = LOCK_SUFFIX) -> str:
+    """Return the file whose lock the process embedding this index (or waiting to) holds."""
+    return cache_path(index_path) + suffix
+
+
+def start(index_path: str | os.PathLike[str]) -> int:
+    """Start embedding the index's passages in a detached background process; return its pid."""
+    package_root = str(
+        Path(__file__).resolve().parent.parent
+    )  # rag importable wherever ingest.py was run from
+    path = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
+    process = subprocess.Popen(
+        # -P: not the working directory's `rag` package, if it has one
+        [sys.executable, "-P", "-m", "rag.embedding", os.path.abspath(index_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+        start_new_session=True,  # a closed terminal does not end it, nor does its Ctrl-C
+        env=env,
+    )
+    _started.append(process)
+    return process.pid
+
+
+def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
+    """The background process's work: embed the passages that have no vector yet, once no other
+    process is embedding this index; None, at once, when another is already waiting to."""
+    with ExitStack() as stack:
+        queue = stack.enter_context(open(lock_path(index_path, QUEUE_SUFFIX), "a+b"))
+        try:
+            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        lock = stack.enter_context(open(lock_path(index_path), "a+b"))
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        queue.close()  # the next ingest's process may wait now: it will see what changed from here on
+        return embed_index(index_path, until_changed=True)
+
+
+def embed_now(index_path: str | os.PathLike[str]) -> EmbedReport:
+    """`ingest --embed`: embed every passage that has no vector yet, after a background process
+    embedding this index (if one is) has ended."""
+    with open(lock_path(index_path), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return embed_index(index_path)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m rag.embedding INDEX`: embed the index's missing passages; exit 1 on a failure
+    (a missing index or model, an unwritable cache), which the queries then report themselves."""
+    if len(argv) != 1:
+        print("usage: python -m rag.embedding INDEX", file=sys.stderr)
+        return 2
+    if not os.path.isfile(argv[0]):  # nothing to embed, and no lock or cache file to leave beside it
+        return 1
+    os.nice(NICENESS)  # lowering one's own priority is always allowed
+    try:
+        run(argv[0])
+    except (RagError, OSError):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
