@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("RAG_EMBED", "off")  # no background embedding during the timed runs (bench/common.py)
 QUESTIONS = [
     "how are passages scored?",
     "where is the index written atomically",

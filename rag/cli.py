@@ -232,7 +232,7 @@ def main() -> None:
     "--embed/--no-embed",
     default=None,
     help="With the semantic extra: compute every passage's vector now, before returning / not at all "
-    "(queries embed what they use). [default: in the background, after the ingest]",
+    "(queries embed what they use). [default: RAG_EMBED, else in the background, after the ingest]",
 )
 def ingest_cmd(
     repo: str,
@@ -250,6 +250,8 @@ def ingest_cmd(
     from .pipeline import IngestOptions, ingest  # the pipeline is only loaded by the command that needs it
     from .store.paths import remember_index
 
+    if embed is None:
+        embed = _embed_setting()  # before the ingest: a bad value must not fail a finished one
     options = IngestOptions(
         TokenizerSettings(mode=tokenizer) if tokenizer else None,
         include or None,
@@ -313,6 +315,18 @@ def ingest_cmd(
                 f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
                 f"{done.seconds:.1f} s{rate}"
             )
+
+
+EMBED_ENV = "RAG_EMBED"
+EMBED_SETTINGS = {"background": None, "now": True, "off": False}
+
+
+def _embed_setting() -> bool | None:
+    """RAG_EMBED as `--embed` (now), `--no-embed` (off) or neither (background, the default)."""
+    value = os.environ.get(EMBED_ENV) or "background"
+    if value not in EMBED_SETTINGS:
+        raise InputError(f"{EMBED_ENV} must be one of {', '.join(EMBED_SETTINGS)}, not {value!r}")
+    return EMBED_SETTINGS[value]
 
 
 def _stderr_is_terminal() -> bool:

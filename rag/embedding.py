@@ -4,9 +4,11 @@ cached (rag.vectors) instead of embedding their 40 first (about 1 s a query on 2
 
 `start` launches `python -P -m rag.embedding INDEX` detached from the terminal (its own session,
 no output, no descriptor of its parent's) at a lower priority; that process (`run`) embeds every
-passage that has no vector yet and ends, early when the index changes under it. One process embeds
+passage that has no vector yet and ends, early when the index changes or goes. One process embeds
 an index at a time, and one more waits behind it (a later ingest's, which then finds only what
-changed); any other exits at once, since the one waiting will see the newest index. `ingest
+changed); any other exits at once, since the one waiting will see the newest index. Across indexes,
+one embeds at a time on the machine (a lock in the user cache folder): many ingests in a row (a
+benchmark's) hold one model in memory, not one each. `ingest
 --embed` waits for a running one, then embeds what is left. Stopping either loses nothing: each
 batch of vectors is stored in one transaction, and a query embeds whatever is still missing."""
 
@@ -19,9 +21,10 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from .errors import RagError
+from .model_cache import cache_root
 from .semantic import ModelError, load
 from .semantic_rerank import passage_text
 from .store.reader import Index
@@ -29,6 +32,7 @@ from .vectors import VectorCache, cache_path, content_key
 
 LOCK_SUFFIX = ".embedding"  # beside the vector cache: held by the process embedding that index
 QUEUE_SUFFIX = ".embedding-next"  # held by the one process waiting to embed it next
+MACHINE_LOCK = "embedding.lock"  # in the user cache folder: held by the one process embedding on this machine
 NICENESS = 10  # the background process's priority below the user's: a query or an editor comes first
 _started: list[subprocess.Popen[bytes]] = []  # not waited for: kept so that none warns it still runs
 
@@ -129,7 +133,22 @@ def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
         lock = stack.enter_context(open(lock_path(index_path), "a+b"))
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
         queue.close()  # the next ingest's process may wait now: it will see what changed from here on
+        machine = _machine_lock()
+        if machine is not None:  # one index at a time on this machine: one model's memory, not one an index
+            stack.enter_context(machine)
+            fcntl.flock(machine, fcntl.LOCK_EX)
         return embed_index(index_path, until_changed=True)
+
+
+def _machine_lock() -> BinaryIO | None:
+    """The user's lock that one background process at a time holds while it embeds (None: the user
+    cache folder cannot be written; the per-index locks still hold)."""
+    folder = os.path.dirname(cache_root())
+    try:
+        os.makedirs(folder, exist_ok=True)
+        return open(os.path.join(folder, MACHINE_LOCK), "a+b")
+    except OSError:
+        return None
 
 
 def embed_now(index_path: str | os.PathLike[str]) -> EmbedReport:

@@ -34,6 +34,7 @@ def clean_env(
         "RAG_SCORING",
         "RAG_DEBUG",
         "RAG_SEMANTIC_MODEL",
+        "RAG_EMBED",
     ):
         monkeypatch.delenv(name, raising=False)
     # the suite pins the lexical order; tests/test_semantic.py runs the semantic stage itself

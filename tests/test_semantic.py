@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from click.testing import CliRunner
@@ -404,6 +405,19 @@ def test_ingest_starts_the_background_embedding_only_by_default_with_the_stage_o
         "queries get faster as it goes"
     )
     assert started == [str(index)] * 2
+    monkeypatch.setenv("RAG_EMBED", "off")
+    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
+    assert started == [str(index)] * 2
+    assert CliRunner().invoke(main, ["ingest", "--embed", "--index", str(index), str(root)]).exit_code == 0
+    monkeypatch.setenv("RAG_EMBED", "now")
+    now = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])
+    assert "Embedded 0 passages (1 cached)" in now.stdout and started == [str(index)] * 2
+    monkeypatch.setenv("RAG_EMBED", "later")
+    other = tmp_path / "other.sqlite"
+    bad = CliRunner().invoke(main, ["ingest", "--index", str(other), str(root)])
+    assert (bad.exit_code, bad.stdout) == (1, "") and not other.exists()  # refused before indexing
+    assert bad.stderr == "Error: RAG_EMBED must be one of background, now, off, not 'later'\n"
+    monkeypatch.delenv("RAG_EMBED")
 
     def refused(path: object) -> int:
         raise BlockingIOError(11, "Resource temporarily unavailable")
@@ -427,13 +441,20 @@ def test_one_process_embeds_an_index_at_a_time_and_one_waits(
     monkeypatch.setattr(
         embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
     )
+    queued = threading.Event()  # the second one holds the queue's lock and waits for the index's
+    real_flock = fcntl.flock
+
+    def flock(file: BinaryIO, operation: int) -> None:
+        if file.name == embedding.lock_path(index) and operation == fcntl.LOCK_EX:
+            queued.set()
+        real_flock(file, operation)
+
+    monkeypatch.setattr(embedding.fcntl, "flock", flock)
     with open(embedding.lock_path(index), "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # as a running one holds it while it embeds
+        real_flock(lock, fcntl.LOCK_EX)  # as a running one holds it while it embeds
         waiting = threading.Thread(target=embedding.run, args=(index,))
         waiting.start()
-        deadline = time.monotonic() + 10
-        while not _queue_held(index) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert queued.wait(10)
         assert embedding.run(index) is None  # a third one: the second will see what it would
         now = threading.Thread(target=embedding.embed_now, args=(index,))  # ingest --embed waits too
         now.start()
@@ -446,15 +467,6 @@ def test_one_process_embeds_an_index_at_a_time_and_one_waits(
     assert embedding.run(index) == embedding.EmbedReport(2, 2, pytest.approx(0.0, abs=60))
     report = embedding.run(index)
     assert report is not None and report.computed == 0  # a later one finds nothing left to do
-
-
-def _queue_held(index: Path) -> bool:
-    with open(embedding.lock_path(index, embedding.QUEUE_SUFFIX), "a+b") as queue:
-        try:
-            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        return False
 
 
 def test_the_background_embedding_stops_when_the_index_changes(
