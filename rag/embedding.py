@@ -4,13 +4,14 @@ cached (rag.vectors) instead of embedding their 40 first (about 1 s a query on 2
 
 `start` launches `python -P -m rag.embedding INDEX` detached from the terminal (its own session,
 no output, no descriptor of its parent's) at a lower priority; that process (`run`) embeds every
-passage that has no vector yet and ends, early when the index changes or goes. One process embeds
-an index at a time, and one more waits behind it (a later ingest's, which then finds only what
-changed); any other exits at once, since the one waiting will see the newest index. Across indexes,
-one embeds at a time on the machine (a lock in the user cache folder): many ingests in a row (a
-benchmark's) hold one model in memory, not one each. `ingest
---embed` waits for a running one, then embeds what is left. Stopping either loses nothing: each
-batch of vectors is stored in one transaction, and a query embeds whatever is still missing."""
+passage that has no vector yet and ends. When the index changes under it (an ingest, a `query
+--refresh`) it reads it again and goes on, unless a later ingest's process now waits to. One process
+embeds an index at a time and one more waits behind it; any other exits at once, since the one
+waiting will see the newest index. Across indexes, one embeds at a time on the machine (a lock in
+the user cache folder): many ingests in a row (a benchmark's) hold one model in memory, not one
+each. `ingest --embed` waits for a running one on its index, then embeds what is left. Stopping
+either loses nothing: each batch of vectors is stored in one transaction, and a query embeds
+whatever is still missing."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import BinaryIO, NamedTuple
 
 from .errors import RagError
 from .model_cache import cache_root
-from .semantic import ModelError, load
+from .semantic import ModelError, identity, load
 from .semantic_rerank import passage_text
 from .store.reader import Index
 from .vectors import VectorCache, cache_path, content_key
@@ -41,8 +42,9 @@ class EmbedReport(NamedTuple):
     """What `ingest --embed` did."""
 
     chunks: int  # passages in the index
-    computed: int  # of them embedded now (the others were cached, or left: see `embed_index`)
+    computed: int  # of them embedded now (the others were cached, or left: `stopped`)
     seconds: float
+    stopped: bool = False  # the index changed under it (embed_index's `until_changed`)
 
 
 EMBED_BATCH = 256  # passages embedded and stored per transaction
@@ -52,11 +54,11 @@ READ_BATCH = 1024  # passages read from the index at a time
 def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False) -> EmbedReport:
     """Compute and cache the vector of every passage of the index that has none yet. The passages'
     texts are read first, the index then closed: it is not held open while the model runs (minutes
-    for a large repository). `until_changed`: stop when the index file changes (an ingest since:
-    the process it starts embeds what it changed), leaving the rest to be computed by queries."""
+    for a large repository); the model is loaded only if some passage has no vector. `until_changed`:
+    stop when the index file changes or goes (an ingest since), and say so (EmbedReport.stopped)."""
     start = time.perf_counter()
+    before = _file_identity(index_path)  # before reading: a file replaced meanwhile is then noticed
     with Index(index_path, read_only=until_changed) as index:  # a missing index fails before the model loads
-        before = _file_identity(index_path)
         ids = index.chunk_ids()
         texts = list(
             dict.fromkeys(
@@ -65,15 +67,18 @@ def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False)
                 for c in index.chunks(ids[at : at + READ_BATCH]).values()
             )
         )
-    embedder = load(spinning=True)  # one long run of batches
-    cache = VectorCache(cache_path(index_path), embedder.identity)
+    cache = VectorCache(cache_path(index_path), identity())
     computed = 0
+    stopped = False
     try:
         found = cache.get(content_key(t) for t in texts)
         todo = [t for t in texts if content_key(t) not in found]
+        embedder = load(spinning=True) if todo else None  # one long run of batches
         for at in range(0, len(todo), EMBED_BATCH):
             if until_changed and _file_identity(index_path) != before:
+                stopped = True
                 break
+            assert embedder is not None
             batch = todo[at : at + EMBED_BATCH]
             vectors = embedder.embed(batch)
             if not cache.put((content_key(t), vectors[i].tobytes()) for i, t in enumerate(batch)):
@@ -83,7 +88,7 @@ def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False)
             computed += len(batch)
     finally:
         cache.close()
-    return EmbedReport(len(ids), computed, time.perf_counter() - start)
+    return EmbedReport(len(ids), computed, time.perf_counter() - start, stopped)
 
 
 def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
@@ -123,21 +128,38 @@ def start(index_path: str | os.PathLike[str]) -> int:
 
 def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
     """The background process's work: embed the passages that have no vector yet, once no other
-    process is embedding this index; None, at once, when another is already waiting to."""
+    process is embedding (this index, or any on this machine); None, at once, when another is
+    already waiting to embed this index. When the index changes under it (an ingest, a `query
+    --refresh`), it reads the index again and goes on, unless another process now waits to."""
     with ExitStack() as stack:
         queue = stack.enter_context(open(lock_path(index_path, QUEUE_SUFFIX), "a+b"))
         try:
             fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None
-        lock = stack.enter_context(open(lock_path(index_path), "a+b"))
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
-        queue.close()  # the next ingest's process may wait now: it will see what changed from here on
+        # the machine's lock before the index's: `ingest --embed` (the index's lock only) never waits
+        # for another index's embedding
         machine = _machine_lock()
         if machine is not None:  # one index at a time on this machine: one model's memory, not one an index
             stack.enter_context(machine)
             fcntl.flock(machine, fcntl.LOCK_EX)
-        return embed_index(index_path, until_changed=True)
+        lock = stack.enter_context(open(lock_path(index_path), "a+b"))
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        queue.close()  # the next ingest's process may wait now: it will see what changed from here on
+        while True:
+            report = embed_index(index_path, until_changed=True)
+            if not report.stopped or not _nobody_waits(index_path):
+                return report
+
+
+def _nobody_waits(index_path: str | os.PathLike[str]) -> bool:
+    """Whether no other process waits to embed this index (the queue's lock is free)."""
+    with open(lock_path(index_path, QUEUE_SUFFIX), "a+b") as queue:
+        try:
+            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    return True
 
 
 def _machine_lock() -> BinaryIO | None:
@@ -153,10 +175,11 @@ def _machine_lock() -> BinaryIO | None:
 
 def embed_now(index_path: str | os.PathLike[str]) -> EmbedReport:
     """`ingest --embed`: embed every passage that has no vector yet, after a background process
-    embedding this index (if one is) has ended."""
+    embedding this index (if one is) has ended; the seconds include that wait."""
+    start = time.perf_counter()
     with open(lock_path(index_path), "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return embed_index(index_path)
+        return embed_index(index_path)._replace(seconds=time.perf_counter() - start)
 
 
 def main(argv: list[str]) -> int:

@@ -337,8 +337,11 @@ def test_ingest_embed_caches_every_passage(repo: Path) -> None:
 def _cached_vectors(index: Path) -> int:
     if not Path(cache_path(index)).exists():
         return 0
-    with sqlite3.connect(cache_path(index)) as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+    try:
+        with sqlite3.connect(cache_path(index)) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+    except sqlite3.OperationalError:  # created, its table not yet
+        return 0
 
 
 def _wait_for_the_lock(index: Path) -> None:
@@ -488,8 +491,83 @@ def test_the_background_embedding_stops_when_the_index_changes(
             return model.embed(texts)
 
     monkeypatch.setattr(embedding, "load", lambda spinning: Touching())
-    assert embedding.embed_index(index, until_changed=True).computed == 1
+    report = embedding.embed_index(index, until_changed=True)
+    assert (report.computed, report.stopped) == (1, True)
     assert embedding.embed_index(index).computed == 2  # ingest --embed goes on: the rest
+
+
+def test_the_background_process_goes_on_after_a_change_unless_another_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(
+        tmp_path / "repo", {f"m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)}
+    )
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
+    monkeypatch.setattr(embedding, "EMBED_BATCH", 1)
+    model = semantic.load(spinning=True)
+    with open(embedding.lock_path(index, embedding.QUEUE_SUFFIX), "a+b") as queue:
+
+        class Touching:
+            identity = model.identity
+            calls = 0
+            waiter = True
+
+            def embed(self, texts: list[str]) -> semantic.Vectors:
+                Touching.calls += 1
+                if Touching.calls == 1:  # a `query --refresh` updates the index meanwhile
+                    os.utime(index, ns=(Touching.calls, 1))
+                    if Touching.waiter:  # and a later ingest's process waits
+                        fcntl.flock(queue, fcntl.LOCK_EX)
+                return model.embed(texts)
+
+        monkeypatch.setattr(embedding, "load", lambda spinning: Touching())
+        report = embedding.run(index)
+        assert report is not None and (report.computed, report.stopped) == (
+            1,
+            True,
+        )  # the rest is the waiter's
+        fcntl.flock(queue, fcntl.LOCK_UN)
+    for suffix in ("", "-wal", "-shm"):
+        Path(cache_path(index) + suffix).unlink(missing_ok=True)
+    Touching.calls, Touching.waiter = 0, False
+    os.utime(index)
+    report = embedding.run(index)  # nobody waits: it reads the index again and embeds the rest
+    assert report is not None and (report.computed, report.stopped) == (2, False)
+    assert _cached_vectors(index) == 3
+
+
+def test_ingest_embed_does_not_wait_behind_another_index_embedding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
+    machine = Path(embedding.cache_root()).parent / embedding.MACHINE_LOCK
+    machine.parent.mkdir(parents=True, exist_ok=True)
+    behind = threading.Event()  # this index's process waits for the machine's lock
+    real_flock = fcntl.flock
+
+    def flock(file: BinaryIO, operation: int) -> None:
+        if file.name == str(machine) and operation == fcntl.LOCK_EX:
+            behind.set()
+        real_flock(file, operation)
+
+    monkeypatch.setattr(embedding.fcntl, "flock", flock)
+    with open(machine, "a+b") as lock:
+        real_flock(lock, fcntl.LOCK_EX)  # as another index's background embedding holds it
+        waiting = threading.Thread(target=embedding.run, args=(index,))
+        waiting.start()
+        assert behind.wait(10)
+        time.sleep(0.1)  # (it would take this index's lock first, if it did)
+        reports: list[embedding.EmbedReport] = []
+        now = threading.Thread(target=lambda: reports.append(embedding.embed_now(index)))
+        now.start()
+        now.join(60)
+        assert [r.computed for r in reports] == [1]  # done while the other still runs
+        assert waiting.is_alive()
+    waiting.join(60)
+    assert not waiting.is_alive()
 
 
 def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
