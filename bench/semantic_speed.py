@@ -149,6 +149,21 @@ def main() -> None:
         f"background embedding after an ingest: {cached} vectors for {total} passages in {done - ingested:.1f} s "
         f"({cached / (done - ingested):.0f} passages/s; the ingest itself {ingested - began:.2f} s)"
     )
+    # what starting that process costs an ingest: an up-to-date ingest with it and without it,
+    # interleaved (every vector cached: the process it starts finds nothing to do and ends)
+    ingest = [str(ROOT / "ingest.py"), args.repo, "--index", str(index)]
+    costs: dict[str, list[float]] = {"background": [], "off": []}
+    for _ in range(args.rounds):
+        for setting, values in costs.items():
+            os.environ["RAG_EMBED"] = setting
+            values.append(run(ingest))
+            time.sleep(1.0)  # the started process has ended
+    os.environ["RAG_EMBED"] = "off"
+    off = statistics.median(costs["off"])
+    on = statistics.median(costs["background"])
+    print(
+        f"ingest, up to date: {on:.3f} s starting the background embedding against {off:.3f} s without ({on / off:.2f} x)"
+    )
     shutil.rmtree(work)
     os.sync()
 
