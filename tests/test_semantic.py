@@ -472,15 +472,22 @@ def test_one_process_embeds_an_index_at_a_time_and_one_waits(
     assert report is not None and report.computed == 0  # a later one finds nothing left to do
 
 
-def test_the_background_embedding_stops_when_the_index_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def three_passages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An index of three one-function files, embedded one passage a batch."""
     root = write_tree(
         tmp_path / "repo", {f"m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)}
     )
     index = tmp_path / "index.sqlite"
     assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
     monkeypatch.setattr(embedding, "EMBED_BATCH", 1)
+    return index
+
+
+def test_the_background_embedding_stops_when_the_index_changes(
+    three_passages: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = three_passages
     model = semantic.load(spinning=True)
 
     class Touching:
@@ -497,14 +504,9 @@ def test_the_background_embedding_stops_when_the_index_changes(
 
 
 def test_the_background_process_goes_on_after_a_change_unless_another_waits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    three_passages: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_tree(
-        tmp_path / "repo", {f"m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)}
-    )
-    index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
-    monkeypatch.setattr(embedding, "EMBED_BATCH", 1)
+    index = three_passages
     model = semantic.load(spinning=True)
     with open(embedding.lock_path(index, embedding.QUEUE_SUFFIX), "a+b") as queue:
 
