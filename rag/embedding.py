@@ -3,8 +3,11 @@ cached (rag.vectors) instead of embedding their 40 first (about 1 s a query on 2
 (`ingest --embed`), or by a background process that every ingest starts when the semantic stage is on.
 
 `start` launches `python -P -m rag.embedding INDEX` detached from the terminal (its own session,
-no output, no descriptor of its parent's) at a lower priority; that process (`run`) embeds every
-passage that has no vector yet and ends. When the index changes under it (an ingest, a `query
+no output, no descriptor of its parent's); that process (`run`) embeds every passage that has no
+vector yet and ends. It stays out of the way: Linux's idle scheduling class (else niceness 10), and
+before each small batch (BACKGROUND_BATCH) a wait while another process runs (up to BUSY_WAIT_MAX):
+without that, two queries at a time right after ingests ran 1.4-1.9 times as long (the model's
+threads share the cores and their caches even at the lowest priority; bench/LEVERS.md, stop 21). When the index changes under it (an ingest, a `query
 --refresh`) it reads it again and goes on, unless a later ingest's process now waits to. One process
 embeds an index at a time and one more waits behind it; any other exits at once, since the one
 waiting will see the newest index. Across indexes, one embeds at a time on the machine (a lock in
@@ -20,7 +23,7 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
@@ -48,6 +51,9 @@ class EmbedReport(NamedTuple):
 
 
 EMBED_BATCH = 256  # passages embedded and stored per transaction
+BACKGROUND_BATCH = 32  # the background process's (about 0.6 s of both cores): it yields soon to other work
+BUSY_SLEEP = 0.2  # seconds the background process waits, while other processes run, before it looks again
+BUSY_WAIT_MAX = 10.0  # and at most this long before each batch
 READ_BATCH = 1024  # passages read from the index at a time
 
 
@@ -74,12 +80,15 @@ def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False)
         found = cache.get(content_key(t) for t in texts)
         todo = [t for t in texts if content_key(t) not in found]
         embedder = load(spinning=True) if todo else None  # one long run of batches
-        for at in range(0, len(todo), EMBED_BATCH):
-            if until_changed and _file_identity(index_path) != before:
-                stopped = True
-                break
+        size = BACKGROUND_BATCH if until_changed else EMBED_BATCH
+        for at in range(0, len(todo), size):
+            if until_changed:
+                _wait_while_busy()
+                if _file_identity(index_path) != before:
+                    stopped = True
+                    break
             assert embedder is not None
-            batch = todo[at : at + EMBED_BATCH]
+            batch = todo[at : at + size]
             vectors = embedder.embed(batch)
             if not cache.put((content_key(t), vectors[i].tobytes()) for i, t in enumerate(batch)):
                 raise ModelError(
@@ -89,6 +98,41 @@ def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False)
     finally:
         cache.close()
     return EmbedReport(len(ids), computed, time.perf_counter() - start, stopped)
+
+
+def _wait_while_busy() -> None:
+    """Wait while another process is running, up to BUSY_WAIT_MAX seconds: a query right after an
+    ingest gets both cores, and under a load that does not end the embedding still goes on."""
+    deadline = time.monotonic() + BUSY_WAIT_MAX
+    while _others_running() > 0 and time.monotonic() < deadline:
+        time.sleep(BUSY_SLEEP)
+
+
+def _others_running() -> int:
+    """How many tasks of other processes are running (Linux's count of runnable tasks in
+    /proc/loadavg, less this process's running threads); 0 where that cannot be read."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return max(running - _own_running(), 0)
+
+
+def _own_running() -> int:
+    """How many of this process's threads are running (the model's may still spin after a batch)."""
+    n = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat", encoding="ascii", errors="replace") as f:
+                n += f.read().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return max(n, 1)
 
 
 def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
@@ -191,6 +235,12 @@ def main(argv: list[str]) -> int:
     if not os.path.isfile(argv[0]):  # nothing to embed, and no lock or cache file to leave beside it
         return 1
     os.nice(NICENESS)  # lowering one's own priority is always allowed
+    idle = getattr(os, "SCHED_IDLE", None)
+    if (
+        idle is not None
+    ):  # Linux: run only when the CPU would otherwise be idle (the model's threads inherit it)
+        with suppress(OSError):
+            os.sched_setscheduler(0, idle, os.sched_param(0))
     try:
         run(argv[0])
     except (RagError, OSError):

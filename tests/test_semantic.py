@@ -481,7 +481,23 @@ def three_passages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     index = tmp_path / "index.sqlite"
     assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
     monkeypatch.setattr(embedding, "EMBED_BATCH", 1)
+    monkeypatch.setattr(embedding, "BACKGROUND_BATCH", 1)
+    monkeypatch.setattr(embedding, "_wait_while_busy", lambda: None)  # the test runner may be busy
     return index
+
+
+def test_the_background_embedding_waits_while_another_process_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    others = [2, 1, 0, 3]  # what /proc/loadavg shows, less this process's threads, at each look
+    monkeypatch.setattr(embedding, "_others_running", lambda: others.pop(0))
+    monkeypatch.setattr(embedding, "BUSY_SLEEP", 0.0)
+    embedding._wait_while_busy()
+    assert others == [3]  # it looked three times: until nothing else ran
+    monkeypatch.setattr(embedding, "_others_running", lambda: 1)  # a load that does not end
+    monkeypatch.setattr(embedding, "BUSY_WAIT_MAX", 0.2)
+    began = time.monotonic()
+    embedding._wait_while_busy()
+    assert 0.2 <= time.monotonic() - began < 5  # it goes on after BUSY_WAIT_MAX
+    assert embedding._own_running() >= 1  # this thread, at least
 
 
 def test_the_background_embedding_stops_when_the_index_changes(
