@@ -737,6 +737,9 @@ def format_status(report: Any, list_skipped: bool = False) -> str:
         if report.stale
         else "Stale:      none"
     )
+    if report.vectors is not None:
+        now = "; embedding in the background now" if report.embedding else ""
+        lines.append(f"Vectors:    {report.vectors} of {report.chunks} passages (the semantic rerank's{now})")
     if list_skipped:
         for reason, paths in report.skipped_paths.items():
             more = report.skipped.get(reason, len(paths)) - len(paths)

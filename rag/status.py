@@ -28,6 +28,10 @@ class Status(NamedTuple):
     redacted: dict[str, int]  # kind -> secrets redacted in the indexed files
     stale: list[str]  # indexed files and folders that changed since ingest, as a query notes them
     summary_recorded: bool  # False: built by a version that did not record skips and redactions
+    # with the semantic stage on: the passages whose vector is cached for its model (None: stage off),
+    # and whether a background process is embedding this index now (rag.embedding)
+    vectors: int | None = None
+    embedding: bool = False
 
 
 def status(index_path: str | os.PathLike[str]) -> Status:
@@ -51,6 +55,7 @@ def status(index_path: str | os.PathLike[str]) -> Status:
         for kinds in summary.get("redacted", {}).values():
             redacted.update(kinds)
         built = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(m.built_at))
+        vectors = _cached_vectors(index) if _stage_runs() else None
         return Status(
             index_path=os.path.abspath(index.path),
             repository=m.root,
@@ -66,7 +71,60 @@ def status(index_path: str | os.PathLike[str]) -> Status:
             redacted=dict(sorted(redacted.items())),
             stale=stale,
             summary_recorded=m.summary is not None,
+            vectors=vectors,
+            embedding=vectors is not None and _embedding_now(index.path),
         )
+
+
+def _stage_runs() -> bool:
+    from .semantic_choices import DEFAULT_MODE, ENV, MODES, active
+
+    mode = os.environ.get(ENV) or DEFAULT_MODE
+    return mode in MODES and active(mode)
+
+
+def _cached_vectors(index: Index) -> int | None:
+    """How many of the index's passages have a cached vector for the configured model (about
+    0.6 s for 38,670 passages); None when the model cannot be told."""
+    from .semantic import ModelError, identity
+    from .semantic_rerank import passage_text
+    from .vectors import VectorCache, cache_path, content_key
+
+    try:
+        model = identity()
+    except ModelError:
+        return None
+    if not os.path.exists(cache_path(index.path)):
+        return 0
+    ids = index.chunk_ids()
+    keys = [
+        content_key(passage_text(c))
+        for at in range(0, len(ids), 1024)
+        for c in index.chunks(ids[at : at + 1024]).values()
+    ]
+    cache = VectorCache(cache_path(index.path), model)
+    try:
+        found = cache.get(keys)
+    finally:
+        cache.close()
+    return sum(key in found for key in keys)
+
+
+def _embedding_now(index_path: str) -> bool:
+    """Whether a background process holds this index's embedding lock (rag.embedding)."""
+    import fcntl
+
+    from .embedding import lock_path
+
+    try:
+        with open(lock_path(index_path), "rb") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+    except OSError:
+        return False
+    return False
 
 
 def status_dict(report: Status, with_paths: bool = False) -> dict[str, Any]:

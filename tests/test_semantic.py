@@ -588,6 +588,32 @@ def test_ingest_embed_does_not_wait_behind_another_index_embedding(
     assert not waiting.is_alive()
 
 
+def test_status_counts_the_cached_vectors_and_says_when_they_are_being_computed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    off = CliRunner().invoke(main, ["status", "--index", str(index)])  # RAG_RERANK=none: no vectors
+    assert off.exit_code == 0 and "Vectors" not in off.stdout
+    monkeypatch.delenv("RAG_RERANK")
+    none = CliRunner().invoke(main, ["status", "--index", str(index)])
+    assert "\nVectors:    0 of 2 passages (the semantic rerank's)" in none.stdout
+    query = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", str(index), "banner"])
+    assert [r["path"] for r in json.loads(query.stdout)["results"]] == ["banner.py"]  # its one candidate
+    one = CliRunner().invoke(main, ["status", "--json", "--index", str(index)])
+    assert (json.loads(one.stdout)["vectors"], json.loads(one.stdout)["embedding"]) == (1, False)
+    assert CliRunner().invoke(main, ["ingest", "--embed", "--index", str(index), str(root)]).exit_code == 0
+    with open(embedding.lock_path(index), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the background process holds it while it embeds
+        busy = CliRunner().invoke(main, ["status", "--index", str(index)])
+    assert busy.stdout.rstrip().endswith(
+        "Vectors:    2 of 2 passages (the semantic rerank's; embedding in the background now)"
+    )
+    done = CliRunner().invoke(main, ["status", "--json", "--index", str(index)])
+    assert (json.loads(done.stdout)["vectors"], json.loads(done.stdout)["embedding"]) == (2, False)
+
+
 def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "rag.embedding", str(tmp_path / "none.sqlite")],
