@@ -39,6 +39,7 @@ def status(index_path: str | os.PathLike[str]) -> Status:
     and the files changed since ingest (every file and folder is checked: one stat each)."""
     from .chunking import chunker_for
     from .freshness import indexable_changes
+    from .semantic_rerank import will_run
 
     with Index(index_path) as index:
         m = index.manifest
@@ -55,7 +56,7 @@ def status(index_path: str | os.PathLike[str]) -> Status:
         for kinds in summary.get("redacted", {}).values():
             redacted.update(kinds)
         built = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(m.built_at))
-        vectors = _cached_vectors(index) if _stage_runs() else None
+        vectors = _cached_vectors(index) if will_run() else None
         return Status(
             index_path=os.path.abspath(index.path),
             repository=m.root,
@@ -74,13 +75,6 @@ def status(index_path: str | os.PathLike[str]) -> Status:
             vectors=vectors,
             embedding=vectors is not None and _embedding_now(index.path),
         )
-
-
-def _stage_runs() -> bool:
-    from .semantic_choices import DEFAULT_MODE, ENV, MODES, active
-
-    mode = os.environ.get(ENV) or DEFAULT_MODE
-    return mode in MODES and active(mode)
 
 
 def _cached_vectors(index: Index) -> int | None:
