@@ -276,18 +276,21 @@ def ingest_cmd(
     if not quiet:
         _out(format_ingest_report(report))
     if not embed:
-        from .semantic import ModelError
-        from .semantic_rerank import prepare_model, will_run
+        from .semantic import ModelError, prepare
+        from .semantic_rerank import will_run
 
+        if not will_run():  # the queries will not run the semantic stage: nothing to prepare or embed
+            return
         try:
-            seconds = prepare_model()
+            # the model's cached form (about 4 s, once per machine), so that the first query need not build it
+            seconds = prepare()
         except ModelError as exc:  # the index is whole; the queries will say the same and rank lexically
             if not quiet:
                 _out(f"Note: {exc}; queries will rank the passages lexically", err=True)
             return
         if seconds is not None and not quiet:
             _out(f"Prepared the semantic model for queries in {seconds:.1f} s (once per machine)")
-        if embed is None and will_run():
+        if embed is None:
             from .embedding import start
 
             try:

@@ -65,14 +65,8 @@ def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False)
     start = time.perf_counter()
     before = _file_identity(index_path)  # before reading: a file replaced meanwhile is then noticed
     with Index(index_path, read_only=until_changed) as index:  # a missing index fails before the model loads
-        ids = index.chunk_ids()
-        texts = list(
-            dict.fromkeys(
-                passage_text(c)
-                for at in range(0, len(ids), READ_BATCH)
-                for c in index.chunks(ids[at : at + READ_BATCH]).values()
-            )
-        )
+        every = passage_texts(index)
+    texts = list(dict.fromkeys(every))
     cache = VectorCache(cache_path(index_path), identity())
     computed = 0
     stopped = False
@@ -97,7 +91,18 @@ def embed_index(index_path: str | os.PathLike[str], until_changed: bool = False)
             computed += len(batch)
     finally:
         cache.close()
-    return EmbedReport(len(ids), computed, time.perf_counter() - start, stopped)
+    return EmbedReport(len(every), computed, time.perf_counter() - start, stopped)
+
+
+def passage_texts(index: Index) -> list[str]:
+    """The text each passage of the index is embedded as (rag.semantic_rerank.passage_text), in
+    chunk-id order, read READ_BATCH passages at a time."""
+    ids = index.chunk_ids()
+    return [
+        passage_text(c)
+        for at in range(0, len(ids), READ_BATCH)
+        for c in index.chunks(ids[at : at + READ_BATCH]).values()
+    ]
 
 
 def _wait_while_busy() -> None:
@@ -151,9 +156,8 @@ def lock_path(index_path: str | os.PathLike[str], suffix: str = LOCK_SUFFIX) -> 
 
 def start(index_path: str | os.PathLike[str]) -> int:
     """Start embedding the index's passages in a detached background process; return its pid."""
-    package_root = str(
-        Path(__file__).resolve().parent.parent
-    )  # rag importable wherever ingest.py was run from
+    # rag importable wherever ingest.py was run from
+    package_root = str(Path(__file__).resolve().parent.parent)
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
     process = subprocess.Popen(
@@ -177,9 +181,7 @@ def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
     --refresh`), it reads the index again and goes on, unless another process now waits to."""
     with ExitStack() as stack:
         queue = stack.enter_context(open(lock_path(index_path, QUEUE_SUFFIX), "a+b"))
-        try:
-            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _took(queue, fcntl.LOCK_EX):
             return None
         # the machine's lock before the index's: `ingest --embed` (the index's lock only) never waits
         # for another index's embedding
@@ -199,10 +201,26 @@ def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
 def _nobody_waits(index_path: str | os.PathLike[str]) -> bool:
     """Whether no other process waits to embed this index (the queue's lock is free)."""
     with open(lock_path(index_path, QUEUE_SUFFIX), "a+b") as queue:
-        try:
-            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
+        return _took(queue, fcntl.LOCK_EX)
+
+
+def embedding_now(index_path: str | os.PathLike[str]) -> bool:
+    """Whether a process is embedding this index now (it holds the index's lock); told without
+    creating the lock file."""
+    try:
+        with open(lock_path(index_path), "rb") as lock:
+            return not _took(lock, fcntl.LOCK_SH)
+    except OSError:
+        return False
+
+
+def _took(file: BinaryIO, operation: int) -> bool:
+    """Take `file`'s lock (`operation`: LOCK_EX or LOCK_SH) if no other holder stands in the way,
+    without waiting; whether it was taken (it is released when the file closes)."""
+    try:
+        fcntl.flock(file, operation | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
     return True
 
 
@@ -236,9 +254,8 @@ def main(argv: list[str]) -> int:
         return 1
     os.nice(NICENESS)  # lowering one's own priority is always allowed
     idle = getattr(os, "SCHED_IDLE", None)
-    if (
-        idle is not None
-    ):  # Linux: run only when the CPU would otherwise be idle (the model's threads inherit it)
+    # Linux: run only when the CPU would otherwise be idle (the model's threads inherit it)
+    if idle is not None:
         with suppress(OSError):
             os.sched_setscheduler(0, idle, os.sched_param(0))
     try:

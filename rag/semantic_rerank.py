@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from .chunking.base import Chunk
 from .hits import Hit
 from .rerank import TEST_FACTOR, file_shares, is_code, spread_files
-from .semantic import ModelError, identity, load, prepare
+from .semantic import ModelError, identity, load
 from .semantic_choices import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "NOT_INSTALLED",
     "active",
     "lexical_depth",
-    "prepare_model",
     "rerank",
     "safe_rerank",
     "will_run",
@@ -151,10 +150,3 @@ def will_run(mode: str | None = None) -> bool:
     is installed; an unknown mode is the query's to report."""
     mode = mode or os.environ.get(ENV) or DEFAULT_MODE
     return mode in MODES and active(mode)
-
-
-def prepare_model(mode: str | None = None) -> float | None:
-    """Build the model's cached form after an ingest, when the stage will run (`mode`, default
-    RAG_RERANK) and the form is not built yet (about 4 s, once per machine), so that the first query
-    does not wait for it; return the seconds it took, or None (nothing to do)."""
-    return prepare() if will_run(mode) else None

@@ -38,6 +38,7 @@ def status(index_path: str | os.PathLike[str]) -> Status:
     """Describe the index at `index_path`: its manifest, contents by chunker, skips, redactions
     and the files changed since ingest (every file and folder is checked: one stat each)."""
     from .chunking import chunker_for
+    from .embedding import embedding_now
     from .freshness import indexable_changes
     from .semantic_rerank import will_run
 
@@ -73,15 +74,15 @@ def status(index_path: str | os.PathLike[str]) -> Status:
             stale=stale,
             summary_recorded=m.summary is not None,
             vectors=vectors,
-            embedding=vectors is not None and _embedding_now(index.path),
+            embedding=vectors is not None and embedding_now(index.path),
         )
 
 
 def _cached_vectors(index: Index) -> int | None:
     """How many of the index's passages have a cached vector for the configured model (about
     0.6 s for 38,670 passages); None when the model cannot be told."""
+    from .embedding import passage_texts
     from .semantic import ModelError, identity
-    from .semantic_rerank import passage_text
     from .vectors import VectorCache, cache_path, content_key
 
     try:
@@ -90,35 +91,13 @@ def _cached_vectors(index: Index) -> int | None:
         return None
     if not os.path.exists(cache_path(index.path)):
         return 0
-    ids = index.chunk_ids()
-    keys = [
-        content_key(passage_text(c))
-        for at in range(0, len(ids), 1024)
-        for c in index.chunks(ids[at : at + 1024]).values()
-    ]
+    keys = [content_key(text) for text in passage_texts(index)]
     cache = VectorCache(cache_path(index.path), model)
     try:
         found = cache.get(keys)
     finally:
         cache.close()
     return sum(key in found for key in keys)
-
-
-def _embedding_now(index_path: str) -> bool:
-    """Whether a background process holds this index's embedding lock (rag.embedding)."""
-    import fcntl
-
-    from .embedding import lock_path
-
-    try:
-        with open(lock_path(index_path), "rb") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-    except OSError:
-        return False
-    return False
 
 
 def status_dict(report: Status, with_paths: bool = False) -> dict[str, Any]:
