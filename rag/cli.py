@@ -24,6 +24,7 @@ from .tokens import MODES, TokenizerSettings
 
 if TYPE_CHECKING:
     from .citations import Answer
+    from .embedding import Followup
     from .pipeline import IngestReport
     from .retrieve import Retrieval
 
@@ -251,7 +252,9 @@ def ingest_cmd(
     from .store.paths import remember_index
 
     if embed is None:
-        embed = _embed_setting()  # before the ingest: a bad value must not fail a finished one
+        from .embedding import setting
+
+        embed = setting()  # before the ingest: a bad value must not fail a finished one
     options = IngestOptions(
         TokenizerSettings(mode=tokenizer) if tokenizer else None,
         include or None,
@@ -275,61 +278,35 @@ def ingest_cmd(
     remember_index(os.getcwd(), report.index_path)
     if not quiet:
         _out(format_ingest_report(report))
-    if not embed:
-        from .semantic import ModelError, prepare
-        from .semantic_rerank import will_run
+    from .embedding import after_ingest
 
-        if not will_run():  # the queries will not run the semantic stage: nothing to prepare or embed
-            return
-        try:
-            # the model's cached form (about 4 s, once per machine), so that the first query need not build it
-            seconds = prepare()
-        except ModelError as exc:  # the index is whole; the queries will say the same and rank lexically
-            if not quiet:
-                _out(f"Note: {exc}; queries will rank the passages lexically", err=True)
-            return
-        if seconds is not None and not quiet:
-            _out(f"Prepared the semantic model for queries in {seconds:.1f} s (once per machine)")
-        if embed is None:
-            from .embedding import start
+    followup = after_ingest(report.index_path, embed)
+    if followup is not None and not quiet:
+        for text in followup_lines(followup):
+            _out(text, err=text.startswith("Note:"))
 
-            try:
-                pid = start(report.index_path)
-            except OSError as exc:  # the index is whole; queries embed their passages themselves
-                if not quiet:
-                    _out(
-                        f"Note: could not start embedding in the background ({exc.strerror or exc})", err=True
-                    )
-                return
-            if not quiet:
-                _out(
-                    f"Embedding the passages for the semantic rerank in the background (pid {pid}): "
-                    "queries get faster as it goes"
-                )
-    if embed:
-        from .embedding import embed_now
 
-        done = embed_now(report.index_path)
+def followup_lines(followup: Followup) -> list[str]:
+    """What an ingest did for the semantic stage's vectors, in lines (a note first: for stderr)."""
+    lines = [followup.note] if followup.note else []
+    if followup.prepared is not None:
+        lines.append(
+            f"Prepared the semantic model for queries in {followup.prepared:.1f} s (once per machine)"
+        )
+    if followup.pid is not None:
+        lines.append(
+            f"Embedding the passages for the semantic rerank in the background (pid {followup.pid}): "
+            "queries get faster as it goes"
+        )
+    done = followup.embedded
+    if done is not None:
         rate = (
             f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
         )
-        if not quiet:
-            _out(
-                f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in "
-                f"{done.seconds:.1f} s{rate}"
-            )
-
-
-EMBED_ENV = "RAG_EMBED"
-EMBED_SETTINGS = {"background": None, "now": True, "off": False}
-
-
-def _embed_setting() -> bool | None:
-    """RAG_EMBED as `--embed` (now), `--no-embed` (off) or neither (background, the default)."""
-    value = os.environ.get(EMBED_ENV) or "background"
-    if value not in EMBED_SETTINGS:
-        raise InputError(f"{EMBED_ENV} must be one of {', '.join(EMBED_SETTINGS)}, not {value!r}")
-    return EMBED_SETTINGS[value]
+        lines.append(
+            f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in {done.seconds:.1f} s{rate}"
+        )
+    return lines
 
 
 def _stderr_is_terminal() -> bool:
@@ -588,6 +565,8 @@ def freshness_lines(found: Retrieval) -> list[str]:
         )
     if found.refreshed is not None or found.refresh:
         lines.append(refresh_line(found.refreshed))
+    if found.followup is not None:
+        lines += followup_lines(found.followup)
     if found.gone is not None:
         lines.append(
             f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "

@@ -27,10 +27,10 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from .errors import RagError
+from .errors import InputError, RagError
 from .model_cache import cache_root
-from .semantic import ModelError, identity, load
-from .semantic_rerank import passage_text
+from .semantic import ModelError, identity, load, prepare
+from .semantic_rerank import passage_text, will_run
 from .store.reader import Index
 from .vectors import VectorCache, cache_path, content_key
 
@@ -52,6 +52,55 @@ class EmbedReport(NamedTuple):
 
 EMBED_BATCH = 256  # passages embedded and stored per transaction
 BACKGROUND_BATCH = 32  # the background process's (about 0.6 s of both cores): it yields soon to other work
+ENV = "RAG_EMBED"  # what every ingest does for the vectors: background (the default), now or off
+SETTINGS: dict[str, bool | None] = {"background": None, "now": True, "off": False}
+
+
+def setting() -> bool | None:
+    """RAG_EMBED as `ingest --embed` (True: now), `--no-embed` (False: off) or neither (None: in
+    the background, the default)."""
+    value = os.environ.get(ENV) or "background"
+    if value not in SETTINGS:
+        raise InputError(f"{ENV} must be one of {', '.join(SETTINGS)}, not {value!r}")
+    return SETTINGS[value]
+
+
+class Followup(NamedTuple):
+    """What an ingest did for the semantic stage's vectors afterwards (`after_ingest`)."""
+
+    prepared: float | None = None  # seconds the model's cached form took to build (None: it was there)
+    pid: int | None = None  # the background process started to embed the passages
+    embedded: EmbedReport | None = None  # what embedding now did
+    note: str | None = None  # a line for stderr: the model failed, or the process could not start
+
+
+def after_ingest(
+    index_path: str | os.PathLike[str], embed: bool | None, mode: str | None = None
+) -> Followup | None:
+    """After an ingest (`ingest`, `query --refresh`, the MCP reindex), when the queries will run
+    the semantic stage (`mode`, default RAG_RERANK): embed every passage now (`embed` True), or
+    build the model's cached form, so that the first query need not, and then (`embed` None) start
+    the background process; else None when the stage will not run. A model that fails or a process
+    that cannot start leaves the index whole, and a note."""
+    if embed:  # asked for: a model that cannot load is the caller's error
+        return Followup(embedded=embed_now(index_path))
+    if not will_run(mode):  # nothing to prepare or embed
+        return None
+    try:
+        prepared = prepare()
+    except ModelError as exc:  # the queries will say the same and rank lexically
+        return Followup(note=f"Note: {exc}; queries will rank the passages lexically")
+    if embed is False:
+        return Followup(prepared)
+    try:
+        pid = start(index_path)
+    except OSError as exc:  # queries embed their passages themselves
+        return Followup(
+            prepared, note=f"Note: could not start embedding in the background ({exc.strerror or exc})"
+        )
+    return Followup(prepared, pid)
+
+
 BUSY_SLEEP = 0.2  # seconds the background process waits, while other processes run, before it looks again
 BUSY_WAIT_MAX = 10.0  # and at most this long before each batch
 READ_BATCH = 1024  # passages read from the index at a time

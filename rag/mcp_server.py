@@ -122,16 +122,21 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from .cli import format_ingest_report
+            from .cli import followup_lines, format_ingest_report
+            from .embedding import after_ingest, setting
             from .pipeline import IngestOptions, ingest
             from .store.reader import Index
 
             path = where()
+            embed = setting()  # RAG_EMBED, as for every ingest
             with Index(path) as index:
                 root, settings = index.manifest.root, index.manifest.tokenizer
             report = ingest(root, path, IngestOptions(settings, workers=1))
+            followup = None if report.up_to_date else after_ingest(path, embed)
             return {
-                "summary": format_ingest_report(report),
+                "summary": "\n".join(
+                    [format_ingest_report(report), *(followup_lines(followup) if followup else [])]
+                ),
                 "files": report.files,
                 "chunks": report.chunks,
                 "changed": report.changed,

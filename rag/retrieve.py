@@ -16,6 +16,7 @@ from .semantic_choices import DEFAULT_MODE, NOT_INSTALLED, active
 from .store.reader import Index
 
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
+    from .embedding import Followup
     from .pipeline import IngestReport
     from .spelling import Correction
 
@@ -46,6 +47,7 @@ class Retrieval(NamedTuple):
     ] = ()  # query words unknown to the index, and what was searched instead
     refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
     note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
+    followup: Followup | None = None  # what the refresh did for the semantic stage's vectors (rag.embedding)
 
 
 def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
@@ -56,7 +58,15 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     with no hit, on every indexed folder. A refresh checks every file and folder.
     """
     check_request(request.k, request.scoring)  # the caller's mistakes, before anything that reads the index
-    refreshed = refresh(index_path) if request.refresh else None
+    refreshed: IngestReport | None = None
+    followup: Followup | None = None
+    if request.refresh:
+        from .embedding import after_ingest, setting
+
+        embed = setting()  # RAG_EMBED, before the refresh: a bad value must not fail a finished one
+        refreshed = refresh(index_path)
+        if refreshed is not None:  # as every ingest: the vectors of what changed, in the background
+            followup = after_ingest(index_path, embed, request.rerank)
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         moved = index.moved_repository()
@@ -96,7 +106,16 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
 
             changed = indexable_changes(index, changed)
     return Retrieval(
-        hits, changed, gone, os.path.abspath(index_path), root, refreshed, fixed, request.refresh, note
+        hits,
+        changed,
+        gone,
+        os.path.abspath(index_path),
+        root,
+        refreshed,
+        fixed,
+        request.refresh,
+        note,
+        followup,
     )
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,10 @@ from rag.pipeline import IngestOptions, ingest  # noqa: E402
 PROJECT = Path(__file__).resolve().parents[1]
 
 
-def server(*args: str) -> StdioServerParameters:
+def server(*args: str, unset: tuple[str, ...] = ()) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "rag", "mcp", *args],
-        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        command=sys.executable, args=["-m", "rag", "mcp", *args], env={**env, "PYTHONPATH": str(PROJECT)}
     )
 
 
@@ -85,6 +86,35 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
     assert bad_k.is_error and bad_k.content[0].text.endswith(
         ": k must be between 1 and 50 — ask for fewer passages"
     )
+
+
+def test_reindex_starts_the_background_embedding_of_what_changed(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")  # the semantic extra
+    from rag.vectors import cache_path
+
+    repo = write_tree(
+        tmp_path / "r", {"score.py": 'def score(passages):\n    """Rank passages by BM25."""\n'}
+    )
+    index = ingest(repo, options=IngestOptions(workers=1)).index_path
+    (repo / "walk.py").write_text("def walk(root):\n    return []\n")
+    # the semantic stage on (RAG_RERANK unset: auto), the vectors in the background (RAG_EMBED unset)
+    _, (reindexed,) = session_run(
+        server("--index", str(index), unset=("RAG_RERANK", "RAG_EMBED")), [("reindex", {})]
+    )
+    done = payload(reindexed)
+    assert done["changed"] == 1
+    assert "Embedding the passages for the semantic rerank in the background (pid " in done["summary"]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # both passages, by the process the reindex started
+        try:
+            with sqlite3.connect(cache_path(index)) as conn:
+                if conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 2:
+                    break
+        except sqlite3.OperationalError:  # not created yet
+            pass
+        time.sleep(0.1)
+    else:
+        pytest.fail("the passages were not embedded")
 
 
 def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 from click.testing import CliRunner
@@ -431,6 +431,47 @@ def test_ingest_starts_the_background_embedding_only_by_default_with_the_stage_o
     assert failed.stderr == (
         "Note: could not start embedding in the background (Resource temporarily unavailable)\n"
     )
+
+
+def test_query_refresh_starts_the_background_embedding_as_an_ingest_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(embedding, "start", lambda path: started.append(str(path)) or 4242)
+    monkeypatch.delenv("RAG_RERANK")
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+
+    def query(*args: str) -> Any:
+        return CliRunner().invoke(
+            main, ["query", "--no-llm", "--refresh", *args, "--index", str(index), "account"]
+        )
+
+    same = query()  # nothing changed: nothing re-indexed, nothing to embed
+    assert same.exit_code == 0 and started == [] and "background" not in same.stderr
+    (root / "users.py").write_text(_pool()[1].chunk.text + "\n\ndef delete_account(user):\n    return user\n")
+    changed = query()
+    assert changed.exit_code == 0 and started == [str(index)], changed.output
+    assert "Refreshed: re-indexed 1 changed or new file(s)" in changed.stderr
+    assert (
+        "Embedding the passages for the semantic rerank in the background (pid 4242): queries get faster as it goes"
+        in changed.stderr
+    )
+    (root / "users.py").write_text(_pool()[1].chunk.text)
+    lexical = query("--rerank", "none")  # the stage is off for this query: its vectors are not wanted
+    assert lexical.exit_code == 0 and "Refreshed: re-indexed 1" in lexical.stderr and started == [str(index)]
+    monkeypatch.setenv("RAG_EMBED", "off")
+    (root / "users.py").write_text(_pool()[1].chunk.text + "\n")
+    assert query().exit_code == 0 and started == [str(index)]
+    monkeypatch.setenv("RAG_EMBED", "later")
+    (root / "users.py").write_text(_pool()[1].chunk.text + "\n\n")
+    bad = query()
+    assert (bad.exit_code, bad.stdout) == (1, "")
+    assert bad.stderr == "Error: RAG_EMBED must be one of background, now, off, not 'later'\n"
+    monkeypatch.delenv("RAG_EMBED")
+    again = query()  # refused before the refresh: the change is still there to re-index
+    assert "Refreshed: re-indexed 1 changed or new file(s)" in again.stderr and started == [str(index)] * 2
 
 
 def test_one_process_embeds_an_index_at_a_time_and_one_waits(
