@@ -7,23 +7,27 @@ no output, no descriptor of its parent's); that process (`run`) embeds every pas
 vector yet and ends. It stays out of the way: Linux's idle scheduling class (else niceness 10), and
 before each small batch (BACKGROUND_BATCH) a wait while another process runs (up to BUSY_WAIT_MAX):
 without that, two queries at a time right after ingests ran 1.4-1.9 times as long (the model's
-threads share the cores and their caches even at the lowest priority; bench/LEVERS.md, stop 21). When the index changes under it (an ingest, a `query
---refresh`) it reads it again and goes on, unless a later ingest's process now waits to. One process
-embeds an index at a time and one more waits behind it; any other exits at once, since the one
-waiting will see the newest index. Across indexes, one embeds at a time on the machine (a lock in
-the user cache folder): many ingests in a row (a benchmark's) hold one model in memory, not one
-each. `ingest --embed` waits for a running one on its index, then embeds what is left. Stopping
+threads share the cores and their caches even at the lowest priority; bench/LEVERS.md, stop 21).
+
+One process embeds at a time on the machine (a lock in the user cache folder), and the others do not
+wait: each queues its index (a file in the queue folder beside the lock) and exits if that lock is
+taken, and the process holding it embeds every queued index before it ends, oldest first. So many
+ingests in a row (a benchmark's, a script's) leave one process and one model in memory, not one
+waiting process an index. When the index changes under it (an ingest, a `query --refresh`) it reads
+it again and goes on, or, when that ingest queued it again, takes it up from the queue.
+`ingest --embed` waits for a running one on its index, then embeds what is left. Stopping
 either loses nothing: each batch of vectors is stored in one transaction, and a query embeds
 whatever is still missing."""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import subprocess
 import sys
 import time
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
@@ -35,8 +39,8 @@ from .store.reader import Index
 from .vectors import VectorCache, cache_path, content_key
 
 LOCK_SUFFIX = ".embedding"  # beside the vector cache: held by the process embedding that index
-QUEUE_SUFFIX = ".embedding-next"  # held by the one process waiting to embed it next
 MACHINE_LOCK = "embedding.lock"  # in the user cache folder: held by the one process embedding on this machine
+QUEUE_FOLDER = "embedding-queue"  # beside it: the indexes waiting to be embedded, one file each
 NICENESS = 10  # the background process's priority below the user's: a query or an editor comes first
 _started: list[subprocess.Popen[bytes]] = []  # not waited for: kept so that none warns it still runs
 
@@ -224,33 +228,97 @@ def start(index_path: str | os.PathLike[str]) -> int:
 
 
 def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
-    """The background process's work: embed the passages that have no vector yet, once no other
-    process is embedding (this index, or any on this machine); None, at once, when another is
-    already waiting to embed this index. When the index changes under it (an ingest, a `query
-    --refresh`), it reads the index again and goes on, unless another process now waits to."""
-    with ExitStack() as stack:
-        queue = stack.enter_context(open(lock_path(index_path, QUEUE_SUFFIX), "a+b"))
-        if not _took(queue, fcntl.LOCK_EX):
-            return None
-        # the machine's lock before the index's: `ingest --embed` (the index's lock only) never waits
-        # for another index's embedding
-        machine = _machine_lock()
-        if machine is not None:  # one index at a time on this machine: one model's memory, not one an index
-            stack.enter_context(machine)
-            fcntl.flock(machine, fcntl.LOCK_EX)
-        lock = stack.enter_context(open(lock_path(index_path), "a+b"))
+    """The background process's work: queue the index, then, unless another process is embedding on
+    this machine (which will take the queued index up when it is done), embed every queued index's
+    passages that have no vector yet, oldest first; return what it did for `index_path` (None: it left
+    that to the other process). So many ingests in a row leave one process running, not one each
+    waiting. Without a writable user cache folder (no queue), it embeds this index alone."""
+    path = os.path.abspath(index_path)
+    folder = _queue_folder()
+    if folder is None:
+        return _embed_one(path, None)
+    _enqueue(folder, path)
+    mine: EmbedReport | None = None
+    while True:
+        with open(os.path.join(os.path.dirname(folder), MACHINE_LOCK), "a+b") as machine:
+            if not _took(machine, fcntl.LOCK_EX):  # the one embedding will see the entry
+                return mine
+            while (entry := _oldest(folder)) is not None:
+                queued = _dequeue(entry)
+                if queued is None:  # another process took it meanwhile (only a holder of the lock does)
+                    continue
+                try:
+                    report = _embed_one(queued, folder)
+                except (RagError, OSError):  # this index cannot be embedded: the queries embed its passages
+                    continue
+                if queued == path:
+                    mine = report
+        # released: an entry queued after the last look found the lock held, and its process exited
+        if _oldest(folder) is None:
+            return mine
+
+
+def _embed_one(path: str, folder: str | None) -> EmbedReport | None:
+    """Embed one index's missing passages, holding its lock (`ingest --embed` waits for it); when
+    the index changes under it, read it again and go on, unless the index is queued again (`folder`'s
+    next round takes it). None: the index is gone."""
+    if not os.path.isfile(path):
+        return None
+    with open(lock_path(path), "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
-        queue.close()  # the next ingest's process may wait now: it will see what changed from here on
         while True:
-            report = embed_index(index_path, until_changed=True)
-            if not report.stopped or not _nobody_waits(index_path):
+            report = embed_index(path, until_changed=True)
+            if not report.stopped or (folder is not None and os.path.exists(_entry(folder, path))):
                 return report
 
 
-def _nobody_waits(index_path: str | os.PathLike[str]) -> bool:
-    """Whether no other process waits to embed this index (the queue's lock is free)."""
-    with open(lock_path(index_path, QUEUE_SUFFIX), "a+b") as queue:
-        return _took(queue, fcntl.LOCK_EX)
+def _queue_folder() -> str | None:
+    """The user's queue of indexes waiting to be embedded (None: the user cache folder cannot be written)."""
+    folder = os.path.join(os.path.dirname(cache_root()), QUEUE_FOLDER)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def _entry(folder: str, path: str) -> str:
+    return os.path.join(folder, hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest())
+
+
+def _enqueue(folder: str, path: str) -> None:
+    """Queue an index, unless it is queued: it keeps its place, and is read when it is taken (after
+    this ingest, which has ended)."""
+    entry = _entry(folder, path)
+    if os.path.exists(entry):
+        return
+    temporary = f"{entry}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8", errors="surrogateescape") as out:
+        out.write(path)
+    os.replace(temporary, entry)  # whole: a reader never sees half a path
+
+
+def _oldest(folder: str) -> str | None:
+    """The entry queued first, or None when the queue is empty."""
+    entries = []
+    for name in os.listdir(folder):
+        if name.endswith(".tmp"):
+            continue
+        with suppress(OSError):  # taken meanwhile
+            entries.append((os.stat(os.path.join(folder, name)).st_mtime_ns, name))
+    return os.path.join(folder, min(entries)[1]) if entries else None
+
+
+def _dequeue(entry: str) -> str | None:
+    """Take an entry off the queue: the index it names (None: it was gone). Taken before its index
+    is embedded, so that an ingest meanwhile queues it again."""
+    try:
+        with open(entry, encoding="utf-8", errors="surrogateescape") as found:
+            path = found.read()
+        os.unlink(entry)
+    except OSError:
+        return None
+    return path or None
 
 
 def embedding_now(index_path: str | os.PathLike[str]) -> bool:
@@ -263,6 +331,12 @@ def embedding_now(index_path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def queued(index_path: str | os.PathLike[str]) -> bool:
+    """Whether the index waits in the queue for the background embedding (rag status)."""
+    folder = os.path.join(os.path.dirname(cache_root()), QUEUE_FOLDER)
+    return os.path.exists(_entry(folder, os.path.abspath(index_path)))
+
+
 def _took(file: BinaryIO, operation: int) -> bool:
     """Take `file`'s lock (`operation`: LOCK_EX or LOCK_SH) if no other holder stands in the way,
     without waiting; whether it was taken (it is released when the file closes)."""
@@ -271,17 +345,6 @@ def _took(file: BinaryIO, operation: int) -> bool:
     except BlockingIOError:
         return False
     return True
-
-
-def _machine_lock() -> BinaryIO | None:
-    """The user's lock that one background process at a time holds while it embeds (None: the user
-    cache folder cannot be written; the per-index locks still hold)."""
-    folder = os.path.dirname(cache_root())
-    try:
-        os.makedirs(folder, exist_ok=True)
-        return open(os.path.join(folder, MACHINE_LOCK), "a+b")
-    except OSError:
-        return None
 
 
 def embed_now(index_path: str | os.PathLike[str]) -> EmbedReport:

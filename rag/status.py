@@ -29,16 +29,18 @@ class Status(NamedTuple):
     stale: list[str]  # indexed files and folders that changed since ingest, as a query notes them
     summary_recorded: bool  # False: built by a version that did not record skips and redactions
     # with the semantic stage on: the passages whose vector is cached for its model (None: stage off),
-    # and whether a background process is embedding this index now (rag.embedding)
+    # whether a background process is embedding this index now, and whether it waits in the queue of
+    # the one embedding another (rag.embedding)
     vectors: int | None = None
     embedding: bool = False
+    queued: bool = False
 
 
 def status(index_path: str | os.PathLike[str]) -> Status:
     """Describe the index at `index_path`: its manifest, contents by chunker, skips, redactions
     and the files changed since ingest (every file and folder is checked: one stat each)."""
     from .chunking import chunker_for
-    from .embedding import embedding_now
+    from .embedding import embedding_now, queued
     from .freshness import indexable_changes
     from .semantic_rerank import will_run
 
@@ -75,6 +77,7 @@ def status(index_path: str | os.PathLike[str]) -> Status:
             summary_recorded=m.summary is not None,
             vectors=vectors,
             embedding=vectors is not None and embedding_now(index.path),
+            queued=vectors is not None and queued(index.path),
         )
 
 

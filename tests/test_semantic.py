@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -474,43 +474,82 @@ def test_query_refresh_starts_the_background_embedding_as_an_ingest_does(
     assert "Refreshed: re-indexed 1 changed or new file(s)" in again.stderr and started == [str(index)] * 2
 
 
-def test_one_process_embeds_an_index_at_a_time_and_one_waits(
+def _machine_lock() -> Path:
+    machine = Path(embedding.cache_root()).parent / embedding.MACHINE_LOCK
+    machine.parent.mkdir(parents=True, exist_ok=True)
+    return machine
+
+
+def _queued() -> list[str]:
+    folder = Path(embedding.cache_root()).parent / embedding.QUEUE_FOLDER
+    return sorted(entry.read_text() for entry in folder.iterdir()) if folder.exists() else []
+
+
+def test_a_process_that_finds_another_embedding_queues_its_index_and_exits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
-    index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
+    first, second, third = (tmp_path / f"{name}.sqlite" for name in ("first", "second", "third"))
+    for index in (first, second, third):
+        assert (
+            CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code
+            == 0
+        )
     began: list[str] = []
     done = embedding.EmbedReport(2, 0, 0.0)
     monkeypatch.setattr(
         embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
     )
-    queued = threading.Event()  # the second one holds the queue's lock and waits for the index's
-    real_flock = fcntl.flock
-
-    def flock(file: BinaryIO, operation: int) -> None:
-        if file.name == embedding.lock_path(index) and operation == fcntl.LOCK_EX:
-            queued.set()
-        real_flock(file, operation)
-
-    monkeypatch.setattr(embedding.fcntl, "flock", flock)
-    with open(embedding.lock_path(index), "a+b") as lock:
-        real_flock(lock, fcntl.LOCK_EX)  # as a running one holds it while it embeds
-        waiting = threading.Thread(target=embedding.run, args=(index,))
-        waiting.start()
-        assert queued.wait(10)
-        assert embedding.run(index) is None  # a third one: the second will see what it would
-        now = threading.Thread(target=embedding.embed_now, args=(index,))  # ingest --embed waits too
+    with open(_machine_lock(), "a+b") as machine:
+        fcntl.flock(machine, fcntl.LOCK_EX)  # as another index's process holds it while it embeds
+        assert embedding.run(first) is None and embedding.run(second) is None  # at once: no waiting
+        assert embedding.run(first) is None  # queued once, however often its ingests ran
+        assert _queued() == [str(first), str(second)] and began == []
+    assert embedding.run(third) == done  # the next process takes the queue up, oldest first
+    assert began == [str(first), str(second), str(third)] and _queued() == []
+    with open(embedding.lock_path(first), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as a running process holds it while it embeds this index
+        now = threading.Thread(target=embedding.embed_now, args=(first,))  # ingest --embed waits for it
         now.start()
         time.sleep(0.3)
-        assert began == [] and waiting.is_alive() and now.is_alive()
-    waiting.join(10)
+        assert now.is_alive() and began == [str(first), str(second), str(third)]
     now.join(10)
-    assert began == [str(index)] * 2
+    assert began[-1] == str(first)
     monkeypatch.undo()
-    assert embedding.run(index) == embedding.EmbedReport(2, 2, pytest.approx(0.0, abs=60))
-    report = embedding.run(index)
+    monkeypatch.setenv("RAG_RERANK", "none")  # (undo restored conftest's environment too)
+    assert embedding.run(first) == embedding.EmbedReport(2, 2, pytest.approx(0.0, abs=60))
+    report = embedding.run(first)
     assert report is not None and report.computed == 0  # a later one finds nothing left to do
+
+
+def test_an_index_queued_while_the_embedding_process_ends_is_not_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    mine, late = tmp_path / "mine.sqlite", tmp_path / "late.sqlite"
+    for index in (mine, late):
+        assert (
+            CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code
+            == 0
+        )
+    began: list[str] = []
+    done = embedding.EmbedReport(1, 0, 0.0)
+    monkeypatch.setattr(
+        embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
+    )
+    real_oldest = embedding._oldest
+    looks = []
+
+    def oldest(folder: str) -> str | None:
+        found = real_oldest(folder)
+        looks.append(found)
+        if found is None and len(looks) == 2:  # the queue looked empty: another ingest's process queues
+            embedding._enqueue(folder, str(late))  # its index now, finds the lock held, and exits
+        return found
+
+    monkeypatch.setattr(embedding, "_oldest", oldest)
+    assert embedding.run(mine) == done
+    assert began == [str(mine), str(late)] and _queued() == []
 
 
 @pytest.fixture
@@ -560,40 +599,39 @@ def test_the_background_embedding_stops_when_the_index_changes(
     assert embedding.embed_index(index).computed == 2  # ingest --embed goes on: the rest
 
 
-def test_the_background_process_goes_on_after_a_change_unless_another_waits(
+def test_the_background_process_goes_on_after_a_change_or_takes_it_up_from_the_queue(
     three_passages: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index = three_passages
     model = semantic.load(spinning=True)
-    with open(embedding.lock_path(index, embedding.QUEUE_SUFFIX), "a+b") as queue:
+    reads: list[int] = []
+    real_texts = embedding.passage_texts
+    monkeypatch.setattr(embedding, "passage_texts", lambda ix: reads.append(1) or real_texts(ix))
 
-        class Touching:
-            identity = model.identity
-            calls = 0
-            waiter = True
+    class Touching:
+        identity = model.identity
+        calls = 0
+        queue = True
 
-            def embed(self, texts: list[str]) -> semantic.Vectors:
-                Touching.calls += 1
-                if Touching.calls == 1:  # a `query --refresh` updates the index meanwhile
-                    os.utime(index, ns=(Touching.calls, 1))
-                    if Touching.waiter:  # and a later ingest's process waits
-                        fcntl.flock(queue, fcntl.LOCK_EX)
-                return model.embed(texts)
+        def embed(self, texts: list[str]) -> semantic.Vectors:
+            Touching.calls += 1
+            if Touching.calls == 1:  # a `query --refresh` updates the index meanwhile
+                os.utime(index, ns=(Touching.calls, 1))
+                if Touching.queue:  # and queues it again, as a later ingest's process does
+                    embedding._enqueue(str(embedding._queue_folder()), str(index.resolve()))
+            return model.embed(texts)
 
-        monkeypatch.setattr(embedding, "load", lambda spinning: Touching())
-        report = embedding.run(index)
-        assert report is not None and (report.computed, report.stopped) == (
-            1,
-            True,
-        )  # the rest is the waiter's
-        fcntl.flock(queue, fcntl.LOCK_UN)
+    monkeypatch.setattr(embedding, "load", lambda spinning: Touching())
+    report = embedding.run(index)  # the rest from the queue: its entry was taken, and embedded again
+    assert report is not None and (report.computed, report.stopped) == (2, False)
+    assert _cached_vectors(index) == 3 and len(reads) == 2 and _queued() == []
     for suffix in ("", "-wal", "-shm"):
         Path(cache_path(index) + suffix).unlink(missing_ok=True)
-    Touching.calls, Touching.waiter = 0, False
+    Touching.calls, Touching.queue = 0, False
     os.utime(index)
-    report = embedding.run(index)  # nobody waits: it reads the index again and embeds the rest
+    report = embedding.run(index)  # not queued again: it reads the index again and embeds the rest
     assert report is not None and (report.computed, report.stopped) == (2, False)
-    assert _cached_vectors(index) == 3
+    assert _cached_vectors(index) == 3 and len(reads) == 4
 
 
 def test_ingest_embed_does_not_wait_behind_another_index_embedding(
@@ -601,32 +639,15 @@ def test_ingest_embed_does_not_wait_behind_another_index_embedding(
 ) -> None:
     root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
     index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)]).exit_code == 0
-    machine = Path(embedding.cache_root()).parent / embedding.MACHINE_LOCK
-    machine.parent.mkdir(parents=True, exist_ok=True)
-    behind = threading.Event()  # this index's process waits for the machine's lock
-    real_flock = fcntl.flock
-
-    def flock(file: BinaryIO, operation: int) -> None:
-        if file.name == str(machine) and operation == fcntl.LOCK_EX:
-            behind.set()
-        real_flock(file, operation)
-
-    monkeypatch.setattr(embedding.fcntl, "flock", flock)
-    with open(machine, "a+b") as lock:
-        real_flock(lock, fcntl.LOCK_EX)  # as another index's background embedding holds it
-        waiting = threading.Thread(target=embedding.run, args=(index,))
-        waiting.start()
-        assert behind.wait(10)
-        time.sleep(0.1)  # (it would take this index's lock first, if it did)
+    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    with open(_machine_lock(), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as another index's background embedding holds it
+        assert embedding.run(index) is None and _queued() == [str(index)]  # this index's process
         reports: list[embedding.EmbedReport] = []
         now = threading.Thread(target=lambda: reports.append(embedding.embed_now(index)))
         now.start()
         now.join(60)
         assert [r.computed for r in reports] == [1]  # done while the other still runs
-        assert waiting.is_alive()
-    waiting.join(60)
-    assert not waiting.is_alive()
 
 
 def test_status_counts_the_cached_vectors_and_says_when_they_are_being_computed(
@@ -653,6 +674,15 @@ def test_status_counts_the_cached_vectors_and_says_when_they_are_being_computed(
     )
     done = CliRunner().invoke(main, ["status", "--json", "--index", str(index)])
     assert (json.loads(done.stdout)["vectors"], json.loads(done.stdout)["embedding"]) == (2, False)
+    assert json.loads(done.stdout)["queued"] is False
+    with open(_machine_lock(), "a+b") as machine:
+        fcntl.flock(machine, fcntl.LOCK_EX)  # another index's process embeds: this one's waits its turn
+        assert embedding.run(index) is None
+    waiting = CliRunner().invoke(main, ["status", "--index", str(index)])
+    assert waiting.stdout.rstrip().endswith(
+        "Vectors:    2 of 2 passages (the semantic rerank's; queued for the background embedding)"
+    )
+    assert json.loads(CliRunner().invoke(main, ["status", "--json", "--index", str(index)]).stdout)["queued"]
 
 
 def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
