@@ -223,6 +223,7 @@ def start(index_path: str | os.PathLike[str]) -> int:
         start_new_session=True,  # a closed terminal does not end it, nor does its Ctrl-C
         env=env,
     )
+    _started[:] = [p for p in _started if p.poll() is None]  # reaped: a long-lived MCP server starts many
     _started.append(process)
     return process.pid
 
@@ -235,27 +236,47 @@ def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
     waiting. Without a writable user cache folder (no queue), it embeds this index alone."""
     path = os.path.abspath(index_path)
     folder = _queue_folder()
+    try:
+        if folder is not None:
+            _enqueue(folder, path)
+    except OSError:  # a full disk: no queue either
+        folder = None
     if folder is None:
         return _embed_one(path, None)
-    _enqueue(folder, path)
     mine: EmbedReport | None = None
+    skipped: set[str] = set()  # entries that could not be taken off the queue: not looked at again
     while True:
         with open(os.path.join(os.path.dirname(folder), MACHINE_LOCK), "a+b") as machine:
             if not _took(machine, fcntl.LOCK_EX):  # the one embedding will see the entry
                 return mine
-            while (entry := _oldest(folder)) is not None:
-                queued = _dequeue(entry)
-                if queued is None:  # another process took it meanwhile (only a holder of the lock does)
-                    continue
+            while (entry := _oldest(folder, skipped)) is not None:
+                queued, removed = _dequeue(entry)
+                if not removed:  # it would come back: embedded once this run, then passed over
+                    skipped.add(entry)
                 try:
-                    report = _embed_one(queued, folder)
-                except (RagError, OSError):  # this index cannot be embedded: the queries embed its passages
+                    report = _embed_one(queued, folder) if queued else None
+                except Exception:  # noqa: BLE001 (a model, memory or disk failure: no one to tell)
+                    # the queue goes on, and the queries embed that index's passages themselves
                     continue
                 if queued == path:
                     mine = report
         # released: an entry queued after the last look found the lock held, and its process exited
-        if _oldest(folder) is None:
+        if _oldest(folder, skipped) is None:
             return mine
+
+
+def after_refresh(
+    index_path: str | os.PathLike[str], embed: bool | None, mode: str | None = None
+) -> Followup | None:
+    """after_ingest for a `query --refresh` or the MCP reindex, whose refresh has been applied:
+    nothing when the stage does not run for it (`mode`), RAG_EMBED=now included, and a model that
+    cannot embed now is a note, not a failed query."""
+    if not will_run(mode):
+        return None
+    try:
+        return after_ingest(index_path, embed, mode)
+    except ModelError as exc:
+        return Followup(note=f"Note: {exc}; queries will rank the passages lexically")
 
 
 def _embed_one(path: str, folder: str | None) -> EmbedReport | None:
@@ -298,27 +319,37 @@ def _enqueue(folder: str, path: str) -> None:
     os.replace(temporary, entry)  # whole: a reader never sees half a path
 
 
-def _oldest(folder: str) -> str | None:
-    """The entry queued first, or None when the queue is empty."""
+def _oldest(folder: str, skipped: set[str]) -> str | None:
+    """The entry queued first, but those `skipped`, or None when there is none."""
     entries = []
-    for name in os.listdir(folder):
-        if name.endswith(".tmp"):
-            continue
-        with suppress(OSError):  # taken meanwhile
-            entries.append((os.stat(os.path.join(folder, name)).st_mtime_ns, name))
-    return os.path.join(folder, min(entries)[1]) if entries else None
+    with suppress(OSError):  # the folder removed: nothing queued
+        for name in os.listdir(folder):
+            entry = os.path.join(folder, name)
+            if name.endswith(".tmp") or entry in skipped:
+                continue
+            with suppress(OSError):  # taken meanwhile
+                entries.append((os.stat(entry).st_mtime_ns, entry))
+    return min(entries)[1] if entries else None
 
 
-def _dequeue(entry: str) -> str | None:
-    """Take an entry off the queue: the index it names (None: it was gone). Taken before its index
+def _dequeue(entry: str) -> tuple[str | None, bool]:
+    """Take an entry off the queue: the index it names (None: it was gone, or could not be read) and
+    whether it was removed (not: a folder made read-only; it would come back). Taken before its index
     is embedded, so that an ingest meanwhile queues it again."""
     try:
         with open(entry, encoding="utf-8", errors="surrogateescape") as found:
-            path = found.read()
-        os.unlink(entry)
+            path = found.read() or None
+    except FileNotFoundError:
+        return None, True
     except OSError:
-        return None
-    return path or None
+        return None, False
+    try:
+        os.unlink(entry)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return path, False
+    return path, True
 
 
 def embedding_now(index_path: str | os.PathLike[str]) -> bool:
@@ -332,9 +363,16 @@ def embedding_now(index_path: str | os.PathLike[str]) -> bool:
 
 
 def queued(index_path: str | os.PathLike[str]) -> bool:
-    """Whether the index waits in the queue for the background embedding (rag status)."""
+    """Whether the index waits in the queue of a background process embedding now (rag status). An
+    entry left by one that was killed waits for the next ingest's process, and is not reported."""
     folder = os.path.join(os.path.dirname(cache_root()), QUEUE_FOLDER)
-    return os.path.exists(_entry(folder, os.path.abspath(index_path)))
+    if not os.path.exists(_entry(folder, os.path.abspath(index_path))):
+        return False
+    try:
+        with open(os.path.join(os.path.dirname(folder), MACHINE_LOCK), "rb") as machine:
+            return not _took(machine, fcntl.LOCK_SH)
+    except OSError:
+        return False
 
 
 def _took(file: BinaryIO, operation: int) -> bool:

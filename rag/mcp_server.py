@@ -123,7 +123,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
             from .cli import followup_lines, format_ingest_report
-            from .embedding import after_ingest, setting
+            from .embedding import after_refresh, setting
             from .pipeline import IngestOptions, ingest
             from .store.reader import Index
 
@@ -132,7 +132,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
             with Index(path) as index:
                 root, settings = index.manifest.root, index.manifest.tokenizer
             report = ingest(root, path, IngestOptions(settings, workers=1))
-            followup = None if report.up_to_date else after_ingest(path, embed)
+            followup = None if report.up_to_date else after_refresh(path, embed)
             return {
                 "summary": "\n".join(
                     [format_ingest_report(report), *(followup_lines(followup) if followup else [])]

@@ -61,12 +61,12 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     refreshed: IngestReport | None = None
     followup: Followup | None = None
     if request.refresh:
-        from .embedding import after_ingest, setting
+        from .embedding import after_refresh, setting
 
         embed = setting()  # RAG_EMBED, before the refresh: a bad value must not fail a finished one
         refreshed = refresh(index_path)
         if refreshed is not None:  # as every ingest: the vectors of what changed, in the background
-            followup = after_ingest(index_path, embed, request.rerank)
+            followup = after_refresh(index_path, embed, request.rerank)
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         moved = index.moved_repository()

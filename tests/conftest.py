@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,8 @@ def clean_env(
     monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
+    # the background embedding's queue (rag.embedding) is the user cache's: no test sees another's entries
+    shutil.rmtree(user_cache / "rag" / "embedding-queue", ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

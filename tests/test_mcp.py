@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -115,6 +116,15 @@ def test_reindex_starts_the_background_embedding_of_what_changed(tmp_path: Path)
         time.sleep(0.1)
     else:
         pytest.fail("the passages were not embedded")
+    pid = int(re.search(r"\(pid (\d+)\)", done["summary"]).group(1))  # type: ignore[union-attr]
+    while time.monotonic() < deadline:  # ended: it leaves nothing running behind the test
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the background process still runs")
 
 
 def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:

@@ -474,6 +474,37 @@ def test_query_refresh_starts_the_background_embedding_as_an_ingest_does(
     assert "Refreshed: re-indexed 1 changed or new file(s)" in again.stderr and started == [str(index)] * 2
 
 
+def test_a_refresh_embeds_now_only_for_a_query_that_ranks_by_meaning_and_a_model_failure_is_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAG_RERANK")
+    monkeypatch.setenv("RAG_EMBED", "now")
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+
+    def refresh(*args: str) -> Any:
+        (root / "users.py").write_text((root / "users.py").read_text() + "\n")
+        return CliRunner().invoke(
+            main, ["query", "--json", "--no-llm", "--refresh", *args, "--index", str(index), "erase a member"]
+        )
+
+    lexical = refresh("--rerank", "none")
+    assert lexical.exit_code == 0 and "Embedded" not in lexical.output and _cached_vectors(index) == 0
+    monkeypatch.setitem(
+        semantic.MODELS, "damaged", semantic.ModelSpec("click", "click/__init__.py", 256, True)
+    )
+    monkeypatch.setenv(semantic.MODEL_ENV, "damaged")
+    failed = refresh()  # the refresh was applied: the query answers, lexically, and says why
+    assert failed.exit_code == 0, failed.output
+    assert json.loads(failed.stdout)["results"][0]["path"] == "users.py"
+    notes = [line for line in failed.stderr.splitlines() if line.startswith("Note:")]
+    assert len(notes) == 2 and all("damaged" in line or "model" in line for line in notes), failed.stderr
+    monkeypatch.delenv(semantic.MODEL_ENV)
+    now = refresh()
+    assert now.exit_code == 0 and "Embedded 1 passages (0 cached)" in now.stderr
+
+
 def _machine_lock() -> Path:
     machine = Path(embedding.cache_root()).parent / embedding.MACHINE_LOCK
     machine.parent.mkdir(parents=True, exist_ok=True)
@@ -540,8 +571,8 @@ def test_an_index_queued_while_the_embedding_process_ends_is_not_left_behind(
     real_oldest = embedding._oldest
     looks = []
 
-    def oldest(folder: str) -> str | None:
-        found = real_oldest(folder)
+    def oldest(folder: str, skipped: set[str]) -> str | None:
+        found = real_oldest(folder, skipped)
         looks.append(found)
         if found is None and len(looks) == 2:  # the queue looked empty: another ingest's process queues
             embedding._enqueue(folder, str(late))  # its index now, finds the lock held, and exits
@@ -550,6 +581,57 @@ def test_an_index_queued_while_the_embedding_process_ends_is_not_left_behind(
     monkeypatch.setattr(embedding, "_oldest", oldest)
     assert embedding.run(mine) == done
     assert began == [str(mine), str(late)] and _queued() == []
+
+
+def test_an_index_that_fails_to_embed_does_not_strand_the_queue_behind_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    broken, queued = tmp_path / "broken.sqlite", tmp_path / "queued.sqlite"
+    for index in (broken, queued):
+        assert (
+            CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code
+            == 0
+        )
+    began: list[str] = []
+
+    def embed_index(path: str, until_changed: bool = False) -> embedding.EmbedReport:
+        began.append(str(path))
+        if path == str(broken):  # another ingest's process queues its index meanwhile, and exits
+            embedding._enqueue(str(embedding._queue_folder()), str(queued))
+            raise RuntimeError("onnxruntime: Failed to allocate memory")
+        return embedding.EmbedReport(1, 1, 0.0)
+
+    monkeypatch.setattr(embedding, "embed_index", embed_index)
+    assert embedding.run(broken) is None
+    assert began == [str(broken), str(queued)] and _queued() == []
+
+
+def test_an_entry_that_cannot_be_removed_is_embedded_once_not_forever(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
+    index = tmp_path / "index.sqlite"
+    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    began: list[str] = []
+    done = embedding.EmbedReport(1, 1, 0.0)
+    monkeypatch.setattr(
+        embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
+    )
+    real_unlink = os.unlink
+
+    def unlink(path: str) -> None:
+        if embedding.QUEUE_FOLDER in str(path):  # a queue folder made read-only
+            raise PermissionError(13, "Permission denied", path)
+        real_unlink(path)
+
+    monkeypatch.setattr(embedding.os, "unlink", unlink)
+    reports: list[embedding.EmbedReport | None] = []
+    running = threading.Thread(target=lambda: reports.append(embedding.run(index)), daemon=True)
+    running.start()
+    running.join(30)
+    assert not running.is_alive(), "it takes the entry up again and again"
+    assert reports == [done] and began == [str(index)]
 
 
 @pytest.fixture
@@ -618,7 +700,7 @@ def test_the_background_process_goes_on_after_a_change_or_takes_it_up_from_the_q
             if Touching.calls == 1:  # a `query --refresh` updates the index meanwhile
                 os.utime(index, ns=(Touching.calls, 1))
                 if Touching.queue:  # and queues it again, as a later ingest's process does
-                    embedding._enqueue(str(embedding._queue_folder()), str(index.resolve()))
+                    embedding._enqueue(str(embedding._queue_folder()), os.path.abspath(index))
             return model.embed(texts)
 
     monkeypatch.setattr(embedding, "load", lambda spinning: Touching())
@@ -678,11 +760,15 @@ def test_status_counts_the_cached_vectors_and_says_when_they_are_being_computed(
     with open(_machine_lock(), "a+b") as machine:
         fcntl.flock(machine, fcntl.LOCK_EX)  # another index's process embeds: this one's waits its turn
         assert embedding.run(index) is None
-    waiting = CliRunner().invoke(main, ["status", "--index", str(index)])
-    assert waiting.stdout.rstrip().endswith(
-        "Vectors:    2 of 2 passages (the semantic rerank's; queued for the background embedding)"
-    )
-    assert json.loads(CliRunner().invoke(main, ["status", "--json", "--index", str(index)]).stdout)["queued"]
+        waiting = CliRunner().invoke(main, ["status", "--index", str(index)])
+        assert waiting.stdout.rstrip().endswith(
+            "Vectors:    2 of 2 passages (the semantic rerank's; queued for the background embedding)"
+        )
+        as_json = CliRunner().invoke(main, ["status", "--json", "--index", str(index)])
+        assert json.loads(as_json.stdout)["queued"] is True
+    # the process that held the lock was killed: nobody will take the entry until the next ingest's
+    orphan = CliRunner().invoke(main, ["status", "--json", "--index", str(index)])
+    assert _queued() == [str(index)] and json.loads(orphan.stdout)["queued"] is False
 
 
 def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
