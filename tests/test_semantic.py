@@ -439,9 +439,8 @@ def test_query_refresh_starts_the_background_embedding_as_an_ingest_does(
     started: list[str] = []
     monkeypatch.setattr(embedding, "start", lambda path: started.append(str(path)) or 4242)
     monkeypatch.delenv("RAG_RERANK")
-    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    (index,) = _indexes(tmp_path, "index")
+    root = tmp_path / "repo"
 
     def query(*args: str) -> Any:
         return CliRunner().invoke(
@@ -479,9 +478,8 @@ def test_a_refresh_embeds_now_only_for_a_query_that_ranks_by_meaning_and_a_model
 ) -> None:
     monkeypatch.delenv("RAG_RERANK")
     monkeypatch.setenv("RAG_EMBED", "now")
-    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    (index,) = _indexes(tmp_path, "index")
+    root = tmp_path / "repo"
 
     def refresh(*args: str) -> Any:
         (root / "users.py").write_text((root / "users.py").read_text() + "\n")
@@ -505,6 +503,16 @@ def test_a_refresh_embeds_now_only_for_a_query_that_ranks_by_meaning_and_a_model
     assert now.exit_code == 0 and "Embedded 1 passages (0 cached)" in now.stderr
 
 
+def _indexes(tmp_path: Path, *names: str, files: dict[str, str] | None = None) -> list[Path]:
+    """Indexes of one small repository (users.py, or `files`), ingested with --no-embed."""
+    root = write_tree(tmp_path / "repo", files or {"users.py": _pool()[1].chunk.text})
+    out = [tmp_path / f"{name}.sqlite" for name in names]
+    for index in out:
+        result = CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)])
+        assert result.exit_code == 0, result.output
+    return out
+
+
 def _machine_lock() -> Path:
     machine = Path(embedding.cache_root()).parent / embedding.MACHINE_LOCK
     machine.parent.mkdir(parents=True, exist_ok=True)
@@ -519,35 +527,29 @@ def _queued() -> list[str]:
 def test_a_process_that_finds_another_embedding_queues_its_index_and_exits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_tree(tmp_path / "repo", {h.chunk.path: h.chunk.text for h in _pool()})
-    first, second, third = (tmp_path / f"{name}.sqlite" for name in ("first", "second", "third"))
-    for index in (first, second, third):
-        assert (
-            CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code
-            == 0
-        )
+    files = {h.chunk.path: h.chunk.text for h in _pool()}
+    first, second, third = _indexes(tmp_path, "first", "second", "third", files=files)
     began: list[str] = []
     done = embedding.EmbedReport(2, 0, 0.0)
-    monkeypatch.setattr(
-        embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
-    )
-    with open(_machine_lock(), "a+b") as machine:
-        fcntl.flock(machine, fcntl.LOCK_EX)  # as another index's process holds it while it embeds
-        assert embedding.run(first) is None and embedding.run(second) is None  # at once: no waiting
-        assert embedding.run(first) is None  # queued once, however often its ingests ran
-        assert _queued() == [str(first), str(second)] and began == []
-    assert embedding.run(third) == done  # the next process takes the queue up, oldest first
-    assert began == [str(first), str(second), str(third)] and _queued() == []
-    with open(embedding.lock_path(first), "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # as a running process holds it while it embeds this index
-        now = threading.Thread(target=embedding.embed_now, args=(first,))  # ingest --embed waits for it
-        now.start()
-        time.sleep(0.3)
-        assert now.is_alive() and began == [str(first), str(second), str(third)]
-    now.join(10)
-    assert began[-1] == str(first)
-    monkeypatch.undo()
-    monkeypatch.setenv("RAG_RERANK", "none")  # (undo restored conftest's environment too)
+    with monkeypatch.context() as fake:  # embed_index only records the indexes it is given
+        fake.setattr(
+            embedding, "embed_index", lambda path, until_changed=False: began.append(str(path)) or done
+        )
+        with open(_machine_lock(), "a+b") as machine:
+            fcntl.flock(machine, fcntl.LOCK_EX)  # as another index's process holds it while it embeds
+            assert embedding.run(first) is None and embedding.run(second) is None  # at once: no waiting
+            assert embedding.run(first) is None  # queued once, however often its ingests ran
+            assert _queued() == [str(first), str(second)] and began == []
+        assert embedding.run(third) == done  # the next process takes the queue up, oldest first
+        assert began == [str(first), str(second), str(third)] and _queued() == []
+        with open(embedding.lock_path(first), "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # as a running process holds it while it embeds this index
+            now = threading.Thread(target=embedding.embed_now, args=(first,))  # ingest --embed waits for it
+            now.start()
+            time.sleep(0.3)
+            assert now.is_alive() and began == [str(first), str(second), str(third)]
+        now.join(10)
+        assert began[-1] == str(first)
     assert embedding.run(first) == embedding.EmbedReport(2, 2, pytest.approx(0.0, abs=60))
     report = embedding.run(first)
     assert report is not None and report.computed == 0  # a later one finds nothing left to do
@@ -556,13 +558,7 @@ def test_a_process_that_finds_another_embedding_queues_its_index_and_exits(
 def test_an_index_queued_while_the_embedding_process_ends_is_not_left_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    mine, late = tmp_path / "mine.sqlite", tmp_path / "late.sqlite"
-    for index in (mine, late):
-        assert (
-            CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code
-            == 0
-        )
+    mine, late = _indexes(tmp_path, "mine", "late")
     began: list[str] = []
     done = embedding.EmbedReport(1, 0, 0.0)
     monkeypatch.setattr(
@@ -586,13 +582,7 @@ def test_an_index_queued_while_the_embedding_process_ends_is_not_left_behind(
 def test_an_index_that_fails_to_embed_does_not_strand_the_queue_behind_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    broken, queued = tmp_path / "broken.sqlite", tmp_path / "queued.sqlite"
-    for index in (broken, queued):
-        assert (
-            CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code
-            == 0
-        )
+    broken, queued = _indexes(tmp_path, "broken", "queued")
     began: list[str] = []
 
     def embed_index(path: str, until_changed: bool = False) -> embedding.EmbedReport:
@@ -610,9 +600,7 @@ def test_an_index_that_fails_to_embed_does_not_strand_the_queue_behind_it(
 def test_an_entry_that_cannot_be_removed_is_embedded_once_not_forever(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    (index,) = _indexes(tmp_path, "index")
     began: list[str] = []
     done = embedding.EmbedReport(1, 1, 0.0)
     monkeypatch.setattr(
@@ -719,9 +707,7 @@ def test_the_background_process_goes_on_after_a_change_or_takes_it_up_from_the_q
 def test_ingest_embed_does_not_wait_behind_another_index_embedding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_tree(tmp_path / "repo", {"users.py": _pool()[1].chunk.text})
-    index = tmp_path / "index.sqlite"
-    assert CliRunner().invoke(main, ["ingest", "--no-embed", "--index", str(index), str(root)]).exit_code == 0
+    (index,) = _indexes(tmp_path, "index")
     with open(_machine_lock(), "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # as another index's background embedding holds it
         assert embedding.run(index) is None and _queued() == [str(index)]  # this index's process
