@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[0] = str(ROOT)
+
+from bench.common import _tree_rss_kb  # noqa: E402
 
 
 def embedding_processes() -> list[tuple[int, int]]:
@@ -30,13 +33,10 @@ def embedding_processes() -> list[tuple[int, int]]:
         try:
             with open(f"/proc/{name}/cmdline", "rb") as fh:
                 args = fh.read().split(b"\0")
-            if b"rag.embedding" not in args:
-                continue
-            with open(f"/proc/{name}/status") as fh:
-                rss = next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
         except OSError:  # ended while we looked
             continue
-        found.append((int(name), rss))
+        if b"rag.embedding" in args:
+            found.append((int(name), _tree_rss_kb(int(name))))
     return found
 
 

@@ -93,7 +93,7 @@ def after_ingest(
     try:
         prepared = prepare()
     except ModelError as exc:  # the queries will say the same and rank lexically
-        return Followup(note=f"Note: {exc}; queries will rank the passages lexically")
+        return _lexical(exc)
     if embed is False:
         return Followup(prepared)
     try:
@@ -202,9 +202,14 @@ def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | 
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def lock_path(index_path: str | os.PathLike[str], suffix: str = LOCK_SUFFIX) -> str:
-    """Return the file whose lock the process embedding this index (or waiting to) holds."""
-    return cache_path(index_path) + suffix
+def lock_path(index_path: str | os.PathLike[str]) -> str:
+    """Return the file whose lock the process embedding this index holds."""
+    return cache_path(index_path) + LOCK_SUFFIX
+
+
+def _user_file(name: str) -> str:
+    """A file or folder of the background embedding's in the user cache folder (MACHINE_LOCK, QUEUE_FOLDER)."""
+    return os.path.join(os.path.dirname(cache_root()), name)
 
 
 def start(index_path: str | os.PathLike[str]) -> int:
@@ -246,19 +251,19 @@ def run(index_path: str | os.PathLike[str]) -> EmbedReport | None:
     mine: EmbedReport | None = None
     skipped: set[str] = set()  # entries that could not be taken off the queue: not looked at again
     while True:
-        with open(os.path.join(os.path.dirname(folder), MACHINE_LOCK), "a+b") as machine:
+        with open(_user_file(MACHINE_LOCK), "a+b") as machine:
             if not _took(machine, fcntl.LOCK_EX):  # the one embedding will see the entry
                 return mine
             while (entry := _oldest(folder, skipped)) is not None:
-                queued, removed = _dequeue(entry)
+                taken, removed = _dequeue(entry)
                 if not removed:  # it would come back: embedded once this run, then passed over
                     skipped.add(entry)
                 try:
-                    report = _embed_one(queued, folder) if queued else None
+                    report = _embed_one(taken, folder) if taken else None
                 except Exception:  # noqa: BLE001 (a model, memory or disk failure: no one to tell)
                     # the queue goes on, and the queries embed that index's passages themselves
                     continue
-                if queued == path:
+                if taken == path:
                     mine = report
         # released: an entry queued after the last look found the lock held, and its process exited
         if _oldest(folder, skipped) is None:
@@ -276,7 +281,12 @@ def after_refresh(
     try:
         return after_ingest(index_path, embed, mode)
     except ModelError as exc:
-        return Followup(note=f"Note: {exc}; queries will rank the passages lexically")
+        return _lexical(exc)
+
+
+def _lexical(exc: ModelError) -> Followup:
+    """The note of a model that failed after an ingest: the index is whole, the queries rank lexically."""
+    return Followup(note=f"Note: {exc}; queries will rank the passages lexically")
 
 
 def _embed_one(path: str, folder: str | None) -> EmbedReport | None:
@@ -295,7 +305,7 @@ def _embed_one(path: str, folder: str | None) -> EmbedReport | None:
 
 def _queue_folder() -> str | None:
     """The user's queue of indexes waiting to be embedded (None: the user cache folder cannot be written)."""
-    folder = os.path.join(os.path.dirname(cache_root()), QUEUE_FOLDER)
+    folder = _user_file(QUEUE_FOLDER)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:
@@ -365,11 +375,10 @@ def embedding_now(index_path: str | os.PathLike[str]) -> bool:
 def queued(index_path: str | os.PathLike[str]) -> bool:
     """Whether the index waits in the queue of a background process embedding now (rag status). An
     entry left by one that was killed waits for the next ingest's process, and is not reported."""
-    folder = os.path.join(os.path.dirname(cache_root()), QUEUE_FOLDER)
-    if not os.path.exists(_entry(folder, os.path.abspath(index_path))):
+    if not os.path.exists(_entry(_user_file(QUEUE_FOLDER), os.path.abspath(index_path))):
         return False
     try:
-        with open(os.path.join(os.path.dirname(folder), MACHINE_LOCK), "rb") as machine:
+        with open(_user_file(MACHINE_LOCK), "rb") as machine:
             return not _took(machine, fcntl.LOCK_SH)
     except OSError:
         return False
