@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
-# the ingests a bench runs start no background embedding (rag/embedding.py) to compete with what it
+# the ingests a bench runs start no background embedding (rag/semantic/background.py) to compete with what it
 # times next; a bench that measures embedding asks for it (ingest --embed)
 os.environ.setdefault("RAG_EMBED", "off")
 SHARED = PROJECT.parent / "shared" / "eval"
@@ -35,7 +35,7 @@ def eval_both_sets(label: str, per_corpus: bool = False) -> None:
     corpora, the dev questions on the original ones; indexes brought up to date first) and print
     one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`; with
     `per_corpus`, then each corpus's hit@4/MRR@10."""
-    from rag.evaluate import run_eval
+    from rag.cli.evaluate import run_eval
 
     for name, questions, root in (
         ("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),

@@ -1,4 +1,4 @@
-"""Many ingests in a row, each starting the background embedding (rag/embedding.py), as a script or a
+"""Many ingests in a row, each starting the background embedding (rag/semantic/background.py), as a script or a
 benchmark makes them: how many embedding processes run and how much memory they hold, sampled after
 each ingest and every 0.5 s until the last one ends, and how long until every index is embedded.
 
@@ -25,7 +25,7 @@ from bench.common import _tree_rss_kb  # noqa: E402
 
 
 def embedding_processes() -> list[tuple[int, int]]:
-    """The (pid, RSS kB) of every `python -m rag.embedding` process running now, from /proc."""
+    """The (pid, RSS kB) of every `python -m rag.semantic.background` process running now, from /proc."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -35,7 +35,7 @@ def embedding_processes() -> list[tuple[int, int]]:
                 args = fh.read().split(b"\0")
         except OSError:  # ended while we looked
             continue
-        if b"rag.embedding" in args:
+        if b"rag.semantic.background" in args:
             found.append((int(name), _tree_rss_kb(int(name))))
     return found
 

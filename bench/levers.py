@@ -5,11 +5,11 @@
 
 Every corpus is walked, read, redacted and chunked once (cached in $TMPDIR/rag-levers, keyed by
 the chunker and walker sources). Each configuration then tokenizes the chunks with
-rag.fields.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
-exactly rag.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
-rag.rerank.candidate_count(10) chunks (ties by chunk order, as rag.search) and hands them to
-rag.rerank.rerank. `--real` instead builds a temporary SQLite index with rag.ingest and
-searches it with rag.search (slower; confirms the in-memory figures).
+rag.indexing.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
+exactly rag.retrieval.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
+rag.retrieval.ranking.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
+rag.retrieval.ranking.rerank. `--real` instead builds a temporary SQLite index with rag.ingest and
+searches it with rag.retrieval.search (slower; confirms the in-memory figures).
 
 A configuration is a label and overrides: TokenizerSettings fields (`stem=snowball`,
 `path_weight=2`) and rerank keyword arguments (`rerank.dedupe=0`). `--lever NAME` runs one
@@ -39,15 +39,15 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)  # bench/secrets.py mu
 import numpy as np  # noqa: E402
 from scipy import sparse  # noqa: E402
 
-from rag import rerank as rerank_module  # noqa: E402
 from rag.chunking import Chunk, chunk_file  # noqa: E402
-from rag.evaluate import DEPTH, Metrics, Outcome, Question, evaluate, load_questions, metrics  # noqa: E402
-from rag.fields import chunk_counts  # noqa: E402
-from rag.files import read_text, walk  # noqa: E402
-from rag.hits import Hit  # noqa: E402
-from rag.pipeline import IngestOptions  # noqa: E402
+from rag.cli.evaluate import DEPTH, Metrics, Outcome, Question, evaluate, load_questions, metrics  # noqa: E402
+from rag.indexing.pipeline import IngestOptions  # noqa: E402
+from rag.indexing.terms import chunk_counts  # noqa: E402
+from rag.retrieval import ranking as rerank_module  # noqa: E402
+from rag.retrieval.results import Hit  # noqa: E402
 from rag.secrets import redact  # noqa: E402
-from rag.tokens import Tokenizer, TokenizerSettings  # noqa: E402
+from rag.sources.walk import read_text, walk  # noqa: E402
+from rag.text.tokenizer import Tokenizer, TokenizerSettings  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
@@ -162,11 +162,11 @@ def corpus_chunks(root: Path) -> list[Chunk]:
     return chunks
 
 
-# ---------------------------------------------------------------- in-memory rag.search
+# ---------------------------------------------------------------- in-memory rag.retrieval.search
 
 
 class MemoryIndex:
-    """rag.search's scoring over a sparse matrix: chunk rows, term columns, normalised tf-idf."""
+    """rag.retrieval.search's scoring over a sparse matrix: chunk rows, term columns, normalised tf-idf."""
 
     def __init__(self, chunks: list[Chunk], settings: TokenizerSettings) -> None:
         self.chunks = chunks
@@ -207,7 +207,7 @@ class MemoryIndex:
         return cols, q / np.sqrt((q * q).sum()) if cols else q
 
     def search(self, question: str, k: int, rerank_kwargs: dict[str, object]) -> list[Hit]:
-        """Return rag.search's top k for `question`, reranked."""
+        """Return rag.retrieval.search's top k for `question`, reranked."""
         cols, q = self.query_vector(question)
         if not cols:
             return []
@@ -265,7 +265,9 @@ def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[Outcome, ..
 
     with (
         tempfile.TemporaryDirectory() as tmp,
-        mock.patch.object(sys.modules["rag.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)),
+        mock.patch.object(
+            sys.modules["rag.retrieval.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)
+        ),
     ):
         index_path = Path(tmp) / "index.sqlite"
         ingest(root, index_path, IngestOptions(settings=cfg.settings, full=True))
@@ -351,7 +353,9 @@ def main() -> None:
     ap.add_argument("--config", action="append", default=[], help="'label:key=value;key=value' (repeatable)")
     ap.add_argument("--refs", action="store_true", help="add the sklearn and bm25s references")
     ap.add_argument(
-        "--real", action="store_true", help="build SQLite indexes with rag.ingest and use rag.search"
+        "--real",
+        action="store_true",
+        help="build SQLite indexes with rag.ingest and use rag.retrieval.search",
     )
     ap.add_argument("--record", action="store_true", help=f"append the tables to {RECORD.name}")
     ap.add_argument("--title", default="", help="heading for the recorded tables")

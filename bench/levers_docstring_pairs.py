@@ -9,7 +9,7 @@ symbol's last part; `body`: the passage without its doc, and the name). A questi
 also asks for a code term c when c is in at least --min-pairs of w's pairs, in --lift times more
 of them than of all pairs, and among w's --top most frequent such terms; at --weight x P(c | w) of
 a typed word's weight. The terms are scored on the BM25 candidates only, as the short forms are
-(rag.search). The doc-stripped corpora have lost the docs of the questions' answers, so a pair
+(rag.retrieval.search). The doc-stripped corpora have lost the docs of the questions' answers, so a pair
 never holds a question's own answer. Nothing keys on a corpus or question. Results go in
 bench/LEVERS.md ("docstring pairs").
 """
@@ -90,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     require_corpora()
 
-    search_mod = importlib.import_module("rag.search")
+    search_mod = importlib.import_module("rag.retrieval.search")
     models: dict[int, tuple[Any, dict[str, list[tuple[float, str]]]]] = {}
     asked: dict[str, int] = {}
     short_forms, short_form_terms = search_mod.short_forms, search_mod._short_form_terms

@@ -3,7 +3,7 @@
     python bench/levers_idf_power.py POWER [POWER ...]
 
 Each power runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped
-corpora, the dev questions on the original ones) with rag.search's `bm25_idf` patched for this
+corpora, the dev questions on the original ones) with rag.retrieval.search's `bm25_idf` patched for this
 process only. 1 is the shipped scoring. The stored bounds are of the tf part alone, so pruning
 stays exact. Results go in bench/LEVERS.md ("idf power").
 """
@@ -25,7 +25,7 @@ def main() -> None:
     args = parser.parse_args()
     require_corpora()
 
-    search_mod = importlib.import_module("rag.search")
+    search_mod = importlib.import_module("rag.retrieval.search")
     idf = search_mod.bm25_idf
     for power in args.powers:
         search_mod.bm25_idf = lambda n, df, p=power: idf(n, df) ** p

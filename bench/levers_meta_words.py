@@ -3,7 +3,7 @@ question words: a lever, measured on both sets.
 
     python bench/levers_meta_words.py GROUP[+GROUP] ...     (groups: nouns, calls, self)
 
-Each run adds the groups' words to rag.tokens.QUERY_STOPWORDS for this process only (standalone
+Each run adds the groups' words to rag.text.tokenizer.QUERY_STOPWORDS for this process only (standalone
 words of the question, never parts of an identifier, as the shipped list) and scores both sets as
 `rag eval` does, per corpus too. The groups were written from what such words mean, before any
 run. Results go in bench/LEVERS.md ("words about code").
@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     require_corpora()
 
-    tokens = importlib.import_module("rag.tokens")
+    tokens = importlib.import_module("rag.text.tokenizer")
     shipped = tokens.QUERY_STOPWORDS
     eval_both_sets("shipped", per_corpus=True)
     for spec in args.groups:

@@ -38,9 +38,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import CORPORA, SHARED, require_corpora
-from rag.evaluate import DEPTH, Indexes, evaluate, load_questions
-from rag.fields import chunk_counts, indexed_text
-from rag.tokens import QUERY_STOPWORDS
+from rag.cli.evaluate import DEPTH, Indexes, evaluate, load_questions
+from rag.indexing.terms import chunk_counts, indexed_text
+from rag.text.tokenizer import QUERY_STOPWORDS
 from rag.weights import bm25_idf
 
 
@@ -69,8 +69,8 @@ def main() -> None:
     require_corpora()
     import importlib
 
-    search_mod = importlib.import_module("rag.search")
-    rerank_mod = importlib.import_module("rag.rerank")
+    search_mod = importlib.import_module("rag.retrieval.search")
+    rerank_mod = importlib.import_module("rag.retrieval.ranking")
     rerank_mod.MIN_CANDIDATES = args.pool
     state: dict[str, Any] = {}
     original_search, original_rerank = search_mod.search, search_mod.rerank

@@ -1,10 +1,10 @@
-"""Short forms of long question words (rag.abbreviations) as a lever: on, off, or other settings.
+"""Short forms of long question words (rag.text.short_forms) as a lever: on, off, or other settings.
 
     python bench/levers_short_forms.py [--min-word 6] [--lengths 3,4] [--weight 0.3] [--off]
 
 Runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped corpora, the
 dev questions on the original ones) with the settings patched in for this process only; the
-short forms are scored on the BM25 candidates, as rag.search does. The corpus indexes are
+short forms are scored on the BM25 candidates, as rag.retrieval.search does. The corpus indexes are
 brought up to date first, as `rag eval --corpus-root` does. Results go in bench/LEVERS.md.
 """
 
@@ -28,9 +28,9 @@ def main() -> None:
     require_corpora()
     import importlib
 
-    from rag import abbreviations
+    from rag.text import short_forms as abbreviations
 
-    search_mod = importlib.import_module("rag.search")
+    search_mod = importlib.import_module("rag.retrieval.search")
     abbreviations.MIN_WORD = args.min_word
     abbreviations.LENGTHS = tuple(int(n) for n in args.lengths.split(","))
     search_mod.SHORT_FORM_WEIGHT = args.weight  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from rag.pipeline import IngestOptions, ingest
+from rag.indexing.pipeline import IngestOptions, ingest
 from rag.store.paths import default_index_path
 
 QUESTIONS = ["how are passages scored?", "where is the index written", "what does the freshness note check"]

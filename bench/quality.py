@@ -5,9 +5,9 @@ the corpus index is built or brought up to date with rag's own ingest, and then 
 methods rank the SAME chunks, read out of that index, with the SAME tokens (the terms our
 tokenizer stored for each chunk, and our tokenizer on the question):
 
-  rag          rag.search, the default: BM25 (k1=4, b=0.9) with rag's fields and rerank (what
+  rag          rag.retrieval.search, the default: BM25 (k1=4, b=0.9) with rag's fields and rerank (what
                `rag eval` measures)
-  rag-tfidf    rag.search(scoring="tfidf"): cosine of sublinear tf-idf vectors, same index
+  rag-tfidf    rag.retrieval.search(scoring="tfidf"): cosine of sublinear tf-idf vectors, same index
   sklearn      TfidfVectorizer(sublinear_tf=True, smooth_idf=True), cosine; also an oracle:
                its scores must equal ours to 1e-9 (asserted, max difference printed)
   bm25s        bm25s.BM25() defaults (lucene, k1=1.5, b=0.75)
@@ -21,7 +21,7 @@ symbol fields) and the question as typed, each with its own tokenizer:
 The first two references isolate the scoring (they get every gain of our chunks and tokens);
 the last two measure the tool against the methods as people run them.
 
-Scoring is rag.evaluate's (one implementation for `rag eval` and this script).
+Scoring is rag.cli.evaluate's (one implementation for `rag eval` and this script).
 
 Usage: python bench/quality.py [--sets docstring,dev] [--corpora flask,django] [--out results.json] [--full]
 Needs the bench extra: pip install -e '.[bench]'. Corpora in ${RAG_CORPORA:-~/.cache/rag-corpora}.
@@ -52,7 +52,7 @@ import sklearn  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from rag.chunking import Chunk  # noqa: E402
-from rag.evaluate import (  # noqa: E402
+from rag.cli.evaluate import (  # noqa: E402
     DEPTH,
     MAX_PASSAGE_CHARS,
     EvalReport,
@@ -65,11 +65,11 @@ from rag.evaluate import (  # noqa: E402
     metrics,
     report_dict,
 )
-from rag.fields import chunk_counts  # noqa: E402
-from rag.hits import Hit  # noqa: E402
-from rag.search import query_counts, search  # noqa: E402
+from rag.indexing.terms import chunk_counts  # noqa: E402
+from rag.retrieval.results import Hit  # noqa: E402
+from rag.retrieval.search import query_counts, search  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
-from rag.tokens import Tokenizer  # noqa: E402
+from rag.text.tokenizer import Tokenizer  # noqa: E402
 
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
 EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -123,7 +123,7 @@ def check_tokens(chunks: Sequence[Chunk], tokens: Sequence[list[str]], tokenizer
 
 
 def top_ids(scores: np.ndarray, k: int = DEPTH) -> np.ndarray:
-    """Return the ids of the k best positive scores, ties broken by id (as rag.search does)."""
+    """Return the ids of the k best positive scores, ties broken by id (as rag.retrieval.search does)."""
     cand = np.flatnonzero(scores > 0)
     return cand[np.lexsort((cand, -scores[cand]))][:k]
 
@@ -140,7 +140,7 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
         check_tokens(chunks, tokens, tokenizer)
         paths = frozenset(index.files())
         ids = {(c.path, c.ordinal): i for i, c in enumerate(chunks)}
-        # the query side as rag.search sees it (query stopwords dropped, defined acronyms added)
+        # the query side as rag.retrieval.search sees it (query stopwords dropped, defined acronyms added)
         qtokens = {
             q.id: [t for t, n in query_counts(index, q.question).items() for _ in range(n)] for q in questions
         }
@@ -298,7 +298,7 @@ def main() -> None:
     env = versions()
     print("versions: " + ", ".join(f"{k} {v}" for k, v in env.items()))
     print(
-        "methods: rag = rag.search (default: BM25, k1=4, b=0.9); rag-tfidf = rag.search(scoring='tfidf') (cosine);\n"
+        "methods: rag = rag.retrieval.search (default: BM25, k1=4, b=0.9); rag-tfidf = rag.retrieval.search(scoring='tfidf') (cosine);\n"
         "         sklearn = TfidfVectorizer(sublinear_tf=True, "
         "smooth_idf=True, analyzer=<our tokens>);\n         bm25s = BM25(k1=1.5, b=0.75, method='lucene'), "
         "same tokens;\n"

@@ -6,7 +6,7 @@ with the mean size of the top-4 passages beside each.
     python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_BOOST=0" "decay 0.5:FILE_DECAY=0.5"
     python bench/ranking.py --semantic "0.5:LEXICAL_WEIGHT=0.5" "n20:DEPTH=20"   # the semantic stage
 
-Each argument is LABEL:NAME=VALUE,... setting rag.rerank's levers for that run (LABEL: alone runs the
+Each argument is LABEL:NAME=VALUE,... setting rag.retrieval.ranking's levers for that run (LABEL: alone runs the
 defaults). The indexes are built (or brought up to date) with this checkout's ingest in
 ${RAG_BENCH_INDEXES:-~/.cache/rag-bench-indexes}: the docstring set's on the doc-stripped corpora,
 dev's on the originals, codesearch's on the extracted repositories (run ../shared/codesearch/run
@@ -29,10 +29,12 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import CORPORA, SHARED  # noqa: E402
-from rag import rerank, semantic, semantic_rerank  # noqa: E402
-from rag.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
-from rag.pipeline import ingest  # noqa: E402
-from rag.retrieve import rank_question  # noqa: E402
+from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.indexing.pipeline import ingest  # noqa: E402
+from rag.retrieval import ranking as rerank  # noqa: E402
+from rag.retrieval.retrieve import rank_question  # noqa: E402
+from rag.semantic import model as semantic  # noqa: E402
+from rag.semantic import rerank as semantic_rerank  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
 
 CODESEARCH = SHARED.parent / "codesearch"
@@ -65,10 +67,10 @@ class Indexes:
 
 
 def apply(levers: dict[str, str]) -> dict[str, Any]:
-    """Set rag.rerank's levers; return the previous values."""
+    """Set rag.retrieval.ranking's levers; return the previous values."""
     before = {}
     for name, value in levers.items():
-        # rag.rerank's levers, else the semantic stage's (DEPTH, LEXICAL_WEIGHT) or model's (PASSAGE_TOKENS)
+        # rag.retrieval.ranking's levers, else the semantic stage's (DEPTH, LEXICAL_WEIGHT) or model's (PASSAGE_TOKENS)
         module = next(m for m in (rerank, semantic_rerank, semantic) if hasattr(m, name))
         old = getattr(module, name)
         before[name] = old

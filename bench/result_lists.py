@@ -11,8 +11,9 @@ diffing the two files:
     cmp /tmp/before/lists.jsonl /tmp/after/lists.jsonl
 
 Sets: docstring (the doc-stripped corpora), dev (the original corpora), codesearch (the 43 repositories
-of ../shared/codesearch, extracted by its runner into ${RAG_CODESEARCH_CACHE:-~/.cache/rag-codesearch}/dev).
-Usage: python bench/result_lists.py --out DIR [--sets docstring,dev,codesearch]
+of ../shared/codesearch, extracted by its runner into ${RAG_CODESEARCH_CACHE:-~/.cache/rag-codesearch}/dev)
+and natural (the plain questions of natural-questions.jsonl, over eight of those repositories).
+Usage: python bench/result_lists.py --out DIR [--sets docstring,dev,codesearch,natural] [--rerank none]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def questions(set_name: str) -> list[tuple[str, str, Path]]:
     file, root = {
         "docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
         "dev": ("dev-questions.jsonl", CORPORA),
+        "natural": ("natural-questions.jsonl", CODESEARCH),
     }[set_name]
     rows = [
         json.loads(line) for line in (SHARED / file).read_text(encoding="utf-8").splitlines() if line.strip()
@@ -60,7 +62,8 @@ def run(args: list[str]) -> str:
 def main_(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--sets", default="docstring,dev,codesearch")
+    ap.add_argument("--sets", default="docstring,dev,codesearch,natural")
+    ap.add_argument("--rerank", default="auto", choices=["auto", "semantic", "none"])
     args = ap.parse_args(argv)
     (args.out / "indexes").mkdir(parents=True, exist_ok=True)
     with (args.out / "lists.jsonl").open("w", encoding="utf-8") as out:
@@ -72,7 +75,18 @@ def main_(argv: list[str] | None = None) -> None:
                     run(["ingest", str(folder), "--index", str(index)])
                     built[folder] = index
                 stdout = run(
-                    ["query", "--index", str(built[folder]), "--json", "--no-llm", "-k", "10", question]
+                    [
+                        "query",
+                        "--index",
+                        str(built[folder]),
+                        "--json",
+                        "--no-llm",
+                        "-k",
+                        "10",
+                        "--rerank",
+                        args.rerank,
+                    ]
+                    + [question]
                 )
                 results = json.loads(stdout)["results"]
                 keep = [

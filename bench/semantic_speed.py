@@ -126,7 +126,7 @@ def main() -> None:
                 f"ingest --embed {model}: median {median:.1f} passages/s, {median / first:.2f} x {models[0]} "
                 f"({', '.join(f'{v:.0f}' for v in values)})"
             )
-    # the background process an ingest starts (rag/embedding.py): from the ingest's end until every
+    # the background process an ingest starts (rag/semantic/background.py): from the ingest's end until every
     # passage's vector is cached
     remove_sidecar(index)
     with sqlite3.connect(index) as conn:

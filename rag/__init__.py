@@ -5,9 +5,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .hits import Hit, TermContribution
-from .search import search  # eager: the name `search` is also a module
-
 # Public name -> module that defines it. Imported on first use, so that `query.py` loads only
 # what retrieval needs (the ingest pipeline, chunkers and model SDK stay unloaded).
 _EXPORTS = {
@@ -20,30 +17,33 @@ _EXPORTS = {
     "NoIndexError": "errors",
     "NothingToIndexError": "errors",
     "RagError": "errors",
-    "SourceFile": "files",
-    "Walk": "files",
-    "walk": "files",
+    "SourceFile": "sources.walk",
+    "Walk": "sources.walk",
+    "walk": "sources.walk",
     "Index": "store.reader",
     "Manifest": "store.format",
     "default_index_path": "store.paths",
     "locate_index": "store.paths",
-    "IngestOptions": "pipeline",
-    "IngestReport": "pipeline",
-    "ingest": "pipeline",
-    "Request": "retrieve",
-    "Retrieval": "retrieve",
-    "retrieve": "retrieve",
-    "Outcome": "answer",
-    "ask": "answer",
-    "Tokenizer": "tokens",
-    "TokenizerSettings": "tokens",
+    "IngestOptions": "indexing.pipeline",
+    "IngestReport": "indexing.pipeline",
+    "ingest": "indexing.pipeline",
+    "Request": "retrieval.retrieve",
+    "Retrieval": "retrieval.retrieve",
+    "retrieve": "retrieval.retrieve",
+    "Outcome": "answer.ask",
+    "ask": "answer.ask",
+    "Hit": "retrieval.results",
+    "TermContribution": "retrieval.results",
+    "search": "retrieval.search",
+    "Tokenizer": "text.tokenizer",
+    "TokenizerSettings": "text.tokenizer",
 }
 
 if TYPE_CHECKING:
-    from .answer import Outcome, ask
-    from .chunking import chunk_file
-    from .chunking.base import Chunk
-    from .errors import (
+    from rag.answer.ask import Outcome, ask
+    from rag.chunking import chunk_file
+    from rag.chunking.base import Chunk
+    from rag.errors import (
         BackendError,
         IndexFormatError,
         IndexWriteError,
@@ -52,13 +52,15 @@ if TYPE_CHECKING:
         NothingToIndexError,
         RagError,
     )
-    from .files import SourceFile, Walk, walk
-    from .pipeline import IngestOptions, IngestReport, ingest
-    from .retrieve import Request, Retrieval, retrieve
-    from .store.format import Manifest
-    from .store.paths import default_index_path, locate_index
-    from .store.reader import Index
-    from .tokens import Tokenizer, TokenizerSettings
+    from rag.indexing.pipeline import IngestOptions, IngestReport, ingest
+    from rag.retrieval.results import Hit, TermContribution
+    from rag.retrieval.retrieve import Request, Retrieval, retrieve
+    from rag.retrieval.search import search
+    from rag.sources.walk import SourceFile, Walk, walk
+    from rag.store.format import Manifest
+    from rag.store.paths import default_index_path, locate_index
+    from rag.store.reader import Index
+    from rag.text.tokenizer import Tokenizer, TokenizerSettings
 
 
 def __getattr__(name: str) -> Any:

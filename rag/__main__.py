@@ -1,5 +1,5 @@
 """Run the rag command group: python -m rag ..."""
 
-from .cli import main
+from rag.cli import main
 
 main()

@@ -22,8 +22,8 @@ from typing import Union
 BM25_K1 = 4.0
 BM25_B = 0.9
 
-# a corrected typo's share of a typed word's query weight (rag.spelling): a guess, as a short form
-# is (rag.abbreviations); at 1.0, real words the index lacks ("through" -> "though") cost all three
+# a corrected typo's share of a typed word's query weight (rag.retrieval.spelling): a guess, as a short form
+# is (rag.text.short_forms); at 1.0, real words the index lacks ("through" -> "though") cost all three
 # evaluation sets a little (bench/LEVERS.md)
 CORRECTION_WEIGHT = 0.3
 

@@ -42,7 +42,7 @@ def clean_env(
     monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
-    # the background embedding's queue (rag.embedding) is the user cache's: no test sees another's entries
+    # the background embedding's queue (rag.semantic.background) is the user cache's: no test sees another's entries
     shutil.rmtree(user_cache / "rag" / "embedding-queue", ignore_errors=True)
 
 
@@ -79,8 +79,8 @@ def worked_repo(tmp_path: Path) -> Path:
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
-from rag.backends import ApiCitation, Generation  # noqa: E402
-from rag.prompts import Prompt  # noqa: E402
+from rag.answer.backends import ApiCitation, Generation  # noqa: E402
+from rag.answer.prompts import Prompt  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

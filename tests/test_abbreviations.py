@@ -8,8 +8,8 @@ from pathlib import Path
 from conftest import write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest, search
-from rag.abbreviations import short_forms
-from rag.tokens import Tokenizer
+from rag.text.short_forms import short_forms
+from rag.text.tokenizer import Tokenizer
 
 REPO = {
     "app/reply.js": "// Writing replies.\n\n"
@@ -60,8 +60,8 @@ def test_the_short_form_lifts_the_candidate_that_abbreviates(tmp_path: Path, mon
     assert abs(sum(c.score for c in hits[0].contributions) - hits[0].score) < 1e-12
     # without short forms, the file with more of the question's words wins (spelling off too: it
     # would search "send" for the unknown "sent")
-    monkeypatch.setattr(sys.modules["rag.search"], "short_forms", lambda *args: {})
-    monkeypatch.setattr("rag.spelling.CORRECT", False)
+    monkeypatch.setattr(sys.modules["rag.retrieval.search"], "short_forms", lambda *args: {})
+    monkeypatch.setattr("rag.retrieval.spelling.CORRECT", False)
     with Index(path) as index:
         hits = search(index, QUESTION, 10)
     assert [h.chunk.path for h in hits] == ["app/format.js", "app/reply.js"]

@@ -8,7 +8,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, InputError, ingest, search
-from rag.access import AccessList, can_read
+from rag.sources.access import AccessList, can_read
 
 FILES = {
     "app/auth.py": 'def login(user, password):\n    """Check the password and start a session."""\n'
@@ -129,8 +129,8 @@ def test_can_read() -> None:
 def test_a_query_will_not_answer_under_access_rules_that_changed_since_ingest(
     tmp_path: Path, change: str
 ) -> None:
-    from rag.repo_names import ACCESS_FILE
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
+    from rag.sources.names import ACCESS_FILE
 
     assert ACCESS_FILE == ".rag-access"
     repo = write_tree(tmp_path / "r", {**FILES, **({} if change == "added" else {".rag-access": ACCESS})})
@@ -210,7 +210,7 @@ def test_an_unparsable_rule_stops_the_query_in_one_line(tmp_path: Path) -> None:
 
 
 def test_an_escaped_space_restricts_its_folder_end_to_end(tmp_path: Path) -> None:
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     repo = write_tree(
         tmp_path / "r",
@@ -232,7 +232,7 @@ def test_an_index_whose_rules_an_older_parser_read_is_refused(tmp_path: Path) ->
     import hashlib
     import sqlite3
 
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     index_path = ingest(repo).index_path
@@ -357,7 +357,7 @@ def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(
 def test_eval_refuses_an_index_whose_access_list_changed(tmp_path: Path) -> None:
     import json
 
-    from rag.evaluate import run_eval
+    from rag.cli.evaluate import run_eval
 
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     index_path = ingest(repo).index_path

@@ -8,8 +8,8 @@ from pathlib import Path
 from conftest import write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest, search
-from rag.acronyms import defined_terms, definitions, expand
-from rag.tokens import Tokenizer
+from rag.text.acronyms import defined_terms, definitions, expand
+from rag.text.tokenizer import Tokenizer
 
 GLOSSARY = """# Glossary
 
@@ -147,7 +147,7 @@ def test_a_full_rebuild_reusing_stored_files_keeps_their_definitions(tmp_path: P
     path = ingest(repo).index_path
     (repo / "app" / "extra.py").write_text("def extra():\n    return 1\n")
     (repo / "app" / "more.py").write_text("def more():\n    return 2\n")
-    write = mocker.spy(sys.modules["rag.pipeline"], "write_index")
+    write = mocker.spy(sys.modules["rag.indexing.pipeline"], "write_index")
     report = ingest(repo)  # two new files of five: more than an update in place takes
     assert write.call_count == 1 and report.reused == 3
     with Index(path) as index:

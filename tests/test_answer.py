@@ -1,4 +1,4 @@
-"""Tests for rag.answer: retrieve -> prompt -> generate with a FakeBackend, and the citation check."""
+"""Tests for rag.answer.ask: retrieve -> prompt -> generate with a FakeBackend, and the citation check."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from conftest import FakeBackend, write_tree
 
 from rag import Request, ingest
-from rag.answer import ask, generate
-from rag.backends import ApiCitation
+from rag.answer.ask import ask, generate
+from rag.answer.backends import ApiCitation
+from rag.answer.citations import NO_CONTEXT, Citation, bracket_citations, check_citations
 from rag.chunking import Chunk
-from rag.citations import NO_CONTEXT, Citation, bracket_citations, check_citations
-from rag.hits import Hit
+from rag.retrieval.results import Hit
 
 HITS = [
     Hit(
@@ -36,7 +36,7 @@ HITS = [
 def test_answer_sends_the_hits_and_checks_the_citations(fake_backend: FakeBackend) -> None:
     fake_backend.queue("It verifies a stored hash [rag/auth.py:11-12], see also [rag/other.py:1-3].")
     streamed: list[str] = []
-    from rag.prompts import build_prompt
+    from rag.answer.prompts import build_prompt
 
     result = generate(build_prompt("how does auth work?", HITS), fake_backend, on_text=streamed.append)
     [prompt] = fake_backend.prompts

@@ -1,4 +1,4 @@
-"""Tests for rag.backends: the SDK mocked and against a local Messages API, and `claude -p` faked on PATH."""
+"""Tests for rag.answer.backends: the SDK mocked and against a local Messages API, and `claude -p` faked on PATH."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import anthropic
 import httpx2
 import pytest
 
-from rag.backends import (
+from rag.answer.backends import (
     DEFAULT_MODEL,
     AnthropicBackend,
     ApiCitation,
@@ -29,10 +29,10 @@ from rag.backends import (
     parse_claude_result,
     resolve_backend,
 )
+from rag.answer.prompts import build_prompt
 from rag.chunking import Chunk
 from rag.errors import BackendError
-from rag.hits import Hit
-from rag.prompts import build_prompt
+from rag.retrieval.results import Hit
 
 FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"
 PROJECT = Path(__file__).resolve().parent.parent

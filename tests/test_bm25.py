@@ -13,7 +13,7 @@ from conftest import WORKED_EXAMPLE, write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.cli import main
-from rag.tokens import Tokenizer
+from rag.text.tokenizer import Tokenizer
 from rag.weights import BM25_B, BM25_K1
 
 PLAIN = TokenizerSettings(mode="plain")

@@ -35,9 +35,9 @@ def test_ingest_prints_one_summary_line(runner: CliRunner, worked_repo: Path) ->
 def test_ingest_without_the_languages_extra_says_what_to_install(
     runner: CliRunner, worked_repo: Path, monkeypatch
 ) -> None:
-    import rag.pipeline
+    import rag.indexing.pipeline
 
-    monkeypatch.setattr(rag.pipeline, "languages_available", lambda: False)
+    monkeypatch.setattr(rag.indexing.pipeline, "languages_available", lambda: False)
     write_tree(
         worked_repo,
         {"main.go": "package main\n\nfunc main() {}\n", "lib.rs": "fn f() {}\n", "util.go": "package main\n"},

@@ -1,4 +1,4 @@
-"""Tests for rag.evaluate: known-answer metrics, the overlap rule, question loading, labelling errors."""
+"""Tests for rag.cli.evaluate: known-answer metrics, the overlap rule, question loading, labelling errors."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag.chunking import Chunk
-from rag.errors import InputError
-from rag.evaluate import (
+from rag.cli.evaluate import (
     DEPTH,
     EvalReport,
     Metrics,
@@ -22,7 +21,8 @@ from rag.evaluate import (
     overlaps,
     report_dict,
 )
-from rag.hits import Hit
+from rag.errors import InputError
+from rag.retrieval.results import Hit
 
 
 def hit(path: str, start: int, end: int, chars: int = 10, score: float = 1.0) -> Hit:

@@ -37,7 +37,9 @@ def test_a_fault_in_the_rerank_is_an_internal_error_not_damage(indexed, monkeypa
     def broken(hits, k, **kwargs):
         raise IndexError("list index out of range")
 
-    monkeypatch.setattr(sys.modules["rag.search"], "rerank", broken)  # rag.search is the function
+    monkeypatch.setattr(
+        sys.modules["rag.retrieval.search"], "rerank", broken
+    )  # rag.retrieval.search is the function
     before = index.read_bytes()
     result = CliRunner().invoke(main, ["query", "--index", str(index), "--no-llm", "login handler"])
     assert result.exit_code == 1
@@ -75,7 +77,9 @@ def test_rag_debug_shows_the_traceback(indexed, monkeypatch) -> None:
     def broken(hits, k, **kwargs):
         raise IndexError("list index out of range")
 
-    monkeypatch.setattr(sys.modules["rag.search"], "rerank", broken)  # rag.search is the function
+    monkeypatch.setattr(
+        sys.modules["rag.retrieval.search"], "rerank", broken
+    )  # rag.retrieval.search is the function
     monkeypatch.setenv("RAG_DEBUG", "1")
     result = CliRunner().invoke(main, ["query", "--index", str(index), "--no-llm", "login handler"])
     assert result.exit_code == 1 and isinstance(result.exception, IndexError)  # raised as it is
@@ -128,16 +132,16 @@ def test_a_query_loads_no_writer_side_module(indexed) -> None:
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
     loaded = set(json.loads(out.stdout))
-    assert {"rag.store.reader", "rag.search", "rag.retrieve"} <= loaded
+    assert {"rag.store.reader", "rag.retrieval.search", "rag.retrieval.retrieve"} <= loaded
     assert loaded.isdisjoint(
         {
             "rag.store.writer",
             "rag.store.update",
-            "rag.pipeline",
-            "rag.files",
+            "rag.indexing.pipeline",
+            "rag.sources.walk",
             "rag.secrets",
             "rag.chunking.python",
-            "rag.backends",
-            "rag.prompts",
+            "rag.answer.backends",
+            "rag.answer.prompts",
         }
     )

@@ -9,8 +9,8 @@ from conftest import write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.chunking import Chunk
-from rag.fields import chunk_counts, path_text
-from rag.tokens import Tokenizer
+from rag.indexing.terms import chunk_counts, path_text
+from rag.text.tokenizer import Tokenizer
 
 METHOD = Chunk(
     "src/flask/sessions.py",

@@ -14,11 +14,11 @@ from conftest import write_tree
 
 import rag.cli
 from rag.cli import main
-from rag.files import looks_binary, read_text, walk
-from rag.pipeline import IngestOptions, ingest
-from rag.retrieve import Request, retrieve
-from rag.search import search
-from rag.spelling import distance
+from rag.indexing.pipeline import IngestOptions, ingest
+from rag.retrieval.retrieve import Request, retrieve
+from rag.retrieval.search import search
+from rag.retrieval.spelling import distance
+from rag.sources.walk import looks_binary, read_text, walk
 from rag.store.reader import Index
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -277,7 +277,7 @@ def test_known_word_queries_rank_identically_with_or_without_spelling(
     path = one_ingest(repo)
     with Index(path) as index:
         with_spelling = search(index, question, 10, explain=True)
-    monkeypatch.setattr("rag.spelling.CORRECT", False)
+    monkeypatch.setattr("rag.retrieval.spelling.CORRECT", False)
     with Index(path) as index:
         assert search(index, question, 10, explain=True) == with_spelling
 
@@ -309,7 +309,7 @@ def test_status_reports_the_index(runner: CliRunner, repo: Path) -> None:
 
 
 def test_status_keeps_redactions_of_unchanged_files_across_an_update(repo: Path) -> None:
-    from rag.status import status
+    from rag.cli.status import status
 
     write_tree(repo, {"conf.py": 'password = "hunter2-very-secret"\n'})
     path = one_ingest(repo)

@@ -46,7 +46,7 @@ def test_hostile_repo_ingests_and_every_readable_line_is_findable(tmp_path: Path
 
 def test_a_file_that_vanishes_during_ingest_is_counted_not_fatal(tmp_path: Path, mocker) -> None:
     repo = write_tree(tmp_path / "r", {"a.txt": "alpha text\n", "b.txt": "beta text\n"})
-    from rag import files
+    from rag.sources import walk as files
 
     real = files.walk
 
@@ -55,7 +55,7 @@ def test_a_file_that_vanishes_during_ingest_is_counted_not_fatal(tmp_path: Path,
         (repo / "b.txt").unlink()
         return listing
 
-    mocker.patch("rag.pipeline.walk", side_effect=walk_then_delete)
+    mocker.patch("rag.indexing.pipeline.walk", side_effect=walk_then_delete)
     report = ingest(repo)
     assert (report.files, report.skipped) == (1, {"unreadable": 1})
 

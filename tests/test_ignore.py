@@ -1,4 +1,4 @@
-"""Tests for rag.ignore: gitignore(5) examples, then git itself as the oracle."""
+"""Tests for rag.sources.ignore: gitignore(5) examples, then git itself as the oracle."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.ignore import IgnoreRules, is_ignored
+from rag.sources.ignore import IgnoreRules, is_ignored
 
 # (patterns, path, is_dir, ignored) — mostly the examples of the gitignore(5) documentation.
 CASES = [

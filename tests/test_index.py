@@ -24,8 +24,8 @@ from rag import (
     search,
 )
 from rag.chunking import languages_available
-from rag.pipeline import IngestOptions
-from rag.rerank import candidate_count
+from rag.indexing.pipeline import IngestOptions
+from rag.retrieval.ranking import candidate_count
 from rag.store.format import FORMAT_VERSION
 from rag.store.paths import remember_index
 
@@ -83,10 +83,12 @@ def test_incremental_reingest_equals_full_rebuild(tmp_path: Path) -> None:
 def test_worker_processes_build_the_index_one_process_builds(tmp_path: Path, monkeypatch) -> None:
     import gc
 
-    import rag.pipeline
+    import rag.indexing.pipeline
 
-    monkeypatch.setattr(rag.pipeline, "_PARALLEL_MIN_BYTES", 0)  # the pool even for a small repo
-    monkeypatch.setattr(rag.pipeline, "_BATCH_BYTES", 1)  # one file per batch: results arrive in turn
+    monkeypatch.setattr(rag.indexing.pipeline, "_PARALLEL_MIN_BYTES", 0)  # the pool even for a small repo
+    monkeypatch.setattr(
+        rag.indexing.pipeline, "_BATCH_BYTES", 1
+    )  # one file per batch: results arrive in turn
     repo = code_repo(tmp_path / "r")
     (repo / "app" / "blob.py").write_bytes(b"\x00\x01\x02 not text")  # read, then skipped as binary
     threshold = gc.get_threshold()
@@ -206,7 +208,7 @@ def test_query_reads_only_what_it_needs(
         statements.clear()
         search(index, "topic7 shared", k=2, scoring=scoring)  # "shared" is in every chunk
         assert blocks_read() == 6  # the other six; the first is kept
-    # postings are read for the two terms; rag.spelling's known-term checks read keys, no postings
+    # postings are read for the two terms; rag.retrieval.spelling's known-term checks read keys, no postings
     assert sum("SELECT ids, tfs, maxw, maxb FROM terms WHERE term" in s for s in statements) == 2
     chunk_reads = [s for s in statements if "c.text" in s]
     assert len(chunk_reads) == 1
@@ -219,7 +221,7 @@ def test_files_skipped_after_reading_are_not_read_again(tmp_path: Path, mocker) 
     write_tree(repo, {"empty.txt": "", "blob.dat": b"\0\1\2"})
     first = ingest(repo)
     assert first.skipped == {"empty": 1, "binary": 1}
-    reads = mocker.patch("rag.pipeline.read_text", side_effect=AssertionError("re-read"))
+    reads = mocker.patch("rag.indexing.pipeline.read_text", side_effect=AssertionError("re-read"))
     again = ingest(repo)
     assert again.up_to_date and again.skipped == {"empty": 1, "binary": 1}
     assert reads.call_count == 0
@@ -259,7 +261,7 @@ def test_update_in_place_equals_full_rebuild(tmp_path: Path, mocker, scoring: st
         'def extra(session):\n    """Rotate the session."""\n    return 1\n'
     )
     (repo / "pkg" / "mod39.py").write_text("")  # now empty: its chunks and its unique terms go
-    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    update = mocker.spy(sys.modules["rag.indexing.pipeline"], "update_index")
     report = ingest(repo)
     assert update.call_count == 1 and report.reused == 39
     full = tmp_path / "full.sqlite"
@@ -289,7 +291,7 @@ def test_an_index_kept_open_sees_an_update_whole(tmp_path: Path, mocker, scoring
     # mix the old views, blocks and manifest with the new postings
     repo = big_repo(tmp_path / "r")
     path = ingest(repo).index_path
-    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    update = mocker.spy(sys.modules["rag.indexing.pipeline"], "update_index")
     with Index(path) as kept:
         for q in BIG_QUESTIONS:
             search(kept, q, 10, scoring=scoring)
@@ -325,7 +327,7 @@ def test_touched_file_is_not_rechunked_and_renamed_file_reuses_its_chunks(tmp_pa
     repo = big_repo(tmp_path / "r")
     ingest(repo)
     os.utime(repo / "pkg" / "mod01.py", ns=(1, 1))  # same bytes, new mtime
-    chunked = mocker.spy(sys.modules["rag.pipeline"], "chunk_file")
+    chunked = mocker.spy(sys.modules["rag.indexing.pipeline"], "chunk_file")
     assert ingest(repo).up_to_date
     assert chunked.call_count == 0
     assert ingest(repo).up_to_date  # the new mtime was remembered: nothing is hashed again
@@ -355,7 +357,7 @@ def test_reingest_and_refresh_keep_the_walk_options(tmp_path: Path) -> None:
     (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=7)\n")
     again = ingest(repo)  # nothing given: --include *.py and the size limit still apply
     assert (again.files, again.reused) == (2, 1)
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     (repo / "app" / "auth.py").write_text("def login(user):\n    return True\n")
     found = retrieve(first.index_path, Request("guide log session", 10, refresh=True))
@@ -447,7 +449,7 @@ def test_an_index_in_the_other_byte_order_is_rebuilt_not_updated_in_place(tmp_pa
     path = ingest(repo).index_path
     as_other_byte_order(path)
     (repo / "pkg" / "mod03.py").write_text("def handler_3(request):\n    return brandnewterm(request)\n")
-    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    update = mocker.spy(sys.modules["rag.indexing.pipeline"], "update_index")
     report = ingest(repo)
     assert update.call_count == 0 and report.reused == 41  # the unchanged files' chunks, read back
     with sqlite3.connect(path) as conn:
@@ -548,7 +550,7 @@ def _damaged_copies(tmp_path: Path, good: Path) -> Iterator[Path]:
 
 
 def test_a_damaged_index_is_one_error_whatever_page_was_hit(tmp_path: Path) -> None:
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     good = ingest(code_repo(tmp_path / "r")).index_path
     outcomes = {"answered": 0, "refused": 0}
@@ -566,7 +568,7 @@ def test_a_damaged_index_is_one_error_whatever_page_was_hit(tmp_path: Path) -> N
 def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Path) -> None:
     import json
 
-    from rag.evaluate import run_eval
+    from rag.cli.evaluate import run_eval
 
     good = ingest(code_repo(tmp_path / "r")).index_path
     questions = tmp_path / "q.jsonl"
@@ -617,7 +619,7 @@ def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Pat
     ],
 )
 def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: str) -> None:
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     index_path = ingest(code_repo(tmp_path / "r")).index_path
     conn = sqlite3.connect(index_path)
@@ -686,7 +688,7 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
     report = ingest(repo)
     if build != "up to date":
         (repo / "app" / "db.py").write_text("def connect(url):\n    return Engine(url, pool_size=9)\n")
-    from rag import files
+    from rag.sources import walk as files
 
     real = files.walk
 
@@ -696,7 +698,7 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
         os.utime(repo / "app", ns=(7, 7))  # a distinct mtime, whatever the file system's granularity
         return listing
 
-    mocker.patch("rag.pipeline.walk", side_effect=walk_then_add)
+    mocker.patch("rag.indexing.pipeline.walk", side_effect=walk_then_add)
     again = ingest(repo, options=IngestOptions(full=build == "full"))
     if build == "up to date":
         assert again.up_to_date  # the walk saw nothing new
@@ -710,7 +712,7 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
 def test_a_repository_copied_or_moved_with_its_index(tmp_path: Path, how: str) -> None:
     import shutil
 
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     original = code_repo(tmp_path / "orig")
     ingest(original)
@@ -746,7 +748,7 @@ def test_reingest_of_a_copied_repository_stores_its_new_root(tmp_path: Path) -> 
 def test_a_query_answers_from_the_index_when_the_repository_is_gone_and_says_so(tmp_path: Path) -> None:
     import shutil
 
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     repo = code_repo(tmp_path / "r")
     report = ingest(repo, tmp_path / "elsewhere.sqlite")
@@ -793,7 +795,7 @@ def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
 def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(
     tmp_path: Path, monkeypatch
 ) -> None:
-    import rag.pipeline
+    import rag.indexing.pipeline
     import rag.store.writer
     from rag import IndexWriteError
 
@@ -804,7 +806,7 @@ def test_an_index_that_cannot_be_written_is_one_line_and_the_old_one_stays(
     def full_disk(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(rag.pipeline, "update_index", full_disk)  # an update in place
+    monkeypatch.setattr(rag.indexing.pipeline, "update_index", full_disk)  # an update in place
     monkeypatch.setattr(
         rag.store.writer.IndexWriter, "finish", full_disk
     )  # and the full build it falls back to
@@ -869,7 +871,7 @@ def test_ingest_over_random_byte_damage_is_never_a_traceback(tmp_path: Path) -> 
 
 
 def test_an_index_written_into_a_parent_folder_is_not_taken_for_a_moved_one(tmp_path: Path) -> None:
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     parent = write_tree(tmp_path / "r3", {name: f"top-level {name}\n" for name in ("README.md", "setup.py")})
     package = write_tree(
@@ -888,7 +890,7 @@ def test_an_index_written_into_a_parent_folder_is_not_taken_for_a_moved_one(tmp_
 def test_ingest_puts_the_signal_handlers_back_however_it_ends(tmp_path: Path, monkeypatch) -> None:
     import signal
 
-    import rag.pipeline
+    import rag.indexing.pipeline
     from rag.errors import terminations_as_exit
 
     def mine(signum: int, frame: object) -> None:
@@ -899,12 +901,12 @@ def test_ingest_puts_the_signal_handlers_back_however_it_ends(tmp_path: Path, mo
         raise RuntimeError("disk hiccup")
 
     repo = code_repo(tmp_path / "r")
-    monkeypatch.setattr(rag.pipeline, "_PARALLEL_MIN_BYTES", 0)  # worker processes even for 4 files
+    monkeypatch.setattr(rag.indexing.pipeline, "_PARALLEL_MIN_BYTES", 0)  # worker processes even for 4 files
     previous = signal.signal(signal.SIGTERM, mine)
     try:
         ingest(repo, options=IngestOptions(workers=2))
         assert signal.getsignal(signal.SIGTERM) is mine
-        monkeypatch.setattr(rag.pipeline, "write_index", failing_write)
+        monkeypatch.setattr(rag.indexing.pipeline, "write_index", failing_write)
         with pytest.raises(RuntimeError, match="disk hiccup"), terminations_as_exit():  # a caller's own, too
             ingest(repo, options=IngestOptions(full=True, workers=2))
         # was: the ingest's handler, put back by its worker generator after the caller's context had ended
@@ -930,7 +932,7 @@ def test_the_old_format_message_names_the_command_that_rebuilds_that_index(tmp_p
 def test_a_query_on_an_index_kept_in_a_folder_of_its_own_does_not_list_the_files(
     tmp_path: Path, monkeypatch
 ) -> None:
-    from rag.retrieve import Request, retrieve
+    from rag.retrieval.retrieve import Request, retrieve
 
     repo = code_repo(tmp_path / "r")
     (tmp_path / "store").mkdir()
@@ -997,13 +999,13 @@ def test_a_manifest_value_damaged_to_null_is_one_error(tmp_path: Path) -> None:
 def test_an_index_made_by_other_chunkers_is_rechunked_whole(tmp_path: Path, monkeypatch) -> None:
     # the languages extra installed since the last ingest: unchanged files must not keep their
     # paragraph chunks
-    import rag.pipeline
+    import rag.indexing.pipeline
 
     repo = code_repo(tmp_path / "r")
-    monkeypatch.setattr(rag.pipeline, "chunkers_in_use", lambda: "paragraphs")
+    monkeypatch.setattr(rag.indexing.pipeline, "chunkers_in_use", lambda: "paragraphs")
     ingest(repo)
     assert ingest(repo).up_to_date
-    monkeypatch.setattr(rag.pipeline, "chunkers_in_use", lambda: "definitions")
+    monkeypatch.setattr(rag.indexing.pipeline, "chunkers_in_use", lambda: "definitions")
     report = ingest(repo)
     assert (report.up_to_date, report.reused, report.files) == (False, 0, 4)
     with Index(report.index_path) as index:

@@ -21,7 +21,7 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from rag.pipeline import IngestOptions, ingest  # noqa: E402
+from rag.indexing.pipeline import IngestOptions, ingest  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -91,7 +91,7 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
 
 def test_reindex_starts_the_background_embedding_of_what_changed(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")  # the semantic extra
-    from rag.vectors import cache_path
+    from rag.semantic.vectors import cache_path
 
     repo = write_tree(
         tmp_path / "r", {"score.py": 'def score(passages):\n    """Rank passages by BM25."""\n'}

@@ -1,4 +1,4 @@
-"""The optimized-model cache (rag.model_cache) with the real model: built once and then used, one
+"""The optimized-model cache (rag.semantic.model_cache) with the real model: built once and then used, one
 folder per model identity, and a damaged, unwritable or unfaithful one never changes a vector; a
 transformed (quantized) model is made once and kept beside its graph."""
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag import model_cache, semantic
+from rag.semantic import model as semantic
+from rag.semantic import model_cache
 
 # the package's model as it is, with no transform (the default model is its quantized run: below)
 PLAIN = "minilm-l6-int8"

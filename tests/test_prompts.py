@@ -1,4 +1,4 @@
-"""Tests for rag.prompts: golden prompts, the document framing, and where templates load from."""
+"""Tests for rag.answer.prompts: golden prompts, the document framing, and where templates load from."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from rag.answer.prompts import build_prompt, neutralise, template
 from rag.chunking import Chunk
-from rag.hits import Hit
-from rag.prompts import build_prompt, neutralise, template
+from rag.retrieval.results import Hit
 
 PROJECT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "data" / "prompts"
@@ -121,13 +121,14 @@ def test_neutralise(text: str, expected: str) -> None:
 
 
 def test_templates_load_from_the_installed_package(tmp_path: Path) -> None:
-    """Lay files out as the wheel does (prompts/ -> rag/prompt_templates/) with no prompts/ beside rag/."""
+    """Lay files out as the wheel does (the link rag/answer/templates -> prompts/ copied as files) with
+    no prompts/ beside rag/."""
     site = tmp_path / "site"
     shutil.copytree(PROJECT / "rag", site / "rag", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(PROJECT / "prompts", site / "rag" / "prompt_templates")
+    assert not (site / "rag" / "answer" / "templates").is_symlink()
     code = (
-        "from rag.prompts import SOURCE_TEMPLATES, build_prompt\n"
-        "assert not SOURCE_TEMPLATES.exists(), SOURCE_TEMPLATES\n"
+        "from rag.answer.prompts import TEMPLATES, build_prompt\n"
+        "assert 'site' in TEMPLATES.parts, TEMPLATES\n"
         "print(build_prompt('q', []).system.splitlines()[0])"
     )
     done = subprocess.run(

@@ -31,9 +31,11 @@ SCORINGS = pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
 
 @pytest.fixture(autouse=True, params=["dict", "array"])
 def accumulator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run every test here with scores summed in a dict and in a dense array (rag.search picks
+    """Run every test here with scores summed in a dict and in a dense array (rag.retrieval.search picks
     by the number of postings; these small indexes would always get the dict)."""
-    monkeypatch.setattr(sys.modules["rag.search"], "DENSE_RATIO", 0.0 if request.param == "array" else 1e9)
+    monkeypatch.setattr(
+        sys.modules["rag.retrieval.search"], "DENSE_RATIO", 0.0 if request.param == "array" else 1e9
+    )
     return str(request.param)
 
 
@@ -67,7 +69,7 @@ def test_pruning_probes_common_terms_instead_of_scanning_them(tmp_path: Path, mo
     files.update({f"target{i:02d}.txt": f"rare needle common {'needle ' * (i % 3)}\n" for i in range(30)})
     repo = write_tree(tmp_path / "r", files)
     ingest(repo)
-    spy = mocker.spy(sys.modules["rag.search"], "bisect_left")
+    spy = mocker.spy(sys.modules["rag.retrieval.search"], "bisect_left")
     with Index(repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "rare needle common", k=4, scoring=scoring)
         calls = spy.call_count
@@ -83,7 +85,7 @@ def test_pruning_stays_exact_after_in_place_updates(tmp_path: Path, mocker, scor
     # whether files shrink (smaller norms) or grow (a longer average chunk for BM25)
     repo, vocab = zipf_repo(tmp_path / "r", 150, 7)
     ingest(repo)
-    update = mocker.spy(sys.modules["rag.pipeline"], "update_index")
+    update = mocker.spy(sys.modules["rag.indexing.pipeline"], "update_index")
     rng = random.Random(7)
     docs = sorted(repo.glob("doc*.txt"))
     for step in range(6):
@@ -144,7 +146,7 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
     # 100 candidates: chunks 0-9 have 10 so far, the others 1. Two terms are left to probe,
     # each adding at most 0.5. After the first, the 4th best is 10.5 and only 0.5 is left to
     # add, so chunks 10-99 cannot make the top 4: the second term is looked up for 10 only.
-    search_module = sys.modules["rag.search"]
+    search_module = sys.modules["rag.retrieval.search"]
     from array import array
 
     start = {c: (10.0 if c < 10 else 1.0) for c in range(100)}
@@ -180,7 +182,7 @@ def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(
             )
     repo = write_tree(tmp_path / "r", files)
     ingest(repo)
-    search_module = sys.modules["rag.search"]
+    search_module = sys.modules["rag.retrieval.search"]
     with Index(repo / ".rag" / "index.sqlite") as index:
         for _ in range(80):
             question = " ".join(

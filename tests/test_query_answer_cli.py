@@ -15,10 +15,10 @@ from conftest import FakeBackend, write_tree
 from test_backends import FAKE_CLAUDE, FakeApi, api, delta  # noqa: F401  (api is a fixture used below)
 
 from rag import ingest
-from rag.backends import ApiCitation, Generation, render_text_prompt
+from rag.answer.backends import ApiCitation, Generation, render_text_prompt
+from rag.answer.prompts import build_prompt
 from rag.cli import NO_BACKEND_HINT, NO_CONTEXT_MESSAGE, main
 from rag.errors import BackendError
-from rag.prompts import build_prompt
 
 PROJECT = Path(__file__).resolve().parent.parent
 REPO = {
@@ -48,7 +48,7 @@ def runner() -> CliRunner:
 @pytest.fixture
 def use_fake(monkeypatch: pytest.MonkeyPatch, fake_backend: FakeBackend) -> FakeBackend:
     """Make every backend name resolve to the FakeBackend."""
-    monkeypatch.setattr("rag.backends.resolve_backend", lambda name, model, env=None: fake_backend)
+    monkeypatch.setattr("rag.answer.backends.resolve_backend", lambda name, model, env=None: fake_backend)
     return fake_backend
 
 

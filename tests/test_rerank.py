@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.chunking import Chunk
-from rag.hits import Hit
-from rag.rerank import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rerank
+from rag.retrieval.ranking import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rerank
+from rag.retrieval.results import Hit
 
 
 def hit(score: float, path: str, text: str | None = None, kind: str = "function") -> Hit:

@@ -59,7 +59,7 @@ def test_retrieval_only_does_not_import_the_sdk(worked_repo: Path) -> None:
         "from rag.cli import query_main\n"
         "try:\n    query_main()\nexcept SystemExit:\n    pass\n"
         # what the query loaded itself (an editable install's finder imports pathlib at startup)
-        "print([m for m in ('anthropic', 'rag.backends', 'rag.pipeline', 'rag.chunking.python', 'pathlib',"
+        "print([m for m in ('anthropic', 'rag.answer.backends', 'rag.indexing.pipeline', 'rag.chunking.python', 'pathlib',"
         " 'dataclasses')"
         " if m in sys.modules and m not in before],"
         " file=sys.stderr)"

@@ -10,7 +10,7 @@ import pytest
 from conftest import WORKED_EXAMPLE, write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest, search
-from rag.tokens import Tokenizer
+from rag.text.tokenizer import Tokenizer
 
 PLAIN = TokenizerSettings(mode="plain")
 

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from conftest import write_tree
 
 from rag import Index, ingest, search
+from rag.answer.prompts import build_prompt
 from rag.cli import main
-from rag.prompts import build_prompt
 
 AWS_KEY = "AKIA" + "Z7QW3RTY8UIOPLKJ"  # built from parts so scanners do not flag this file
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

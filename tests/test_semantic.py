@@ -19,12 +19,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
-from rag import embedding, semantic, semantic_rerank
 from rag.chunking.base import Chunk
 from rag.cli import main
-from rag.hits import Hit
-from rag.semantic_rerank import NOT_INSTALLED, mix, rerank, safe_rerank
-from rag.vectors import VectorCache, cache_path, content_key
+from rag.retrieval.results import Hit
+from rag.semantic import background as embedding
+from rag.semantic import model as semantic
+from rag.semantic import rerank as semantic_rerank
+from rag.semantic.rerank import NOT_INSTALLED, mix, rerank, safe_rerank
+from rag.semantic.vectors import VectorCache, cache_path, content_key
 
 QUESTION = "how do I remove a user's account?"
 
@@ -181,11 +183,11 @@ def test_a_passage_vector_does_not_depend_on_what_is_embedded_with_it(name: str)
 
 
 def test_only_the_latest_questions_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import rag.vectors
+    import rag.semantic.vectors
 
-    monkeypatch.setattr(rag.vectors, "QUESTIONS_KEPT", 3)
+    monkeypatch.setattr(rag.semantic.vectors, "QUESTIONS_KEPT", 3)
     cache = VectorCache(str(tmp_path / "v"), "model")
-    vec = bytes(4 * rag.vectors.DIMENSIONS)
+    vec = bytes(4 * rag.semantic.vectors.DIMENSIONS)
     for n in range(5):
         assert cache.put_question(content_key(f"q{n}"), vec)
     assert cache.put_question(content_key("q2"), vec)  # embedded again: now the latest
@@ -218,9 +220,9 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
 def test_the_quantized_model_is_the_default_where_it_was_measured(
     monkeypatch: pytest.MonkeyPatch, has_vnni: bool, expected: str
 ) -> None:
-    import rag.semantic_choices
+    import rag.semantic.registry
 
-    monkeypatch.setattr(rag.semantic_choices, "vnni", lambda: has_vnni)
+    monkeypatch.setattr(rag.semantic.registry, "vnni", lambda: has_vnni)
     assert semantic.model_name() == expected
     monkeypatch.setenv(semantic.MODEL_ENV, "minilm-l3")
     assert semantic.model_name() == "minilm-l3"  # a model asked for by name is that model
@@ -229,11 +231,11 @@ def test_the_quantized_model_is_the_default_where_it_was_measured(
 def test_the_quantized_model_needs_the_onnx_package(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.util import find_spec
 
-    import rag.semantic_choices
+    import rag.semantic.registry
 
     assert semantic.installed("minilm-l6-q8") and semantic.installed("minilm-l6-int8")
     monkeypatch.setattr(
-        rag.semantic_choices, "find_spec", lambda name: None if name == "onnx" else find_spec(name)
+        rag.semantic.registry, "find_spec", lambda name: None if name == "onnx" else find_spec(name)
     )
     assert not semantic.installed("minilm-l6-q8") and semantic.installed("minilm-l6-int8")
     monkeypatch.setattr(semantic, "find_spec", lambda name: None if name == "onnx" else find_spec(name))
@@ -308,9 +310,9 @@ def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
 def without_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default mode (auto), with the extra looking uninstalled (as if onnxruntime were absent)."""
     monkeypatch.delenv("RAG_RERANK")
-    import rag.semantic_choices
+    import rag.semantic.registry
 
-    monkeypatch.setattr(rag.semantic_choices, "find_spec", lambda name: None)
+    monkeypatch.setattr(rag.semantic.registry, "find_spec", lambda name: None)
 
 
 @pytest.mark.usefixtures("without_extra")
@@ -366,7 +368,10 @@ def test_ingest_embeds_in_the_background_so_that_queries_load_no_model(
     # run from a folder with a `rag` package of its own: the background process must not import it
     decoy = write_tree(
         tmp_path / "elsewhere",
-        {"rag/__init__.py": "", "rag/embedding.py": f"open({str(tmp_path / 'decoy-ran')!r}, 'w')\n"},
+        {
+            "rag/__init__.py": "",
+            "rag/semantic/background.py": f"open({str(tmp_path / 'decoy-ran')!r}, 'w')\n",
+        },
     )
     monkeypatch.chdir(decoy)
     result = CliRunner().invoke(main, ["ingest", "--index", str(index), str(root)])
@@ -759,7 +764,7 @@ def test_status_counts_the_cached_vectors_and_says_when_they_are_being_computed(
 
 def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "rag.embedding", str(tmp_path / "none.sqlite")],
+        [sys.executable, "-m", "rag.semantic.background", str(tmp_path / "none.sqlite")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -771,7 +776,7 @@ def test_the_background_process_ends_quietly_when_it_cannot_embed(tmp_path: Path
 def test_ingest_prepares_the_model_once_so_the_first_query_need_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag import model_cache
+    from rag.semantic import model_cache
 
     monkeypatch.delenv("RAG_RERANK")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))

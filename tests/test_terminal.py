@@ -12,7 +12,7 @@ from conftest import FakeBackend, write_tree
 
 from rag import ingest
 from rag.cli import main
-from rag.terminal import one_line, visible
+from rag.cli.terminal import one_line, visible
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # writes "echo pwned" to the clipboard
 TITLE = "\x1b]0;owned\x07"
@@ -94,7 +94,7 @@ def test_the_streamed_answer_and_its_sources_show_controls_visibly(
     repo: Path, terminal: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeBackend().queue(f"Refunds {OSC52}go\rback {TITLE}[{EVIL_NAME.splitlines()[0]}:1-1].")
-    monkeypatch.setattr("rag.backends.resolve_backend", lambda name, model, env=None: fake)
+    monkeypatch.setattr("rag.answer.backends.resolve_backend", lambda name, model, env=None: fake)
     index = ingest(repo).index_path
     result = CliRunner().invoke(main, ["query", "--index", str(index), "refund invoice"])
     assert result.exit_code == 0, result.output

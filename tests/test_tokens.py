@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.tokens import QUERY_STOPWORDS, Tokenizer, TokenizerSettings, porter2, stem
+from rag.text.tokenizer import QUERY_STOPWORDS, Tokenizer, TokenizerSettings, porter2, stem
 from rag.weights import idf_weight, tf_weight
 
 PLAIN = Tokenizer(TokenizerSettings(mode="plain"))

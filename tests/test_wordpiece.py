@@ -1,4 +1,4 @@
-"""rag.wordpiece gives the ids the tokenizers library gives (the semantic model's own tokenizer):
+"""rag.semantic.wordpiece gives the ids the tokenizers library gives (the semantic model's own tokenizer):
 on every question of the evaluation sets that is ASCII, on made-up edge cases and on random ASCII;
 it declines what only the library can encode; its vocabulary is the one in the tokenizer file."""
 
@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from rag import semantic, wordpiece
+from rag.semantic import model as semantic
+from rag.semantic import wordpiece
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 MAX_TOKENS = 128
@@ -108,7 +109,7 @@ def test_the_vocabulary_is_the_tokenizer_files(library: Any) -> None:
 def test_a_question_is_embedded_the_same_either_way() -> None:
     embedder = semantic.Embedder(semantic.DEFAULT_MODEL)
     question = "how does the session cookie get signed?"
-    alone = embedder.embed([question])  # by rag.wordpiece: the library is not loaded yet
+    alone = embedder.embed([question])  # by rag.semantic.wordpiece: the library is not loaded yet
     assert embedder._tokenizer is None
     embedder.embed(["a passage", "another one"])  # loads the library
     assert embedder._tokenizer is not None

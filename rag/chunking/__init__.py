@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .base import Chunk
+from rag.chunking.base import Chunk
 
 __all__ = [
     "Chunk",
@@ -67,7 +67,7 @@ def chunkers_in_use() -> str:
 
 def structured_languages() -> dict[str, str]:
     """Map each tree-sitter language's chunker name to its label (go -> Go)."""
-    from .languages import GRAMMARS
+    from rag.chunking.languages import GRAMMARS
 
     return {name: g.label for name, g in GRAMMARS.items()}
 
@@ -75,7 +75,7 @@ def structured_languages() -> dict[str, str]:
 def chunker_for(path: str, text: str = "") -> str:
     """Name the chunker for a file: python, javascript, markdown, rst, text, or a language
     chunked with tree-sitter (go, rust, ...: see languages.py)."""
-    from .languages import CPP_HEADER, EXTENSIONS, SHEBANGS
+    from rag.chunking.languages import CPP_HEADER, EXTENSIONS, SHEBANGS
 
     name = path.rsplit("/", 1)[-1].lower()
     if name.endswith(PYTHON_EXTENSIONS):
@@ -116,7 +116,7 @@ def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None =
         # is still chunked, as paragraphs, rather than ending a whole ingest
         if on_fallback is not None:
             on_fallback("RecursionError: nested too deeply")
-        from .text import chunk_text
+        from rag.chunking.text import chunk_text
 
         chunks = chunk_text(path, text)
     return [c._replace(ordinal=i) for i, c in enumerate(chunks)]
@@ -126,25 +126,25 @@ def _chunk_by_kind(kind: str, path: str, text: str, on_fallback: Callable[[str],
     # each chunker is imported when first needed: the JS lexer's pattern alone takes 5 ms to
     # compile, a cost an update of a few Python files need not pay
     if kind == "python":
-        from .python import chunk_python
+        from rag.chunking.python import chunk_python
 
         return chunk_python(path, text, on_fallback)
     if kind == "javascript":
-        from .javascript import chunk_javascript
+        from rag.chunking.javascript import chunk_javascript
 
         return chunk_javascript(path, text, on_fallback)
     if kind == "markdown":
-        from .markdown import chunk_markdown
+        from rag.chunking.markdown import chunk_markdown
 
         return chunk_markdown(path, text)
     if kind == "rst":
-        from .markdown import chunk_rst
+        from rag.chunking.markdown import chunk_rst
 
         return chunk_rst(path, text)
     if kind != "text":
-        from .treesitter import chunk_tree_sitter
+        from rag.chunking.treesitter import chunk_tree_sitter
 
         return chunk_tree_sitter(path, text, kind, on_fallback)
-    from .text import chunk_text
+    from rag.chunking.text import chunk_text
 
     return chunk_text(path, text)

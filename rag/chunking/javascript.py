@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
-from .text import chunk_text
+from rag.chunking.base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
+from rag.chunking.text import chunk_text
 
 MINIFIED_LINE_CHARS = 1000  # a file with most of its text on longer lines is minified or bundled ...
 MINIFIED_MEAN_CHARS = 300  # ... and so is one whose lines average more than this

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, merge_tiny, span_text, trim_blank
-from .text import chunk_text
+from rag.chunking.base import MAX_CHARS, Chunk, Piece, assemble, merge_tiny, span_text, trim_blank
+from rag.chunking.text import chunk_text
 
 # a fence may open a list item (`- ```js`); a backtick fence's info string has no backtick, so
 # ```` ```pip install x``` ```` is inline code, not a fence that never closes

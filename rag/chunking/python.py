@@ -7,7 +7,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 
-from .base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
+from rag.chunking.base import MAX_CHARS, Chunk, Piece, assemble, close_scope, span_size
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # blocks whose definitions belong to the body that holds them (ast.TryStar: `except*`, 3.11+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .base import (
+from rag.chunking.base import (
     HARD_MAX_CHARS,
     MERGE_WORDS,
     OVERLAP_WORDS,

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from .base import (
+from rag.chunking.base import (
     DEFINITION_MAX_CHARS,
     DEFINITION_OVERLAP_LINES,
     DEFINITION_WINDOW_LINES,
@@ -27,8 +27,8 @@ from .base import (
     close_scope,
     span_size,
 )
-from .languages import GRAMMARS, IDENTIFIER_TYPES, Grammar
-from .text import chunk_text
+from rag.chunking.languages import GRAMMARS, IDENTIFIER_TYPES, Grammar
+from rag.chunking.text import chunk_text
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

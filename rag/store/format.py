@@ -29,7 +29,7 @@ Layout (FORMAT_VERSION 10):
                                 -- so that re-ingest need not read them again while unchanged
     dirs(path, mtime_ns)        -- each indexed directory's mtime, to notice added/removed files
     acronyms(file_id, acronym, expansion)  -- acronyms a file spells out, as index terms
-                                -- ("sse", "server sent event"): see rag.acronyms
+                                -- ("sse", "server sent event"): see rag.text.acronyms
 
 The manifest records every parameter baked into the stored arrays (the tokenizer's settings,
 BM25's k1 and b): an index built with other values is refused by a query and rebuilt whole by an
@@ -41,9 +41,9 @@ from __future__ import annotations
 import sys
 from typing import Any, NamedTuple
 
-from ..chunking.base import Chunk
-from ..errors import IndexFormatError
-from ..tokens import TokenizerSettings
+from rag.chunking.base import Chunk
+from rag.errors import IndexFormatError
+from rag.text.tokenizer import TokenizerSettings
 
 # what every message about a damaged index says to do: a plain ingest may update the index in
 # place without ever reading the damaged page

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import IngestRunningError, InputError, NoIndexError
-from ..repo_names import INDEX_DIRNAME, INDEX_FILENAME
+from rag.errors import IngestRunningError, InputError, NoIndexError
+from rag.sources.names import INDEX_DIRNAME, INDEX_FILENAME
 
 if TYPE_CHECKING:
     from pathlib import Path

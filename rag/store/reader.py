@@ -21,13 +21,11 @@ from contextlib import contextmanager, suppress
 from functools import wraps
 from typing import Any, TypeVar
 
-from ..chunking.base import Chunk
-from ..errors import IndexFormatError, NoIndexError
-from ..repo_names import ACCESS_FILE, access_digest, decode_rules
-from ..rulefiles import read_rule_file
-from ..tokens import Tokenizer, TokenizerSettings
-from ..weights import FloatColumn, bm25_normalisers, scoring_parameters, view_norms
-from .format import (
+from rag.chunking.base import Chunk
+from rag.errors import IndexFormatError, NoIndexError
+from rag.sources.names import ACCESS_FILE, access_digest, decode_rules
+from rag.sources.rulefiles import read_rule_file
+from rag.store.format import (
     FORMAT_VERSION,
     REBUILD_HINT,
     FileRecord,
@@ -39,8 +37,10 @@ from .format import (
     recorded_scoring,
     view_key,
 )
-from .paths import ancestors, file_uri, ingest_command, repository_holding
-from .stats import forward_lists, view_df, view_length
+from rag.store.paths import ancestors, file_uri, ingest_command, repository_holding
+from rag.store.stats import forward_lists, view_df, view_length
+from rag.text.tokenizer import Tokenizer, TokenizerSettings
+from rag.weights import FloatColumn, bm25_normalisers, scoring_parameters, view_norms
 
 # What reading a damaged index raises, beyond the checks that give their own messages: a file
 # SQLite still opens, whose tables or values were damaged (a disk error, a hand edit), fails
@@ -312,7 +312,7 @@ class Index:
     @_reads
     def vocabulary(self, first: str, shortest: int, longest: int) -> list[tuple[str, int]]:
         """Return (term, df) of the stored terms that begin with `first` and have between
-        `shortest` and `longest` characters: one range of the terms' primary key (rag.spelling)."""
+        `shortest` and `longest` characters: one range of the terms' primary key (rag.retrieval.spelling)."""
         after = chr(ord(first) + 1)
         rows = self._query(
             "SELECT term, df FROM terms WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",

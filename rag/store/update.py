@@ -14,12 +14,20 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..tokens import TokenizerSettings
-from ..weights import bm25_normalisers, max_bm25, max_weight
-from . import writer  # its row and view writers, by module: one place to patch them in tests
-from .format import FORMAT_VERSION, FileRecord, Manifest, check, damage_error, recorded_scoring, view_key
-from .stats import forward_lists
-from .writer import SkippedRow
+from rag.store import writer  # its row and view writers, by module: one place to patch them in tests
+from rag.store.format import (
+    FORMAT_VERSION,
+    FileRecord,
+    Manifest,
+    check,
+    damage_error,
+    recorded_scoring,
+    view_key,
+)
+from rag.store.stats import forward_lists
+from rag.store.writer import SkippedRow
+from rag.text.tokenizer import TokenizerSettings
+from rag.weights import bm25_normalisers, max_bm25, max_weight
 
 if TYPE_CHECKING:
     from pathlib import Path

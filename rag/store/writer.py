@@ -13,12 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from ..chunking.base import Chunk
-from ..errors import InputError, NothingToIndexError
-from ..tokens import TokenizerSettings
-from ..weights import bm25_normalisers, max_bm25, max_weight, scoring_parameters, view_norms
-from . import format as store_format  # ARRAY_BLOCK by module: tests shrink it
-from .format import (
+from rag.chunking.base import Chunk
+from rag.errors import InputError, NothingToIndexError
+from rag.store import format as store_format  # ARRAY_BLOCK by module: tests shrink it
+from rag.store.format import (
     APPLICATION_ID,
     FORMAT_VERSION,
     SCHEMA,
@@ -32,8 +30,10 @@ from .format import (
     realizable_views,
     view_key,
 )
-from .paths import file_uri, folder_mtimes, folders_of, prepare_index_dir
-from .stats import chunk_lengths, view_df, view_length
+from rag.store.paths import file_uri, folder_mtimes, folders_of, prepare_index_dir
+from rag.store.stats import chunk_lengths, view_df, view_length
+from rag.text.tokenizer import TokenizerSettings
+from rag.weights import bm25_normalisers, max_bm25, max_weight, scoring_parameters, view_norms
 
 if TYPE_CHECKING:
     from pathlib import Path

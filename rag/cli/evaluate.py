@@ -1,0 +1,504 @@
+"""Retrieval evaluation: labelled questions in, hit@k, MRR@10 and passage size out.
+
+A question is found at rank r when its r-th passage has the same path as one of its
+answers and a line span that overlaps that answer's span (1-based, inclusive; touching
+lines overlap, adjacent spans do not). hit@k is the share of questions found within the
+top k; MRR@10 is the mean of 1/r over questions found within the top 10 (0 otherwise).
+Beside them goes the mean size in characters of the top-4 passages, because the overlap
+rule rewards long passages that would bloat the prompt (team rule: keep it <= 3,000).
+
+An answer whose path is not in the index is a labelling error: it is listed, and a
+question none of whose answers is in the index is not scored (rather than counted as a miss).
+The questions run as a caller with the given access groups: a path the caller may not read
+is reported exactly as an absent one, and never ranked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rag.cli.terminal import one_line
+from rag.errors import InputError
+from rag.retrieval.results import Hit
+from rag.retrieval.retrieve import rank_question
+from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
+from rag.semantic.registry import DEFAULT_MODE
+from rag.store.paths import default_index_path, locate_index
+from rag.store.reader import Index
+
+if TYPE_CHECKING:
+    from rag.indexing.pipeline import IngestReport
+
+KS = (1, 4, 10)  # the hit@k figures reported
+DEPTH = 10  # passages retrieved per question: MRR@10 and hit@10 need ten
+PASSAGES = 4  # the passages whose size is reported: the ones a prompt gets
+MAX_PASSAGE_CHARS = 3000  # team rule for the mean size of those passages
+MISS_K = DEFAULT_TOP_K  # a question is listed as a miss when no hit is in its top MISS_K
+SCHEMA_HINT = (
+    'each line must be {"id", "question", "answers": [{"path", "start_line", "end_line"}], "corpus"?}'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A labelled answer: a path relative to the repository root and a 1-based inclusive line span."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One labelled question, and where it was read from."""
+
+    id: str
+    question: str
+    answers: tuple[Span, ...]
+    corpus: str | None = None
+    line: int = 0  # line number in the questions file, for messages
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Retrieval figures over a set of questions."""
+
+    questions: int
+    hit_at_1: float
+    hit_at_4: float
+    hit_at_10: float
+    mrr_at_10: float
+    mean_top4_chars: float  # mean characters of the top-4 passages, pooled over questions
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What retrieval returned for one scored question."""
+
+    question: Question
+    rank: int | None  # rank of the first hit within the top DEPTH, None if there is none
+    hits: tuple[Hit, ...]  # best first, at most DEPTH
+
+
+@dataclass(frozen=True, slots=True)
+class LabelError:
+    """An answer whose path is not in the index: the label (or the index) is wrong, not retrieval."""
+
+    id: str
+    corpus: str | None
+    line: int
+    answer: Span
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    """Metrics overall and per corpus, each scored question's outcome, and the labelling errors."""
+
+    overall: Metrics
+    per_corpus: dict[str, Metrics]  # corpus -> metrics, in order of first appearance
+    outcomes: tuple[Outcome, ...]
+    label_errors: tuple[LabelError, ...] = ()
+    unscored: tuple[Question, ...] = ()  # no answer path in the index
+    k: int = MISS_K
+    indexes: dict[str, str] = field(default_factory=dict)  # corpus (or "") -> index file used
+    semantic: bool = False  # the semantic stage reordered some question's passages
+    notes: tuple[str, ...] = ()  # the semantic stage's, once each: not installed, or its model failed
+
+    @property
+    def misses(self) -> tuple[Outcome, ...]:
+        """Return the scored questions with no hit in the top k."""
+        return tuple(o for o in self.outcomes if o.rank is None or o.rank > self.k)
+
+
+def load_questions(path: Path) -> list[Question]:
+    """Read a JSONL file of labelled questions, raising InputError that names the file and line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path} does not exist — pass a JSONL file of labelled questions")
+    if not path.is_file():
+        raise InputError(f"{path} is not a file — pass a JSONL file of labelled questions")
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path} is not UTF-8 text ({exc.reason}) — pass a JSONL file of labelled questions"
+        ) from None
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        q = _parse_question(path, n, line)
+        if q.id in seen:
+            raise InputError(
+                f"{path}:{n}: id {q.id!r} is also on line {seen[q.id]} — give each question its own id"
+            )
+        seen[q.id] = n
+        questions.append(q)
+    if not questions:
+        raise InputError(f"{path} has no questions — {SCHEMA_HINT}")
+    return questions
+
+
+def _parse_question(path: Path, n: int, line: str) -> Question:
+    where = f"{path}:{n}"
+    try:
+        row = json.loads(line)
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc}) — {SCHEMA_HINT}") from None
+    except RecursionError:  # nested deeper than the parser's stack
+        raise InputError(f"{where}: JSON nested too deeply to read — {SCHEMA_HINT}") from None
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(row).__name__} — {SCHEMA_HINT}")
+    for name in ("id", "question", "answers"):
+        if name not in row:
+            raise InputError(f"{where}: missing field {name!r} — {SCHEMA_HINT}")
+    qid = row["id"]
+    if isinstance(qid, bool) or not isinstance(qid, str | int) or str(qid) == "":
+        raise InputError(f"{where}: 'id' must be a non-empty string — {SCHEMA_HINT}")
+    text = row["question"]
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{where}: 'question' must be a non-empty string — {SCHEMA_HINT}")
+    corpus = row.get("corpus")
+    if corpus is not None and (not isinstance(corpus, str) or corpus in ("", ".", "..") or "/" in corpus):
+        raise InputError(f"{where}: 'corpus' must be a folder name such as \"flask-3.1.3\" — {SCHEMA_HINT}")
+    answers = row["answers"]
+    if not isinstance(answers, list) or not answers:
+        raise InputError(f"{where}: 'answers' must be a non-empty list — {SCHEMA_HINT}")
+    return Question(str(qid), text, tuple(_parse_span(where, i, a) for i, a in enumerate(answers)), corpus, n)
+
+
+def _parse_span(where: str, i: int, answer: object) -> Span:
+    if not isinstance(answer, dict):
+        raise InputError(f"{where}: answers[{i}] must be an object — {SCHEMA_HINT}")
+    for name in ("path", "start_line", "end_line"):
+        if name not in answer:
+            raise InputError(f"{where}: answers[{i}] is missing field {name!r} — {SCHEMA_HINT}")
+    path, start, end = answer["path"], answer["start_line"], answer["end_line"]
+    if not isinstance(path, str) or not path:
+        raise InputError(f"{where}: answers[{i}].path must be a path relative to the repository root")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)) or not 1 <= start <= end:
+        raise InputError(
+            f"{where}: answers[{i}] needs whole-number lines with 1 <= start_line <= end_line, "
+            f"got {start!r}-{end!r}"
+        )
+    return Span(path.removeprefix("./"), start, end)
+
+
+def overlaps(hit: Hit, answer: Span) -> bool:
+    """Return whether a passage counts as a hit for an answer: same path, overlapping line spans."""
+    c = hit.chunk
+    return c.path == answer.path and c.start_line <= answer.end_line and answer.start_line <= c.end_line
+
+
+def first_hit_rank(hits: Sequence[Hit], answers: Iterable[Span]) -> int | None:
+    """Return the 1-based rank of the first passage that hits an answer, within the top DEPTH."""
+    answers = tuple(answers)
+    for rank, hit in enumerate(hits[:DEPTH], 1):
+        if any(overlaps(hit, a) for a in answers):
+            return rank
+    return None
+
+
+def metrics(outcomes: Sequence[Outcome]) -> Metrics:
+    """Compute hit@1/4/10, MRR@10 and the mean top-4 passage size over `outcomes`."""
+    n = len(outcomes)
+    ranks = [o.rank for o in outcomes]
+    hit = [sum(1 for r in ranks if r is not None and r <= k) / n if n else 0.0 for k in KS]
+    mrr = sum(1.0 / r for r in ranks if r is not None and r <= DEPTH) / n if n else 0.0
+    sizes = [len(h.chunk.text) for o in outcomes for h in o.hits[:PASSAGES]]
+    chars = sum(sizes) / len(sizes) if sizes else 0.0
+    return Metrics(n, hit[0], hit[1], hit[2], mrr, chars)
+
+
+def evaluate(
+    questions: Sequence[Question],
+    retrieve: Callable[[Question], Sequence[Hit]],
+    k: int = MISS_K,
+    indexed: Callable[[Question], Container[str]] | None = None,
+) -> EvalReport:
+    """Run `retrieve` on every question and score the top DEPTH passages it returns.
+
+    `retrieve` returns passages best first (only the first DEPTH are used). `indexed`,
+    when given, returns the paths in the index a question runs against: answers outside
+    it are labelling errors, and a question with no answer inside it is not scored.
+    `k` only decides which questions `EvalReport.misses` lists.
+    """
+    if not 1 <= k <= DEPTH:
+        raise ValueError(f"k must be between 1 and {DEPTH}")
+    outcomes: list[Outcome] = []
+    label_errors: list[LabelError] = []
+    unscored: list[Question] = []
+    for q in questions:
+        answers = q.answers
+        if indexed is not None:
+            paths = indexed(q)
+            label_errors.extend(LabelError(q.id, q.corpus, q.line, a) for a in answers if a.path not in paths)
+            answers = tuple(a for a in answers if a.path in paths)
+            if not answers:
+                unscored.append(q)
+                continue
+        hits = tuple(retrieve(q)[:DEPTH])
+        outcomes.append(Outcome(q, first_hit_rank(hits, answers), hits))
+    corpora: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        if o.question.corpus is not None:
+            corpora.setdefault(o.question.corpus, []).append(o)
+    return EvalReport(
+        overall=metrics(outcomes),
+        per_corpus={c: metrics(os_) for c, os_ in corpora.items()},
+        outcomes=tuple(outcomes),
+        label_errors=tuple(label_errors),
+        unscored=tuple(unscored),
+        k=k,
+    )
+
+
+class Indexes:
+    """The indexes a questions file runs against: one per corpus under a root, or a single one.
+
+    With `corpus_root`, a question naming a corpus runs against the index of
+    CORPUS_ROOT/<corpus>, which is built (or brought up to date: ingest is incremental)
+    the first time it is needed. Other questions run against `index_path`, or the index
+    found from the current directory.
+    """
+
+    def __init__(
+        self,
+        index_path: Path | None = None,
+        corpus_root: Path | None = None,
+        full: bool = False,
+        on_ingest: Callable[[IngestReport], None] | None = None,
+        groups: frozenset[str] = frozenset(),
+    ) -> None:
+        self.index_path = index_path
+        self.groups = groups
+        self.corpus_root = corpus_root
+        self.full = full
+        self.on_ingest = on_ingest
+        self._stack = ExitStack()
+        self._open: dict[str, tuple[Index, frozenset[str]]] = {}
+
+    def __enter__(self) -> Indexes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def get(self, q: Question) -> tuple[Index, frozenset[str]]:
+        """Return the index for a question and the set of paths it holds that the caller may read
+        (a restricted path is reported as an absent one is)."""
+        key = q.corpus if self.corpus_root is not None and q.corpus is not None else ""
+        if key not in self._open:
+            path = self._corpus_index(key) if key else locate_index(self.index_path)
+            index = self._stack.enter_context(Index(path))
+            if index.access_changed():  # as a query does: the rules stored are no longer the repository's
+                from rag.sources.access import AccessList
+                from rag.sources.names import ACCESS_FILE
+
+                AccessList.load(index.manifest.root)  # a line that cannot be parsed: name it
+                raise InputError(
+                    f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
+                    f"`python ingest.py {index.manifest.root}`"
+                )
+            self._open[key] = (index, frozenset(index.readable_files(self.groups)))
+        return self._open[key]
+
+    def paths(self) -> dict[str, str]:
+        """Return which index file each corpus ("" for the default) used."""
+        return {key: str(index.path) for key, (index, _) in self._open.items()}
+
+    def _corpus_index(self, corpus: str) -> Path:
+        assert self.corpus_root is not None
+        report = corpus_index(Path(self.corpus_root) / corpus, self.full)
+        if self.on_ingest is not None:
+            self.on_ingest(report)
+        return report.index_path
+
+
+def corpus_index(root: Path, full: bool = False) -> IngestReport:
+    """Build or update the index of a corpus at its default place, ROOT/.rag/index.sqlite."""
+    from rag.indexing.pipeline import (  # loaded only when a corpus index is needed, as in the CLI
+        IngestOptions,
+        ingest,
+    )
+
+    return ingest(Path(root), default_index_path(Path(root)), IngestOptions(full=full))
+
+
+def run_eval(
+    questions_path: Path,
+    index_path: Path | None = None,
+    corpus_root: Path | None = None,
+    k: int = MISS_K,
+    explain: bool = False,
+    full: bool = False,
+    on_ingest: Callable[[IngestReport], None] | None = None,
+    scoring: str = DEFAULT_SCORING,
+    groups: frozenset[str] = frozenset(),
+    rerank: str = DEFAULT_MODE,
+) -> EvalReport:
+    """Load a questions file, rank each question against its index as a query does (rag.retrieval.retrieve.rank:
+    the lexical ranking, then the semantic stage as `rerank` says), as a caller with `groups` sees it,
+    and score the result."""
+    questions = load_questions(questions_path)
+    if corpus_root is not None:
+        check_corpora(questions_path, questions, corpus_root)
+    with Indexes(index_path, corpus_root, full, on_ingest, groups) as indexes:
+        notes: dict[str, None] = {}
+        reranked = False  # the stage reordered at least one question's passages
+
+        def retrieve(q: Question) -> list[Hit]:
+            nonlocal reranked
+            hits, note = rank_question(
+                indexes.get(q)[0],
+                q.question,
+                DEPTH,
+                explain=explain,
+                groups=groups,
+                scoring=scoring,
+                rerank=rerank,
+            )
+            if note is not None:
+                notes[note] = None
+            reranked = reranked or any(h.semantic is not None for h in hits)
+            return hits
+
+        report = evaluate(questions, retrieve, k, indexed=lambda q: indexes.get(q)[1])
+        return replace(report, indexes=indexes.paths(), semantic=reranked, notes=tuple(notes))
+
+
+def check_corpora(questions_path: Path, questions: Iterable[Question], corpus_root: Path) -> None:
+    """Raise InputError naming the first question whose corpus is not a folder of `corpus_root`."""
+    checked: set[str] = set()
+    for q in questions:
+        if q.corpus is None or q.corpus in checked:
+            continue
+        if not (Path(corpus_root) / q.corpus).is_dir():
+            raise InputError(
+                f"{questions_path}:{q.line}: corpus {q.corpus!r} is not a folder of {corpus_root} "
+                "— fetch it, or fix --corpus-root or the question's corpus"
+            )
+        checked.add(q.corpus)
+
+
+def format_table(report: EvalReport) -> str:
+    """Return the metrics as a table: one row per corpus, then overall, then any labelling errors."""
+    rows = [*report.per_corpus.items(), ("overall", report.overall)]
+    width = max(len("corpus"), *(len(name) for name, _ in rows))
+    header = f"{'corpus':<{width}}  questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars"
+    over = False
+
+    def row(name: str, m: Metrics) -> str:
+        nonlocal over
+        flag = " !" if m.mean_top4_chars > MAX_PASSAGE_CHARS else ""
+        over = over or bool(flag)
+        return (
+            f"{name:<{width}}  {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}  {m.hit_at_10:>6.3f}"
+            f"  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}"
+        )
+
+    lines = [header]
+    if report.per_corpus:
+        lines.extend(row(name, m) for name, m in report.per_corpus.items())
+        lines.append("-" * len(header))
+    lines.append(row("overall", report.overall))
+    if report.semantic:
+        lines.append("Ranked lexically, then by the semantic rerank (--rerank none: the lexical order alone)")
+    if over:
+        lines.append(f"! top-4 passages average over the {MAX_PASSAGE_CHARS:,}-character budget")
+    if report.label_errors:
+        n_q = len({e.id for e in report.label_errors})
+        lines.append(
+            f"Labelling errors: {len(report.label_errors)} answer path(s) in {n_q} question(s) are not in "
+            f"the index; {len(report.unscored)} question(s) not scored:"
+        )
+        lines.extend(
+            f"  {one_line(e.id)} (line {e.line}): {one_line(e.answer.path)}:{e.answer.start_line}-{e.answer.end_line}"
+            for e in report.label_errors
+        )
+    return "\n".join(lines)
+
+
+def format_misses(report: EvalReport) -> str:
+    """Return each question not found in the top k, its answers, and what came back instead, with why."""
+    misses = report.misses
+    out = [f"Misses: {len(misses)} of {len(report.outcomes)} questions have no hit in the top {report.k}."]
+    for o in misses:
+        q = o.question
+        found = f"first hit at rank {o.rank}" if o.rank else f"no hit in the top {DEPTH}"
+        corpus = f" [{q.corpus}]" if q.corpus else ""
+        out.append(f"\n{q.id}{corpus} (line {q.line}, {found}): {q.question}")
+        out.extend(f"  answer: {one_line(a.path)}:{a.start_line}-{a.end_line}" for a in q.answers)
+        if not o.hits:
+            out.append("  nothing came back (none of the question's words occur in the index)")
+        for rank, hit in enumerate(o.hits[: report.k], 1):
+            c = hit.chunk
+            label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
+            out.append(f"  {rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
+            if hit.contributions:
+                out.append(
+                    "       "
+                    + ", ".join(
+                        f"{t.label} {t.score:.3f} (idf {t.idf:.2f} x tf {t.tf})" for t in hit.contributions
+                    )
+                )
+    return "\n".join(out)
+
+
+def report_dict(report: EvalReport, misses: bool = False) -> dict[str, Any]:
+    """Return the report as JSON-ready data; with `misses`, also the misses and what came back."""
+    out: dict[str, Any] = {
+        "overall": asdict(report.overall),
+        "per_corpus": {c: asdict(m) for c, m in report.per_corpus.items()},
+        "label_errors": [
+            {"id": e.id, "corpus": e.corpus, "line": e.line, **asdict(e.answer)} for e in report.label_errors
+        ],
+        "unscored": [q.id for q in report.unscored],
+        "indexes": report.indexes,
+        "semantic_rerank": report.semantic,
+    }
+    if misses:
+        out["k"] = report.k
+        out["misses"] = [_miss_dict(o, report.k) for o in report.misses]
+    return out
+
+
+def _miss_dict(o: Outcome, k: int) -> dict[str, Any]:
+    q = o.question
+    return {
+        "id": q.id,
+        "corpus": q.corpus,
+        "line": q.line,
+        "question": q.question,
+        "answers": [asdict(a) for a in q.answers],
+        "rank": o.rank,
+        "results": [
+            {
+                "rank": r,
+                "score": h.score,
+                "path": h.chunk.path,
+                "start_line": h.chunk.start_line,
+                "end_line": h.chunk.end_line,
+                "kind": h.chunk.kind,
+                "symbol": h.chunk.symbol,
+                "chars": len(h.chunk.text),
+                "explain": [t._asdict() for t in h.contributions],
+            }
+            for r, h in enumerate(o.hits[:k], 1)
+        ],
+    }
+
+
+def iter_corpora(questions: Iterable[Question]) -> Iterator[str]:
+    """Yield each corpus named by the questions once, in order of first appearance."""
+    seen: set[str] = set()
+    for q in questions:
+        if q.corpus is not None and q.corpus not in seen:
+            seen.add(q.corpus)
+            yield q.corpus

@@ -1,0 +1,157 @@
+"""`rag mcp`: the index as an MCP server over stdio, with three tools (search, status, reindex).
+
+The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.cli.status, rag.indexing.pipeline), so
+a search sees the same passages, access groups and freshness notes as `query.py --no-llm`. An
+error a user can cause is a tool error with the CLI's one-line message; a fault in rag is a tool
+error naming it; neither ends the server. stdout carries only the protocol.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+from typing import Any
+
+MAX_K = 50
+INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
+
+SEARCH_HELP = (
+    "Search the indexed repository's code and docs for passages relevant to a question or keywords. "
+    "Returns ranked passages, each with path:start-end, symbol, score and text; cite them by path:start-end. "
+    "Use before answering any question about this codebase."
+)
+STATUS_HELP = (
+    "Describe the index: repository, when it was built, files and chunks by language, skipped files "
+    "and files changed since ingest. Call when search results look stale or incomplete."
+)
+REINDEX_HELP = (
+    "Re-index the repository incrementally (only changed files are read). Call when status or a "
+    "search note says files changed since ingest."
+)
+
+
+def _sdk() -> tuple[Any, type[Exception]]:
+    """The SDK's server class and ToolError: MCPServer (mcp 2), else FastMCP (mcp 1)."""
+    try:
+        server = import_module("mcp.server.mcpserver")
+        errors = import_module("mcp.server.mcpserver.exceptions")
+        return server.MCPServer, errors.ToolError
+    except ImportError:
+        server = import_module("mcp.server.fastmcp")
+        errors = import_module("mcp.server.fastmcp.exceptions")
+        return server.FastMCP, errors.ToolError
+
+
+def available() -> bool:
+    """Tell whether the mcp extra is installed."""
+    try:
+        _sdk()
+    except ImportError:
+        return False
+    return True
+
+
+def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -> Any:
+    """Return the MCP server for the index `index_path` (None: found from the current folder,
+    as query.py finds it), searching as a member of `groups`."""
+    from rag.errors import RagError
+
+    server_class, tool_error = _sdk()
+    server = server_class(
+        "rag",
+        instructions="Search this repository's code: call search, cite path:start-end.",
+        log_level="WARNING",
+    )
+
+    def guarded(call: Any) -> Any:
+        try:
+            return call()
+        except RagError as exc:
+            raise tool_error(str(exc)) from None
+        except tool_error:
+            raise
+        except Exception as exc:  # a fault in rag: named, and the server goes on
+            from rag.cli import INTERNAL_ERROR
+
+            detail = (str(exc).splitlines() or [""])[0][:200]
+            raise tool_error(INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}")) from None
+
+    def where() -> str:
+        from rag.store.paths import locate_index
+
+        return locate_index(index_path)
+
+    def search(query: str, k: int = 4) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            from rag.cli import freshness_lines
+            from rag.retrieval.retrieve import Request, retrieve
+            from rag.semantic.registry import NOT_INSTALLED
+
+            if not 1 <= k <= MAX_K:
+                raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
+            if not query.strip():
+                raise tool_error("The query is empty — pass the question or keywords to search for")
+            found = retrieve(where(), Request(query.strip(), k, groups=groups))
+            return {
+                "repository": found.repository,
+                "index": found.index_path,
+                "passages": [
+                    {
+                        "citation": f"{h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line}",
+                        "symbol": h.chunk.symbol,
+                        "score": round(h.score, 4),
+                        "text": h.chunk.text,
+                    }
+                    for h in found.hits
+                ],
+                # the semantic stage's note too (the model failed: lexical order), not its install hint
+                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+                + freshness_lines(found),
+            }
+
+        return guarded(run)  # type: ignore[no-any-return]
+
+    def status() -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            from rag.cli.status import status as index_status
+            from rag.cli.status import status_dict
+
+            return status_dict(index_status(where()))
+
+        return guarded(run)  # type: ignore[no-any-return]
+
+    def reindex() -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            from rag.cli import followup_lines, format_ingest_report
+            from rag.indexing.pipeline import IngestOptions, ingest
+            from rag.semantic.background import after_refresh, setting
+            from rag.store.reader import Index
+
+            path = where()
+            embed = setting()  # RAG_EMBED, as for every ingest
+            with Index(path) as index:
+                root, settings = index.manifest.root, index.manifest.tokenizer
+            report = ingest(root, path, IngestOptions(settings, workers=1))
+            followup = None if report.up_to_date else after_refresh(path, embed)
+            return {
+                "summary": "\n".join(
+                    [format_ingest_report(report), *(followup_lines(followup) if followup else [])]
+                ),
+                "files": report.files,
+                "chunks": report.chunks,
+                "changed": report.changed,
+                "deleted": report.deleted,
+                "up_to_date": report.up_to_date,
+            }
+
+        return guarded(run)  # type: ignore[no-any-return]
+
+    register: Any = server.tool  # the SDK's decorator: registered by call, not decoration (it is untyped)
+    for tool, help_text in ((search, SEARCH_HELP), (status, STATUS_HELP), (reindex, REINDEX_HELP)):
+        register(description=help_text)(tool)
+    return server
+
+
+def serve(index_path: str | os.PathLike[str] | None, groups: frozenset[str] = frozenset()) -> None:
+    """Run the server on stdin/stdout until the client closes them."""
+    build_server(os.fspath(index_path) if index_path is not None else None, groups).run("stdio")

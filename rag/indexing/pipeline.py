@@ -1,0 +1,718 @@
+"""Ingest: walk -> read -> redact -> chunk -> tokenize -> index, reusing unchanged files.
+
+An ingest is planned first (the listing diffed against the previous index: what is unchanged,
+renamed, changed, deleted), then applied by one store call: a retime when nothing indexed
+changed, an update in place when few files did, else a full build."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import heapq
+import os
+import sqlite3
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag.chunking import chunk_file, chunker_for, chunkers_in_use, languages_available, structured_languages
+from rag.errors import (
+    IndexFormatError,
+    IndexWriteError,
+    InputError,
+    NoIndexError,
+    NothingToIndexError,
+    terminations_as_exit,
+)
+from rag.indexing.terms import chunk_counts
+from rag.secrets import redact
+from rag.sources.access import AccessList
+from rag.sources.walk import (
+    DEFAULT_MAX_BYTES,
+    SourceFile,
+    check_root,
+    decode_text,
+    read_listed,
+    read_text,
+    walk,
+)
+from rag.store.format import SKIPPED_LISTED, FileRecord
+from rag.store.paths import (
+    default_index_path,
+    folder_mtimes,
+    folders_of,
+    index_file,
+    ingest_lock,
+    prepare_index_dir,
+)
+from rag.store.reader import Index
+from rag.store.update import update_index
+from rag.store.writer import SkippedRow, check_replaceable, nothing_to_index, retime_files, write_index
+from rag.text.acronyms import defined_terms
+from rag.text.tokenizer import Tokenizer, TokenizerSettings
+
+# Below this many bytes to read, worker processes cost more than they save.
+_PARALLEL_MIN_BYTES = 2_000_000
+_BATCH_BYTES = 256_000
+# Update the index in place when at most this share of its files changed; else rebuild it.
+_INCREMENTAL_SHARE = 0.25
+# Allocations between young-generation garbage collections while ingesting (Python's default
+# is 700). Parsing and chunking allocate millions of short-lived acyclic objects (ast nodes,
+# chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
+# full ingest of the eight corpora, 20% in one process (bench/SPEED.md).
+_GC_GEN0 = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """How to ingest. None keeps what the existing index was built with, else the default."""
+
+    settings: TokenizerSettings | None = None
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    max_bytes: int | None = None
+    workers: int | None = None  # processes; None: all cores
+    full: bool = False  # reuse nothing of the previous index
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """What an ingest did: counts for the summary line."""
+
+    root: Path
+    index_path: Path
+    files: int
+    chunks: int
+    skipped: dict[str, int]
+    bytes_read: int
+    seconds: float
+    reused: int = 0  # files whose chunks were taken from the previous index unchanged
+    redacted: dict[str, int] = field(default_factory=dict)
+    up_to_date: bool = False  # nothing changed: the index was left as it was
+    # language label -> files chunked as paragraphs because the languages extra is missing
+    unstructured: dict[str, int] = field(default_factory=dict)
+    # chunker -> files it could not read the structure of (syntax errors, a grammar that failed),
+    # chunked as paragraphs instead; a missing languages extra is `unstructured`, not here
+    fell_back: dict[str, int] = field(default_factory=dict)
+    # --include patterns that matched nothing but files in a built-in excluded folder -> one of them
+    blocked_includes: dict[str, str] = field(default_factory=dict)
+    changed: int = 0  # files read and indexed anew (changed or added)
+    deleted: int = 0  # files that left the index
+
+
+@dataclass(frozen=True, slots=True)
+class _Processed:
+    record: FileRecord | None
+    skip_reason: str | None
+    n_bytes: int
+    redacted: dict[str, int]
+    fallback: str | None = None  # why its chunker fell back to paragraphs
+
+
+def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _Processed:
+    """Read, redact, chunk and tokenize one file."""
+    read = read_text(source.abspath, max_bytes, source.identity)
+    if read.text is None:
+        return _Processed(None, read.skip_reason, read.n_bytes, {})
+    text, redacted = redact(read.text)
+    reasons: list[str] = []
+    chunks = tuple(chunk_file(source.path, text, reasons.append))
+    counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
+    # the plain tokenizer is the original design exactly: no acronyms
+    acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
+    record = FileRecord(
+        source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms
+    )
+    fallback = reasons[0] if reasons and "not installed" not in reasons[0] else None
+    return _Processed(record, None, read.n_bytes, redacted, fallback)
+
+
+def _collect_less() -> tuple[int, int, int]:
+    """Collect the young generation every _GC_GEN0 allocations; return the thresholds before.
+    (Also each worker process's initializer.)"""
+    old = gc.get_threshold()
+    gc.set_threshold(_GC_GEN0, old[1], old[2])
+    return old
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _worker_init(parent: int) -> None:
+    """Each worker process's initializer: collect less (_collect_less), and die with the ingest.
+
+    A SIGKILLed ingest cannot shut its pool down: its workers, reparented to PID 1, would wait on
+    their queue for ever (holding the index's lock, inherited across fork). On Linux the kernel
+    sends them SIGKILL when the ingest ends (PR_SET_PDEATHSIG); elsewhere a thread checks."""
+    import signal
+    import sys
+
+    _collect_less()
+    armed = False
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the ingest died before the signal was armed
+        os._exit(1)
+    if not armed:
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect less while ingesting, then restore the thresholds (wraps ingest())."""
+    old = _collect_less()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
+_worker_tokenizer: Tokenizer | None = None
+
+
+def _process_batch(batch: list[SourceFile], settings: TokenizerSettings, max_bytes: int) -> list[_Processed]:
+    global _worker_tokenizer
+    if _worker_tokenizer is None or _worker_tokenizer.settings != settings:
+        _worker_tokenizer = Tokenizer(settings)
+    return [process_file(f, _worker_tokenizer, max_bytes) for f in batch]
+
+
+def _batches(files: list[SourceFile]) -> Iterator[list[SourceFile]]:
+    batch: list[SourceFile] = []
+    size = 0
+    for f in files:
+        batch.append(f)
+        size += f.size
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _process_all(
+    files: list[SourceFile],
+    settings: TokenizerSettings,
+    max_bytes: int,
+    workers: int,
+    progress: Callable[[int, int], None],
+) -> Iterator[_Processed]:
+    total = sum(f.size for f in files)
+    if workers <= 1 or total < _PARALLEL_MIN_BYTES:
+        tokenizer = Tokenizer(settings)
+        for f in files:
+            done = process_file(f, tokenizer, max_bytes)
+            progress(1, f.size)  # before the yield: the caller stops pulling after the last file
+            yield done
+        return
+    from concurrent.futures import ProcessPoolExecutor  # 11 ms to import: not for a small update
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
+    try:
+        batches = list(_batches(files))
+        results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
+        for batch, sources in zip(results, batches):
+            progress(len(batch), sum(f.size for f in sources))
+            yield from batch
+    finally:  # interrupted too (see ingest): the batches not started are dropped, the running ones end
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _match_contents(
+    todo: list[SourceFile],
+    old_files: dict[str, tuple[int, int, str]],
+    deleted: list[str],
+) -> tuple[list[SourceFile], list[SourceFile], list[tuple[str, SourceFile]]]:
+    """Split files that look changed by their content hash: (really changed or new, same bytes
+    with a new mtime, renamed from a deleted file's path)."""
+    sources = {old_files[p][2]: p for p in deleted}  # sha1 -> path of a file that disappeared
+    changed: list[SourceFile] = []
+    retimed: list[SourceFile] = []
+    moved: list[tuple[str, SourceFile]] = []
+    for f in todo:
+        old = old_files.get(f.path)
+        if (old is None and not sources) or (old is not None and old[0] != f.size):
+            changed.append(f)
+            continue
+        digest, head = _sha1(f.abspath, f.identity)
+        if old is not None and digest == old[2]:
+            retimed.append(f)
+        elif (
+            old is None
+            and digest in sources
+            and chunker_for(sources[digest], head) == chunker_for(f.path, head)
+        ):
+            # the same bytes chunk the same way under both names (a shebang counts without an extension)
+            moved.append((sources.pop(digest), f))
+        else:
+            changed.append(f)
+    return changed, retimed, moved
+
+
+def _sha1(abspath: str, identity: tuple[int, int] | None) -> tuple[str | None, str]:
+    """A file's content hash, and its first line as read_text reads it (what chunker_for reads);
+    only of the file the walk listed (read_listed)."""
+    try:
+        data = read_listed(abspath, None, identity)
+    except OSError:
+        return None, ""
+    return hashlib.sha1(data).hexdigest(), decode_text(data[:200]).split("\n", 1)[0]
+
+
+def _moved_records(
+    previous: Index | None,
+    moved: list[tuple[str, SourceFile]],
+    access: AccessList,
+    settings: TokenizerSettings,
+) -> list[FileRecord]:
+    """Reuse the chunks of renamed files under their new paths (the terms are recounted: a
+    chunk's path is part of what is indexed)."""
+    if previous is None or not moved:
+        return []
+    new_of = {old: f for old, f in moved}
+    tokenizer = Tokenizer(settings)
+    out = []
+    for record in previous.records(new_of):
+        f = new_of[record.path]
+        chunks = tuple(c._replace(path=f.path) for c in record.chunks)
+        out.append(
+            record._replace(
+                path=f.path,
+                size=f.size,
+                mtime_ns=f.mtime_ns,
+                chunks=chunks,
+                counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
+                groups=access.groups_of(f.path),
+            )
+        )
+    return out
+
+
+def _open_previous(index_path: Path) -> Index | None:
+    """Open the existing index, or None when there is none this tool can read."""
+    try:
+        return Index(index_path)
+    except (NoIndexError, IndexFormatError):
+        return None
+
+
+def _git_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+@_fewer_collections()  # a fresh one for each call
+def ingest(
+    root: str | os.PathLike[str],
+    index_path: str | os.PathLike[str] | None = None,
+    options: IngestOptions | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Index the repository at `root`, re-reading only files that changed since the last ingest.
+
+    Options that are not given (None) are those the existing index was built with, else the
+    defaults: re-ingest and --refresh keep them. Unchanged files (same size and mtime) keep
+    their chunks. When few files changed, the index is updated in place in one transaction;
+    otherwise it is rebuilt into a new file that replaces the old one. Either way the result
+    equals a full rebuild. `on_start` gets the number of files and bytes to read, `progress`
+    each increment of both.
+
+    Damage met while the previous index is read or updated (IndexFormatError from the store, or
+    SQLite failing: damaged pages, a read-only file) makes a full build, which reads none of it;
+    if that fails too (a full disk, a read-only folder), IndexWriteError says so, and the previous
+    index is left as it was. Any other exception is a fault, raised as it is.
+    """
+    options = options or IngestOptions()
+    if not os.fspath(root).strip():
+        raise InputError("No repository path given — pass the path of a repository directory")
+    index_path = index_file(index_path) if index_path else default_index_path(Path(root).resolve())
+    check_root(root)  # before the lock's folder is made in it
+    check_replaceable(index_path)  # before its lock file is made beside it (a device, a pipe)
+    # one ingest at a time on one index: a second one fails at once (IngestRunningError)
+    with ingest_lock(index_path):
+        for rebuild in (False, True) if not options.full else (True,):
+            try:
+                # SIGTERM or SIGHUP would end this process alone: its workers would go on with their
+                # queued batches, and a new index's temporary file would stay
+                with terminations_as_exit():
+                    return _ingest(Path(root), index_path, options, rebuild, progress, on_start)
+            except (sqlite3.Error, IndexFormatError) as exc:  # the latter: damage found reading the index
+                error = exc
+    raise IndexWriteError(
+        f"Could not write the index at {index_path} ({error}) — check the free disk space and "
+        "that its folder is writable, or pass --index to keep it elsewhere"
+    ) from None
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What an ingest will do, from the listing and the previous index."""
+
+    root: Path
+    index_path: Path
+    settings: TokenizerSettings
+    max_bytes: int
+    walk_options: dict[str, object]
+    access: AccessList
+    commit: str | None
+    unchanged: list[str]  # paths whose chunks are kept
+    todo: list[SourceFile]  # files to read: changed or new
+    retimed: list[SourceFile]  # same bytes, new mtime
+    moved: list[tuple[str, SourceFile]]  # (old path, the file now holding its bytes)
+    deleted: list[str]
+    changed: list[str]  # paths of the previous index whose chunks go (changed or renamed)
+    skips: list[SkippedRow]  # files passed over after reading, remembered
+    skipped: Counter[str]
+    known_dirs: dict[str, int]  # every indexed folder's mtime as of the listing
+    moved_dirs: list[tuple[str, int]]  # indexed folders whose mtime moved while nothing indexed changed
+    skipped_paths: list[tuple[str, str]]  # (path, reason) of what the listing passed over
+    blocked_includes: dict[str, str]  # see IngestReport
+    reusable: bool  # the previous index's chunks may be kept (same tokenizer, no --full)
+    up_to_date: bool  # nothing indexed changed: only mtimes are recorded
+    incremental: bool  # few files changed: update in place
+
+
+def _ingest(
+    root: Path,
+    index_path: Path,
+    options: IngestOptions,
+    full: bool,
+    progress: Callable[[int, int], None] | None,
+    on_start: Callable[[int, int], None] | None,
+) -> IngestReport:
+    started = time.perf_counter()
+    check_replaceable(index_path)
+    previous = _open_previous(index_path)
+    try:
+        plan = _plan(root, index_path, options, full, previous)
+        if previous is not None and not plan.reusable:
+            previous.close()  # nothing of it can be reused
+            previous = None
+        return _apply(plan, previous, options.workers, started, progress, on_start)
+    finally:
+        if previous is not None:
+            previous.close()
+
+
+def _plan(root: Path, index_path: Path, options: IngestOptions, full: bool, previous: Index | None) -> _Plan:
+    """Diff the listing against the previous index."""
+    saved = previous.manifest if previous else None
+    settings = options.settings or (saved.tokenizer if saved else TokenizerSettings())
+    walked = (saved.walk if saved else None) or {}
+    include = tuple(walked.get("include", ())) if options.include is None else options.include
+    exclude = tuple(walked.get("exclude", ())) if options.exclude is None else options.exclude
+    max_bytes = (
+        int(walked.get("max_bytes", DEFAULT_MAX_BYTES)) if options.max_bytes is None else options.max_bytes
+    )
+    walk_options: dict[str, object] = {
+        "include": list(include),
+        "exclude": list(exclude),
+        "max_bytes": max_bytes,
+    }
+    # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
+    # added after the walk then still moves its folder's mtime past what the index holds
+    try:
+        stored_dirs = previous.dir_mtimes() if previous is not None else {}
+    except (sqlite3.Error, IndexFormatError):  # a damaged index (ingest() then builds afresh)
+        stored_dirs = {}
+    dirs_before = folder_mtimes(root.resolve(), stored_dirs)
+    # chunks of another tokenizer, or made by another set of chunkers (the languages extra installed
+    # or removed since), cannot be kept
+    reusable = (
+        previous is not None
+        and not full
+        and previous.manifest.tokenizer == settings
+        and previous.manifest.chunkers == chunkers_in_use()
+    )
+    listing = walk(root, include, exclude, max_bytes)
+    root = listing.root
+    if not listing.files and listing.git:
+        _refuse_ignored_folder(root)
+    prepare_index_dir(index_path)
+    # every indexed folder's mtime as of the listing: those known before the walk from then, the
+    # others now; a file added after this moves its folder's mtime past what the index stores
+    known_dirs = dict(folder_mtimes(root, folders_of(f.path for f in listing.files), dict(dirs_before)))
+    old_files = previous.files() if previous is not None and reusable else {}
+    old_skips = previous.skipped_files() if previous is not None and reusable else {}
+    unchanged: list[str] = []
+    skips: list[SkippedRow] = []
+    skipped = Counter(listing.skipped)
+    todo: list[SourceFile] = []
+    for f in listing.files:
+        old = old_files.get(f.path)
+        old_skip = old_skips.get(f.path)
+        if old is not None and old[0] == f.size and old[1] == f.mtime_ns:
+            unchanged.append(f.path)
+        elif old_skip is not None and old_skip[0] == f.size and old_skip[1] == f.mtime_ns:
+            skips.append((f.path, f.size, f.mtime_ns, old_skip[2]))
+            skipped[old_skip[2]] += 1
+        else:
+            todo.append(f)
+    listed = {f.path for f in listing.files}
+    deleted = [p for p in old_files if p not in listed]
+    todo, retimed, moved = _match_contents(todo, old_files, deleted)
+    unchanged.extend(f.path for f in retimed)
+    moved_from = {old for old, _ in moved}
+    deleted = [p for p in deleted if p not in moved_from]
+    access = AccessList.load(root)
+    kept = previous if reusable else None
+    same_access = kept is not None and kept.manifest.access == access.digest
+    commit = _git_commit(root) if listing.git else None
+    same_options = kept is not None and kept.manifest.walk == walk_options
+    # a copied or moved repository brings its index along: the new root must be stored, or a
+    # query would check (and --refresh re-read) the old folder
+    same_root = kept is not None and kept.manifest.root == str(root)
+    up_to_date = same_access and same_options and same_root and not todo and not deleted and not moved
+    incremental = (
+        kept is not None
+        and same_access
+        and not kept.foreign_byte_order
+        and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1)
+    )
+    changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
+    return _Plan(
+        root,
+        index_path,
+        settings,
+        max_bytes,
+        walk_options,
+        access,
+        commit,
+        unchanged,
+        todo,
+        retimed,
+        moved,
+        deleted,
+        changed + deleted,
+        skips,
+        skipped,
+        known_dirs,
+        [(d, m) for d, m in dirs_before if m != stored_dirs[d]],
+        listing.skipped_paths,
+        listing.blocked_includes,
+        reusable,
+        up_to_date,
+        incremental,
+    )
+
+
+def _refuse_ignored_folder(root: Path) -> None:
+    """Raise NothingToIndexError naming the cause when the enclosing repository's ignore rules
+    leave out the whole of `root` (git then lists nothing in it)."""
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+        ignored = (
+            subprocess.run(
+                ["git", "-C", top, "check-ignore", "-q", str(root)], capture_output=True, timeout=30
+            ).returncode
+            == 0
+            if top
+            else False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return
+    if ignored and Path(top).resolve() != root:
+        raise NothingToIndexError(
+            f"No indexable files in {root}: the repository {top} holds it and its ignore rules (.gitignore) "
+            f"exclude it — to index it anyway, make it a repository of its own (`git -C {root} init`) or copy it "
+            f"out of {top}"
+        )
+
+
+def _summary(
+    plan: _Plan,
+    previous: Index | None,
+    skipped: Counter[str],
+    skips: list[SkippedRow],
+    redacted: dict[str, dict[str, int]],
+) -> dict[str, object]:
+    """The manifest's summary (format.Manifest.summary): skipped files by reason, with their
+    paths, and the secrets redacted in each indexed file (kept for files whose chunks are)."""
+    paths: dict[str, list[str]] = {}
+    for path, reason in [*plan.skipped_paths, *((row[0], row[3]) for row in skips)]:
+        listed = paths.setdefault(reason, [])
+        if len(listed) < SKIPPED_LISTED:
+            listed.append(path)
+    old = (previous.manifest.summary or {}).get("redacted", {}) if previous is not None else {}
+    kept: dict[str, dict[str, int]] = {p: old[p] for p in plan.unchanged if p in old}
+    kept.update({f.path: old[o] for o, f in plan.moved if o in old})
+    kept.update(redacted)
+    return {
+        "skipped": dict(sorted(skipped.items())),
+        "skipped_paths": {r: sorted(p) for r, p in sorted(paths.items())},
+        "redacted": dict(sorted(kept.items())),
+    }
+
+
+def _apply(
+    plan: _Plan,
+    previous: Index | None,
+    workers: int | None,
+    started: float,
+    progress: Callable[[int, int], None] | None,
+    on_start: Callable[[int, int], None] | None,
+) -> IngestReport:
+    """Carry out a plan with one store call: retime, update in place, or write a new index."""
+    if plan.up_to_date:
+        assert previous is not None
+        n_chunks = previous.manifest.n_chunks
+        summary = _summary(plan, previous, plan.skipped, plan.skips, {})
+        previous.close()
+        # same bytes, new mtime: remember the mtime so the file is not hashed again; and the
+        # folders' mtimes, moved by files that are not indexed (ignored, skipped, saved again)
+        # so that a query stops saying the index is stale
+        retime_files(
+            plan.index_path,
+            [(f.path, f.mtime_ns) for f in plan.retimed],
+            plan.moved_dirs,
+            None if summary == previous.manifest.summary else summary,
+        )
+        return IngestReport(
+            plan.root,
+            plan.index_path,
+            len(plan.unchanged),
+            n_chunks,
+            dict(plan.skipped),
+            0,
+            time.perf_counter() - started,
+            reused=len(plan.unchanged),
+            up_to_date=True,
+            blocked_includes=plan.blocked_includes,
+        )
+    if on_start:
+        on_start(len(plan.todo), sum(f.size for f in plan.todo))
+    redacted: Counter[str] = Counter()
+    redacted_in: dict[str, dict[str, int]] = {}  # path -> kind -> secrets redacted in it
+    bytes_read = 0
+    access, skipped, skips = plan.access, plan.skipped, plan.skips
+    unstructured: Counter[str] = Counter()
+    fell_back: Counter[str] = Counter()
+    labels = {} if languages_available() else structured_languages()
+
+    def fresh_records() -> Generator[FileRecord, None, None]:
+        nonlocal bytes_read
+        processed = _process_all(
+            plan.todo,
+            plan.settings,
+            plan.max_bytes,
+            workers or os.cpu_count() or 1,
+            progress or (lambda n, b: None),
+        )
+        for source, done in zip(plan.todo, processed):
+            bytes_read += done.n_bytes
+            redacted.update(done.redacted)
+            if done.redacted and done.record is not None:
+                redacted_in[source.path] = dict(sorted(done.redacted.items()))
+            if done.record is None:
+                reason = done.skip_reason or "unreadable"
+                skipped[reason] += 1
+                # these depend on the moment (a file swapped after the walk) and the options
+                if reason not in ("unreadable", "too-large", "symlink", "not-a-file"):
+                    skips.append((source.path, source.size, source.mtime_ns, reason))
+            else:
+                if done.fallback is not None or labels:
+                    chunker = chunker_for(source.path)
+                    if done.fallback is not None:
+                        fell_back[chunker] += 1
+                    if chunker in labels:
+                        unstructured[labels[chunker]] += 1
+                yield done.record._replace(groups=access.groups_of(done.record.path))
+
+    new_records = fresh_records()
+    try:
+        if plan.incremental:
+            assert previous is not None
+            fresh = [*_moved_records(previous, plan.moved, access, plan.settings), *new_records]
+            if not fresh and not plan.unchanged:
+                raise nothing_to_index(plan.root)
+            previous.close()
+            manifest = update_index(
+                plan.index_path,
+                plan.changed,
+                fresh,
+                plan.root,
+                plan.commit,
+                skips,
+                [(f.path, f.mtime_ns) for f in plan.retimed],
+                plan.walk_options,
+                plan.known_dirs,
+                _summary(plan, previous, skipped, skips, redacted_in),
+            )
+        else:
+            stored: Iterator[FileRecord] = iter(())
+            if previous is not None:
+                retimes = {f.path: f.mtime_ns for f in plan.retimed}
+                stored = heapq.merge(
+                    (
+                        r._replace(groups=access.groups_of(r.path), mtime_ns=retimes.get(r.path, r.mtime_ns))
+                        for r in previous.records(plan.unchanged)
+                    ),
+                    sorted(_moved_records(previous, plan.moved, access, plan.settings), key=lambda r: r.path),
+                    key=lambda r: r.path,
+                )
+            records = heapq.merge(stored, new_records, key=lambda r: r.path)
+            kept = previous  # its summary's redactions of the files kept, read once the records are in
+
+            def make_summary() -> dict[str, object]:
+                return _summary(plan, kept, skipped, skips, redacted_in)
+
+            manifest = write_index(
+                plan.index_path,
+                records,
+                plan.settings,
+                plan.root,
+                plan.commit,
+                access.digest,
+                skips,
+                plan.walk_options,
+                plan.known_dirs,
+                chunkers_in_use(),
+                make_summary,
+            )
+    finally:
+        new_records.close()  # now, not when a traceback lets go of it: its worker pool ends with it
+    return IngestReport(
+        root=plan.root,
+        index_path=plan.index_path,
+        files=manifest.n_files,
+        chunks=manifest.n_chunks,
+        skipped=dict(skipped),
+        bytes_read=bytes_read,
+        seconds=time.perf_counter() - started,
+        reused=len(plan.unchanged),
+        redacted=dict(redacted),
+        unstructured=dict(unstructured),
+        fell_back=dict(fell_back),
+        blocked_includes=plan.blocked_includes,
+        changed=len(plan.todo),
+        deleted=len(plan.deleted),
+    )

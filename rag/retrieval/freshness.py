@@ -1,0 +1,122 @@
+"""Which of the folders whose mtime moved since ingest changed what would be indexed.
+
+A folder's mtime moves whenever an entry is created or removed in it, an ignored one too: a
+test run creates `__pycache__/` and `.pytest_cache/`. So a folder that looks changed is listed
+(one `os.scandir` of that folder, never a walk below it), and counts only if the names in it
+that an ingest would consider differ from those the last ingest listed there. Loaded only when
+some folder's mtime moved.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rag.sources.ignore import IgnoreRules, is_ignored
+from rag.sources.names import INDEX_DIRNAME
+from rag.sources.walk import DEFAULT_MAX_BYTES, EXCLUDED_DIRS, excluded_by_name, include_reaches
+from rag.store.paths import ancestors
+from rag.store.reader import Index
+
+
+def indexable_changes(index: Index, changed: list[str]) -> list[str]:
+    """Keep the changed files, and the changed folders ('dir/', './' for the root) whose
+    listing of indexable entries differs from the last ingest's."""
+    root = index.manifest.root
+    walked = index.manifest.walk or {}
+    include = tuple(walked.get("include", ()))
+    exclude = tuple(walked.get("exclude", ()))
+    max_bytes = int(walked.get("max_bytes", DEFAULT_MAX_BYTES))
+    rag_rules = [IgnoreRules.from_file(Path(root, ".ragignore"))]
+    out = []
+    for item in changed:
+        if not item.endswith("/"):
+            out.append(item)
+            continue
+        folder = "" if item == "./" else item[:-1]
+        then = index.folder_entries(folder)
+        now = _listed(root, folder, include, exclude, max_bytes, rag_rules, then)
+        if now is None or now != then:
+            out.append(item)
+    return out
+
+
+def _gitignore_rules(root: str, folder: str) -> list[IgnoreRules]:
+    """The .gitignore rules that apply inside `folder`, root first (and .git/info/exclude)."""
+    rules = [IgnoreRules.from_file(Path(root, ".git", "info", "exclude"))]
+    for d in reversed([folder, *ancestors(folder)] if folder else [""]):
+        rules.append(IgnoreRules.from_file(Path(root, d, ".gitignore"), d))
+    return rules
+
+
+def _listed(
+    root: str,
+    folder: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    max_bytes: int,
+    rag_rules: list[IgnoreRules],
+    then: set[str],
+) -> set[str] | None:
+    """The names in `folder` an ingest would list (None if it cannot be read): what is ignored,
+    excluded or skipped by name, links and nested repositories left out. A new folder counts
+    when it holds anything that is not left out itself."""
+    try:
+        entries = list(os.scandir(os.path.join(root, folder)))
+    except OSError:
+        return None
+    rules = _gitignore_rules(root, folder)
+    names: set[str] = set()
+    for entry in entries:
+        name = entry.name
+        rel = f"{folder}/{name}" if folder else name
+        if name in (".git", INDEX_DIRNAME) or entry.is_symlink():
+            continue
+        try:
+            if entry.is_dir():
+                if (
+                    (name in EXCLUDED_DIRS and not include_reaches(rel, include))
+                    or name.endswith(".egg-info")
+                    or is_ignored(rules, rel, True)
+                    or os.path.exists(os.path.join(entry.path, ".git"))
+                ):
+                    continue
+                if name in then or _holds_something(entry.path, rel, include, exclude, rag_rules, rules):
+                    names.add(name)
+                continue
+            if (
+                excluded_by_name(rel, include, exclude, rag_rules)
+                or is_ignored(rules, rel, False)
+                or entry.stat().st_size > max_bytes
+            ):
+                continue
+        except OSError:
+            continue
+        names.add(name)
+    return names
+
+
+def _holds_something(
+    path: str,
+    rel: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    rag_rules: list[IgnoreRules],
+    rules: list[IgnoreRules],
+) -> bool:
+    """Whether a folder new since ingest holds a file or folder that is not left out by name."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    inner = [*rules, IgnoreRules.from_file(Path(path, ".gitignore"), rel)]
+    for entry in entries:
+        sub = f"{rel}/{entry.name}"
+        if entry.name in (".git", INDEX_DIRNAME) or entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name not in EXCLUDED_DIRS and not is_ignored(inner, sub, True):
+                return True
+        elif not excluded_by_name(sub, include, exclude, rag_rules) and not is_ignored(inner, sub, False):
+            return True
+    return False

