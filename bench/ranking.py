@@ -1,6 +1,7 @@
-"""The ranking levers on all three sets at once, in process: codesearch (43 repositories, NDCG@10 as
-../shared/codesearch/run scores it, per language and category), dev and docstring (hit@4, MRR@10),
-with the mean size of the top-4 passages beside each.
+"""The ranking levers on all four sets at once, in process: codesearch (43 repositories, NDCG@10 as
+../shared/codesearch/run scores it, per language and category), dev, docstring and natural (the plain
+questions over eight codesearch repositories; hit@4, MRR@10), with the mean size of the top-4 passages
+beside each.
 
     python bench/ranking.py                                   # the defaults
     python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_BOOST=0" "decay 0.5:FILE_DECAY=0.5"
@@ -43,6 +44,7 @@ INDEXES = Path(os.environ.get("RAG_BENCH_INDEXES", Path.home() / ".cache" / "rag
 SETS = {
     "docstring": ("docstring-queries.jsonl", CORPORA / "docstring-stripped"),
     "dev": ("dev-questions.jsonl", CORPORA),
+    "natural": ("natural-questions.jsonl", REPOS),  # plain questions over eight codesearch repositories
 }
 
 
@@ -58,6 +60,7 @@ class Indexes:
         self.open: dict[tuple[str, str], Index] = {}
 
     def get(self, set_name: str, folder: Path) -> Index:
+        set_name = "codesearch" if set_name == "natural" else set_name  # the same repositories
         key = (set_name, folder.name)
         if key not in self.open:
             path = INDEXES / f"{set_name}-{folder.name}.idx"
@@ -110,14 +113,18 @@ def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
     return agg
 
 
-def qa_set(indexes: Indexes, set_name: str) -> tuple[float, float, float, dict[str, int | None]]:
+def qa_set(
+    indexes: Indexes, set_name: str
+) -> tuple[float, float, float, dict[str, int | None], dict[str, float]]:
     file, root = SETS[set_name]
     questions = load_questions(SHARED / file)
     if set_name == "docstring":
         questions = questions[::SAMPLE]
     report = evaluate(questions, lambda q: ranked(indexes.get(set_name, root / str(q.corpus)), q.question))
     m = report.overall
-    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars, {o.question.id: o.rank for o in report.outcomes}
+    ranks = {o.question.id: o.rank for o in report.outcomes}
+    per_corpus = {c: v.hit_at_4 for c, v in report.per_corpus.items()}
+    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars, ranks, per_corpus
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,7 +151,12 @@ def main(argv: list[str] | None = None) -> None:
     run = runner()
     indexes = Indexes()
     t0 = time.perf_counter()
-    for s in ("codesearch", "dev", "docstring"):  # build or update every index before timing anything
+    for s in (
+        "codesearch",
+        "dev",
+        "docstring",
+        "natural",
+    ):  # build or update every index before timing anything
         if s == "codesearch":
             for repo in sorted(
                 {json.loads(x)["repo"] for x in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if x}
@@ -165,23 +177,27 @@ def main(argv: list[str] | None = None) -> None:
             cs = codesearch(indexes, run)
             dev = qa_set(indexes, "dev")
             doc = qa_set(indexes, "docstring")
+            nat = qa_set(indexes, "natural")
             cats = cs["by_category"]
             print(
                 f"{label:28} codesearch {cs['overall']:.4f} (arch {cats['architecture']:.3f} sem {cats['semantic']:.3f} "
                 f"sym {cats['symbol']:.3f}; {cs['top4_chars']:.0f} ch) | dev {dev[0]:.3f}/{dev[1]:.4f} ({dev[2]:.0f} ch) "
-                f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]",
+                f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch) "
+                f"| natural {nat[0]:.3f}/{nat[1]:.4f} ({nat[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]",
                 flush=True,
             )
             if args.languages:
                 print(
                     "    " + " ".join(f"{lang} {v:.3f}" for lang, v in cs["by_language"].items()), flush=True
                 )
+                print("    natural hit@4: " + " ".join(f"{c} {v:.3f}" for c, v in nat[4].items()), flush=True)
             dumps[label] = {
                 "codesearch": [
                     {"qid": r["qid"], "ndcg10": r["ndcg10"], "ranks": r["ranks"]} for r in cs["rows"]
                 ],
                 "dev": dev[3],
                 "docstring": doc[3],
+                "natural": nat[3],
             }
         finally:
             apply({k: str(v) for k, v in before.items()})
