@@ -139,6 +139,8 @@ def test_a_query_loads_no_writer_side_module(indexed) -> None:
             "rag.store.update",
             "rag.indexing.pipeline",
             "rag.sources.walk",
+            "rag.sources.reading",
+            "rag.sources.exclusions",
             "rag.secrets",
             "rag.chunking.python",
             "rag.answer.backends",

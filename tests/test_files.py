@@ -11,7 +11,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, IngestOptions, InputError, ingest, walk
-from rag.sources.walk import read_text
+from rag.sources.reading import read_text
 
 
 def git(repo: Path, *args: str) -> None:

@@ -31,15 +31,8 @@ from rag.errors import (
 from rag.indexing.terms import chunk_counts
 from rag.secrets import redact
 from rag.sources.access import AccessList
-from rag.sources.walk import (
-    DEFAULT_MAX_BYTES,
-    SourceFile,
-    check_root,
-    decode_text,
-    read_listed,
-    read_text,
-    walk,
-)
+from rag.sources.reading import DEFAULT_MAX_BYTES, decode_text, read_listed, read_text
+from rag.sources.walk import SourceFile, check_root, walk
 from rag.store.format import SKIPPED_LISTED, FileRecord
 from rag.store.paths import (
     default_index_path,
