@@ -138,6 +138,7 @@ def test_a_query_loads_no_writer_side_module(indexed) -> None:
             "rag.store.writer",
             "rag.store.update",
             "rag.indexing.pipeline",
+            "rag.indexing.plan",
             "rag.sources.walk",
             "rag.sources.reading",
             "rag.sources.exclusions",
