@@ -46,7 +46,8 @@ from rag.indexing.terms import chunk_counts  # noqa: E402
 from rag.retrieval import ranking as rerank_module  # noqa: E402
 from rag.retrieval.results import Hit  # noqa: E402
 from rag.secrets import redact  # noqa: E402
-from rag.sources.walk import read_text, walk  # noqa: E402
+from rag.sources.reading import read_text  # noqa: E402
+from rag.sources.walk import walk  # noqa: E402
 from rag.text.tokenizer import Tokenizer, TokenizerSettings  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent

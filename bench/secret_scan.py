@@ -74,7 +74,7 @@ def excerpt(text: str, findings: list[Finding], finding: Finding) -> str:
     return line if len(line) <= 160 else line[:157] + "..."
 
 
-MAX_BYTES = 1_000_000  # ingest's default size limit (rag.sources.walk.DEFAULT_MAX_BYTES)
+MAX_BYTES = 1_000_000  # ingest's default size limit (rag.sources.reading.DEFAULT_MAX_BYTES)
 SKIP_DIRS = frozenset({"__pycache__", ".git", "node_modules"})
 
 

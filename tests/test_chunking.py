@@ -422,7 +422,7 @@ def test_an_apostrophe_in_jsx_text_is_not_a_string() -> None:
 def test_a_line_of_unclosed_quotes_is_lexed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # each quote in `'\'\'\'...` opens a string that runs to the end of the line unclosed; the
     # line was scanned again from every one of them (40 KB: 5.9 s); the code below still chunks
-    from rag.chunking import javascript
+    from rag.chunking import javascript_lexer
 
     class Counting:  # the lexer's token pattern, counting the characters its matches cover
         def __init__(self) -> None:
@@ -433,9 +433,9 @@ def test_a_line_of_unclosed_quotes_is_lexed_once(monkeypatch: pytest.MonkeyPatch
             self.scanned += m.end() - pos if m else 0
             return m
 
-    TOKEN = javascript._TOKEN
+    TOKEN = javascript_lexer._TOKEN
     counting = Counting()
-    monkeypatch.setattr(javascript, "_TOKEN", counting)
+    monkeypatch.setattr(javascript_lexer, "_TOKEN", counting)
     normal = "".join(f"export function f{i}(a: number) {{\n  return a + {i}\n}}\n" for i in range(2000))
     text = "const x = '" + "\\'" * 20_000 + "\n" + normal
     chunks = chunk_file("src/quotes.ts", text)

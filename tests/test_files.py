@@ -11,7 +11,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, IngestOptions, InputError, ingest, walk
-from rag.sources.walk import read_text
+from rag.sources.reading import read_text
 
 
 def git(repo: Path, *args: str) -> None:
@@ -281,11 +281,11 @@ def test_a_repository_inside_the_repository_is_counted_as_nested(tmp_path: Path)
 
 
 def test_a_file_swapped_for_a_symlink_after_the_walk_is_not_followed(tmp_path: Path, monkeypatch) -> None:
-    import rag.indexing.pipeline
+    import rag.indexing.plan
 
     repo = write_tree(tmp_path / "r", {"app.py": "def app():\n    return 1\n", "notes.txt": "plain notes\n"})
     (tmp_path / "outside.env").write_text("AWS_SECRET=the-secret-value-outside\n")
-    walked = rag.indexing.pipeline.walk
+    walked = rag.indexing.plan.walk
 
     def walk_then_swap(*args, **kwargs):  # the race, made certain: the swap lands right after the listing
         listing = walked(*args, **kwargs)
@@ -293,7 +293,7 @@ def test_a_file_swapped_for_a_symlink_after_the_walk_is_not_followed(tmp_path: P
         (repo / "notes.txt").symlink_to(tmp_path / "outside.env")
         return listing
 
-    monkeypatch.setattr(rag.indexing.pipeline, "walk", walk_then_swap)
+    monkeypatch.setattr(rag.indexing.plan, "walk", walk_then_swap)
     report = ingest(repo)
     assert report.skipped.get("symlink") == 1
     with Index(report.index_path) as index:

@@ -18,7 +18,8 @@ from rag.indexing.pipeline import IngestOptions, ingest
 from rag.retrieval.retrieve import Request, retrieve
 from rag.retrieval.search import search
 from rag.retrieval.spelling import distance
-from rag.sources.walk import looks_binary, read_text, walk
+from rag.sources.reading import looks_binary, read_text
+from rag.sources.walk import walk
 from rag.store.reader import Index
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -55,7 +55,7 @@ def test_a_file_that_vanishes_during_ingest_is_counted_not_fatal(tmp_path: Path,
         (repo / "b.txt").unlink()
         return listing
 
-    mocker.patch("rag.indexing.pipeline.walk", side_effect=walk_then_delete)
+    mocker.patch("rag.indexing.plan.walk", side_effect=walk_then_delete)
     report = ingest(repo)
     assert (report.files, report.skipped) == (1, {"unreadable": 1})
 

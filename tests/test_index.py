@@ -698,7 +698,7 @@ def test_a_file_added_after_the_walk_leaves_its_folder_stale(tmp_path: Path, moc
         os.utime(repo / "app", ns=(7, 7))  # a distinct mtime, whatever the file system's granularity
         return listing
 
-    mocker.patch("rag.indexing.pipeline.walk", side_effect=walk_then_add)
+    mocker.patch("rag.indexing.plan.walk", side_effect=walk_then_add)
     again = ingest(repo, options=IngestOptions(full=build == "full"))
     if build == "up to date":
         assert again.up_to_date  # the walk saw nothing new
@@ -999,13 +999,13 @@ def test_a_manifest_value_damaged_to_null_is_one_error(tmp_path: Path) -> None:
 def test_an_index_made_by_other_chunkers_is_rechunked_whole(tmp_path: Path, monkeypatch) -> None:
     # the languages extra installed since the last ingest: unchanged files must not keep their
     # paragraph chunks
-    import rag.indexing.pipeline
+    import rag.indexing.plan
 
     repo = code_repo(tmp_path / "r")
-    monkeypatch.setattr(rag.indexing.pipeline, "chunkers_in_use", lambda: "paragraphs")
+    monkeypatch.setattr(rag.indexing.plan, "chunkers_in_use", lambda: "paragraphs")
     ingest(repo)
     assert ingest(repo).up_to_date
-    monkeypatch.setattr(rag.indexing.pipeline, "chunkers_in_use", lambda: "definitions")
+    monkeypatch.setattr(rag.indexing.plan, "chunkers_in_use", lambda: "definitions")
     report = ingest(repo)
     assert (report.up_to_date, report.reused, report.files) == (False, 0, 4)
     with Index(report.index_path) as index:

@@ -37,7 +37,7 @@ RST_EXTENSIONS = (".rst", ".txt")
 # public name -> the module that defines it
 _LAZY = {
     "chunk_javascript": "javascript",
-    "lex": "javascript",
+    "lex": "javascript_lexer",
     "chunk_markdown": "markdown",
     "chunk_rst": "markdown",
     "chunk_python": "python",

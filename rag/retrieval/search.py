@@ -17,7 +17,8 @@ from typing import NamedTuple
 from rag.retrieval import ranking as reranking  # its levers by module: the benches set them
 from rag.retrieval.ranking import candidate_count, rerank
 from rag.retrieval.results import Hit, TermContribution
-from rag.store.reader import Index, View
+from rag.store.reader import Index
+from rag.store.views import View
 from rag.text.acronyms import expand
 from rag.text.short_forms import WEIGHT as SHORT_FORM_WEIGHT
 from rag.text.short_forms import short_forms

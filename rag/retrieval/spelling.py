@@ -19,7 +19,8 @@ import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
-from rag.store.reader import Index, View
+from rag.store.reader import Index
+from rag.store.views import View
 
 CORRECT = True  # the lever (bench/LEVERS.md); never under the plain tokenizer, the original design
 MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them

@@ -1,11 +1,9 @@
-"""Which files to read: git-aware listing, built-in excludes, binaries, size limits, secrets."""
+"""Which files to read: the git-aware listing of a repository (or a walk honouring .gitignore
+outside git), the built-in rules applied to it (rag.sources.exclusions), and the size limit."""
 
 from __future__ import annotations
 
-import fnmatch
-import hashlib
 import os
-import re
 import stat
 import subprocess
 from collections import Counter
@@ -14,191 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.errors import InputError
-from rag.secrets import is_secret_file
+from rag.sources.exclusions import (
+    EXCLUDED_DIRS,
+    excluded_by_name,
+    glob_matches,
+    include_reaches,
+    is_compiled_copy,
+    ts_module_suffixes,
+)
 from rag.sources.ignore import IgnoreRules, is_ignored
-from rag.sources.names import ACCESS_FILE, INDEX_DIRNAME
-
-DEFAULT_MAX_BYTES = 1_000_000
-
-# Directories that hold tooling state, dependencies or build output, never the project's code.
-EXCLUDED_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        INDEX_DIRNAME,
-        "node_modules",
-        "bower_components",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        "site-packages",
-        ".eggs",
-        "build",
-        "dist",
-        ".next",
-        ".nuxt",
-        "coverage",
-        "htmlcov",
-        ".cache",
-        ".gradle",
-        "target",
-        "vendor",
-        "third_party",
-    }
-)
-# Lock files and generated artefacts (PKG-INFO: sdist metadata, a copy of the README): long,
-# repetitive and never what a question is about.
-EXCLUDED_NAMES = (
-    "package-lock.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "poetry.lock",
-    "uv.lock",
-    "Pipfile.lock",
-    "Cargo.lock",
-    "composer.lock",
-    "Gemfile.lock",
-    "go.sum",
-    "*.min.js",
-    "*.min.css",
-    "*.map",
-    "*.bundle.js",
-    "*.chunk.js",
-    "*.pyc",
-    "*.pyo",
-    "PKG-INFO",
-)
-# Data, not code or prose: translation catalogs, vector images, map data, certificates.
-DATA_SUFFIXES = frozenset(
-    [".po", ".pot", ".svg", ".geojson", ".topojson", ".crt", ".cer", ".csr", ".srl", ".der"]
-)
-_EXCLUDED_NAME = re.compile("|".join(fnmatch.translate(p) for p in EXCLUDED_NAMES))
-BINARY_SUFFIXES = frozenset(
-    [
-        ".png",
-        ".jpg",
-        ".jpeg",
-        ".gif",
-        ".bmp",
-        ".ico",
-        ".icns",
-        ".webp",
-        ".tif",
-        ".tiff",
-        ".psd",
-        ".pdf",
-        ".zip",
-        ".gz",
-        ".tgz",
-        ".bz2",
-        ".xz",
-        ".zst",
-        ".7z",
-        ".rar",
-        ".tar",
-        ".jar",
-        ".war",
-        ".whl",
-        ".egg",
-        ".so",
-        ".dll",
-        ".dylib",
-        ".a",
-        ".o",
-        ".obj",
-        ".exe",
-        ".bin",
-        ".class",
-        ".pyd",
-        ".mo",
-        ".woff",
-        ".woff2",
-        ".ttf",
-        ".otf",
-        ".eot",
-        ".mp3",
-        ".mp4",
-        ".wav",
-        ".ogg",
-        ".flac",
-        ".avi",
-        ".mov",
-        ".mkv",
-        ".webm",
-        ".sqlite",
-        ".db",
-        ".dbf",
-        ".shp",
-        ".shx",
-        ".mmdb",
-        ".npy",
-        ".npz",
-        ".pkl",
-        ".pickle",
-        ".parquet",
-        ".feather",
-        ".h5",
-        ".onnx",
-        ".pt",
-        ".ckpt",
-    ]
-)
-# Compiled JavaScript and declaration files; skipped when a TypeScript source of the same
-# module exists (tsc output shipped beside its source, e.g. dist/, v4/ copies).
-_COMPILED_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".js", ".cjs", ".mjs")
-_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
-_SNIFF_BYTES = 8192
-# --include patterns that name no file in particular: they do not bring back generated or data files
-_ANY_NAME = frozenset(["*", "**", "*.*"])
-# The first bytes of binary formats that can carry any extension (an Illustrator .ai is a PDF)
-MAGIC_NUMBERS = (
-    b"%PDF-",
-    b"\x89PNG\r\n\x1a\n",
-    b"PK\x03\x04",
-    b"PK\x05\x06",
-    b"\x1f\x8b",
-    b"\x7fELF",
-    b"GIF87a",
-    b"GIF89a",
-    b"\xff\xd8\xff",
-    b"BM",
-    b"II*\x00",
-    b"MM\x00*",
-    b"%!PS-Adobe",
-    b"\xd0\xcf\x11\xe0",
-    b"7z\xbc\xaf\x27\x1c",
-    b"Rar!\x1a\x07",
-    b"\xfe\xed\xfa",
-    b"\xcf\xfa\xed\xfe",
-    b"\xca\xfe\xba\xbe",
-    b"MZ",
-    b"SQLite format 3\x00",
-    b"wOFF",
-    b"wOF2",
-    b"OggS",
-    b"fLaC",
-    b"ID3",
-    b"\x00asm",
-    b"BZh",
-    b"\xfd7zXZ\x00",
-    b"(\xb5/\xfd",
-    b"8BPS",
-    b"RIFF",
-)
-# Magic numbers short enough to begin a text file too: binary only with other control bytes
-_WEAK_MAGIC = (b"BM", b"MZ", b"ID3", b"BZh", b"RIFF")
-# A share of control bytes (other than tab, newline, carriage return, form feed, escape) this
-# high in the first 8 KiB is not text
-CONTROL_SHARE = 0.10
-_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27)) + b"\x7f"
-# A line this long in a script is minified or bundled output.
-MINIFIED_LINE = 1000
+from rag.sources.names import INDEX_DIRNAME
+from rag.sources.reading import DEFAULT_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,11 +78,11 @@ def walk(
             skip(rel, reason)
         else:
             candidates.append(rel)
-    ts_modules = _ts_module_suffixes(candidates)
+    ts_modules = ts_module_suffixes(candidates)
     files: list[SourceFile] = []
     top = str(root)
     for rel in candidates:
-        if ts_modules and _is_compiled_copy(rel, ts_modules):
+        if ts_modules and is_compiled_copy(rel, ts_modules):
             skip(rel, "generated")
             continue
         if not _utf8(rel):
@@ -309,7 +133,7 @@ def _blocked_includes(
 ) -> dict[str, str]:
     """--include patterns that match no listed file, each with a file it matches in a built-in
     excluded folder (which only a pattern naming the folder brings back)."""
-    unmatched = [g for g in include if not any(_glob(f.path, g) for f in files)]
+    unmatched = [g for g in include if not any(glob_matches(f.path, g) for f in files)]
     out: dict[str, str] = {}
     if not unmatched:
         return out
@@ -321,37 +145,10 @@ def _blocked_includes(
             if len(blocked) > _BLOCKED_SCAN:
                 break
     for g in unmatched:
-        found = next((rel for rel in blocked if _glob(rel, g)), None)
+        found = next((rel for rel in blocked if glob_matches(rel, g)), None)
         if found is not None:
             out[g] = found
     return out
-
-
-def builtin_excluded_folder(rel: str) -> str | None:
-    """The first folder of a path that a built-in rule excludes (node_modules, build, ...), or None."""
-    parts = rel.split("/")[:-1]
-    for i, part in enumerate(parts):
-        if part in EXCLUDED_DIRS or part.endswith(".egg-info"):
-            return "/".join(parts[: i + 1])
-    return None
-
-
-def include_reaches(rel_dir: str, include: tuple[str, ...]) -> bool:
-    """Whether an --include pattern that names folders (has a '/') can match below `rel_dir`:
-    such a pattern brings back a folder the built-in rules exclude."""
-    parts = rel_dir.split("/")
-    for g in include:
-        if "/" not in g.rstrip("/"):
-            continue
-        segments = g.rstrip("/").split("/")
-        for part, segment in zip(parts, segments):
-            if segment == "**":
-                return True
-            if not fnmatch.fnmatchcase(part, segment):
-                break
-        else:
-            return True
-    return False
 
 
 def check_root(root: str | os.PathLike[str]) -> Path:
@@ -362,107 +159,6 @@ def check_root(root: str | os.PathLike[str]) -> Path:
     if not root.is_dir():
         raise InputError(f"{root} is not a directory — pass the path of a repository directory")
     return root
-
-
-@dataclass(frozen=True, slots=True)
-class SourceText:
-    """A file's decoded text, or why it was not read; sha1 is of the raw bytes."""
-
-    text: str | None
-    skip_reason: str | None
-    sha1: str = ""
-    n_bytes: int = 0
-
-
-def read_text(
-    abspath: str, max_bytes: int = DEFAULT_MAX_BYTES, identity: tuple[int, int] | None = None
-) -> SourceText:
-    """Read a file as text, or say why it is skipped.
-
-    Binary files (looks_binary: a NUL byte, a magic number or many control bytes in the first
-    8 KiB) and minified scripts are skipped;
-    bytes that are not UTF-8 are decoded with U+FFFD replacement; CRLF and lone CR line
-    endings become LF. Only the file the walk listed is read (see read_listed).
-    """
-    try:
-        data = read_listed(abspath, max_bytes + 1, identity)
-    except _NotListed as exc:
-        return SourceText(None, exc.reason)
-    except OSError:
-        return SourceText(None, "unreadable")
-    if len(data) > max_bytes:
-        return SourceText(None, "too-large", n_bytes=len(data))
-    digest = hashlib.sha1(data).hexdigest()
-    if looks_binary(data[:_SNIFF_BYTES]):
-        return SourceText(None, "binary", digest, len(data))
-    text = decode_text(data)
-    if not text.strip():
-        return SourceText(None, "empty", digest, len(data))
-    if _looks_minified(abspath, text):
-        return SourceText(None, "minified", digest, len(data))
-    return SourceText(text, None, digest, len(data))
-
-
-def looks_binary(head: bytes) -> bool:
-    """Tell from a file's first bytes whether it is binary: a NUL byte, the magic number of a
-    binary format (PDF, PNG, ZIP, gzip, ELF, ...), or a high share of control bytes."""
-    if b"\0" in head:
-        return True
-    if head.startswith(MAGIC_NUMBERS) and not head.startswith(_WEAK_MAGIC):
-        return True
-    if not head:
-        return False
-    controls = len(head) - len(head.translate(None, _CONTROL))
-    return controls > CONTROL_SHARE * len(head) or (head.startswith(_WEAK_MAGIC) and controls > 0)
-
-
-class _NotListed(OSError):
-    """What is at the path now is not the regular file the walk listed."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def read_listed(abspath: str, limit: int | None, identity: tuple[int, int] | None = None) -> bytes:
-    """Return up to `limit` bytes (None: all) of the regular file at `abspath`, as the walk listed it.
-
-    Between the walk and the read the file may have been swapped for a symlink (to .env, say) or a
-    FIFO: the open never follows a link (O_NOFOLLOW: "symlink") nor waits on a FIFO (O_NONBLOCK),
-    and what was opened must be a regular file ("not-a-file") with the walked (st_dev, st_ino)
-    ("unreadable": it changed; the next ingest reads what is there then)."""
-    try:
-        fd = os.open(abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if os.path.islink(abspath):
-            raise _NotListed("symlink") from None
-        raise exc
-    with open(fd, "rb") as fh:  # closes fd
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _NotListed("not-a-file")
-        if identity is not None and (st.st_dev, st.st_ino) != identity:
-            raise _NotListed("unreadable")
-        return fh.read(-1 if limit is None else limit)
-
-
-def decode_text(data: bytes) -> str:
-    """A file's bytes as the chunkers read them: UTF-8 (other bytes become U+FFFD), without a
-    byte-order mark, and with universal newlines, as Python and editors count lines, so that
-    every chunker and every citation agree on line numbers whatever the line endings."""
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
-
-
-def _looks_minified(abspath: str, text: str) -> bool:
-    if not abspath.endswith((".js", ".cjs", ".mjs", ".css", ".json")):
-        return False
-    lines = text.count("\n") + 1
-    return len(text) / lines > 300 or any(len(line) > MINIFIED_LINE * 10 for line in text.split("\n"))
 
 
 def _git_files(root: Path) -> list[str] | None:
@@ -588,77 +284,3 @@ def _utf8(rel: str) -> bool:
 
 def _under(rel: str, prefix: str) -> bool:
     return prefix == "" or rel == prefix or rel.startswith(prefix + "/")
-
-
-def excluded_by_name(
-    rel: str, include: tuple[str, ...], exclude: tuple[str, ...], rag_rules: list[IgnoreRules]
-) -> str | None:
-    """Why a listed file is skipped by its path alone, or None. An --include that matches the
-    path wins over the built-in rules (excluded folders, generated names, data and binary
-    suffixes), if it names the folder of a built-in excluded one; never over secret files."""
-    parts = rel.split("/")
-    name = parts.pop()
-    included = bool(include) and any(_glob(rel, g) for g in include)
-    if INDEX_DIRNAME in parts or ".git" in parts:
-        return "excluded-dir"
-    folder = builtin_excluded_folder(rel)
-    if folder is not None and not (included and include_reaches(folder, include)):
-        return "excluded-dir"
-    if is_secret_file(rel):
-        return "secret"
-    if name == ACCESS_FILE:
-        return "access-list"  # says who may read what; not content to answer from
-    if include and not included:
-        return "not-included"
-    if any(_glob(rel, g) for g in exclude):
-        return "excluded"
-    if any(r.rules for r in rag_rules) and is_ignored(rag_rules, rel, False):
-        return "ragignore"
-    if included and any(_glob(rel, g) and g.rsplit("/", 1)[-1] not in _ANY_NAME for g in include):
-        return None  # asked for by name: the content decides (a binary is still found binary)
-    if _EXCLUDED_NAME.match(name):
-        return "generated"
-    suffix = os.path.splitext(name)[1].lower()
-    if suffix in BINARY_SUFFIXES:
-        return "binary"
-    if suffix in DATA_SUFFIXES:
-        return "data"
-    return None
-
-
-def _glob(rel: str, pattern: str) -> bool:
-    """Match a --include/--exclude glob against the path, or its file name if it has no '/'."""
-    if "/" not in pattern:
-        return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
-    return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*")
-
-
-def _module_of(rel: str, suffixes: tuple[str, ...]) -> str | None:
-    for suffix in suffixes:
-        if rel.endswith(suffix):
-            return rel[: -len(suffix)]
-    return None
-
-
-def _ts_module_suffixes(paths: list[str]) -> set[str]:
-    """Every trailing path of every TypeScript source module (src/v4/a -> src/v4/a, v4/a, a)."""
-    out: set[str] = set()
-    for rel in paths:
-        if rel.endswith((".d.ts", ".d.cts", ".d.mts")):
-            continue
-        module = _module_of(rel, _TS_SUFFIXES)
-        if module is None:
-            continue
-        parts = module.split("/")
-        for i in range(len(parts)):
-            out.add("/".join(parts[i:]))
-    return out
-
-
-def _is_compiled_copy(rel: str, ts_modules: set[str]) -> bool:
-    """A script whose module path, or a tail of it of two or more folders, is a TypeScript module's."""
-    module = _module_of(rel, _COMPILED_SUFFIXES)
-    if module is None or rel.endswith(_TS_SUFFIXES) and not rel.endswith((".d.ts", ".d.cts", ".d.mts")):
-        return False
-    parts = module.split("/")
-    return module in ts_modules or any("/".join(parts[i:]) in ts_modules for i in range(1, len(parts) - 1))
