@@ -8,15 +8,15 @@ the chunker and walker sources). Each configuration then tokenizes the chunks wi
 rag.indexing.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
 exactly rag.retrieval.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
 rag.retrieval.ranking.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
-rag.retrieval.ranking.rerank. `--real` instead builds a temporary SQLite index with rag.ingest and
-searches it with rag.retrieval.search (slower; confirms the in-memory figures).
+rag.retrieval.ranking.rerank. `--real` instead builds a temporary SQLite index with
+rag.indexing.pipeline.ingest and searches it with rag.retrieval.search (slower; confirms the in-memory figures).
 
 A configuration is a label and overrides: TokenizerSettings fields (`stem=snowball`,
 `path_weight=2`) and rerank keyword arguments (`rerank.dedupe=0`). `--lever NAME` runs one
 of the LEVERS below: the chosen defaults, then each alternative. `--refs` adds the bench
 references on the default configuration's chunks and terms: sklearn TfidfVectorizer and
 bm25s BM25 (k1=1.5, b=0.75), as bench/quality.py runs them. `--record` appends the tables to
-bench/LEVERS.md with the date and command.
+bench/LEVERS.md (RECORD) with the date and command; the measurements are kept in docs/levers.md.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), dl = the chunk's term count. A q
 once per occurrence. Candidates and rerank are as in bench/levers.py. This differs from the
 bench's `ref bm25s` row, which has no query stopwords and no rerank. With --lever/--record/--title
 the arguments go to bench/levers.py: its lever tables, every configuration scored with BM25.
-Results go in bench/LEVERS.md.
+Results go in docs/levers.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ of them than of all pairs, and among w's --top most frequent such terms; at --we
 a typed word's weight. The terms are scored on the BM25 candidates only, as the short forms are
 (rag.retrieval.search). The doc-stripped corpora have lost the docs of the questions' answers, so a pair
 never holds a question's own answer. Nothing keys on a corpus or question. Results go in
-bench/LEVERS.md ("docstring pairs").
+docs/levers.md ("docstring pairs").
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 Each power runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped
 corpora, the dev questions on the original ones) with rag.retrieval.search's `bm25_idf` patched for this
 process only. 1 is the shipped scoring. The stored bounds are of the tf part alone, so pruning
-stays exact. Results go in bench/LEVERS.md ("idf power").
+stays exact. Results go in docs/levers.md ("idf power").
 """
 
 from __future__ import annotations

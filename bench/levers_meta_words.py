@@ -6,7 +6,7 @@ question words: a lever, measured on both sets.
 Each run adds the groups' words to rag.text.tokenizer.QUERY_STOPWORDS for this process only (standalone
 words of the question, never parts of an identifier, as the shipped list) and scores both sets as
 `rag eval` does, per corpus too. The groups were written from what such words mean, before any
-run. Results go in bench/LEVERS.md ("words about code").
+run. Results go in docs/levers.md ("words about code").
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Each chunk's tf-idf vector is divided by (1 - slope) * mean norm + slope * its norm instead of its
 norm (Singhal et al.'s pivoted normalisation; slope 1 is cosine). Long passages are penalised less.
-Everything else is as in bench/levers.py. Results are recorded in bench/LEVERS.md.
+Everything else is as in bench/levers.py. Results are recorded in docs/levers.md.
 """
 
 from __future__ import annotations

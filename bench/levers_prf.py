@@ -4,7 +4,7 @@
 
 The normalised query vector gets `beta` times the centroid of the top `passages` passages,
 cut to its `terms` strongest terms and normalised, then every chunk is scored again; the
-rest (candidates, rerank) is as in bench/levers.py. Results are recorded in bench/LEVERS.md.
+rest (candidates, rerank) is as in bench/levers.py. Results are recorded in docs/levers.md.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ named: the question names code, as a call (`Response.json()`, `.brand()`), a dot
 (`QuerySet.get_or_create`) or in backticks; each candidate whose symbol is that name, or ends in
 its last part (`ZodType.brand` for `.brand()`), is scored times (1 + gamma).
 
-Results go in bench/LEVERS.md.
+Results go in docs/levers.md.
 """
 
 from __future__ import annotations

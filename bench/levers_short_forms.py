@@ -5,7 +5,7 @@
 Runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped corpora, the
 dev questions on the original ones) with the settings patched in for this process only; the
 short forms are scored on the BM25 candidates, as rag.retrieval.search does. The corpus indexes are
-brought up to date first, as `rag eval --corpus-root` does. Results go in bench/LEVERS.md.
+brought up to date first, as `rag eval --corpus-root` does. Results go in docs/levers.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python bench/levers_stylesheets.py [REGEX]    (default: \\.(css|scss|sass|less)$)
 
 Paths matching REGEX join rag.retrieval.ranking's licence/change-log demotion (x TEST_FACTOR) for this process
-only; both sets are scored as `rag eval` does, per corpus too. Results go in bench/LEVERS.md
+only; both sets are scored as `rag eval` does, per corpus too. Results go in docs/levers.md
 ("stylesheets").
 """
 

@@ -6,7 +6,7 @@ Each query term in a group below adds the group's other words (through the index
 tokenizer, so they are stemmed like everything else) with `beta` times the weight they would
 have as typed query words; words already in the question keep their own weight. The groups
 were written from general programming vocabulary before looking at any question, and the
-same list applies to every corpus. Scoring is the default cosine. Results go in bench/LEVERS.md.
+same list applies to every corpus. Scoring is the default cosine. Results go in docs/levers.md.
 """
 
 from __future__ import annotations
