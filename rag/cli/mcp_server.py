@@ -71,7 +71,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         except tool_error:
             raise
         except Exception as exc:  # a fault in rag: named, and the server goes on
-            from rag.cli import INTERNAL_ERROR
+            from rag.cli.report import INTERNAL_ERROR
 
             detail = (str(exc).splitlines() or [""])[0][:200]
             raise tool_error(INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}")) from None
@@ -83,7 +83,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def search(query: str, k: int = 4) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.cli import freshness_lines
+            from rag.cli.report import freshness_lines
             from rag.retrieval.retrieve import Request, retrieve
             from rag.semantic.registry import NOT_INSTALLED
 
@@ -122,7 +122,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.cli import followup_lines, format_ingest_report
+            from rag.cli.report import followup_lines, format_ingest_report
             from rag.indexing.pipeline import IngestOptions, ingest
             from rag.semantic.background import after_refresh, setting
             from rag.store.reader import Index
