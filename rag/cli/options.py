@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from rag.cli.report import INTERNAL_ERROR, one_line
+from rag.cli.report import internal_error, one_line
 from rag.errors import RagError
 from rag.retrieval.search import DEFAULT_SCORING, SCORINGS
 from rag.semantic.registry import DEFAULT_MODE as DEFAULT_RERANK
@@ -81,10 +81,7 @@ class RagCommand(_OneLineUsage):
         except Exception as exc:  # not an error a user can cause: a fault in rag itself
             if _debug():
                 raise
-            detail = (str(exc).splitlines() or [""])[0][:200]
-            raise click.ClickException(
-                INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
-            ) from None
+            raise click.ClickException(internal_error(exc)) from None
 
 
 class RagGroup(_OneLineUsage, click.Group):

@@ -16,6 +16,12 @@ INTERNAL_ERROR = (
 )
 
 
+def internal_error(exc: BaseException) -> str:
+    """Return the one-line message for a fault in rag: the exception's type and first line."""
+    detail = (str(exc).splitlines() or [""])[0][:200]
+    return INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
+
+
 def one_line(text: str) -> str:
     """rag.cli.terminal.one_line, imported on first use (JSON output never needs it)."""
     from rag.cli.terminal import one_line as escape
@@ -121,7 +127,8 @@ def refresh_line(report: IngestReport | None) -> str:
 
 
 def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
-    """Return a hit in the JSON shape scripts rely on."""
+    """Return a hit in the JSON shape scripts rely on: `query --json`'s results and the MCP
+    search tool's passages."""
     c = hit.chunk
     out: dict[str, Any] = {
         "rank": rank,
