@@ -137,7 +137,8 @@ def test_reindex_starts_the_background_embedding_of_what_changed(tmp_path: Path)
 
 
 def test_the_server_module_loads_without_the_commands() -> None:
-    # it shares rag.cli.report with the commands; they import it, never the other way round
+    # it shares rag.cli.report (and the escapes of rag.cli.terminal) with the commands; they import
+    # it, never the other way round
     code = "import sys, rag.cli.mcp_server; print(sorted(m for m in sys.modules if m.startswith('rag.cli')))"
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -147,7 +148,7 @@ def test_the_server_module_loads_without_the_commands() -> None:
         env={**os.environ, "PYTHONPATH": str(PROJECT)},
         check=True,
     )
-    assert done.stdout.strip() == "['rag.cli', 'rag.cli.mcp_server', 'rag.cli.report']"
+    assert done.stdout.strip() == "['rag.cli', 'rag.cli.mcp_server', 'rag.cli.report', 'rag.cli.terminal']"
 
 
 def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:

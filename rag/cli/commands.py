@@ -37,7 +37,7 @@ from rag.errors import InputError
 from rag.retrieval.search import DEFAULT_TOP_K
 from rag.semantic.registry import NOT_INSTALLED
 from rag.store.paths import locate_index
-from rag.text.tokenizer import MODES, TokenizerSettings
+from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
 
 @click.group(cls=RagGroup)
@@ -50,7 +50,7 @@ def main() -> None:
 @index_option
 @click.option(
     "--tokenizer",
-    type=click.Choice(MODES),
+    type=click.Choice(TOKENIZER_MODES),
     default=None,
     help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
     f"index's, else {TokenizerSettings().mode}]",

@@ -10,11 +10,12 @@ from typing import Any
 
 import click
 
-from rag.cli.report import internal_error, one_line
+from rag.cli.report import internal_error
+from rag.cli.terminal import one_line
 from rag.errors import RagError
 from rag.retrieval.search import DEFAULT_SCORING, SCORINGS
 from rag.semantic.registry import DEFAULT_MODE as DEFAULT_RERANK
-from rag.semantic.registry import MODES as RERANK_MODES
+from rag.semantic.registry import RERANK_MODES
 
 # RAG_DEBUG=1: every error prints its full traceback (a user-facing one too)
 DEBUG_ENV = "RAG_DEBUG"
@@ -24,7 +25,7 @@ def _debug() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
-def _one_line(exc: click.UsageError) -> click.UsageError:
+def usage_line(exc: click.UsageError) -> click.UsageError:
     """The same usage error (exit 2), shown as one line that names the help instead of
     click's usage block; a command run bare (`rag`) still prints its help."""
     if isinstance(exc, click.exceptions.NoArgsIsHelpError):
@@ -34,7 +35,7 @@ def _one_line(exc: click.UsageError) -> click.UsageError:
 
 
 class _OneLineUsage(click.Command):
-    """Usage errors found while parsing the command line, shown as one line (_one_line)."""
+    """Usage errors found while parsing the command line, shown as one line (usage_line)."""
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
@@ -42,7 +43,7 @@ class _OneLineUsage(click.Command):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:
-            raise _one_line(exc) from None
+            raise usage_line(exc) from None
 
 
 class RagCommand(_OneLineUsage):
@@ -55,7 +56,7 @@ class RagCommand(_OneLineUsage):
         except click.UsageError as exc:
             if _debug():
                 raise
-            raise _one_line(exc) from None
+            raise usage_line(exc) from None
         except RagError as exc:
             if _debug():
                 raise
@@ -95,7 +96,7 @@ class RagGroup(_OneLineUsage, click.Group):
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError as exc:  # `rag nosuch`
-            raise _one_line(exc) from None
+            raise usage_line(exc) from None
 
 
 index_option = click.option(

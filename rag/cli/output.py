@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag.cli.report import freshness_lines, one_line, passage_dict
+from rag.cli.report import freshness_lines, passage_dict
+from rag.cli.terminal import one_line
 from rag.retrieval.ranking import TEST_FACTOR
 from rag.retrieval.results import Hit
 from rag.semantic.registry import NOT_INSTALLED

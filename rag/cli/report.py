@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rag.cli.terminal import one_line
+
 if TYPE_CHECKING:
     from rag.indexing.pipeline import IngestReport
     from rag.retrieval.results import Hit
@@ -20,13 +22,6 @@ def internal_error(exc: BaseException) -> str:
     """Return the one-line message for a fault in rag: the exception's type and first line."""
     detail = (str(exc).splitlines() or [""])[0][:200]
     return INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
-
-
-def one_line(text: str) -> str:
-    """rag.cli.terminal.one_line, imported on first use (JSON output never needs it)."""
-    from rag.cli.terminal import one_line as escape
-
-    return escape(text)
 
 
 def format_ingest_report(report: IngestReport) -> str:
