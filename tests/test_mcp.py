@@ -136,6 +136,27 @@ def test_reindex_starts_the_background_embedding_of_what_changed(tmp_path: Path)
         pytest.fail("the background process still runs")
 
 
+def test_status_counts_what_the_servers_groups_may_read(tmp_path: Path) -> None:
+    from test_status import HR, PLACE, PUBLIC, build, change_files
+
+    from rag.cli.status import status, status_dict
+
+    full, without, opened = (
+        build(tmp_path / "full", {**PUBLIC, **HR}),
+        build(tmp_path / "without", PUBLIC),
+        build(tmp_path / "open", {**PUBLIC, **HR}, "hr/ public\n"),
+    )
+    change_files(full, without, opened)
+    _, (public,) = session_run(server("--index", str(full)), [("status", {})])
+    _, (member,) = session_run(server("--index", str(full), "--as", "hr"), [("status", {})])
+    for got, reference in ((public, without), (member, opened)):
+        got_dict, want = payload(got), status_dict(status(reference))
+        assert {k: v for k, v in got_dict.items() if k not in PLACE} == {
+            k: v for k, v in want.items() if k not in PLACE
+        }
+    assert payload(member)["files"] > payload(public)["files"]
+
+
 def test_the_server_module_loads_without_the_commands() -> None:
     # it shares rag.cli.report (and the escapes of rag.cli.terminal) with the commands; they import
     # it, never the other way round

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import click
 
 from rag.answer.defaults import BACKENDS, DEFAULT_MODEL
-from rag.cli.options import RagGroup, as_option, index_option, rerank_option, scoring_option
+from rag.cli.options import ASK_AS, RagGroup, as_option, index_option, rerank_option, scoring_option
 from rag.cli.output import (
     NO_BACKEND_HINT,
     NO_CONTEXT_MESSAGE,
@@ -191,7 +191,7 @@ def _question(words: tuple[str, ...]) -> str:
     is_flag=True,
     help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
 )
-@as_option
+@as_option(ASK_AS)
 @click.option(
     "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer."
 )
@@ -305,7 +305,7 @@ def query_cmd(
     help="A question is a miss when no hit is in its top K passages (at most 10).",
 )
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
-@as_option
+@as_option(ASK_AS)
 @scoring_option
 @rerank_option
 def eval_cmd(
@@ -363,11 +363,12 @@ def eval_cmd(
 @index_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--skipped", "list_skipped", is_flag=True, help="Also list the skipped files, by reason.")
-def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool) -> None:
+@as_option("Count what a member of GROUP may read: public files and those .rag-access grants it")
+def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool, groups: tuple[str, ...]) -> None:
     """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
     from rag.cli.status import status, status_dict
 
-    report = status(locate_index(index_path))
+    report = status(locate_index(index_path), frozenset(groups))
     if as_json:
         out(json.dumps(status_dict(report, list_skipped), ensure_ascii=False), exact=True)
     else:
@@ -376,14 +377,7 @@ def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool) -> Non
 
 @main.command("mcp")
 @index_option
-@click.option(
-    "--as",
-    "groups",
-    multiple=True,
-    metavar="GROUP",
-    envvar="RAG_GROUPS",
-    help="Search as a member of GROUP (repeatable; RAG_GROUPS takes a space-separated list).",
-)
+@as_option("Search as a member of GROUP")
 def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, status, reindex."""
     from rag.cli.mcp_server import INSTALL_HINT, available, serve

@@ -108,7 +108,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
             from rag.cli.status import status as index_status
             from rag.cli.status import status_dict
 
-            return status_dict(index_status(where()))
+            return status_dict(index_status(where(), groups))  # counted as the search sees the index
 
         return guarded(run)  # type: ignore[no-any-return]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -16,6 +17,8 @@ from rag.errors import RagError
 from rag.retrieval.search import DEFAULT_SCORING, SCORINGS
 from rag.semantic.registry import DEFAULT_MODE as DEFAULT_RERANK
 from rag.semantic.registry import RERANK_MODES
+
+FC = TypeVar("FC", bound=Callable[..., Any] | click.Command)  # what click.option decorates
 
 # RAG_DEBUG=1: every error prints its full traceback (a user-facing one too)
 DEBUG_ENV = "RAG_DEBUG"
@@ -130,12 +133,17 @@ rerank_option = click.option(
 )
 
 
-as_option = click.option(
-    "--as",
-    "groups",
-    multiple=True,
-    metavar="GROUP",
-    envvar="RAG_GROUPS",
-    help="Ask as a member of GROUP, seeing files .rag-access grants it (repeatable; "
-    "RAG_GROUPS takes a space-separated list).",
-)
+ASK_AS = "Ask as a member of GROUP, seeing files .rag-access grants it"  # query and eval
+
+
+def as_option(what: str) -> Callable[[FC], FC]:
+    """The caller's access groups (.rag-access): --as GROUP, repeatable, or RAG_GROUPS; `what`
+    begins the help text."""
+    return click.option(
+        "--as",
+        "groups",
+        multiple=True,
+        metavar="GROUP",
+        envvar="RAG_GROUPS",
+        help=f"{what} (repeatable; RAG_GROUPS takes a space-separated list).",
+    )
