@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 from scipy import sparse  # noqa: E402
 
 from rag.chunking import Chunk, chunk_file  # noqa: E402
-from rag.cli.evaluate import DEPTH, Metrics, Outcome, Question, evaluate, load_questions, metrics  # noqa: E402
+from rag.cli.evaluate import DEPTH, Metrics, Question, QuestionOutcome, evaluate, load_questions, metrics  # noqa: E402
 from rag.indexing.pipeline import IngestOptions  # noqa: E402
 from rag.indexing.terms import chunk_counts  # noqa: E402
 from rag.retrieval import ranking as rerank_module  # noqa: E402
@@ -242,7 +242,7 @@ def run_config(cfg: Config, set_name: str, corpora: list[str], questions: list[Q
     """Evaluate one configuration over the chosen corpora of one set."""
     _, root = SETS[set_name]
     started = time.perf_counter()
-    outcomes: list[Outcome] = []
+    outcomes: list[QuestionOutcome] = []
     per: dict[str, Metrics] = {}
     for corpus in corpora:
         qs = [q for q in questions if q.corpus == corpus]
@@ -258,7 +258,7 @@ def run_config(cfg: Config, set_name: str, corpora: list[str], questions: list[Q
     return Row(cfg.label, metrics(outcomes), per, time.perf_counter() - started)
 
 
-def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[Outcome, ...]:
+def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[QuestionOutcome, ...]:
     from functools import partial
     from unittest import mock
 
@@ -283,7 +283,7 @@ def reference_rows(set_name: str, corpora: list[str], questions: list[Question])
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     _, root = SETS[set_name]
-    outcomes: dict[str, list[Outcome]] = {"sklearn": [], "bm25s": []}
+    outcomes: dict[str, list[QuestionOutcome]] = {"sklearn": [], "bm25s": []}
     per: dict[str, dict[str, Metrics]] = {"sklearn": {}, "bm25s": {}}
     started = time.perf_counter()
     for corpus in corpora:

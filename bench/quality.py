@@ -57,8 +57,8 @@ from rag.cli.evaluate import (  # noqa: E402
     MAX_PASSAGE_CHARS,
     EvalReport,
     Metrics,
-    Outcome,
     Question,
+    QuestionOutcome,
     corpus_index,
     evaluate,
     load_questions,
@@ -87,7 +87,7 @@ class CorpusRun:
     """What one corpus contributed to a set: outcomes by method, index facts, cross-check, timings."""
 
     corpus: str
-    outcomes: dict[str, tuple[Outcome, ...]]
+    outcomes: dict[str, tuple[QuestionOutcome, ...]]
     files: int
     chunks: int
     mean_chunk_chars: float
@@ -190,7 +190,7 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
             ),
             "bm25s-own": own_bm25_hits,
         }
-        outcomes: dict[str, tuple[Outcome, ...]] = {}
+        outcomes: dict[str, tuple[QuestionOutcome, ...]] = {}
         for method, retrieve in retrievers.items():
             t0 = time.perf_counter()
             outcomes[method] = evaluate(questions, retrieve, indexed=lambda q: paths).outcomes

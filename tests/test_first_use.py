@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
-import rag.cli
+import rag.cli.output
 from rag.cli import main
+from rag.cli.progress import ProgressLine
 from rag.indexing.pipeline import IngestOptions, ingest
 from rag.retrieval.retrieve import Request, retrieve
 from rag.retrieval.search import search
@@ -115,7 +116,7 @@ def test_the_progress_line_counts_files_and_megabytes() -> None:
     import io
 
     out = io.StringIO()
-    line = rag.cli.ProgressLine(out, every=0.0)
+    line = ProgressLine(out, every=0.0)
     line.start(2, 3_000_000)
     line.advance(1, 1_500_000)
     assert line.text().startswith("Indexing: 1/2 files, 1.5/3.0 MB, ")
@@ -195,7 +196,7 @@ def test_a_query_names_the_repository_it_searched(
     runner: CliRunner, repo: Path, tmp_path: Path, monkeypatch
 ) -> None:
     index = one_ingest(repo)
-    monkeypatch.setattr(rag.cli, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(rag.cli.output, "stderr_is_terminal", lambda: True)
     monkeypatch.chdir(repo)
     result = runner.invoke(main, ["query", "--no-llm", "score"])
     assert result.stderr.splitlines()[0] == f"Searching {repo.resolve()}"

@@ -18,9 +18,11 @@ from conftest import write_tree
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
+from rag.cli import main  # noqa: E402
 from rag.indexing.pipeline import IngestOptions, ingest  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -77,7 +79,14 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
     assert sorted(tools) == ["reindex", "search", "status"]
     hits = payload(found)
     assert hits["repository"] == str(repo.resolve()) and hits["index"] == str(index)
-    assert hits["passages"][0]["citation"] == "score.py:1-2" and hits["passages"][0]["symbol"] == "score"
+    first = hits["passages"][0]
+    assert (
+        f"{first['path']}:{first['start_line']}-{first['end_line']} {first['symbol']}" == "score.py:1-2 score"
+    )
+    # a passage is the one `query --json` prints, key for key (the server ranks as RAG_RERANK unset does)
+    question = ["--rerank", "auto", "-k", "2", "how are passages ranked"]
+    cli = CliRunner().invoke(main, ["query", "--no-llm", "--json", "--index", str(index), *question])
+    assert hits["passages"] == json.loads(cli.stdout)["results"]
     assert payload(typo)["notes"] == [
         "Note: searched 'passages' for 'pasages' (words the index has never seen)"
     ]
@@ -125,6 +134,42 @@ def test_reindex_starts_the_background_embedding_of_what_changed(tmp_path: Path)
         time.sleep(0.1)
     else:
         pytest.fail("the background process still runs")
+
+
+def test_status_counts_what_the_servers_groups_may_read(tmp_path: Path) -> None:
+    from test_status import HR, PLACE, PUBLIC, build, change_files
+
+    from rag.cli.status import status, status_dict
+
+    full, without, opened = (
+        build(tmp_path / "full", {**PUBLIC, **HR}),
+        build(tmp_path / "without", PUBLIC),
+        build(tmp_path / "open", {**PUBLIC, **HR}, "hr/ public\n"),
+    )
+    change_files(full, without, opened)
+    _, (public,) = session_run(server("--index", str(full)), [("status", {})])
+    _, (member,) = session_run(server("--index", str(full), "--as", "hr"), [("status", {})])
+    for got, reference in ((public, without), (member, opened)):
+        got_dict, want = payload(got), status_dict(status(reference))
+        assert {k: v for k, v in got_dict.items() if k not in PLACE} == {
+            k: v for k, v in want.items() if k not in PLACE
+        }
+    assert payload(member)["files"] > payload(public)["files"]
+
+
+def test_the_server_module_loads_without_the_commands() -> None:
+    # it shares rag.cli.report (and the escapes of rag.cli.terminal) with the commands; they import
+    # it, never the other way round
+    code = "import sys, rag.cli.mcp_server; print(sorted(m for m in sys.modules if m.startswith('rag.cli')))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        check=True,
+    )
+    assert done.stdout.strip() == "['rag.cli', 'rag.cli.mcp_server', 'rag.cli.report', 'rag.cli.terminal']"
 
 
 def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:

@@ -236,7 +236,7 @@ def test_the_quantized_model_is_built_once_quietly_and_ranks_as_the_original(
 ) -> None:
     import logging
 
-    assert semantic.DEFAULT_MODEL == "minilm-l6-q8"
+    assert semantic.DEFAULT_EMBEDDING_MODEL == "minilm-l6-q8"
     # a process that set up no logging: the quantizer's logging.warning would print its advice
     # and leave a handler on the root logger (logging.basicConfig)
     monkeypatch.setattr(logging.getLogger(), "handlers", [])

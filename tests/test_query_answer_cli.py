@@ -17,7 +17,8 @@ from test_backends import FAKE_CLAUDE, FakeApi, api, delta  # noqa: F401  (api i
 from rag import ingest
 from rag.answer.backends import ApiCitation, Generation, render_text_prompt
 from rag.answer.prompts import build_prompt
-from rag.cli import NO_BACKEND_HINT, NO_CONTEXT_MESSAGE, main
+from rag.cli import main
+from rag.cli.output import NO_BACKEND_HINT, NO_CONTEXT_MESSAGE
 from rag.errors import BackendError
 
 PROJECT = Path(__file__).resolve().parent.parent

@@ -247,7 +247,10 @@ def test_the_quantized_model_needs_the_onnx_package(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize(
     "spec",
-    [semantic.MODELS[semantic.DEFAULT_MODEL], semantic.ModelSpec("click", "click/__init__.py", 256, True)],
+    [
+        semantic.MODELS[semantic.DEFAULT_EMBEDDING_MODEL],
+        semantic.ModelSpec("click", "click/__init__.py", 256, True),
+    ],
     ids=["the model's package", "another package"],
 )
 def test_the_model_is_located_as_importlib_metadata_finds_it(spec: semantic.ModelSpec) -> None:

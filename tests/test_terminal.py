@@ -49,7 +49,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rag.cli._terminal", lambda err: True)
+    monkeypatch.setattr("rag.cli.output._terminal", lambda err: True)
 
 
 def no_raw_controls(text: str) -> bool:

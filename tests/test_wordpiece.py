@@ -107,7 +107,7 @@ def test_the_vocabulary_is_the_tokenizer_files(library: Any) -> None:
 
 
 def test_a_question_is_embedded_the_same_either_way() -> None:
-    embedder = semantic.Embedder(semantic.DEFAULT_MODEL)
+    embedder = semantic.Embedder(semantic.DEFAULT_EMBEDDING_MODEL)
     question = "how does the session cookie get signed?"
     alone = embedder.embed([question])  # by rag.semantic.wordpiece: the library is not loaded yet
     assert embedder._tokenizer is None

@@ -77,7 +77,7 @@ class Metrics:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class QuestionOutcome:
     """What retrieval returned for one scored question."""
 
     question: Question
@@ -101,7 +101,7 @@ class EvalReport:
 
     overall: Metrics
     per_corpus: dict[str, Metrics]  # corpus -> metrics, in order of first appearance
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[QuestionOutcome, ...]
     label_errors: tuple[LabelError, ...] = ()
     unscored: tuple[Question, ...] = ()  # no answer path in the index
     k: int = MISS_K
@@ -110,7 +110,7 @@ class EvalReport:
     notes: tuple[str, ...] = ()  # the semantic stage's, once each: not installed, or its model failed
 
     @property
-    def misses(self) -> tuple[Outcome, ...]:
+    def misses(self) -> tuple[QuestionOutcome, ...]:
         """Return the scored questions with no hit in the top k."""
         return tuple(o for o in self.outcomes if o.rank is None or o.rank > self.k)
 
@@ -205,7 +205,7 @@ def first_hit_rank(hits: Sequence[Hit], answers: Iterable[Span]) -> int | None:
     return None
 
 
-def metrics(outcomes: Sequence[Outcome]) -> Metrics:
+def metrics(outcomes: Sequence[QuestionOutcome]) -> Metrics:
     """Compute hit@1/4/10, MRR@10 and the mean top-4 passage size over `outcomes`."""
     n = len(outcomes)
     ranks = [o.rank for o in outcomes]
@@ -231,7 +231,7 @@ def evaluate(
     """
     if not 1 <= k <= DEPTH:
         raise ValueError(f"k must be between 1 and {DEPTH}")
-    outcomes: list[Outcome] = []
+    outcomes: list[QuestionOutcome] = []
     label_errors: list[LabelError] = []
     unscored: list[Question] = []
     for q in questions:
@@ -244,8 +244,8 @@ def evaluate(
                 unscored.append(q)
                 continue
         hits = tuple(retrieve(q)[:DEPTH])
-        outcomes.append(Outcome(q, first_hit_rank(hits, answers), hits))
-    corpora: dict[str, list[Outcome]] = {}
+        outcomes.append(QuestionOutcome(q, first_hit_rank(hits, answers), hits))
+    corpora: dict[str, list[QuestionOutcome]] = {}
     for o in outcomes:
         if o.question.corpus is not None:
             corpora.setdefault(o.question.corpus, []).append(o)
@@ -469,7 +469,7 @@ def report_dict(report: EvalReport, misses: bool = False) -> dict[str, Any]:
     return out
 
 
-def _miss_dict(o: Outcome, k: int) -> dict[str, Any]:
+def _miss_dict(o: QuestionOutcome, k: int) -> dict[str, Any]:
     q = o.question
     return {
         "id": q.id,

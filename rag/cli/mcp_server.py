@@ -1,7 +1,8 @@
 """`rag mcp`: the index as an MCP server over stdio, with three tools (search, status, reindex).
 
-The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.cli.status, rag.indexing.pipeline), so
-a search sees the same passages, access groups and freshness notes as `query.py --no-llm`. An
+The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.cli.status,
+rag.indexing.pipeline) and say what it says (rag.cli.report: a passage is `query.py --json`'s), so a
+search sees the same passages, access groups and freshness notes as `query.py --no-llm`. An
 error a user can cause is a tool error with the CLI's one-line message; a fault in rag is a tool
 error naming it; neither ends the server. stdout carries only the protocol.
 """
@@ -12,12 +13,15 @@ import os
 from importlib import import_module
 from typing import Any
 
+from rag.cli.report import followup_lines, format_ingest_report, freshness_lines, internal_error, passage_dict
+
 MAX_K = 50
 INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
 
 SEARCH_HELP = (
     "Search the indexed repository's code and docs for passages relevant to a question or keywords. "
-    "Returns ranked passages, each with path:start-end, symbol, score and text; cite them by path:start-end. "
+    "Returns ranked passages, each with path, start_line, end_line, symbol, score and text; cite them as "
+    "path:start_line-end_line. "
     "Use before answering any question about this codebase."
 )
 STATUS_HELP = (
@@ -71,10 +75,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         except tool_error:
             raise
         except Exception as exc:  # a fault in rag: named, and the server goes on
-            from rag.cli import INTERNAL_ERROR
-
-            detail = (str(exc).splitlines() or [""])[0][:200]
-            raise tool_error(INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}")) from None
+            raise tool_error(internal_error(exc)) from None
 
     def where() -> str:
         from rag.store.paths import locate_index
@@ -83,7 +84,6 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def search(query: str, k: int = 4) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.cli import freshness_lines
             from rag.retrieval.retrieve import Request, retrieve
             from rag.semantic.registry import NOT_INSTALLED
 
@@ -95,15 +95,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
             return {
                 "repository": found.repository,
                 "index": found.index_path,
-                "passages": [
-                    {
-                        "citation": f"{h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line}",
-                        "symbol": h.chunk.symbol,
-                        "score": round(h.score, 4),
-                        "text": h.chunk.text,
-                    }
-                    for h in found.hits
-                ],
+                "passages": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
                 # the semantic stage's note too (the model failed: lexical order), not its install hint
                 "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
                 + freshness_lines(found),
@@ -116,13 +108,12 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
             from rag.cli.status import status as index_status
             from rag.cli.status import status_dict
 
-            return status_dict(index_status(where()))
+            return status_dict(index_status(where(), groups))  # counted as the search sees the index
 
         return guarded(run)  # type: ignore[no-any-return]
 
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.cli import followup_lines, format_ingest_report
             from rag.indexing.pipeline import IngestOptions, ingest
             from rag.semantic.background import after_refresh, setting
             from rag.store.reader import Index

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rag.errors import RagError
 from rag.semantic import wordpiece
 from rag.semantic.registry import (
-    DEFAULT_MODEL,
+    DEFAULT_EMBEDDING_MODEL,
     EXTRA_HINT,
     MODEL_ENV,
     MODELS,
@@ -30,7 +30,7 @@ from rag.semantic.registry import (
 )
 
 __all__ = [
-    "DEFAULT_MODEL",
+    "DEFAULT_EMBEDDING_MODEL",
     "EXTRA_HINT",
     "MODELS",
     "MODEL_ENV",

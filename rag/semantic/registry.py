@@ -10,9 +10,9 @@ import sys
 from importlib.util import find_spec
 from typing import NamedTuple
 
-MODES = ("auto", "semantic", "none")
+RERANK_MODES = ("auto", "semantic", "none")
 DEFAULT_MODE = "auto"  # semantic when the extra is installed
-ENV = "RAG_RERANK"
+RERANK_ENV = "RAG_RERANK"
 EXTRA_HINT = "pip install 'rag-code[semantic]'"
 
 
@@ -48,7 +48,7 @@ MODELS: dict[str, ModelSpec] = {
 # and docstring and ties dev's hit@4 (its MRR a little lower); its quantized run ranks as it does
 # (code search +0.002, the other two sets' hit@4 equal) and embeds 1.5x as fast. The L3 model, three
 # times as fast, is the alternative (RAG_SEMANTIC_MODEL=minilm-l3 once its package is installed)
-DEFAULT_MODEL = "minilm-l6-q8"
+DEFAULT_EMBEDDING_MODEL = "minilm-l6-q8"
 # the default where the int8 products were not measured: an x86 CPU without VNNI, whose u8s8 products
 # saturate (onnxruntime's quantization notes), and other CPUs
 UNQUANTIZED = "minilm-l6-int8"
@@ -57,9 +57,9 @@ NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (
 
 
 def model_name() -> str:
-    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_MODEL on a CPU with VNNI,
-    else UNQUANTIZED)."""
-    return os.environ.get(MODEL_ENV) or (DEFAULT_MODEL if vnni() else UNQUANTIZED)
+    """Return the configured model's name (RAG_SEMANTIC_MODEL, else DEFAULT_EMBEDDING_MODEL on a CPU
+    with VNNI, else UNQUANTIZED)."""
+    return os.environ.get(MODEL_ENV) or (DEFAULT_EMBEDDING_MODEL if vnni() else UNQUANTIZED)
 
 
 @functools.cache
@@ -94,6 +94,6 @@ def installed(name: str | None = None) -> bool:
 
 def active(mode: str) -> bool:
     """Return whether the stage runs under `mode` ("auto": when the extra is installed)."""
-    if mode not in MODES:
-        raise ValueError(f"rerank must be one of {', '.join(MODES)}")
+    if mode not in RERANK_MODES:
+        raise ValueError(f"rerank must be one of {', '.join(RERANK_MODES)}")
     return mode == "semantic" or (mode == "auto" and installed())

@@ -13,13 +13,13 @@ from rag.chunking.base import Chunk
 from rag.retrieval.ranking import TEST_FACTOR, file_shares, is_code, spread_files
 from rag.retrieval.results import Hit
 from rag.semantic.model import ModelError, identity, load
-from rag.semantic.registry import DEFAULT_MODE, ENV, MODES, NOT_INSTALLED, active
+from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV, RERANK_MODES, active
 
 __all__ = [
     "DEFAULT_MODE",
-    "ENV",
-    "MODES",
     "NOT_INSTALLED",
+    "RERANK_ENV",
+    "RERANK_MODES",
     "active",
     "lexical_depth",
     "rerank",
@@ -146,5 +146,5 @@ def safe_rerank(
 def will_run(mode: str | None = None) -> bool:
     """Whether the queries will run the stage: `mode` (default RAG_RERANK) asks for it and the extra
     is installed; an unknown mode is the query's to report."""
-    mode = mode or os.environ.get(ENV) or DEFAULT_MODE
-    return mode in MODES and active(mode)
+    mode = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
+    return mode in RERANK_MODES and active(mode)

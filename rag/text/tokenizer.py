@@ -144,7 +144,7 @@ _PLAIN = re.compile(r"[^\W_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _NON_ASCII_PART = re.compile(r"[^\W_]+")
 
-MODES = ("code", "plain")
+TOKENIZER_MODES = ("code", "plain")
 STEMMERS = ("none", "suffix", "porter2")
 
 
@@ -181,7 +181,7 @@ class TokenizerSettings(NamedTuple):
         if isinstance(data["stem"], bool):  # manifests before STEMMERS: true meant the suffix stemmer
             data["stem"] = "suffix" if data["stem"] else "none"
         settings = cls(**data)  # type: ignore[arg-type]
-        if settings.mode not in MODES:
+        if settings.mode not in TOKENIZER_MODES:
             raise ValueError(f"unknown tokenizer mode {settings.mode!r}")
         if settings.stem not in STEMMERS:
             raise ValueError(f"unknown stemmer {settings.stem!r}")
@@ -233,7 +233,7 @@ class Tokenizer:
 
     def __init__(self, settings: TokenizerSettings | None = None) -> None:
         self.settings = settings or TokenizerSettings()
-        if self.settings.mode not in MODES:
+        if self.settings.mode not in TOKENIZER_MODES:
             raise ValueError(f"unknown tokenizer mode {self.settings.mode!r}")
         if self.settings.stem not in STEMMERS:
             raise ValueError(f"unknown stemmer {self.settings.stem!r}")

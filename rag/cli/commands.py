@@ -1,0 +1,398 @@
+"""The `rag` commands: each resolves its options, calls one library function and formats the result.
+
+Modules a command alone needs (the ingest pipeline, the answer flow, the MCP server) are imported
+inside it, so that `query.py` starts without them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+
+import click
+
+from rag.answer.defaults import BACKENDS, DEFAULT_MODEL
+from rag.cli.options import ASK_AS, RagGroup, as_option, index_option, rerank_option, scoring_option
+from rag.cli.output import (
+    NO_BACKEND_HINT,
+    NO_CONTEXT_MESSAGE,
+    about,
+    format_answer_json,
+    format_hits,
+    format_hits_json,
+    format_sources,
+    format_status,
+    format_unanswered_json,
+    format_usage,
+    json_notes,
+    out,
+    stderr_is_terminal,
+    stream,
+    text_notes,
+)
+from rag.cli.progress import ProgressLine
+from rag.cli.report import followup_lines, format_ingest_report
+from rag.errors import InputError
+from rag.retrieval.search import DEFAULT_TOP_K
+from rag.semantic.registry import NOT_INSTALLED
+from rag.store.paths import locate_index
+from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
+
+
+@click.group(cls=RagGroup)
+def main() -> None:
+    """Ask questions about a codebase, answered from its own code."""
+
+
+@main.command("ingest")
+@click.argument("repo", type=click.Path())
+@index_option
+@click.option(
+    "--tokenizer",
+    type=click.Choice(TOKENIZER_MODES),
+    default=None,
+    help=f"code: split identifiers and stem; plain: lowercase words only. [default: the existing "
+    f"index's, else {TokenizerSettings().mode}]",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Index only paths matching GLOB (repeatable). [default: the existing index's, else all]",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip paths matching GLOB (repeatable). [default: the existing index's, else none]",
+)
+@click.option(
+    "--max-file-size",
+    "max_bytes",
+    type=click.IntRange(1),
+    default=None,
+    help="Skip files larger than this many bytes. [default: the existing index's, else 1 MB]",
+)
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of reusing unchanged files.")
+@click.option(
+    "--workers", type=click.IntRange(1), default=None, help="Processes to use (default: all cores)."
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).",
+)
+@click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="With the semantic extra: compute every passage's vector now, before returning / not at all "
+    "(queries embed what they use). [default: RAG_EMBED, else in the background, after the ingest]",
+)
+def ingest_cmd(
+    repo: str,
+    index_path: str | None,
+    tokenizer: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    max_bytes: int | None,
+    full: bool,
+    workers: int | None,
+    quiet: bool,
+    embed: bool | None,
+) -> None:
+    """Index REPO so that questions can be asked about it."""
+    from rag.indexing.pipeline import (  # the pipeline is only loaded by the command that needs it
+        IngestOptions,
+        ingest,
+    )
+    from rag.store.paths import remember_index
+
+    if embed is None:
+        from rag.semantic.background import setting
+
+        embed = setting()  # before the ingest: a bad value must not fail a finished one
+    options = IngestOptions(
+        TokenizerSettings(mode=tokenizer) if tokenizer else None,
+        include or None,
+        exclude or None,
+        max_bytes,
+        workers,
+        full,
+    )
+    line = None if quiet or not stderr_is_terminal() else ProgressLine(sys.stderr)
+    try:
+        report = ingest(
+            repo,
+            index_path,
+            options,
+            progress=line.advance if line else None,
+            on_start=line.start if line else None,
+        )
+    finally:
+        if line is not None:
+            line.clear()
+    remember_index(os.getcwd(), report.index_path)
+    if not quiet:
+        out(format_ingest_report(report))
+    from rag.semantic.background import after_ingest
+
+    followup = after_ingest(report.index_path, embed)
+    if followup is not None and not quiet:
+        for text in followup_lines(followup):
+            out(text, err=text.startswith("Note:"))
+
+
+def _question(words: tuple[str, ...]) -> str:
+    # bytes that are not UTF-8 (a Latin-1 terminal) reach Python as lone surrogates, which
+    # nothing downstream can encode: they become U+FFFD, as in indexed files
+    question = " ".join(words).encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
+    if not question:
+        raise InputError('The question is empty — ask something, e.g. query.py "how are passages scored?"')
+    return question
+
+
+@main.command("query")
+@click.argument("question", nargs=-1)
+@index_option
+@click.option(
+    "-k",
+    "--top-k",
+    type=click.IntRange(1),
+    default=DEFAULT_TOP_K,
+    show_default=True,
+    help="How many passages to retrieve.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
+@click.option("--explain", is_flag=True, help="Show which query terms matched each passage and how much.")
+@click.option(
+    "--backend",
+    "backend_name",
+    type=click.Choice(BACKENDS),
+    default="auto",
+    show_default=True,
+    envvar="RAG_BACKEND",
+    help="Who answers: auto = anthropic if ANTHROPIC_API_KEY is set, else claude if on PATH, else none.",
+)
+@click.option(
+    "--model",
+    default=DEFAULT_MODEL,
+    show_default=True,
+    envvar="RAG_MODEL",
+    help="Model that answers (anthropic and claude backends).",
+)
+@click.option(
+    "--show-prompt", is_flag=True, help="Print exactly what would be sent to the backend, then stop."
+)
+@click.option(
+    "--prompt-only",
+    is_flag=True,
+    help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
+)
+@as_option(ASK_AS)
+@click.option(
+    "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer."
+)
+@scoring_option
+@rerank_option
+def query_cmd(
+    question: tuple[str, ...],
+    index_path: str | None,
+    top_k: int,
+    as_json: bool,
+    no_llm: bool,
+    explain: bool,
+    backend_name: str,
+    model: str,
+    show_prompt: bool,
+    prompt_only: bool,
+    groups: tuple[str, ...],
+    refresh: bool,
+    scoring: str,
+    rerank: str,
+) -> None:
+    """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
+    from rag.retrieval.retrieve import Request
+
+    request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
+    notes = json_notes if as_json else text_notes
+    if no_llm + show_prompt + prompt_only > 1:
+        raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
+    if (show_prompt or prompt_only) and (as_json or explain):
+        raise click.UsageError(
+            "--show-prompt and --prompt-only print the prompt alone, without --json or "
+            "--explain — drop one, or use --no-llm for passages as JSON or explained"
+        )
+    from rag.answer.ask import ask
+
+    text = request.question
+    if no_llm:
+        found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
+        out(
+            format_hits_json(text, found.hits, explain, about(found))
+            if as_json
+            else format_hits(found.hits, explain),
+            exact=as_json,
+        )
+        return
+    from rag.answer.backends import render_text_prompt, resolve_backend
+    from rag.answer.citations import INCOMPLETE
+    from rag.errors import BackendError
+
+    # resolved before searching, so that a missing key or `claude` fails fast
+    backend = None if prompt_only else resolve_backend(backend_name, model)
+    generates = backend is not None and not show_prompt
+    outcome = ask(
+        locate_index(index_path),
+        request,
+        backend if generates else None,
+        on_retrieved=notes,
+        on_text=None if as_json else stream,
+    )
+    hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
+    extra = about(outcome.retrieval)
+    if prompt is None:  # nothing retrieved
+        if prompt_only:
+            out(NO_CONTEXT_MESSAGE, err=True)
+        elif as_json and result is not None:
+            out(format_answer_json(result, False, extra), exact=True)
+        elif as_json:
+            out(format_unanswered_json(text, [], None, explain, extra), exact=True)
+        else:
+            out(NO_CONTEXT_MESSAGE)
+        return
+    if prompt_only:
+        out(prompt.text)  # exact through a pipe (`| claude -p`), visible on a terminal
+    elif show_prompt:
+        out(backend.render(prompt) if backend else render_text_prompt(prompt))
+    elif result is None:
+        # the passages alone: the prompt repeats them (--show-prompt prints it; JSON keeps "prompt")
+        if as_json:
+            out(format_unanswered_json(text, hits, prompt.text, explain, extra), exact=True)
+        else:
+            out(format_hits(hits, explain))
+        out(NO_BACKEND_HINT, err=True)
+    else:
+        out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
+        if not as_json:
+            out(format_usage(result), err=True)
+        if result.stop_reason in INCOMPLETE:
+            raise BackendError(INCOMPLETE[result.stop_reason])
+
+
+@main.command("eval")
+@click.argument("questions", type=click.Path())
+@index_option
+@click.option(
+    "--corpus-root",
+    type=click.Path(exists=True, file_okay=False),
+    help="Run a question that names a corpus against DIR/<corpus> (indexed first if needed).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--misses",
+    is_flag=True,
+    help="Also list questions with no hit in the top K, what came back instead, and why.",
+)
+@click.option(
+    "-k",
+    "--top-k",
+    type=click.IntRange(1),
+    default=DEFAULT_TOP_K,
+    show_default=True,  # = evaluate.MISS_K
+    help="A question is a miss when no hit is in its top K passages (at most 10).",
+)
+@click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
+@as_option(ASK_AS)
+@scoring_option
+@rerank_option
+def eval_cmd(
+    questions: str,
+    index_path: str | None,
+    corpus_root: str | None,
+    as_json: bool,
+    misses: bool,
+    top_k: int,
+    full: bool,
+    groups: tuple[str, ...],
+    scoring: str,
+    rerank: str,
+) -> None:
+    """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
+    from pathlib import Path
+
+    from rag.cli.evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
+
+    if top_k > DEPTH:
+        raise click.BadParameter(
+            f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}", param_hint="'-k'"
+        )
+    if corpus_root and index_path:
+        raise click.UsageError("--corpus-root finds each corpus's index, --index names one — pick one")
+    if full and not corpus_root:
+        raise click.UsageError(
+            "--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
+            "`python ingest.py REPO --full` for another index"
+        )
+    report = run_eval(
+        Path(questions),
+        Path(index_path) if index_path else None,
+        Path(corpus_root) if corpus_root else None,
+        top_k,
+        explain=misses,
+        full=full,
+        scoring=scoring,
+        groups=frozenset(groups),
+        rerank=rerank,
+        on_ingest=lambda r: out(format_ingest_report(r), err=True),
+    )
+    for note in report.notes:  # as a query's: --json leaves out the install hint
+        if not (as_json and note == NOT_INSTALLED):
+            out(note, err=True)
+    if as_json:
+        out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
+    else:
+        out(format_table(report))
+        if misses:
+            out("\n" + format_misses(report))
+
+
+@main.command("status")
+@index_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--skipped", "list_skipped", is_flag=True, help="Also list the skipped files, by reason.")
+@as_option("Count what a member of GROUP may read: public files and those .rag-access grants it")
+def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool, groups: tuple[str, ...]) -> None:
+    """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
+    from rag.cli.status import status, status_dict
+
+    report = status(locate_index(index_path), frozenset(groups))
+    if as_json:
+        out(json.dumps(status_dict(report, list_skipped), ensure_ascii=False), exact=True)
+    else:
+        out(format_status(report, list_skipped))
+
+
+@main.command("mcp")
+@index_option
+@as_option("Search as a member of GROUP")
+def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
+    """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, status, reindex."""
+    from rag.cli.mcp_server import INSTALL_HINT, available, serve
+
+    if not available():
+        raise click.ClickException(INSTALL_HINT)
+    serve(index_path, frozenset(groups))
+
+
+def _standalone(command: click.Command) -> Callable[[], None]:
+    def run() -> None:
+        command.main(prog_name=os.path.basename(sys.argv[0]))
+
+    return run
+
+
+ingest_main = _standalone(ingest_cmd)
+query_main = _standalone(query_cmd)

@@ -1,0 +1,146 @@
+"""What both faces of rag tell a person, as text and JSON: the CLI (rag.cli.commands) and the MCP
+server (rag.cli.mcp_server) share it, so that a search, an ingest or a fault reads the same in both."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rag.cli.terminal import one_line
+
+if TYPE_CHECKING:
+    from rag.indexing.pipeline import IngestReport
+    from rag.retrieval.results import Hit
+    from rag.retrieval.retrieve import Retrieval
+    from rag.semantic.background import Followup
+
+INTERNAL_ERROR = (
+    "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
+)
+
+
+def internal_error(exc: BaseException) -> str:
+    """Return the one-line message for a fault in rag: the exception's type and first line."""
+    detail = (str(exc).splitlines() or [""])[0][:200]
+    return INTERNAL_ERROR.format(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
+
+
+def format_ingest_report(report: IngestReport) -> str:
+    """Return the one-line ingest summary."""
+    blocked = "".join(
+        f"\n--include {pattern!r} matched only files in folders excluded by a built-in rule ({example}): name the "
+        f"folder in the pattern to index them, e.g. --include '{example.split('/')[0]}/**'"
+        for pattern, example in sorted(report.blocked_includes.items())
+    )
+    if report.up_to_date:
+        return (
+            f"Index is up to date: {report.files} files, {report.chunks} chunks ({report.index_path})"
+            + blocked
+        )
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
+    line = (
+        f"Indexed {report.files} files ({report.chunks} chunks) in {report.seconds:.1f} s, "
+        f"{report.bytes_read / 1e6:.1f} MB read"
+    )
+    if report.reused:
+        line += f", {report.reused} unchanged files reused"
+    line += f"; skipped: {skipped}"
+    if report.redacted:
+        line += "; secrets redacted: " + ", ".join(f"{n} {k}" for k, n in sorted(report.redacted.items()))
+    if report.fell_back:
+        line += "; chunked as paragraphs, their structure unreadable: " + ", ".join(
+            f"{n} {k}" for k, n in sorted(report.fell_back.items())
+        )
+    line += f" -> {report.index_path}"
+    if report.unstructured:
+        languages = ", ".join(sorted(report.unstructured, key=lambda k: (-report.unstructured[k], k)))
+        line += (
+            f"\n{sum(report.unstructured.values())} files chunked as paragraphs: "
+            f"pip install 'rag-code[languages]' for {languages} structure (the next ingest then re-chunks them)"
+        )
+    return line + blocked
+
+
+def followup_lines(followup: Followup) -> list[str]:
+    """What an ingest did for the semantic stage's vectors, in lines (a note first: for stderr)."""
+    lines = [followup.note] if followup.note else []
+    if followup.prepared is not None:
+        lines.append(
+            f"Prepared the semantic model for queries in {followup.prepared:.1f} s (once per machine)"
+        )
+    if followup.pid is not None:
+        lines.append(
+            f"Embedding the passages for the semantic rerank in the background (pid {followup.pid}): "
+            "queries get faster as it goes"
+        )
+    done = followup.embedded
+    if done is not None:
+        rate = (
+            f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
+        )
+        lines.append(
+            f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in {done.seconds:.1f} s{rate}"
+        )
+    return lines
+
+
+def freshness_lines(found: Retrieval) -> list[str]:
+    """The one-line notes of a retrieval: spelling corrections, a refresh, a gone or stale repository."""
+    lines = []
+    if found.corrections:
+        lines.append(
+            "Note: searched "
+            + ", ".join(f"{c.searched!r} for {c.word!r}" for c in found.corrections)
+            + " (words the index has never seen)"
+        )
+    if found.refreshed is not None or found.refresh:
+        lines.append(refresh_line(found.refreshed))
+    if found.followup is not None:
+        lines += followup_lines(found.followup)
+    if found.gone is not None:
+        lines.append(
+            f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
+            "as indexed — re-run `python ingest.py REPO` with its new path"
+        )
+    if found.changed:
+        shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")
+        lines.append(
+            f"Note: {len(found.changed)} indexed file(s) or folder(s) changed since ingest ({shown}) "
+            "— re-run ingest or pass --refresh"
+        )
+    return lines
+
+
+def refresh_line(report: IngestReport | None) -> str:
+    """What --refresh did, in one line."""
+    if report is None or report.up_to_date:
+        return "Refreshed: the index is up to date"
+    gone = f", {report.deleted} removed" if report.deleted else ""
+    return (
+        f"Refreshed: re-indexed {report.changed} changed or new file(s){gone}, {report.reused} unchanged, "
+        f"in {report.seconds:.1f} s"
+    )
+
+
+def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
+    """Return a hit in the JSON shape scripts rely on: `query --json`'s results and the MCP
+    search tool's passages."""
+    c = hit.chunk
+    out: dict[str, Any] = {
+        "rank": rank,
+        "score": hit.score,
+        "path": c.path,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "chunk": c.ordinal,
+        "kind": c.kind,
+        "symbol": c.symbol,
+        "text": c.text,
+        "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
+        "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
+    }
+    if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
+        out["semantic"] = hit.semantic
+        out["mix"] = hit.mix
+    if explain:
+        out["explain"] = [t._asdict() for t in hit.contributions]
+    return out
