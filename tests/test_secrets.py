@@ -704,16 +704,16 @@ class Counting:
 
 def test_begin_lines_without_end_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # a lazy body of up to 8,000 characters was tried after each BEGIN: 9 s on 1 MB of BEGIN lines
-    from rag import secrets
+    from rag.secrets import finders
 
     counters = {
-        name: Counting(getattr(secrets, name)) for name in ("_KEY_BEGIN", "_NOT_KEY_BODY", "_KEY_LINES")
+        name: Counting(getattr(finders, name)) for name in ("_KEY_BEGIN", "_NOT_KEY_BODY", "_KEY_LINES")
     }
     for name, counter in counters.items():
-        monkeypatch.setattr(secrets, name, counter)
+        monkeypatch.setattr(finders, name, counter)
     finds: list[int] = []
     monkeypatch.setattr(
-        secrets, "_next", lambda text, needle, pos: finds.append(pos) or text.find(needle, pos)
+        finders, "_next", lambda text, needle, pos: finds.append(pos) or text.find(needle, pos)
     )
     text = ("-----BEGIN " + "PRIVATE KEY-----\n") * 4_000 + RSA_KEY + "\n"
     redacted, counts = redact(text)
@@ -724,13 +724,13 @@ def test_begin_lines_without_end_are_scanned_once(monkeypatch: pytest.MonkeyPatc
 
 def test_command_words_are_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # a lazy run of up to 300 characters after each `mysql` was tried by three rules: 7 s on 1 MB
-    from rag import secrets
+    from rag.secrets import finders
 
     counters = {
-        name: Counting(getattr(secrets, name)) for name in ("_FLAG_COMMANDS", "_MYSQL_FLAG", "_OTHER_FLAG")
+        name: Counting(getattr(finders, name)) for name in ("_FLAG_COMMANDS", "_MYSQL_FLAG", "_OTHER_FLAG")
     }
     for name, counter in counters.items():
-        monkeypatch.setattr(secrets, name, counter)
+        monkeypatch.setattr(finders, name, counter)
     text = "mysql -u " * 20_000 + "\nmysql -u root -p" + "Zq8mN3" + "pL7kR2" + " app\n"
     redacted, counts = redact(text)
     assert counts == {"command-line-password": 1} and "Zq8mN3" + "pL7kR2" not in redacted

@@ -1,0 +1,175 @@
+"""Find credentials assigned to names: the patterns of assignments, env and config lines, and their checks."""
+
+from __future__ import annotations
+
+import re
+
+from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential_value
+
+# An assignment to a name that holds a credential (the name in the rule, at the end of a longer
+# one: DB_PASSWORD, spring.datasource.password, clientSecret, x-api-key, _authToken), maybe quoted
+# (JSON, PHP, YAML), by `=`, `:`, `:=` or `=>`; then a quoted literal (maybe b"", r"", u""), or one
+# unquoted token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`,
+# `${VAR}`, `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a
+# quote, `;&|` or the end. Possessive runs: a token never backtracks, and it cannot run past the
+# next `=` or `:`, so no two candidates scan the same characters twice (linear on any input).
+ASSIGNED = (
+    r"""(?P<name>{name})["'`]?(?P<sp1>[ \t]*)(?P<op>:=|=>|[:=])(?P<sp2>[ \t]*)"""
+    r"""(?:[bru]{{0,2}}(?P<q>["'`]))?"""
+    r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|[^\s"'`=:,;&|()\[\]{{}}<>]{{8,}}+={{0,2}}))"""
+    r"""(?(q)(?P=q)|(?=[\s"'`;&|]|\Z))"""
+)
+# an unquoted value may end the line or the statement, or be followed by a comment or a shell operator
+_VALUE_END = re.compile(r"""[ \t]*(?:[\r\n;&|"'`\\#]|//|\Z)""")
+# Unquoted values shaped as names in code, not literals: self.password, settings.API_KEY,
+# config.db.secret (dotted; not ya29.a0AfH6SMBx, whose digits sit between letters), next_token_2,
+# DEFAULT_PASSWORD_2 (snake case), CancelToken$1 (a bundler's renamed binding)
+_CODE_NAME = re.compile(
+    r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
+    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
+)
+_SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")
+
+_HASH_VALUE = re.compile(
+    r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$"
+)
+_KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
+
+_HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,8}")  # token = 0x7fffffff: a number of 32 bits at most
+# a dotted name in code whose first part has no digit (rust_openssl.hpke.X25519PrivateKey), where
+# a token's first part has one (ya29.a0AfH6SMBx)
+_DOTTED_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_$][\w$]*)+")
+
+
+def assigned_secret(match: re.Match[str]) -> bool:
+    """Accept a quoted credential literal, or an unquoted token that is a literal, not code.
+
+    Unquoted values are code as often as not (`password = request.POST['password']`, `password=None`,
+    `password: str`, `token = self.token`, `def login(user, password):`), so one counts only when it
+    is a credential value (see credential_value: `password`, `None`, `str` fail) that does not
+    start as a reference, path, operator or YAML tag/alias (`$%#/~!*@.+-`), is not a name in code
+    (see _CODE_NAME), and either is written `NAME=value` as in .env files and shells (where a
+    command may follow: `PGPASSWORD=... psql`) or ends the line or statement (`password = Zebra9Pass4`,
+    `password: s3cr3t!`, then maybe a comment, `;`, `&`, `|` or a closing quote) where code would go
+    on with `,`, `)`, `(` or an operator. An identifier with a digit that ends a line
+    (`password = userPass1`) is taken for a literal: ini and YAML values look the same.
+    """
+    value = match["secret"]
+    if not credential_value(value):
+        return False
+    if not _not_a_reference(match):
+        return False
+    if match["q"]:
+        return True
+    if value[0] in "$%#/~!*@.+-" or _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
+        return False
+    if match.string[max(0, match.start("name") - 5) : match.start("name")] in ("this.", "self."):
+        return False  # an attribute set in code to a variable: this.password = newPassword1;
+    if match["op"] == "=" and not match["sp1"] and not match["sp2"]:
+        return True
+    return _VALUE_END.match(match.string, match.end("secret")) is not None
+
+
+def _not_a_reference(match: re.Match[str]) -> bool:
+    """Reject what names or tests a credential without being one: a type name (the hash of
+    `"AWS::MSK::BatchScramSecret"` in a schema), an ARN (`arn:aws:...:secret:name-a1b2c3`, where
+    `:secret:` reads as an assignment), a password hash (`hashed_password`, `pbkdf2_sha256$...`), a
+    patterned test vector (`ccccc`, `abcdefghij`)."""
+    text, start, value = match.string, match.start("name"), match["secret"]
+    before = text[max(0, start - 40) : start]
+    key = _KEY_BEFORE.search(before)
+    if key is not None and "::" in key.group() + match["name"]:
+        return False
+    if before.endswith(":") and match["op"] == ":" and not match["sp1"] and not match["sp2"]:
+        return False
+    if value[:4].lower() in ("arn:", "urn:") or _HEX_NUMBER.fullmatch(value):
+        return False
+    if HASHED_NAME.search(before[-24:].lower()) or _HASH_VALUE.match(value):
+        return False
+    return REPEATED.search(value) is None and not _ascending_run(value)
+
+
+def _ascending_run(value: str, n: int = 6) -> bool:
+    """Tell whether `n` letters in a row follow the alphabet (abcdef; case-sensitive, so
+    abcDEF123xyz has none)."""
+    run = 1
+    for a, b in zip(value, value[1:]):
+        run = run + 1 if a.isalpha() and b.isalpha() and ord(b) == ord(a) + 1 else 1
+        if run >= n:
+            return True
+    return False
+
+
+# An environment variable set in a .env-style line, a shell script or a compose file
+# (`DB_PASSWORD=p@ss(w0rd)123`, `export API_TOKEN=...`, `- MYSQL_ROOT_PASSWORD: Xy7:kq2Lm9Qz`): an
+# upper-case name alone on its line, so the value runs to the end of the line, whatever it holds
+# (the rules above stop an unquoted value at brackets, commas and colons, where code goes on).
+ENV_LINE = (
+    r"""^[ \t]*(?:(?:export|ENV|ARG|set|SET)[ \t]+|-[ \t]+)?["']?(?P<name>[A-Z0-9_]*?{suffix})["']?(?P<sp1>)"""
+    r"""(?P<op>[=:])(?P<sp2>[ \t]*)(?P<q>["']?)(?P<secret>[^\s"']{{8,}}+)(?P=q)["']?[ \t]*(?:\#[^\r\n]*)?\r?$"""
+)
+
+
+def _line_value(match: re.Match[str]) -> bool:
+    """Accept the value that ends an environment or config line when it is a credential literal
+    (see credential_value, _not_a_reference), not a reference (`$(cat ...)`, `${X}`), a path
+    (SSH_PRIVATE_KEY=~/.ssh/id_ed25519) or a name in code; a YAML key needs the blank after its colon."""
+    value = match["secret"]
+    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~" or _CODE_NAME.fullmatch(value):
+        return False
+    return credential_value(value) and _not_a_reference(match)
+
+
+def env_secret(match: re.Match[str]) -> bool:
+    """Accept an environment value (see _line_value) whose name is not a pagination token's."""
+    name = match["name"]
+    if name.endswith("TOKEN") and NOT_AUTH_TOKEN.search(name[:-5].lower()):  # NEXT_TOKEN
+        return False
+    return _line_value(match)
+
+
+# A config line (.properties, INI, YAML): a lower-case password name, then one token that is the
+# rest of the line (`db.password=Pa55:w0rd!x`, `password: Xy7:kq2Lm9Qz`), colons and all
+CONFIG_LINE = re.compile(
+    r"""^[ \t]*(?:(?:export|ENV|ARG|set)[ \t]+|-[ \t]+)?(?P<name>[\w.-]{0,40}?(?i:password|passwd|pwd))"""
+    r"""(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)(?P<secret>[^\s"'`,;]{8,}+)[ \t]*(?:[ \t][#;][^\r\n]*)?\r?$""",
+    re.MULTILINE,
+)  # (a value ending in `,` or `;` is code: `password: req.body.password1,`, `this.password = pw1;`)
+_CALL_OR_INDEX = re.compile(r"[\w)\]][(\[]")  # get_password(x), os.environ['PW']: code, not a value
+
+
+def config_secret(match: re.Match[str]) -> bool:
+    """Accept a config value (see _line_value) that is not a YAML tag or alias, nor code: a call,
+    a subscript, a dotted name, an attribute set in code."""
+    value = match["secret"]
+    if (
+        match["op"] == ":"
+        and value[0] in "!*&"
+        or _CALL_OR_INDEX.search(value)
+        or _DOTTED_CODE.fullmatch(value)
+    ):
+        return False
+    return not match["name"].startswith(("this.", "self.")) and _line_value(match)
+
+
+def pass_word(match: re.Match[str]) -> bool:
+    """Accept a bare `pass` only as a word of the name (DB_PASS, db-pass, dbPass), not bypass or compass."""
+    start = match.start("name")
+    if len(match["name"]) != 4 or start == 0:
+        return True
+    before = match.string[start - 1]
+    return not before.isalnum() or (match.string[start] == "P" and (before.islower() or before.isdigit()))
+
+
+def secret_key_name(match: re.Match[str]) -> bool:
+    """Require a `key` name to be an API, private, encryption, signing or master key (api_key, apiKey,
+    X-API-Key, PRIVATE_KEY, encryptionKey), not any key."""
+    start = match.start("name")
+    return _SECRET_KEY_NAME.search(match.string[max(0, start - 11) : start].lower()) is not None
+
+
+def auth_token_name(match: re.Match[str]) -> bool:
+    """Reject a token name that says its value is public or not a credential (publicKeyToken,
+    NextToken, ChangeToken, idempotency and lock tokens)."""
+    start = match.start("name")
+    return NOT_AUTH_TOKEN.search(match.string[max(0, start - 24) : start].lower()) is None

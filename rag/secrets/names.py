@@ -1,0 +1,36 @@
+"""Name the files that are skipped whole because their names say they hold secrets."""
+
+from __future__ import annotations
+
+import re
+
+_ENV_TEMPLATE_WORDS = frozenset({"example", "sample", "template", "dist"})
+_ENV_VARIANT = re.compile(r"\.env[._-]")  # .env.local, .env_prod, .env-staging
+_SECRET_NAME = re.compile(
+    r"""(?x)
+    .*\.(?:pem|key|p12|pfx|keystore|jks|ppk)              # .ppk: PuTTY's private keys
+    | .*\.tfstate(?:\.backup)?                           # Terraform state: every resource's secrets, in clear
+    | id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)
+    | \.npmrc | \.pypirc | \.netrc | _netrc
+    | \.pgpass | pgpass\.conf | \.git-credentials | \.my\.cnf | \.htpasswd
+    | credentials                                       # AWS's shared credentials file (~/.aws/credentials)
+    | (?:.*[._-])?credentials.*\.json                    # gcloud's application_default_credentials.json, ...
+    | client_secrets?.*\.json                            # Google OAuth client files
+    """,
+    re.IGNORECASE,
+)
+# generic names that hold secrets only in their tool's folder: docker's auths
+_SECRET_IN_FOLDER = frozenset({(".docker", "config.json")})
+
+
+def is_secret_file(relpath: str) -> bool:
+    """Tell whether a file is excluded by default because its name says it holds secrets."""
+    folder, _, name = relpath.rstrip("/").lower().rpartition("/")
+    if (folder.rpartition("/")[2], name) in _SECRET_IN_FOLDER:
+        return True
+    if name in (".env", ".envrc"):  # .envrc: direnv's, exports secrets like .env
+        return True
+    if _ENV_VARIANT.match(name):
+        # .env.local, .env_prod, .env-staging are secret; .env.example, .env.local.sample, ... are templates
+        return _ENV_TEMPLATE_WORDS.isdisjoint(re.split(r"[._-]", name[5:]))
+    return _SECRET_NAME.fullmatch(name) is not None

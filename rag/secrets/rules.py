@@ -1,0 +1,386 @@
+"""The rules that find secrets in text, in the order they run: each a gate, a pattern and a check."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rag.secrets.assignments import (
+    ASSIGNED,
+    CONFIG_LINE,
+    ENV_LINE,
+    assigned_secret,
+    auth_token_name,
+    config_secret,
+    env_secret,
+    pass_word,
+    secret_key_name,
+)
+from rag.secrets.finders import (
+    ENCODED_KEY,
+    ENV_DEFAULTS,
+    PHP_DEFINE,
+    Finder,
+    encoded_secrets,
+    flag_passwords,
+    key_blocks,
+    named_literals,
+    putty_private_lines,
+)
+from rag.secrets.values import (
+    aws_secret_name,
+    basic_credentials,
+    credential_value,
+    jwt_header,
+    letters_and_digits,
+    mixed,
+    not_example,
+    random_case,
+    real_password,
+    varied,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule written as one regex: its kind, a cheap gate, the pattern, the secret's group, a check."""
+
+    kind: str
+    gate: Callable[[str], object]  # the cheap prefilter: the regex runs only if this is truthy
+    regex: re.Pattern[str]
+    group: str | int = 0  # the part of the match that is the secret
+    check: Callable[[re.Match[str]], bool] | None = None  # reject placeholders and look-alikes
+    # For names in any case (`db_password`, `dbPassword`, `DB_PASSWORD`, `PassWord`): `regex` is
+    # IGNORECASE, which scans 5 times slower than a literal search, so this same pattern without the
+    # flag finds the candidates in the lowered text and `regex` is matched at each one; the gate is
+    # then given the lowered text
+    scan: re.Pattern[str] | None = None
+
+
+# Characters that may not sit right before a token, so `task-`/`disk-` and the like never start one.
+_B = r"(?<![A-Za-z0-9_-])"
+# ... and right after it, so a longer run of token characters is not cut short.
+_E = r"(?![A-Za-z0-9_-])"
+
+
+def _contains(*words: str) -> Callable[[str], bool]:
+    """Gate on plain substrings (str `in` is fast for one or two words)."""
+    return lambda text: any(word in text for word in words)
+
+
+def _search(pattern: str) -> Callable[[str], object]:
+    """Gate on alternatives sharing a literal prefix, which one regex search finds faster than many `in`."""
+    return re.compile(pattern).search
+
+
+def _words_then(words: tuple[str, ...], pattern: str) -> Callable[[str], object]:
+    """Gate on plain substrings, then on a pattern without a literal prefix (which scans slowly,
+    so it runs only on the texts that hold a word)."""
+    search = re.compile(pattern).search
+    return lambda text: any(word in text for word in words) and search(text)
+
+
+def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]], bool]) -> Rule:
+    """Build a rule matched in any case, gated on `word` (lower case) in the lowered text; its
+    secret is the group `secret`."""
+    return Rule(
+        kind, _contains(word), re.compile(pattern, re.IGNORECASE), "secret", check, re.compile(pattern)
+    )
+
+
+RULES: tuple[Rule | Finder, ...] = (
+    Finder(_contains("-----BEGIN "), lambda text: key_blocks(text)),
+    Rule(
+        "aws-access-key",
+        _search("AKIA|ASIA"),
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ),
+    Rule(
+        "aws-secret-key",
+        _contains("ecret", "ECRET"),
+        # case variants spelt out: a literal-led regex scans far faster than (?i)
+        re.compile(
+            r"(?P<name>(?:secret|Secret|SECRET)[_.-]?(?:(?:access|Access|ACCESS)[_.-]?)?(?:key|Key|KEY)?)"
+            r"[\"']?\s*(?::=|=>|[:=])\s*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        group="secret",
+        check=lambda m: aws_secret_name(m) and varied(m["secret"]) and mixed(m["secret"]),
+    ),
+    Rule(
+        "github-token",
+        _search("gh[pousr]_|github_pat_"),
+        re.compile(
+            _B + r"(?:gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})|github_pat_(?P<pat>[A-Za-z0-9_]{22,255}))" + _E
+        ),
+        check=lambda m: varied(m["body"] or m["pat"]),
+    ),
+    Rule(
+        "gitlab-token",
+        _contains("glpat-"),
+        re.compile(_B + r"glpat-(?P<body>[A-Za-z0-9_-]{20,})" + _E),
+        check=lambda m: varied(m["body"]),
+    ),
+    Rule(
+        "slack-token",
+        _search("xox[abprs]-"),
+        re.compile(_B + r"xox[abprs]-[0-9]{6,}-(?P<body>[A-Za-z0-9-]{8,})" + _E),
+        check=lambda m: varied(m["body"]),
+    ),
+    Rule(
+        "slack-webhook",
+        _contains("hooks.slack.com"),
+        re.compile(
+            r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"
+        ),
+        group="secret",
+        check=lambda m: varied(m["secret"].rstrip("/").rpartition("/")[2]),
+    ),
+    Rule(
+        "stripe-key",
+        _search("k_live_|k_test_"),
+        re.compile(_B + r"(?:sk|rk)_(?:live|test)_(?P<body>[A-Za-z0-9]{16,})" + _E),
+        check=lambda m: mixed(m["body"]),
+    ),
+    Rule(
+        "anthropic-key",
+        _contains("sk-ant-"),
+        re.compile(_B + r"sk-ant-(?P<body>[A-Za-z0-9_-]{32,})" + _E),
+        check=lambda m: mixed(m["body"]),
+    ),
+    Rule(
+        "openai-key",
+        _contains("sk-"),
+        re.compile(_B + r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{32,})" + _E),
+        check=lambda m: mixed(m["body"]),
+    ),
+    Rule(
+        "jwt",
+        _contains("eyJ"),
+        re.compile(_B + r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{16,}" + _E),
+        check=lambda m: jwt_header(m[0]),
+    ),
+    Rule(
+        "url-password",
+        _contains("://"),
+        # scheme://user:password@host — the password may hold '@' (the last one ends it)
+        re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[])"),
+        group="secret",
+        check=real_password,
+    ),
+    Rule(
+        "url-password",
+        _contains("://"),
+        # the same, for a password holding '/', '?' or '#' (unescaped, as people write them); not
+        # a port followed by a path (`host:8080/a@b`), which has only digits before the '/'. One
+        # bounded run, the separator checked after: two runs around it took cubic time on a line
+        # of many URLs
+        re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s'\"<>@]{1,256})@(?=[A-Za-z0-9\[])"),
+        group="secret",
+        check=lambda m: (
+            re.search(r"[/?#]", m["secret"]) is not None
+            and re.match(r"[0-9]*[/?#]", m["secret"]) is None
+            and real_password(m)
+        ),
+    ),
+    # `Authorization: Bearer <opaque token>` (JWTs have their own rule), one pattern per spelling
+    *(
+        Rule(
+            "bearer-token",
+            _contains(word),
+            re.compile(word + r"\s+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)"),
+            group="secret",
+            check=lambda m: varied(m["secret"]) and letters_and_digits(m["secret"]),
+        )
+        for word in ("Bearer", "bearer", "BEARER")
+    ),
+    # mysql -pSECRET, mysql --password=SECRET, in a shell line or an exec array; redis-cli -a SECRET,
+    # sshpass -p SECRET (see flag_passwords); redis's `requirepass SECRET`, in redis.conf or as a flag
+    Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass"), lambda text: flag_passwords(text)),
+    Rule(
+        "command-line-password",
+        _contains("requirepass"),
+        re.compile(r"""requirepass(?:[ \t]*=[ \t]*|[ \t]+)["']?(?P<secret>[^\s"']{8,256}+)(?!\S)"""),
+        group="secret",
+        check=lambda m: credential_value(m["secret"]),
+    ),
+    Rule(
+        "google-api-key",
+        _contains("AIza"),
+        re.compile(_B + r"AIza(?P<body>[A-Za-z0-9_-]{35})" + _E),
+        check=lambda m: varied(m["body"]) and mixed(m["body"]),
+    ),
+    Rule(
+        "huggingface-token",
+        _contains("hf_"),
+        re.compile(_B + r"hf_(?P<body>[A-Za-z0-9]{34,40})" + _E),
+        check=lambda m: random_case(m["body"]),
+    ),
+    Rule(
+        "npm-token",
+        _contains("npm_"),
+        re.compile(_B + r"npm_(?P<body>[A-Za-z0-9]{36})" + _E),
+        check=lambda m: mixed(m["body"]),
+    ),
+    Rule(
+        "sendgrid-key",
+        _contains("SG."),
+        re.compile(_B + r"SG\.(?P<body>[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})" + _E),
+        check=lambda m: varied(m["body"]),
+    ),
+    Rule(
+        "azure-storage-key",
+        _contains("AccountKey="),
+        re.compile(r"AccountKey=(?P<secret>[A-Za-z0-9+/]{86}==)"),
+        group="secret",
+        check=lambda m: varied(m["secret"]) and mixed(m["secret"]),
+    ),
+    # the key of an Azure connection string (Service Bus, Event Hubs, IoT Hub, Storage) of any length
+    Rule(
+        "azure-key",
+        _contains("SharedAccessKey=", "AccountKey="),
+        re.compile(r"(?:SharedAccessKey|AccountKey)=(?P<secret>[A-Za-z0-9+/]{20,}+={0,2})(?![A-Za-z0-9+/=])"),
+        group="secret",
+        check=lambda m: varied(m["secret"]) and mixed(m["secret"]),
+    ),
+    # a shared access signature's `sig=` (URL-encoded base64 of an HMAC), in a query that has `sv=`
+    Rule(
+        "azure-sas-signature",
+        _contains("sig="),
+        re.compile(r"[?&;]sig=(?P<secret>(?:[A-Za-z0-9+/]|%[0-9A-Fa-f]{2}){20,}+)"),
+        group="secret",
+        check=lambda m: (
+            "sv=" in m.string[max(0, m.start() - 400) : m.start()] + m.string[m.end() : m.end() + 400]
+            and varied(m["secret"])
+        ),
+    ),
+    # webhook signing secrets: Stripe's whsec_ + alphanumerics, Svix's whsec_ + base64
+    Rule(
+        "webhook-secret",
+        _contains("whsec_"),
+        re.compile(_B + r"whsec_(?P<body>[A-Za-z0-9+/]{24,}+={0,2})(?![A-Za-z0-9+/=_-])"),
+        check=lambda m: varied(m["body"]) and random_case(m["body"]),
+    ),
+    # an AWS secret access key right after its key id, with no name in front: a CSV export
+    # (`user,,AKIA...,wJalr...`), a constructor call (`Credentials("AKIA...", "wJalr...")`)
+    Rule(
+        "aws-secret-key",
+        _search("AKIA|ASIA"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}[\"'`]?[ \t]*[,;:|\t]\s{0,40}+[\"'`]?"
+            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        group="secret",
+        check=lambda m: varied(m["secret"]) and mixed(m["secret"]),
+    ),
+    # Twilio's auth token beside its account SID: Client("AC...", "<32 hex>")
+    Rule(
+        "twilio-auth-token",
+        _search(
+            "AC[0-9a-f]{32}"
+        ),  # not `"AC" in text`, true of most files, which the regex then scanned slowly
+        re.compile(
+            r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"'`]?[ \t]*[,;:|]\s{0,40}+[\"'`]?(?P<secret>[0-9a-f]{32})(?![A-Za-z0-9])"
+        ),
+        group="secret",
+        check=lambda m: varied(m["secret"]) and letters_and_digits(m["secret"]),
+    ),
+    Finder(_contains("PuTTY-User-Key-File-"), putty_private_lines),
+    Finder(_contains(ENCODED_KEY, "Secret"), encoded_secrets),
+    # a ~/.pgpass line (host:port:database:user:password) in a script or doc that writes one
+    Rule(
+        "pgpass-password",
+        _contains("pgpass"),
+        re.compile(
+            r"""(?m)^[ \t]*(?:(?:echo|printf)[ \t]+(?:-e[ \t]+)?)?["']?[A-Za-z0-9.*_\[\]-]{1,253}+:(?:[0-9]{1,5}+|\*)"""
+            r""":[^\s:'"]{1,63}+:[^\s:'"]{1,63}+"""
+            r""":(?P<secret>[^\s'"]{4,256}+)"""
+        ),
+        group="secret",
+        check=lambda m: not_example(m["secret"]) and varied(m["secret"]) and m["secret"] != "*",
+    ),
+    Finder(_contains("define("), named_literals(PHP_DEFINE)),
+    *(Finder(_contains(word), named_literals(pattern)) for word, pattern in ENV_DEFAULTS.items()),
+    # Assignments to credential names (see ASSIGNED and assigned_secret), in any case; last, so
+    # that a token rule above names the kind of a token in the same span
+    _anycase(
+        "password-assignment",
+        "pass",
+        ASSIGNED.format(name="pass(?:word|wd|phrase)?"),  # password, passwd, passphrase, DB_PASS
+        lambda m: pass_word(m) and assigned_secret(m),
+    ),
+    _anycase("password-assignment", "pwd", ASSIGNED.format(name="pwd"), assigned_secret),
+    _anycase(
+        "password-assignment",
+        "secret",
+        # client_secret, SECRET_KEY, secretKey, secret_key_base, aws_secret_access_key (any length:
+        # AWS's own are 40 characters, the aws-secret-key rule)
+        ASSIGNED.format(name="secret(?:[_.-]?(?:access[_.-]?)?key(?:[_.-]?base)?)?"),
+        assigned_secret,
+    ),
+    _anycase(
+        "api-key-assignment",
+        "key",
+        ASSIGNED.format(name="key"),  # led by the literal; the check looks back for api or private
+        lambda m: secret_key_name(m) and assigned_secret(m),
+    ),
+    # auth_token, access_token, refresh_token, GITHUB_TOKEN, _authToken, token
+    _anycase(
+        "token-assignment",
+        "token",
+        ASSIGNED.format(name="token"),
+        lambda m: auth_token_name(m) and assigned_secret(m),
+    ),
+    # `Authorization: Basic <base64 of user:password>`; docker's config.json `"auth": "<base64>"`,
+    # npm's `_auth=<base64>`: base64 that decodes to user:password (which prose and names never do)
+    _anycase(
+        "basic-auth",
+        "basic",
+        r"basic[ \t]+(?P<secret>[a-z0-9+/]{8,}+={0,2})(?![a-z0-9+/=])",
+        lambda m: basic_credentials(m["secret"]),
+    ),
+    _anycase(
+        "basic-auth",
+        "auth",
+        r"""auth["'`]?[ \t]*[:=][ \t]*["'`]?(?P<secret>[a-z0-9+/]{8,}+={0,2})(?![a-z0-9+/=])""",
+        lambda m: basic_credentials(m["secret"]),
+    ),
+    # gated on the name's end right before its operator: the line pattern is tried at every
+    # position of a text, and most texts that hold the word hold no such line
+    *(
+        Rule(
+            kind,
+            _words_then(words, gate + r"""["']?[=:]"""),
+            re.compile(ENV_LINE.format(suffix=suffix), re.MULTILINE),
+            "secret",
+            env_secret,
+        )
+        for kind, words, gate, suffix in (
+            (
+                "password-assignment",
+                ("PASS", "PWD", "SECRET"),
+                r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]{0,24})",  # bounded: each try is short
+                "(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET(?:_ACCESS)?(?:_KEY)?(?:_BASE)?)",
+            ),
+            ("api-key-assignment", ("KEY",), "KEY", "(?:API|PRIVATE|ENCRYPTION|SIGNING|MASTER)_?KEY"),
+            ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),
+        )
+    ),
+    Rule(
+        "password-assignment",
+        _words_then(("password", "Password", "passwd", "pwd"), r"(?i:password|passwd|pwd)[ \t]*[=:]"),
+        CONFIG_LINE,
+        "secret",
+        config_secret,
+    ),
+    # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
+    # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan
+    # is bounded
+    Rule(
+        "netrc-password",
+        _contains("machine"),
+        re.compile(r"machine\s+\S+(?:\s+(?:login|account)\s+\S+){0,3}\s+password\s+(?P<secret>\S+)"),
+        group="secret",
+        check=lambda m: credential_value(m["secret"]),
+    ),
+)

@@ -1,0 +1,192 @@
+"""Tell credential values and names from placeholders, code and look-alikes by their shape."""
+
+from __future__ import annotations
+
+import base64
+import re
+import urllib.parse
+
+# Stock words of examples; a URL password made only of these (and trailing digits) is a placeholder:
+# password, pass123, mypassword, foo:bar, secret, changeme, ...
+_PLACEHOLDER_PASSWORD = re.compile(
+    r"(?:my|your|the|db|user|some)?"
+    r"(?:pass|password|passwd|pwd|pw|secret|changeme|example|placeholder|redacted|token"
+    r"|foo|bar|baz|qux|test|dummy|fake)+[0-9]*"
+)
+
+
+def varied(value: str) -> bool:
+    """Reject one-character fills like `XXXX` or `0000`, which are placeholders."""
+    return len(set(value)) > 3
+
+
+def mixed(value: str) -> bool:
+    """Require upper case, lower case and a digit, as random tokens have and kebab-case words lack."""
+    return any(map(str.isupper, value)) and any(map(str.islower, value)) and any(map(str.isdigit, value))
+
+
+def jwt_header(token: str) -> bool:
+    """Require the first segment to decode to a JOSE header (`{"alg": ...}` or `{"typ": ...}`)."""
+    header = token.partition(".")[0]
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)).decode("utf-8", "replace")
+    except ValueError:
+        return False
+    return '"alg"' in decoded or '"typ"' in decoded
+
+
+def aws_secret_name(match: re.Match[str]) -> bool:
+    """Require the assigned name to be AWS-ish: `aws_secret...` or `...secret_access_key`."""
+    if "access" in match["name"].lower():
+        return True
+    before = match.string[max(0, match.start() - 4) : match.start()].lower()
+    return before.rstrip("_.-").endswith("aws")
+
+
+def random_case(value: str) -> bool:
+    """Tell a generated token from a name: with a digit, both cases suffice (as mixed); letters
+    only (as Hugging Face user tokens are), a quarter to three quarters upper case, where
+    CamelCase names have few capitals (AutoModelForSequenceClassification: 5 of 34)."""
+    upper = sum(map(str.isupper, value))
+    lower = sum(map(str.islower, value))
+    if not upper or not lower:
+        return False
+    return any(map(str.isdigit, value)) or 0.25 <= upper / len(value) <= 0.75
+
+
+def letters_and_digits(value: str) -> bool:
+    """Require both letters and digits, as generated secrets have and words do not."""
+    return any(map(str.isalpha, value)) and any(map(str.isdigit, value))
+
+
+def not_example(value: str) -> bool:
+    """Reject template references and stock example words (`password123`, `changeme`, `${PW}`)."""
+    if value.startswith(("$", "%", "{", "<")) or any(mark in value for mark in ("${", "{{", "%s", "%(")):
+        return False
+    return not _stock_word(value)
+
+
+def _stock_word(value: str) -> bool:
+    """Whether a password is only stock example words and digits (`pass123`, `foo:bar`, `changeme`)."""
+    return _PLACEHOLDER_PASSWORD.fullmatch(re.sub(r"[^a-z0-9]", "", value.lower())) is not None
+
+
+def real_password(match: re.Match[str]) -> bool:
+    """Reject template references, masks, stock example words and user-equals-password defaults."""
+    value = match["secret"]
+    if value.startswith("[REDACTED") or not varied(value):
+        return False
+    if value.startswith("$") or any(mark in value for mark in ("${", "$(", "{", "}", "%s", "%(")):
+        return False  # a template or environment reference; '$' inside a password is kept
+    if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
+        return False
+    return not _stock_word(urllib.parse.unquote(value))
+
+
+# Parts of placeholder values: your-api-key-1, xxxx1234, abc***xyz, <changeme>, [REDACTED:...],
+# FTP's `-anonymous@`; and of values that are something else: URLs, regexes and paths (`\`)
+_PLACEHOLDER_PARTS = (
+    "your",
+    "example",
+    "placeholder",
+    "changeme",
+    "change_me",
+    "change-me",
+    "replace",
+    "dummy",
+    "redacted",
+    "anonymous",
+    "xxxx",
+    "***",
+    "...",
+    "://",
+    "\\",
+)
+_SYMBOLS = frozenset("!#$%&*+?@^~")
+# Values that are something else than a credential: a path (`pwd = "/home/user1/app"`), an
+# algorithm's name (`hash_key = "sha256"`, `signing_key = "HMAC-SHA256"`, `AES-256-GCM`), a name
+# made of words that name credentials (`api_key = "x-api-key-1"`, `token: bearer_token_2`)
+_ALGORITHM_PART = (
+    r"(?:sha|md|hs|rs|es|ps|aes|des|rc|blake|shake|ripemd)?[0-9]*"
+    r"|hmac|rsa|ecdsa|eddsa|ed25519|ed448|x25519|x448|dsa|dh|ecdh|pbkdf2|bcrypt|scrypt|argon2(?:id|i|d)?"
+    r"|gcm|cbc|ctr|ecb|cfb|ofb|ccm|siv|ocb|oaep|pss|pkcs[0-9]*|v[0-9]+|p|secp[0-9]+[rk][0-9]|prime[0-9]+v[0-9]"
+    r"|chacha20|poly1305|xchacha20|salsa20|camellia|blowfish|twofish|sm[234]|crc[0-9]*|xxhash|murmur[0-9]*|fnv[0-9a]*"
+)
+# every part a word that names credentials, a single letter or a number: `x-api-key-1`, `bearer_token_2`
+# (`hunter2-very-secret` is a passphrase: `hunter2` and `very` are not such parts)
+_NAME_PART = (
+    r"(?:key|keys|token|tokens|secret|secrets|password|passwd|pwd|pass|api|apikey|auth|access|refresh"
+    r"|bearer|client|private|public|master|admin|app|user|db|id|[a-z]|[0-9]+|v[0-9]+)"
+)
+_NAME_WORDS = (
+    rf"(?:{_NAME_PART}[_-])*(?:key|keys|token|secret|password|passwd|pwd|api|apikey|auth)"
+    rf"(?:[_-]{_NAME_PART})*"
+)
+_NOT_A_CREDENTIAL = re.compile(
+    rf"(?:~|\.{{1,2}})?/[\w.@/-]*|(?i:(?:{_ALGORITHM_PART})(?:[-_/+](?:{_ALGORITHM_PART}))*)|(?i:{_NAME_WORDS})"
+)
+
+
+def credential_value(value: str) -> bool:
+    """Accept a literal that looks chosen or generated: 8+ characters, letters with a digit or a
+    symbol (`!#$%&*+?@^~`; not `-_.=`, so `your-api-key`, `my_secret_name` and `a=b` are not), not a
+    template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`)."""
+    if len(value) < 8 or not any(map(str.isalpha, value)):
+        return False
+    if not any(map(str.isdigit, value)) and _SYMBOLS.isdisjoint(value):
+        return False  # (the cheap tests first: most candidates are words)
+    if not varied(value) or not not_example(value):
+        return False
+    lowered = value.lower()
+    return not any(part in lowered for part in _PLACEHOLDER_PARTS) and not _NOT_A_CREDENTIAL.fullmatch(value)
+
+
+# Token names that are not credentials: .NET's publicKeyToken, and the pagination, idempotency,
+# lock and verification tokens of cloud APIs (NextToken, ChangeToken, ClientToken, output_token)
+NOT_AUTH_TOKEN = re.compile(
+    r"(?:public[_.-]?(?:key)?|next|page|continuation|change|lock|client|request|idempotency|action|export|import"
+    r"|output|input|update|copy|product|forward|backward|workunit|verification|webidentity|cancel|sync|resume"
+    r"|marker|cursor|pagination)[_.-]?\Z"
+)
+HASHED_NAME = re.compile(r"hash(?:ed)?[_.-]?\Z")  # hashed_password: a hash, not the password
+
+REPEATED = re.compile(r"(.)\1{4}")  # lcccccccX2kccccccc: a test vector
+
+
+def basic_credentials(value: str) -> bool:
+    """Require base64 of `user:password`, as HTTP Basic auth and docker's and npm's `auth` carry."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError
+        return False
+    return decoded.partition(":")[2] != "" and decoded.isprintable()
+
+
+def kind_of_name(name: str) -> str:
+    """Name the kind of an assigned secret by the word its name ends with."""
+    lowered = name.lower()
+    if "token" in lowered:
+        return "token-assignment"
+    if lowered.endswith(("key", "salt")) and "secret" not in lowered:
+        return "api-key-assignment"
+    return "password-assignment"
+
+
+_SECRET_WORD = re.compile(
+    r"pass(?:word|wd|phrase)?(?![a-z])|pwd|secret|token|api[_.-]?key|(?:private|encryption|signing|master|auth|secure"
+    r"|logged[_-]?in|nonce)[_.-]?(?:key|salt)|salt\Z|credential"
+)
+
+
+def secret_name(name: str) -> bool:
+    """Tell whether a constant or variable name holds a credential (DB_PASSWORD, stripeSecret,
+    AUTH_KEY, GITHUB_TOKEN; not NEXT_TOKEN, PASSWORD_RESET_URL's kin are left to the value check)."""
+    lowered = name.lower()
+    found = _SECRET_WORD.search(lowered)
+    if found is None:
+        return False
+    if found.group().startswith("token") and NOT_AUTH_TOKEN.search(lowered[: found.start()]):
+        return False
+    return not HASHED_NAME.search(lowered[: found.start()]) and not lowered.endswith(
+        ("_url", "_path", "_file", "_name", "_env", "_var", "_len", "_length")
+    )
