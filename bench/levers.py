@@ -8,7 +8,7 @@ the chunker and walker sources). Each configuration then tokenizes the chunks wi
 rag.indexing.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
 exactly rag.retrieval.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
 rag.retrieval.ranking.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
-rag.retrieval.ranking.rerank. `--real` instead builds a temporary SQLite index with rag.ingest and
+rag.retrieval.ranking.rank_hits. `--real` instead builds a temporary SQLite index with rag.ingest and
 searches it with rag.retrieval.search (slower; confirms the in-memory figures).
 
 A configuration is a label and overrides: TokenizerSettings fields (`stem=snowball`,
@@ -219,7 +219,7 @@ class MemoryIndex:
             cand = part
         order = cand[np.lexsort((cand, -scores[cand]))][:want]
         hits = [Hit(float(scores[i]), self.chunks[i]) for i in order]
-        return rerank_module.rerank(hits, k, **rerank_kwargs)  # type: ignore[arg-type]
+        return rerank_module.rank_hits(hits, k, **rerank_kwargs)  # type: ignore[arg-type]
 
     def tokens(self) -> list[list[str]]:
         """Return each chunk's stored terms expanded to a token list (for the references)."""
@@ -266,7 +266,7 @@ def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[Outcome, ..
     with (
         tempfile.TemporaryDirectory() as tmp,
         mock.patch.object(
-            sys.modules["rag.retrieval.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)
+            sys.modules["rag.retrieval.search"], "rank_hits", partial(rerank_module.rank_hits, **cfg.rerank)
         ),
     ):
         index_path = Path(tmp) / "index.sqlite"

@@ -88,7 +88,7 @@ def main() -> None:
         cand = np.flatnonzero(scores > 0)
         order = cand[np.lexsort((cand, -scores[cand]))][: rerank_module.candidate_count(k)]
         hits = [hit_type(float(scores[i]), self.chunks[i]) for i in order]
-        return list(rerank_module.rerank(hits, k, **rerank_kwargs))
+        return list(rerank_module.rank_hits(hits, k, **rerank_kwargs))
 
     memory_index.__init__ = bm25_init
     memory_index.search = search

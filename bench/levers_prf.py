@@ -51,7 +51,7 @@ def main() -> None:
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.lexsort((candidates, -scores[candidates]))][: rerank_module.candidate_count(k)]
         hits = [hit_type(float(scores[i]), self.chunks[i]) for i in order]
-        return list(rerank_module.rerank(hits, k, **rerank_kwargs))
+        return list(rerank_module.rank_hits(hits, k, **rerank_kwargs))
 
     levers["MemoryIndex"].search = search
     sys.argv = [str(LEVERS), "--config", f"prf beta={args.beta}:", "--sets", args.sets]

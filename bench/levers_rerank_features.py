@@ -73,7 +73,7 @@ def main() -> None:
     rerank_mod = importlib.import_module("rag.retrieval.ranking")
     rerank_mod.MIN_CANDIDATES = args.pool
     state: dict[str, Any] = {}
-    original_search, original_rerank = search_mod.search, search_mod.rerank
+    original_search, original_rank_hits = search_mod.search, search_mod.rank_hits
 
     def search(index: Any, question: str, k: int = 4, **kw: Any) -> Any:
         state["index"], state["tokenizer"], state["question"] = index, index.tokenizer, question
@@ -177,7 +177,7 @@ def main() -> None:
             head.append(h)
         return (head + [h for h in top if h not in head])[: len(top)]
 
-    def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
+    def rank_hits(hits: list[Any], k: int, **kw: Any) -> Any:
         if args.gamma and args.feature not in ("docs-cap", "file-cap"):
             feature = {
                 "proximity": proximity,
@@ -186,12 +186,12 @@ def main() -> None:
                 "named": named,
             }[args.feature]
             hits = sorted(feature(hits), key=lambda h: -h.score)
-        return original_rerank(hits, k, **kw)
+        return original_rank_hits(hits, k, **kw)
 
     if args.feature in ("docs-cap", "file-cap"):
         rerank_mod._mix = cap
 
-    search_mod.rerank = rerank
+    search_mod.rank_hits = rank_hits
     for name, root in (("docstring", CORPORA / "docstring-stripped"), ("dev", CORPORA)):
         questions = load_questions(
             SHARED / f"{name}-queries.jsonl" if name == "docstring" else SHARED / "dev-questions.jsonl"

@@ -189,7 +189,7 @@ def test_a_narrow_lead_yields_to_a_file_that_holds_much_of_the_question(
                 for n, s, w in ((3, 10.0, "b"), (5, 9.0, "c"), (7, 9.0, "d"))
             ),
         ]
-        top = rr.rerank(hits, 4, question="entry whose lease ran out", dedupe=False, mix=False)
+        top = rr.rank_hits(hits, 4, question="entry whose lease ran out", dedupe=False, mix=False)
         return [h.chunk.path for h in top[:2]]
 
     assert ranked() == (
@@ -209,7 +209,7 @@ def test_the_power_leaves_the_demotions_as_they_are(monkeypatch) -> None:
     ]
     for power in (0.8, 1.0):
         monkeypatch.setattr(rr, "SCORE_POWER", power)
-        top = rr.rerank(hits, 2, question="entry whose lease ran out", dedupe=False, mix=False)
+        top = rr.rank_hits(hits, 2, question="entry whose lease ran out", dedupe=False, mix=False)
         assert [(h.chunk.path, h.demoted) for h in top] == [
             ("tests/test_store.py", "test"),
             ("docs/guide.md", None),
@@ -251,7 +251,7 @@ def test_the_lexical_list_is_spread_only_past_the_prompts_passages(monkeypatch) 
     hits = _passages("pkg/big.py", [10.0, 9.8, 9.6, 9.4, 9.2, 9.0]) + _passages("pkg/other.py", [6.0])
 
     def paths(k: int, spread: bool = True) -> list[str]:
-        top = rr.rerank(hits, k, question="entry whose lease ran out", mix=False, spread=spread)
+        top = rr.rank_hits(hits, k, question="entry whose lease ran out", mix=False, spread=spread)
         return [h.chunk.path for h in top]
 
     assert paths(5)[:4] == paths(4) == ["pkg/big.py"] * 4  # the prompt's passages: never spread

@@ -39,7 +39,7 @@ from typing import NamedTuple
 from rag.retrieval.results import Hit
 from rag.store.format import name_key
 
-# How many scored candidates search() hands to rerank() for a top k. Up to k = 10 it is the
+# How many scored candidates search() hands to rank_hits() for a top k. Up to k = 10 it is the
 # same pool whatever k, so that the first passages of a longer list are exactly the shorter
 # list (the prompt's top 4 is what `rag eval`, which asks for 10, scores as hit@4): with 12 for
 # k = 4 and 30 for k = 10, a demoted test passage kept a place in the top 4 that a code passage
@@ -416,7 +416,7 @@ def _add_coherence(
     if found is None:
         return
     share_of, best = found
-    left_out = {  # the files that gain nothing, decided once a file (reasons: rerank's demotion of each hit)
+    left_out = {  # the files that gain nothing, decided once a file (reasons: the demotion of each hit)
         path
         for path, i in best.items()
         if (COHERENCE_CODE and not is_code(hits[i])) or (COHERENCE_SKIP_DEMOTED and reasons[i])
@@ -433,7 +433,7 @@ def _add_coherence(
         why[i] = why[i] or "much of the question is answered in its file"
 
 
-def rerank(
+def rank_hits(
     hits: list[Hit],
     k: int,
     *,

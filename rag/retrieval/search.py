@@ -15,7 +15,7 @@ from operator import ge, truediv
 from typing import NamedTuple
 
 from rag.retrieval import ranking as reranking  # its levers by module: the benches set them
-from rag.retrieval.ranking import candidate_count, rerank
+from rag.retrieval.ranking import candidate_count, rank_hits
 from rag.retrieval.results import Hit, TermContribution
 from rag.store.reader import Index, View
 from rag.text.acronyms import expand
@@ -274,13 +274,13 @@ def _hits(
         for score, cid in scored
     ]
     if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
-        return rerank(hits, k)
+        return rank_hits(hits, k)
     shape = reranking.question_shape(question)
     if shape.symbol is not None and reranking.DEFINITION_SCAN:
         hits.extend(
             _definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain)
         )
-    return rerank(hits, k, question=question, spread=spread)
+    return rank_hits(hits, k, question=question, spread=spread)
 
 
 def _definitions_beyond(
