@@ -3,7 +3,7 @@
 with the mean size of the top-4 passages beside each.
 
     python bench/ranking.py                                   # the defaults
-    python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_BOOST=0" "decay 0.5:FILE_DECAY=0.5"
+    python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_MULT=0" "power 1:SCORE_POWER=1"
     python bench/ranking.py --semantic "0.5:LEXICAL_WEIGHT=0.5" "n20:DEPTH=20"   # the semantic stage
 
 Each argument is LABEL:NAME=VALUE,... setting rag.retrieval.ranking's levers for that run (LABEL: alone runs the

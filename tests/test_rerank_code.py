@@ -20,14 +20,14 @@ from rag.retrieval.results import Hit
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("APIRouter", Shape("APIRouter", (), ())),
-        ("Sinatra::Base", Shape("Sinatra::Base", (), ())),
-        ("field_validator", Shape("field_validator", (), ())),
-        ("_private", Shape("_private", (), ())),
-        ("session", Shape(None, (), ("session",))),  # a lower-case word is a plain-language question
-        ("how does safeParse report errors", Shape(None, ("safeParse",), ("safeparse", "report", "errors"))),
+        ("APIRouter", Shape("APIRouter", ())),
+        ("Sinatra::Base", Shape("Sinatra::Base", ())),
+        ("field_validator", Shape("field_validator", ())),
+        ("_private", Shape("_private", ())),
+        ("session", Shape(None, ("session",))),  # a lower-case word is a plain-language question
+        ("how does safeParse report errors", Shape(None, ("safeparse", "report", "errors"))),
     ],
-    ids=["pascal", "qualified", "snake", "underscore", "plain-word", "embedded"],
+    ids=["pascal", "qualified", "snake", "underscore", "plain-word", "camel-case-in-words"],
 )
 def test_question_shape(question: str, expected: Shape) -> None:
     assert question_shape(question) == expected
@@ -279,7 +279,8 @@ def test_the_coherence_boost_by_how_much_and_for_which_files(
         _hit("pkg/helpers.py", "function", 1.05),
     ]
     scores = [1.0, 0.9, 0.4, 1.05]  # as demoted, which boost() is handed
-    out, why = rr.boost(hits, Shape(None, (), ("zzz",)), scores, [rr.demotion(h.chunk.path) for h in hits])
+    reasons = ["test" if rr.is_test_path(h.chunk.path) else None for h in hits]
+    out, why = rr.boost(hits, Shape(None, ("zzz",)), scores, reasons)
     # the file holds 2.3 of the pool's score, the most: its best chunk x (1 + 0.15), its others x (1 + 0.15 * 0.25);
     # helpers.py holds 1.05 / 2.3 of that; a test or prose file gets nothing (but still holds its share)
     helper = 1.05 * (1 + 0.15 * 1.05 / 2.3)

@@ -21,9 +21,8 @@ does a code file that holds much of the pool's score (file coherence: its best c
 others a quarter of that). Markup, data and config files (HTML templates, JSON, YAML) and example
 code rank at half their score: they mention the words of the code they render or show. The boosts
 see the scores (after those demotions) raised to SCORE_POWER, so that a narrow lexical lead can
-yield to them and a wide one holds. Its levers
-and their measures on the three evaluation sets are in bench/LEVERS.md; those that cost a set
-without a reason written there are off.
+yield to them and a wide one holds. Its levers and their measures on the three evaluation sets are
+in bench/LEVERS.md.
 
 The first passages of a top k are the same for every k up to 10 (MIN_CANDIDATES): asking
 for more never changes what came first.
@@ -51,15 +50,13 @@ DUPLICATE_JACCARD = 0.8  # word-set overlap above which two passages count as th
 PROMPT_K = 4  # the passages a prompt gets (rag.retrieval.search.DEFAULT_TOP_K)
 MIX_RATIO = 0.8
 MIX_DEPTH = 14  # the mix looks for the missing kind among ranks PROMPT_K + 1 to MIX_DEPTH
-# The code-aware stage (bench/LEVERS.md, "ranking stack"): boosts are fractions of the best
-# candidate's score, added to a candidate's; 0 switches a lever off.
-POOL_FACTOR = 1  # the scorer's pool is this many times candidate_count(k), demoted, then cut
+# The code-aware stage (bench/LEVERS.md, "ranking stack"): a boost is a fraction of the best
+# candidate's score, added to a candidate's; a multiplier scales the candidate's own.
 DEFINITION_BOOST = 3.0  # a chunk that defines the identifier a question names
-EMBEDDED_DEFINITION_BOOST = 0.0  # one that defines an identifier inside a plain-language question
-PATH_BOOST = 0.0  # times the share of a plain-language question's words its file name and folder hold
-COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
-PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
-COHERENCE_MULT = 0.15  # as COHERENCE_BOOST, multiplying the best chunk's own score
+# a plain-language question's passage scores x (1 + this x the share of the question's words its file
+# name and folder hold)
+PATH_MULT = 0.5
+COHERENCE_MULT = 0.15  # a file's best chunk scores x (1 + this x the file's share of the pool's score)
 # the boosts are given each candidate's score after its demotions, raised to this power: BM25's gaps
 # between near answers shrink, so a file-level boost (coherence, the file's name) can overturn a narrow
 # lexical lead but not a wide one; the order without boosts is the same
@@ -72,9 +69,6 @@ COHERENCE_SKIP_DEMOTED = True  # tests, licences and change logs get no coherenc
 DEFINES_IN_TEXT = True  # a structured chunk whose text holds the definition (a class line above its first method) defines it too
 PATH_MIN = 5  # letters a question word and a file-name part must share at their start
 PATH_FOLDER = 1  # the folder's name counts too
-DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
-FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
-FILE_THRESHOLD = 1
 # after the first PROMPT_K passages, each next one is ranked at SPREAD ** (passages of its file already
 # listed, less SPREAD_FREE - 1): a top 10 covers more files, the prompt's top 4 is the same; code search
 # +0.017 (symbol 0.951 -> 0.961), docstring's answers at ranks 5-10, often the listed file's next
@@ -115,12 +109,8 @@ def is_boilerplate_path(path: str) -> bool:
     return _BOILERPLATE_PATH.search(path) is not None
 
 
-def demotion(path: str) -> str | None:
-    """Why a passage at `path` is ranked at TEST_FACTOR of its score, or None."""
-    return _demoted(path, True, True)
-
-
 def _demoted(path: str, tests: bool, boilerplate: bool) -> str | None:
+    """Why a passage at `path` is ranked at TEST_FACTOR of its score, or None."""
     if tests and is_test_path(path):
         return "test"
     if boilerplate and is_boilerplate_path(path):
@@ -132,7 +122,6 @@ class Shape(NamedTuple):
     """What a question looks like to the code-aware stage."""
 
     symbol: str | None  # the identifier a question made of one names (`APIRouter`, `Sinatra::Base`)
-    embedded: tuple[str, ...]  # CamelCase / camelCase identifiers inside a plain-language question
     words: tuple[str, ...]  # a plain-language question's words, lowercased, for file-name matching
 
 
@@ -142,7 +131,6 @@ _SYMBOL_QUESTION = re.compile(
     r"|[A-Za-z][A-Za-z0-9]*[A-Z_][\w]*"  # an upper-case letter or underscore after the first
     r"|[A-Z][A-Za-z0-9]*)$"  # Capitalised: URL, Base
 )
-_EMBEDDED = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
 _QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _PATH_STOPWORDS = frozenset(
     [
@@ -185,16 +173,16 @@ _SEPARATORS = ("::", "\\", "->", "#", ".")
 
 
 def question_shape(question: str) -> Shape:
-    """Classify a question: one identifier (a symbol lookup), or words that may embed identifiers."""
+    """Classify a question: one identifier (a symbol lookup), or plain-language words."""
     text = question.strip()
     if _SYMBOL_QUESTION.match(text):
-        return Shape(text, (), ())
+        return Shape(text, ())
     words = tuple(
         dict.fromkeys(
             w.lower() for w in _QUESTION_WORD.findall(text) if len(w) > 2 and w.lower() not in _PATH_STOPWORDS
         )
     )
-    return Shape(None, tuple(dict.fromkeys(_EMBEDDED.findall(text))), words)
+    return Shape(None, words)
 
 
 def _last_name(symbol: str) -> str:
@@ -332,8 +320,6 @@ def boost(
     demotion factor) plus the code-aware boosts, all in units of the best candidate's; and why
     each was boosted, if it was."""
     scores = demoted
-    if DOC_FACTOR != 1.0:
-        scores = [s * DOC_FACTOR if _is_doc(h) else s for s, h in zip(scores, hits)]
     if DATA_FACTOR != 1.0 or EXAMPLE_FACTOR != 1.0:
         factors: dict[str, float] = {}  # path -> its markup/data and example factors, looked up once a file
         for h in hits:
@@ -360,12 +346,7 @@ def boost(
             if i not in inner:
                 out[i] += top * DEFINITION_BOOST * (1.5 if name_key(h.chunk.path) == wanted else 1.0)
                 why[i] = f"defines {shape.symbol}"
-    if shape.embedded and EMBEDDED_DEFINITION_BOOST:
-        for i, h in enumerate(hits):
-            if _defines(h, shape.embedded):
-                out[i] += top * EMBEDDED_DEFINITION_BOOST
-                why[i] = "defines a name in the question"
-    if shape.words and (PATH_BOOST or PATH_MULT):
+    if shape.words and PATH_MULT:
         cache: dict[str, float] = {}
         for i, h in enumerate(hits):
             ratio = cache.get(h.chunk.path)
@@ -374,10 +355,10 @@ def boost(
                     shape.words
                 )
             if ratio >= 0.1:
-                out[i] += top * PATH_BOOST * ratio + scores[i] * PATH_MULT * ratio
+                out[i] += scores[i] * PATH_MULT * ratio
                 why[i] = why[i] or "its file's name holds words of the question"
-    if COHERENCE_BOOST or COHERENCE_MULT:
-        _add_coherence(hits, scores, reasons, top, out, why)
+    if COHERENCE_MULT:
+        _add_coherence(hits, scores, reasons, out, why)
     return out, why
 
 
@@ -403,7 +384,6 @@ def _add_coherence(
     hits: list[Hit],
     scores: list[float],
     reasons: list[str | None],
-    top: float,
     out: list[float],
     why: list[str | None],
 ) -> None:
@@ -427,7 +407,7 @@ def _add_coherence(
             continue
         share = share_of[path]
         if best[path] == i:
-            out[i] += (top * COHERENCE_BOOST + scores[i] * COHERENCE_MULT) * share
+            out[i] += scores[i] * COHERENCE_MULT * share
         else:
             out[i] += scores[i] * COHERENCE_MULT * COHERENCE_REST * share
         why[i] = why[i] or "much of the question is answered in its file"
@@ -446,7 +426,7 @@ def rank_hits(
     spread: bool = True,
 ) -> list[Hit]:
     """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted).
-    With `question`, the code-aware boosts and the per-file decay apply (their levers above), a hit
+    With `question`, the code-aware boosts apply (their levers above), a hit
     they moved above a better-scored one says why (Hit.boosted), and (`spread`) the passages after
     the first PROMPT_K cover more files (spread_files; the semantic stage, which reorders this list,
     asks for it unspread and spreads its own)."""
@@ -465,8 +445,6 @@ def rank_hits(
     else:
         final, boosted = boost(hits, question_shape(question), base, reasons)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
-        if FILE_DECAY != 1.0:
-            order = _decayed(order, hits, final)
         # a boost is named only where it moved a passage above one that scored more
         best_below = 0.0
         for i in reversed(order):
@@ -517,27 +495,6 @@ def spread_files(hits: Sequence[Hit], k: int, values: Sequence[float] | None = N
         h = hits[left.pop(j)]
         chosen.append(h)
         listed[h.chunk.path] = listed.get(h.chunk.path, 0) + 1
-    return chosen
-
-
-def _decay(n: int) -> float:
-    return FILE_DECAY ** (n - FILE_THRESHOLD + 1) if n >= FILE_THRESHOLD else 1.0
-
-
-def _decayed(order: list[int], hits: list[Hit], final: list[float]) -> list[int]:
-    """Choose greedily by score, each passage of a file already chosen n times ranked at FILE_DECAY**n."""
-    left = list(order)
-    chosen: list[int] = []
-    seen: dict[str, int] = {}
-    while left:
-        j = max(
-            range(len(left)),
-            key=lambda m: (final[left[m]] * _decay(seen.get(hits[left[m]].chunk.path, 0)), -m),
-        )
-        i = left.pop(j)
-        chosen.append(i)
-        path = hits[i].chunk.path
-        seen[path] = seen.get(path, 0) + 1
     return chosen
 
 

@@ -130,7 +130,7 @@ def _search(
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends
     # only on the view's statistics, so equal views give bit-identical scores
     terms.sort(key=lambda t: (-t.weight, t.term))
-    want = candidate_count(k) * reranking.POOL_FACTOR
+    want = candidate_count(k)
     if bm25:
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
         normalisers = view.column("bm25k", (t.ids for t in terms))
@@ -258,15 +258,7 @@ def _hits(
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
     # updated in place ranks exactly as a fresh build would
     places = index.places([cid for _, cid in scored])
-    if reranking.POOL_FACTOR > 1:  # demoted before the pool is cut: tests must not fill it
-        scored.sort(
-            key=lambda sc: (
-                -sc[0] * (reranking.TEST_FACTOR if reranking.demotion(places[sc[1]][0]) else 1.0),
-                places[sc[1]],
-            )
-        )
-    else:
-        scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
+    scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
     scored = scored[: candidate_count(k)]
     chunks = index.chunks([cid for _, cid in scored])
     hits = [
