@@ -143,8 +143,8 @@ def _source_digest() -> str:
     for p in sorted(
         [
             *(PROJECT / "rag" / "chunking").glob("*.py"),
-            PROJECT / "rag" / "files.py",
-            PROJECT / "rag" / "secrets.py",
+            *(PROJECT / "rag" / "secrets").glob("*.py"),
+            PROJECT / "rag" / "sources" / "walk.py",
         ]
     ):
         h.update(p.read_bytes())
