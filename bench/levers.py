@@ -8,11 +8,12 @@ the chunker and walker sources). Each configuration then tokenizes the chunks wi
 rag.indexing.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
 exactly rag.retrieval.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
 rag.retrieval.ranking.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
-rag.retrieval.ranking.rerank. `--real` instead builds a temporary SQLite index with
+rag.retrieval.ranking.rank_hits. `--real` instead builds a temporary SQLite index with
 rag.indexing.pipeline.ingest and searches it with rag.retrieval.search (slower; confirms the in-memory figures).
 
 A configuration is a label and overrides: TokenizerSettings fields (`stem=snowball`,
-`path_weight=2`) and rerank keyword arguments (`rerank.dedupe=0`). `--lever NAME` runs one
+`path_weight=2`), rank_hits keyword arguments (`rerank.dedupe=0`) and the ranking's weights
+(`weights.test_factor=0.8`: rag.weights.RankingWeights fields). `--lever NAME` runs one
 of the LEVERS below: the chosen defaults, then each alternative. `--refs` adds the bench
 references on the default configuration's chunks and terms: sklearn TfidfVectorizer and
 bm25s BM25 (k1=1.5, b=0.75), as bench/quality.py runs them. `--record` appends the tables to
@@ -49,6 +50,7 @@ from rag.secrets import redact  # noqa: E402
 from rag.sources.reading import read_text  # noqa: E402
 from rag.sources.walk import walk  # noqa: E402
 from rag.text.tokenizer import Tokenizer, TokenizerSettings  # noqa: E402
+from rag.weights import DEFAULTS, RankingWeights  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
@@ -80,7 +82,7 @@ LEVERS: dict[str, list[str]] = {
     ],
     "rerank": [
         "defaults:",
-        "test factor 0.8:rerank.test_factor=0.8",
+        "test factor 0.8:weights.test_factor=0.8",
         "no test demotion:rerank.tests=0",
         "no dedupe:rerank.dedupe=0",
         "no docs/code mix:rerank.mix=0",
@@ -92,7 +94,7 @@ LEVERS: dict[str, list[str]] = {
 
 @dataclass(frozen=True)
 class Config:
-    """One measured configuration: tokenizer settings and rerank keyword arguments."""
+    """One measured configuration: tokenizer settings and rank_hits keyword arguments (weights among them)."""
 
     label: str
     settings: TokenizerSettings
@@ -104,18 +106,24 @@ def parse_config(spec: str) -> Config:
     label, _, body = spec.partition(":")
     overrides: dict[str, object] = {}
     rr: dict[str, object] = {}
+    weights: dict[str, object] = {}
     types = {name: str(kind) for name, kind in TokenizerSettings.__annotations__.items()}
     for item in filter(None, (s.strip() for s in body.split(";"))):
         key, _, raw = item.partition("=")
         value: object = _value(raw)
         if key.startswith("rerank."):
             rr[key[len("rerank.") :]] = value
+        elif key.startswith("weights.") and key[len("weights.") :] in RankingWeights._fields:
+            name = key[len("weights.") :]
+            weights[name] = type(RankingWeights._field_defaults[name])(value)
         elif key in types:
             if "bool" in str(types[key]) and isinstance(value, int):
                 value = bool(value)
             overrides[key] = value
         else:
             raise SystemExit(f"unknown setting {key!r} in {spec!r}")
+    if weights:
+        rr["weights"] = DEFAULTS._replace(**weights)
     return Config(label or body, TokenizerSettings()._replace(**overrides), rr)
 
 
@@ -136,8 +144,8 @@ def _source_digest() -> str:
     for p in sorted(
         [
             *(PROJECT / "rag" / "chunking").glob("*.py"),
-            PROJECT / "rag" / "files.py",
-            PROJECT / "rag" / "secrets.py",
+            *(PROJECT / "rag" / "secrets").glob("*.py"),
+            PROJECT / "rag" / "sources" / "walk.py",
         ]
     ):
         h.update(p.read_bytes())
@@ -214,13 +222,15 @@ class MemoryIndex:
             return []
         scores = self.matrix[:, cols] @ q
         cand = np.flatnonzero(scores > 0)
-        want = rerank_module.candidate_count(k)
+        weights = rerank_kwargs.get("weights", DEFAULTS)
+        assert isinstance(weights, RankingWeights)
+        want = rerank_module.candidate_count(k, weights)
         if len(cand) > want * 4:
             part = cand[np.argpartition(-scores[cand], want)[: want * 2]]
             cand = part
         order = cand[np.lexsort((cand, -scores[cand]))][:want]
         hits = [Hit(float(scores[i]), self.chunks[i]) for i in order]
-        return rerank_module.rerank(hits, k, **rerank_kwargs)  # type: ignore[arg-type]
+        return rerank_module.rank_hits(hits, k, **rerank_kwargs)  # type: ignore[arg-type]
 
     def tokens(self) -> list[list[str]]:
         """Return each chunk's stored terms expanded to a token list (for the references)."""
@@ -264,17 +274,23 @@ def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[QuestionOut
 
     from rag import Index, ingest, search
 
+    # the weights go to search(), which passes them on; the switches (tests, dedupe, ...) to rank_hits
+    switches = dict(cfg.rerank)
+    weights = switches.pop("weights", DEFAULTS)
+    assert isinstance(weights, RankingWeights)
     with (
         tempfile.TemporaryDirectory() as tmp,
         mock.patch.object(
-            sys.modules["rag.retrieval.search"], "rerank", partial(rerank_module.rerank, **cfg.rerank)
+            sys.modules["rag.retrieval.search"], "rank_hits", partial(rerank_module.rank_hits, **switches)
         ),
     ):
         index_path = Path(tmp) / "index.sqlite"
         ingest(root, index_path, IngestOptions(settings=cfg.settings, full=True))
         with Index(index_path) as index:
             paths = frozenset(index.files())
-            return evaluate(qs, lambda q: search(index, q.question, DEPTH), indexed=lambda q: paths).outcomes
+            return evaluate(
+                qs, lambda q: search(index, q.question, DEPTH, weights=weights), indexed=lambda q: paths
+            ).outcomes
 
 
 def reference_rows(set_name: str, corpora: list[str], questions: list[Question]) -> list[Row]:

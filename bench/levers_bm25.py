@@ -75,6 +75,7 @@ def main() -> None:
 
     cosine_vector = memory_index.query_vector
     rerank_module, hit_type = levers["rerank_module"], levers["Hit"]
+    defaults = levers["DEFAULTS"]  # the ranking's weights, unless a configuration passes its own
 
     def search(self: Any, question: str, k: int, rerank_kwargs: dict[str, object]) -> list[Any]:
         cols, q = query_vector(self, question)
@@ -86,9 +87,11 @@ def main() -> None:
             cos = self.cosine[:, ccols] @ cq
             scores = (1 - args.mix) * scores / scores.max() + args.mix * cos / max(cos.max(), 1e-12)
         cand = np.flatnonzero(scores > 0)
-        order = cand[np.lexsort((cand, -scores[cand]))][: rerank_module.candidate_count(k)]
+        order = cand[np.lexsort((cand, -scores[cand]))][
+            : rerank_module.candidate_count(k, rerank_kwargs.get("weights", defaults))
+        ]
         hits = [hit_type(float(scores[i]), self.chunks[i]) for i in order]
-        return list(rerank_module.rerank(hits, k, **rerank_kwargs))
+        return list(rerank_module.rank_hits(hits, k, **rerank_kwargs))
 
     memory_index.__init__ = bm25_init
     memory_index.search = search

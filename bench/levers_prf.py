@@ -29,6 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     levers = runpy.run_path(str(LEVERS), run_name="levers")
     rerank_module, hit_type = levers["rerank_module"], levers["Hit"]
+    defaults = levers["DEFAULTS"]  # the ranking's weights, unless a configuration passes its own
 
     def search(self: Any, question: str, k: int, rerank_kwargs: dict[str, object]) -> list[Any]:
         cols, weights = self.query_vector(question)
@@ -49,9 +50,11 @@ def main() -> None:
                 used = np.flatnonzero(q)
                 scores = self.matrix[:, used] @ q[used]
         candidates = np.flatnonzero(scores > 0)
-        order = candidates[np.lexsort((candidates, -scores[candidates]))][: rerank_module.candidate_count(k)]
+        order = candidates[np.lexsort((candidates, -scores[candidates]))][
+            : rerank_module.candidate_count(k, rerank_kwargs.get("weights", defaults))
+        ]
         hits = [hit_type(float(scores[i]), self.chunks[i]) for i in order]
-        return list(rerank_module.rerank(hits, k, **rerank_kwargs))
+        return list(rerank_module.rank_hits(hits, k, **rerank_kwargs))
 
     levers["MemoryIndex"].search = search
     sys.argv = [str(LEVERS), "--config", f"prf beta={args.beta}:", "--sets", args.sets]

@@ -41,7 +41,7 @@ from bench.common import CORPORA, SHARED, require_corpora
 from rag.cli.evaluate import DEPTH, Indexes, evaluate, load_questions
 from rag.indexing.terms import chunk_counts, indexed_text
 from rag.text.tokenizer import QUERY_STOPWORDS
-from rag.weights import bm25_idf
+from rag.weights import DEFAULTS, bm25_idf
 
 
 def pairs(terms: list[str], window: int) -> set[tuple[str, str]]:
@@ -71,13 +71,13 @@ def main() -> None:
 
     search_mod = importlib.import_module("rag.retrieval.search")
     rerank_mod = importlib.import_module("rag.retrieval.ranking")
-    rerank_mod.MIN_CANDIDATES = args.pool
+    weights = DEFAULTS._replace(min_candidates=args.pool)
     state: dict[str, Any] = {}
-    original_search, original_rerank = search_mod.search, search_mod.rerank
+    original_search, original_rank_hits = search_mod.search, search_mod.rank_hits
 
     def search(index: Any, question: str, k: int = 4, **kw: Any) -> Any:
         state["index"], state["tokenizer"], state["question"] = index, index.tokenizer, question
-        return original_search(index, question, k, **kw)
+        return original_search(index, question, k, weights=weights, **kw)
 
     def proximity(hits: list[Any]) -> list[Any]:
         tok = state["tokenizer"]
@@ -155,8 +155,8 @@ def main() -> None:
             return counts.get(group(h), 0) >= args.cap
         return bool(group(h)) and counts.get(True, 0) >= args.cap
 
-    def cap(top: list[Any], rest: list[Any]) -> list[Any]:
-        top = original_mix(top, rest)
+    def cap(top: list[Any], rest: list[Any], weights: Any) -> list[Any]:
+        top = original_mix(top, rest, weights)
         pool, head, used, counts = top[4:] + rest, [], set(), {}
         for h in top[:4]:
             if capped(h, counts):
@@ -177,7 +177,7 @@ def main() -> None:
             head.append(h)
         return (head + [h for h in top if h not in head])[: len(top)]
 
-    def rerank(hits: list[Any], k: int, **kw: Any) -> Any:
+    def rank_hits(hits: list[Any], k: int, **kw: Any) -> Any:
         if args.gamma and args.feature not in ("docs-cap", "file-cap"):
             feature = {
                 "proximity": proximity,
@@ -186,12 +186,12 @@ def main() -> None:
                 "named": named,
             }[args.feature]
             hits = sorted(feature(hits), key=lambda h: -h.score)
-        return original_rerank(hits, k, **kw)
+        return original_rank_hits(hits, k, **kw)
 
     if args.feature in ("docs-cap", "file-cap"):
         rerank_mod._mix = cap
 
-    search_mod.rerank = rerank
+    search_mod.rank_hits = rank_hits
     for name, root in (("docstring", CORPORA / "docstring-stripped"), ("dev", CORPORA)):
         questions = load_questions(
             SHARED / f"{name}-queries.jsonl" if name == "docstring" else SHARED / "dev-questions.jsonl"

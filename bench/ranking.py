@@ -4,11 +4,14 @@ questions over eight codesearch repositories; hit@4, MRR@10), with the mean size
 beside each.
 
     python bench/ranking.py                                   # the defaults
-    python bench/ranking.py "off:DEFINITION_BOOST=0,PATH_BOOST=0" "decay 0.5:FILE_DECAY=0.5"
+    python bench/ranking.py "off:definition_boost=0,path_mult=0" "power 1:score_power=1"
     python bench/ranking.py --semantic "0.5:LEXICAL_WEIGHT=0.5" "n20:DEPTH=20"   # the semantic stage
 
-Each argument is LABEL:NAME=VALUE,... setting rag.retrieval.ranking's levers for that run (LABEL: alone runs the
-defaults). The indexes are built (or brought up to date) with this checkout's ingest in
+Each argument is LABEL:NAME=VALUE,... for that run (LABEL: alone runs the defaults). A NAME that is a
+field of rag.weights.RankingWeights, in either case (`score_power`, `SCORE_POWER`), is the lexical
+ranking's: the run passes DEFAULTS._replace(...) with it to rank_question. The others are the semantic
+stage's module settings, set for the run and put back after it: rag.semantic.rerank's (DEPTH,
+LEXICAL_WEIGHT, FILE_COHERENCE, ...) and rag.semantic.model's PASSAGE_TOKENS. The indexes are built (or brought up to date) with this checkout's ingest in
 ${RAG_BENCH_INDEXES:-~/.cache/rag-bench-indexes}: the docstring set's on the doc-stripped corpora,
 dev's on the originals, codesearch's on the extracted repositories (run ../shared/codesearch/run
 once first to extract them). The metric is the runner's own (imported from it), so the figures
@@ -32,11 +35,11 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from bench.common import CORPORA, SHARED  # noqa: E402
 from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
-from rag.retrieval import ranking as rerank  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 from rag.semantic import model as semantic  # noqa: E402
 from rag.semantic import rerank as semantic_rerank  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
+from rag.weights import DEFAULTS, RankingWeights  # noqa: E402
 
 CODESEARCH = SHARED.parent / "codesearch"
 REPOS = Path(os.environ.get("RAG_CODESEARCH_CACHE", Path.home() / ".cache" / "rag-codesearch")) / "dev"
@@ -69,15 +72,38 @@ class Indexes:
         return self.open[key]
 
 
-def apply(levers: dict[str, str]) -> dict[str, Any]:
-    """Set rag.retrieval.ranking's levers; return the previous values."""
+def _typed(old: object, value: str) -> object:
+    """A lever's value from the command line, of the type of its default (a bool is 1 or 0)."""
+    return value == "1" if isinstance(old, bool) else type(old)(float(value))
+
+
+def weights_of(levers: dict[str, str]) -> tuple[RankingWeights, dict[str, str]]:
+    """The lexical ranking's weights for a run (DEFAULTS with the levers that name RankingWeights
+    fields replaced), and the other levers: the semantic stage's."""
+    changes = {}
+    rest = {}
+    for name, value in levers.items():
+        field = name.lower()
+        if field in RankingWeights._fields:
+            changes[field] = _typed(RankingWeights._field_defaults[field], value)
+        else:
+            rest[name] = value
+    return DEFAULTS._replace(**changes), rest
+
+
+def apply(levers: dict[str, str]) -> dict[str, str]:
+    """Set the semantic stage's module settings (rag.semantic.rerank's, or rag.semantic.model's
+    PASSAGE_TOKENS); return the previous values, to put back with apply()."""
     before = {}
     for name, value in levers.items():
-        # rag.retrieval.ranking's levers, else the semantic stage's (DEPTH, LEXICAL_WEIGHT) or model's (PASSAGE_TOKENS)
-        module = next(m for m in (rerank, semantic_rerank, semantic) if hasattr(m, name))
+        module = next((m for m in (semantic_rerank, semantic) if hasattr(m, name)), None)
+        if module is None:
+            sys.exit(
+                f"unknown lever {name}: not a field of rag.weights.RankingWeights nor a semantic setting"
+            )
         old = getattr(module, name)
-        before[name] = old
-        setattr(module, name, type(old)(float(value)) if not isinstance(old, bool) else value == "1")
+        before[name] = str(int(old) if isinstance(old, bool) else old)
+        setattr(module, name, _typed(old, value))
     return before
 
 
@@ -85,21 +111,23 @@ SAMPLE = 1  # --sample K: every K-th codesearch task and docstring question (dev
 SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as a query runs it
 
 
-def ranked(index: Index, question: str) -> list[Any]:
+def ranked(index: Index, question: str, weights: RankingWeights) -> list[Any]:
     """The top DEPTH for a question as a query ranks it: lexical, then (--semantic) reranked."""
-    hits, note = rank_question(index, question, DEPTH, rerank="semantic" if SEMANTIC else "none")
+    hits, note = rank_question(
+        index, question, DEPTH, rerank="semantic" if SEMANTIC else "none", weights=weights
+    )
     if note is not None:  # the model failed: these figures would be the lexical order's
         sys.exit(note)
     return hits
 
 
-def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
+def codesearch(indexes: Indexes, run: ModuleType, weights: RankingWeights) -> dict[str, Any]:
     tasks = [
         json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
     ]
     rows, sizes = [], []
     for t in tasks[::SAMPLE]:
-        hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"])
+        hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"], weights)
         results = [
             {"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line}
             for h in hits
@@ -114,13 +142,15 @@ def codesearch(indexes: Indexes, run: ModuleType) -> dict[str, Any]:
 
 
 def qa_set(
-    indexes: Indexes, set_name: str
+    indexes: Indexes, set_name: str, weights: RankingWeights
 ) -> tuple[float, float, float, dict[str, int | None], dict[str, float]]:
     file, root = SETS[set_name]
     questions = load_questions(SHARED / file)
     if set_name == "docstring":
         questions = questions[::SAMPLE]
-    report = evaluate(questions, lambda q: ranked(indexes.get(set_name, root / str(q.corpus)), q.question))
+    report = evaluate(
+        questions, lambda q: ranked(indexes.get(set_name, root / str(q.corpus)), q.question, weights)
+    )
     m = report.overall
     ranks = {o.question.id: o.rank for o in report.outcomes}
     per_corpus = {c: v.hit_at_4 for c, v in report.per_corpus.items()}
@@ -171,13 +201,14 @@ def main(argv: list[str] | None = None) -> None:
     for config in args.configs:
         label, _, spec = config.partition(":")
         levers = dict(item.split("=", 1) for item in spec.split(",") if item)
-        before = apply(levers)
+        weights, semantic_levers = weights_of(levers)
+        before = apply(semantic_levers)
         try:
             t0 = time.perf_counter()
-            cs = codesearch(indexes, run)
-            dev = qa_set(indexes, "dev")
-            doc = qa_set(indexes, "docstring")
-            nat = qa_set(indexes, "natural")
+            cs = codesearch(indexes, run, weights)
+            dev = qa_set(indexes, "dev", weights)
+            doc = qa_set(indexes, "docstring", weights)
+            nat = qa_set(indexes, "natural", weights)
             cats = cs["by_category"]
             print(
                 f"{label:28} codesearch {cs['overall']:.4f} (arch {cats['architecture']:.3f} sem {cats['semantic']:.3f} "
@@ -200,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
                 "natural": nat[3],
             }
         finally:
-            apply({k: str(v) for k, v in before.items()})
+            apply(before)
     if args.out:
         args.out.write_text(json.dumps(dumps))
 

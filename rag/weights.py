@@ -1,10 +1,13 @@
 """Every scoring number and formula, in one place: tf, idf, BM25's parameters and parts, the
-L2 norms of TF-IDF vectors, and the pruning bounds stored at ingest.
+L2 norms of TF-IDF vectors, the pruning bounds stored at ingest, and the weights a query ranks with.
 
 The same functions serve the writer (norms, BM25 normalisers and bounds stored in the index)
 and the scorer (a term's contribution to a chunk), so that pruned and exhaustive search, and
 the bounds stored at ingest, agree to the last bit. An index records the BM25 parameters it was
 built with (scoring_parameters(), in its manifest); a reader refuses an index built with others.
+
+What a query ranks with beyond them (RankingWeights) is read at query time and stored nowhere: a
+search takes it as an argument, DEFAULTS unless a benchmark passes DEFAULTS._replace(name=value).
 """
 
 from __future__ import annotations
@@ -15,17 +18,73 @@ from array import array
 from collections.abc import Callable, Iterator
 from itertools import repeat
 from operator import add, mul, truediv
-from typing import Union
+from typing import NamedTuple, Union
 
 # BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
 # bench/LEVERS.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
 BM25_K1 = 4.0
 BM25_B = 0.9
 
-# a corrected typo's share of a typed word's query weight (rag.retrieval.spelling): a guess, as a short form
-# is (rag.text.short_forms); at 1.0, real words the index lacks ("through" -> "though") cost all three
-# evaluation sets a little (bench/LEVERS.md)
-CORRECTION_WEIGHT = 0.3
+
+class RankingWeights(NamedTuple):
+    """The numbers and switches a query is ranked with, besides the index's own BM25 parameters:
+    read by rag.retrieval.search and rag.retrieval.ranking, each measured in bench/LEVERS.md. A
+    benchmark varies them by passing DEFAULTS._replace(name=value) to search() or rank_question()
+    (an unknown name is a ValueError; mypy checks the types)."""
+
+    # a corrected typo's share of a typed word's query weight (rag.retrieval.spelling): a guess, as a short
+    # form is (rag.text.short_forms); at 1.0, real words the index lacks ("through" -> "though") cost all
+    # three evaluation sets a little
+    correction_weight: float = 0.3
+    # how many scored candidates search() hands to the ranking for a top k: max(k x this, min_candidates).
+    # Up to k = 10 it is the same pool whatever k, so that the first passages of a longer list are exactly
+    # the shorter list (the prompt's top 4 is what `rag eval`, which asks for 10, scores as hit@4): with 12
+    # for k = 4 and 30 for k = 10, a demoted test passage kept a place in the top 4 that a code passage
+    # from the larger pool took from it (docstring set: hit@4 0.606 at k = 4 against 0.613)
+    candidates_per_k: int = 3
+    min_candidates: int = 30
+    test_factor: float = 0.5  # tests, licences and change logs are ranked at this fraction of their score
+    duplicate_jaccard: float = 0.8  # word-set overlap above which two passages count as the same text
+    # the prompt's passages hold both a docs section and code when the best passage of the missing kind,
+    # among ranks PROMPT_K + 1 to mix_depth, scores within mix_ratio of the last of them
+    mix_ratio: float = 0.8
+    mix_depth: int = 14
+    # the code-aware stage (bench/LEVERS.md, "ranking stack"); a boost is a fraction of the best candidate's
+    # score, added to a candidate's; a multiplier scales the candidate's own
+    definition_boost: float = 3.0  # a chunk that defines the identifier a question names
+    definition_file: float = 1.5  # times that, for a definition in a file named like the identifier
+    # of one definition's windows, those holding its definition line are the ones that define it
+    definition_line: bool = True
+    # a structured chunk whose text holds the definition (a class line above its first method) defines it too
+    defines_in_text: bool = True
+    definition_scan: int = 200  # a symbol question also looks, past the pool, in files named like the symbol
+    # a plain-language question's passage scores x (1 + path_mult x the share of the question's words its
+    # file name and folder hold), when that share is at least path_share
+    path_mult: float = 0.5
+    path_share: float = 0.1
+    path_min: int = 5  # letters a question word and a file-name part must share at their start
+    path_folder: bool = True  # the folder's name counts too
+    # a file's best chunk scores x (1 + coherence_mult x the file's share of the pool's score)
+    coherence_mult: float = 0.15
+    coherence_rest: float = 0.25  # a file's other chunks get this fraction of its best chunk's factor
+    coherence_code: bool = True  # only code files get the coherence boost: not prose sections, markup or data
+    coherence_skip_demoted: bool = True  # tests, licences and change logs get no coherence boost
+    # markup, data and config files (HTML, JSON, YAML, ...) are ranked at this fraction of their score
+    data_factor: float = 0.5
+    example_factor: float = 0.5  # example code (examples/, samples/, demos/, docs_src/)
+    # the boosts are given each candidate's score after its demotions, raised to this power: BM25's gaps
+    # between near answers shrink, so a file-level boost (coherence, the file's name) can overturn a narrow
+    # lexical lead but not a wide one; the order without boosts is the same
+    score_power: float = 0.8
+    # after the first PROMPT_K passages, each next one is ranked at spread ** (passages of its file already
+    # listed, less spread_free - 1): a top 10 covers more files, the prompt's top 4 is the same; code search
+    # +0.017 (symbol 0.951 -> 0.961), docstring's answers at ranks 5-10, often the listed file's next
+    # function, partly pushed out (hit@10 -0.03). 1 switches it off
+    spread: float = 0.7
+    spread_free: int = 2  # a file's passages listed before the spread applies to its next one
+
+
+DEFAULTS = RankingWeights()
 
 # a per-chunk float array by chunk id: an array when computed, a memoryview when read in blocks
 FloatColumn = Union["array[float]", "memoryview[float]"]

@@ -38,7 +38,7 @@ def test_a_fault_in_the_rerank_is_an_internal_error_not_damage(indexed, monkeypa
         raise IndexError("list index out of range")
 
     monkeypatch.setattr(
-        sys.modules["rag.retrieval.search"], "rerank", broken
+        sys.modules["rag.retrieval.search"], "rank_hits", broken
     )  # rag.retrieval.search is the function
     before = index.read_bytes()
     result = CliRunner().invoke(main, ["query", "--index", str(index), "--no-llm", "login handler"])
@@ -78,7 +78,7 @@ def test_rag_debug_shows_the_traceback(indexed, monkeypatch) -> None:
         raise IndexError("list index out of range")
 
     monkeypatch.setattr(
-        sys.modules["rag.retrieval.search"], "rerank", broken
+        sys.modules["rag.retrieval.search"], "rank_hits", broken
     )  # rag.retrieval.search is the function
     monkeypatch.setenv("RAG_DEBUG", "1")
     result = CliRunner().invoke(main, ["query", "--index", str(index), "--no-llm", "login handler"])

@@ -1,11 +1,11 @@
-"""The rerank stage: tests demoted, near-duplicates collapsed, docs and code both in the prompt."""
+"""The lexical ranking (rank_hits): tests demoted, near-duplicates collapsed, docs and code both in the prompt."""
 
 from __future__ import annotations
 
 import pytest
 
 from rag.chunking import Chunk
-from rag.retrieval.ranking import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rerank
+from rag.retrieval.ranking import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rank_hits
 from rag.retrieval.results import Hit
 
 
@@ -75,8 +75,8 @@ def test_licences_and_change_logs_are_demoted_like_tests() -> None:
         hit(0.20, "src/models.py"),
         hit(0.10, "src/utils.py"),
     ]
-    assert paths(rerank(hits, 4, mix=False)) == ["src/hooks.py", "LICENSE", "HISTORY.md", "src/models.py"]
-    assert paths(rerank(hits, 4, boilerplate=False, mix=False)) == paths(hits)[:4]
+    assert paths(rank_hits(hits, 4, mix=False)) == ["src/hooks.py", "LICENSE", "HISTORY.md", "src/models.py"]
+    assert paths(rank_hits(hits, 4, boilerplate=False, mix=False)) == paths(hits)[:4]
 
 
 def test_the_candidate_pool_is_the_same_for_every_k_up_to_ten() -> None:
@@ -86,8 +86,8 @@ def test_the_candidate_pool_is_the_same_for_every_k_up_to_ten() -> None:
 
 def test_test_files_are_demoted_not_dropped() -> None:
     hits = [hit(0.50, "tests/test_a.py"), hit(0.40, "src/a.py"), hit(0.20, "src/b.py"), hit(0.10, "src/c.py")]
-    assert paths(rerank(hits, 4, mix=False)) == ["src/a.py", "tests/test_a.py", "src/b.py", "src/c.py"]
-    assert paths(rerank(hits, 4, tests=False, mix=False)) == paths(hits)
+    assert paths(rank_hits(hits, 4, mix=False)) == ["src/a.py", "tests/test_a.py", "src/b.py", "src/c.py"]
+    assert paths(rank_hits(hits, 4, tests=False, mix=False)) == paths(hits)
 
 
 def test_near_duplicates_collapse_to_the_best() -> None:
@@ -98,14 +98,14 @@ def test_near_duplicates_collapse_to_the_best() -> None:
         hit(0.7, "src/b.py", "def other(): return 1"),
         hit(0.6, "vendor/a.py", text),
     ]
-    assert paths(rerank(hits, 2, mix=False)) == ["src/a.py", "src/b.py"]
-    assert paths(rerank(hits, 2, dedupe=False, mix=False)) == ["src/a.py", "dist/a.js"]
+    assert paths(rank_hits(hits, 2, mix=False)) == ["src/a.py", "src/b.py"]
+    assert paths(rank_hits(hits, 2, dedupe=False, mix=False)) == ["src/a.py", "dist/a.js"]
 
 
 def test_docs_and_code_both_reach_the_prompt() -> None:
     code = [hit(1.0 - i / 20, f"src/m{i}.py") for i in range(6)]
     doc = hit(0.80, "docs/guide.md", "Sessions\n\nHow the session is saved.", kind="section")
-    top = rerank([*code, doc], 6)
+    top = rank_hits([*code, doc], 6)
     assert paths(top[:PROMPT_K]) == ["src/m0.py", "src/m1.py", "src/m2.py", "docs/guide.md"]
     assert paths(top[PROMPT_K:]) == ["src/m3.py", "src/m4.py"]
     assert len({h.chunk.path for h in top}) == 6
@@ -114,7 +114,7 @@ def test_docs_and_code_both_reach_the_prompt() -> None:
 def test_a_weak_doc_does_not_displace_code() -> None:
     code = [hit(1.0 - i / 20, f"src/m{i}.py") for i in range(6)]
     doc = hit(0.30, "docs/guide.md", "Unrelated.", kind="section")
-    assert paths(rerank([*code, doc], 4)) == [f"src/m{i}.py" for i in range(4)]
+    assert paths(rank_hits([*code, doc], 4)) == [f"src/m{i}.py" for i in range(4)]
 
 
 def test_code_is_mixed_into_an_all_docs_top() -> None:
@@ -122,15 +122,15 @@ def test_code_is_mixed_into_an_all_docs_top() -> None:
         hit(1.0 - i / 20, f"docs/d{i}.md", f"Section {i} about a topic {i}", kind="section") for i in range(5)
     ]
     code = hit(0.84, "src/impl.py")
-    assert paths(rerank([*docs, code], 4)) == ["docs/d0.md", "docs/d1.md", "docs/d2.md", "src/impl.py"]
+    assert paths(rank_hits([*docs, code], 4)) == ["docs/d0.md", "docs/d1.md", "docs/d2.md", "src/impl.py"]
 
 
-def test_rerank_keeps_order_without_adjustments_and_handles_few_hits() -> None:
+def test_rank_hits_keeps_order_without_adjustments_and_handles_few_hits() -> None:
     hits = [hit(0.5, "tests/test_a.py"), hit(0.4, "src/a.py")]
-    kept = rerank(hits, 4, tests=False, dedupe=False, mix=False)
+    kept = rank_hits(hits, 4, tests=False, dedupe=False, mix=False)
     assert kept == [h._replace(ranked=h.score) for h in hits]  # in order, each ranked by its own score
-    assert rerank([], 4) == []
-    assert paths(rerank(hits, 1)) == ["src/a.py"]
+    assert rank_hits([], 4) == []
+    assert paths(rank_hits(hits, 1)) == ["src/a.py"]
 
 
 def test_a_longer_list_starts_with_the_shorter_one(tmp_path) -> None:

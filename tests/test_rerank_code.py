@@ -1,4 +1,4 @@
-"""The code-aware rerank: a symbol question finds the definition, even past the scorer's pool; a
+"""The code-aware ranking: a symbol question finds the definition, even past the scorer's pool; a
 file named like the question's words ranks up; the reasons are shown; the plain design is untouched."""
 
 from __future__ import annotations
@@ -15,19 +15,20 @@ from rag.chunking.base import Chunk
 from rag.cli import main
 from rag.retrieval.ranking import Shape, question_shape
 from rag.retrieval.results import Hit
+from rag.weights import DEFAULTS
 
 
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("APIRouter", Shape("APIRouter", (), ())),
-        ("Sinatra::Base", Shape("Sinatra::Base", (), ())),
-        ("field_validator", Shape("field_validator", (), ())),
-        ("_private", Shape("_private", (), ())),
-        ("session", Shape(None, (), ("session",))),  # a lower-case word is a plain-language question
-        ("how does safeParse report errors", Shape(None, ("safeParse",), ("safeparse", "report", "errors"))),
+        ("APIRouter", Shape("APIRouter", ())),
+        ("Sinatra::Base", Shape("Sinatra::Base", ())),
+        ("field_validator", Shape("field_validator", ())),
+        ("_private", Shape("_private", ())),
+        ("session", Shape(None, ("session",))),  # a lower-case word is a plain-language question
+        ("how does safeParse report errors", Shape(None, ("safeparse", "report", "errors"))),
     ],
-    ids=["pascal", "qualified", "snake", "underscore", "plain-word", "embedded"],
+    ids=["pascal", "qualified", "snake", "underscore", "plain-word", "camel-case-in-words"],
 )
 def test_question_shape(question: str, expected: Shape) -> None:
     assert question_shape(question) == expected
@@ -49,7 +50,7 @@ def _users_of_router(n: int) -> dict[str, str]:
     return files
 
 
-def test_a_symbol_question_ranks_its_definition_first(tmp_path: Path, monkeypatch) -> None:
+def test_a_symbol_question_ranks_its_definition_first(tmp_path: Path) -> None:
     report = ingest(write_tree(tmp_path / "r", _users_of_router(8)))
     with Index(report.index_path) as index:
         top = search(index, "Router", k=4)[0]
@@ -58,13 +59,13 @@ def test_a_symbol_question_ranks_its_definition_first(tmp_path: Path, monkeypatc
             "Router",
             "defines Router",
         )
-        monkeypatch.setattr(rr, "DEFINITION_BOOST", 0.0)
+        unboosted = DEFAULTS._replace(definition_boost=0.0)
         assert (
-            search(index, "Router", k=4)[0].chunk.path != "app/routing.py"
+            search(index, "Router", k=4, weights=unboosted)[0].chunk.path != "app/routing.py"
         )  # the users repeat the name more
 
 
-def test_the_definition_is_found_past_the_scorers_pool(tmp_path: Path, monkeypatch) -> None:
+def test_the_definition_is_found_past_the_scorers_pool(tmp_path: Path) -> None:
     # 45 users named and filled with the word (the pool holds 30); the definition in a file named like it
     files = {}
     for i in range(45):
@@ -81,8 +82,8 @@ def test_the_definition_is_found_past_the_scorers_pool(tmp_path: Path, monkeypat
     with Index(report.index_path) as index:
         hits = search(index, "Router", k=10)
         assert hits[0].chunk.path == "app/router.py" and hits[0].score > 0  # its own lexical score
-        monkeypatch.setattr(rr, "DEFINITION_SCAN", 0)
-        assert "app/router.py" not in [h.chunk.path for h in search(index, "Router", k=10)]
+        no_scan = DEFAULTS._replace(definition_scan=0)
+        assert "app/router.py" not in [h.chunk.path for h in search(index, "Router", k=10, weights=no_scan)]
 
 
 def _session_repo(root: Path, helper_lines: int, session_lines: int) -> Path:
@@ -97,16 +98,16 @@ def _session_repo(root: Path, helper_lines: int, session_lines: int) -> Path:
     )
 
 
-def test_a_file_named_like_the_question_ranks_up_within_bounds(tmp_path: Path, monkeypatch) -> None:
+def test_a_file_named_like_the_question_ranks_up_within_bounds(tmp_path: Path) -> None:
     close = ingest(_session_repo(tmp_path / "close", 2, 2)).index_path  # helpers scores 0.715, sessions 0.682
     far = ingest(_session_repo(tmp_path / "far", 5, 1)).index_path  # helpers 0.932, sessions 0.707
     with Index(close) as a, Index(far) as b:
-        monkeypatch.setattr(rr, "PATH_MULT", 0.0)
-        assert [h.chunk.path for h in search(a, "session cookie", k=2)] == [
+        no_path = DEFAULTS._replace(path_mult=0.0)
+        assert [h.chunk.path for h in search(a, "session cookie", k=2, weights=no_path)] == [
             "pkg/helpers.py",
             "pkg/sessions.py",
         ]
-        monkeypatch.setattr(rr, "PATH_MULT", 0.5)  # half the question's words are in its name: x1.25
+        assert DEFAULTS.path_mult == 0.5  # half the question's words are in its name: x1.25
         hits = search(a, "session cookie", k=2)
         assert [h.chunk.path for h in hits] == ["pkg/sessions.py", "pkg/helpers.py"]
         assert hits[0].boosted == "its file's name holds words of the question" and hits[1].boosted is None
@@ -150,7 +151,7 @@ _STORE = (
 )
 
 
-def test_a_code_file_that_answers_much_of_the_question_ranks_up(tmp_path: Path, monkeypatch) -> None:
+def test_a_code_file_that_answers_much_of_the_question_ranks_up(tmp_path: Path) -> None:
     # three functions of store.py match; helpers.py's one function matches a little better (1.077 to 1.034)
     files = {"pkg/store.py": _STORE, "pkg/helpers.py": _function("check", "Whether an entry lease ran out.")}
     with Index(ingest(write_tree(tmp_path / "r", files)).index_path) as index:
@@ -163,8 +164,10 @@ def test_a_code_file_that_answers_much_of_the_question_ranks_up(tmp_path: Path, 
             hits[0].score < hits[1].score
             and hits[0].boosted == "much of the question is answered in its file"
         )
-        monkeypatch.setattr(rr, "COHERENCE_MULT", 0.0)
-        assert [h.chunk.symbol for h in search(index, "entry whose lease ran out", k=2)] == [
+        no_coherence = DEFAULTS._replace(coherence_mult=0.0)
+        assert [
+            h.chunk.symbol for h in search(index, "entry whose lease ran out", k=2, weights=no_coherence)
+        ] == [
             "check",
             "expire",
         ]
@@ -176,12 +179,12 @@ def _hit(path: str, kind: str, score: float) -> Hit:
 
 @pytest.mark.parametrize(("lone", "coherent_first"), [(11.0, True), (14.0, False)], ids=["narrow", "wide"])
 def test_a_narrow_lead_yields_to_a_file_that_holds_much_of_the_question(
-    lone: float, coherent_first: bool, monkeypatch
+    lone: float, coherent_first: bool
 ) -> None:
     # one passage at `lone` against a file of three (10, 9, 9): the boosts see the scores ** 0.8, so
     # the coherent file's best passage (10 ** 0.8 x 1.15 = 7.26) passes a lone 11 (6.81 x 1.057 = 7.20)
     # but not a lone 14 (8.83); on the raw scores even the 11 would keep its lead (11.65 against 11.5)
-    def ranked() -> list[str]:
+    def ranked(power: float = DEFAULTS.score_power) -> list[str]:
         hits = [
             Hit(lone, Chunk("pkg/single.py", 1, 2, "function", None, "alpha")),
             *(
@@ -189,17 +192,19 @@ def test_a_narrow_lead_yields_to_a_file_that_holds_much_of_the_question(
                 for n, s, w in ((3, 10.0, "b"), (5, 9.0, "c"), (7, 9.0, "d"))
             ),
         ]
-        top = rr.rerank(hits, 4, question="entry whose lease ran out", dedupe=False, mix=False)
+        weights = DEFAULTS._replace(score_power=power)
+        top = rr.rank_hits(
+            hits, 4, question="entry whose lease ran out", dedupe=False, mix=False, weights=weights
+        )
         return [h.chunk.path for h in top[:2]]
 
     assert ranked() == (
         ["pkg/store.py", "pkg/single.py"] if coherent_first else ["pkg/single.py", "pkg/store.py"]
     )
-    monkeypatch.setattr(rr, "SCORE_POWER", 1.0)
-    assert ranked() == ["pkg/single.py", "pkg/store.py"]
+    assert ranked(1.0) == ["pkg/single.py", "pkg/store.py"]
 
 
-def test_the_power_leaves_the_demotions_as_they_are(monkeypatch) -> None:
+def test_the_power_leaves_the_demotions_as_they_are() -> None:
     # a test passage at 10 is ranked at 5 (x 0.5), above a section at 4.5; neither gets a boost (prose and
     # tests hold no coherence, no file name holds the question's words): the power, applied after the
     # demotion, keeps that order (applied before it, the test would weigh 10 ** 0.8 x 0.5 = 3.15 < 3.33)
@@ -208,8 +213,10 @@ def test_the_power_leaves_the_demotions_as_they_are(monkeypatch) -> None:
         Hit(4.5, Chunk("docs/guide.md", 1, 2, "section", "Guide", "beta")),
     ]
     for power in (0.8, 1.0):
-        monkeypatch.setattr(rr, "SCORE_POWER", power)
-        top = rr.rerank(hits, 2, question="entry whose lease ran out", dedupe=False, mix=False)
+        weights = DEFAULTS._replace(score_power=power)
+        top = rr.rank_hits(
+            hits, 2, question="entry whose lease ran out", dedupe=False, mix=False, weights=weights
+        )
         assert [(h.chunk.path, h.demoted) for h in top] == [
             ("tests/test_store.py", "test"),
             ("docs/guide.md", None),
@@ -223,7 +230,7 @@ def _passages(path: str, values: list[float]) -> list[Hit]:
     ]
 
 
-def test_after_the_prompts_passages_a_longer_list_covers_more_files(monkeypatch) -> None:
+def test_after_the_prompts_passages_a_longer_list_covers_more_files() -> None:
     # one file's six passages (10 to 5) and another file's one (4): the first four stay as they are;
     # the fifth of a file that already has four listed weighs 6 x 0.7 ** 3 = 2.06 (two of a file's
     # passages are free), so the other file comes fifth instead of seventh
@@ -233,25 +240,24 @@ def test_after_the_prompts_passages_a_longer_list_covers_more_files(monkeypatch)
     assert paths == ["pkg/big.py"] * 4 + ["pkg/other.py"] + ["pkg/big.py"] * 2
     for k in range(1, 8):  # the first passages are the same whatever k
         assert rr.spread_files(hits, k, values) == rr.spread_files(hits, 7, values)[:k]
-    monkeypatch.setattr(
-        rr, "SPREAD_FREE", 4
-    )  # four of a file's passages free: its fifth weighs 6 x 0.7 = 4.2 > 4
-    assert [h.chunk.path for h in rr.spread_files(hits, 7, values)][4:] == [
+    # four of a file's passages free: its fifth weighs 6 x 0.7 = 4.2 > 4
+    four_free = DEFAULTS._replace(spread_free=4)
+    assert [h.chunk.path for h in rr.spread_files(hits, 7, values, four_free)][4:] == [
         "pkg/big.py",
         "pkg/other.py",
         "pkg/big.py",
     ]
-    monkeypatch.setattr(rr, "SPREAD", 1.0)
-    assert [h.chunk.path for h in rr.spread_files(hits, 7, values)][4:] == ["pkg/big.py"] * 2 + [
+    unspread = four_free._replace(spread=1.0)
+    assert [h.chunk.path for h in rr.spread_files(hits, 7, values, unspread)][4:] == ["pkg/big.py"] * 2 + [
         "pkg/other.py"
     ]
 
 
-def test_the_lexical_list_is_spread_only_past_the_prompts_passages(monkeypatch) -> None:
+def test_the_lexical_list_is_spread_only_past_the_prompts_passages() -> None:
     hits = _passages("pkg/big.py", [10.0, 9.8, 9.6, 9.4, 9.2, 9.0]) + _passages("pkg/other.py", [6.0])
 
     def paths(k: int, spread: bool = True) -> list[str]:
-        top = rr.rerank(hits, k, question="entry whose lease ran out", mix=False, spread=spread)
+        top = rr.rank_hits(hits, k, question="entry whose lease ran out", mix=False, spread=spread)
         return [h.chunk.path for h in top]
 
     assert paths(5)[:4] == paths(4) == ["pkg/big.py"] * 4  # the prompt's passages: never spread
@@ -268,10 +274,8 @@ def test_the_lexical_list_is_spread_only_past_the_prompts_passages(monkeypatch) 
     ],
     ids=["code", "test", "prose"],
 )
-def test_the_coherence_boost_by_how_much_and_for_which_files(
-    path: str, kind: str, boosted: bool, monkeypatch
-) -> None:
-    monkeypatch.setattr(rr, "SCORE_POWER", 1.0)  # the boosts' arithmetic on the scores as given
+def test_the_coherence_boost_by_how_much_and_for_which_files(path: str, kind: str, boosted: bool) -> None:
+    unpowered = DEFAULTS._replace(score_power=1.0)  # the boosts' arithmetic on the scores as given
     hits = [
         _hit(path, kind, 1.0),
         _hit(path, kind, 0.9),
@@ -279,7 +283,8 @@ def test_the_coherence_boost_by_how_much_and_for_which_files(
         _hit("pkg/helpers.py", "function", 1.05),
     ]
     scores = [1.0, 0.9, 0.4, 1.05]  # as demoted, which boost() is handed
-    out, why = rr.boost(hits, Shape(None, (), ("zzz",)), scores, [rr.demotion(h.chunk.path) for h in hits])
+    reasons = ["test" if rr.is_test_path(h.chunk.path) else None for h in hits]
+    out, why = rr.boost(hits, Shape(None, ("zzz",)), scores, reasons, unpowered)
     # the file holds 2.3 of the pool's score, the most: its best chunk x (1 + 0.15), its others x (1 + 0.15 * 0.25);
     # helpers.py holds 1.05 / 2.3 of that; a test or prose file gets nothing (but still holds its share)
     helper = 1.05 * (1 + 0.15 * 1.05 / 2.3)
@@ -288,7 +293,7 @@ def test_the_coherence_boost_by_how_much_and_for_which_files(
     assert (why[0] == "much of the question is answered in its file") is boosted
 
 
-def test_a_class_line_above_its_first_method_defines_the_class(tmp_path: Path, monkeypatch) -> None:
+def test_a_class_line_above_its_first_method_defines_the_class(tmp_path: Path) -> None:
     # the class is too long for one chunk: its header shares a chunk with __init__, which is named for the method
     auth = (
         "class DigestAuth(AuthBase):\n    def __init__(self, username, password):\n"
@@ -310,25 +315,25 @@ def test_a_class_line_above_its_first_method_defines_the_class(tmp_path: Path, m
             "DigestAuth.__init__",
             "defines DigestAuth",
         )
-        monkeypatch.setattr(rr, "DEFINES_IN_TEXT", False)
+        by_name_only = DEFAULTS._replace(defines_in_text=False)
         assert (
-            search(index, "DigestAuth", k=4)[0].chunk.symbol == "DigestAuth.__ne__"
+            search(index, "DigestAuth", k=4, weights=by_name_only)[0].chunk.symbol == "DigestAuth.__ne__"
         )  # short, so it scores more
 
 
-def test_markup_and_example_files_rank_below_the_code(tmp_path: Path, monkeypatch) -> None:
+def test_markup_and_example_files_rank_below_the_code(tmp_path: Path) -> None:
     page = "<p>Your entry lease ran out.</p>\n"
     example = "def main():\n    print('Your entry lease ran out: an entry whose lease ran out is dropped.')\n"
     for name, text, lever in (
-        ("pkg/templates/expired.html", page, "DATA_FACTOR"),
-        ("examples/expired.py", example, "EXAMPLE_FACTOR"),
+        ("pkg/templates/expired.html", page, "data_factor"),
+        ("examples/expired.py", example, "example_factor"),
     ):
         with Index(
             ingest(write_tree(tmp_path / lever, {name: text, "pkg/store.py": _STORE})).index_path
         ) as index:
             assert search(index, "entry whose lease ran out", k=1)[0].chunk.path == "pkg/store.py", name
-            monkeypatch.setattr(rr, lever, 1.0)
-            assert search(index, "entry whose lease ran out", k=1)[0].chunk.path == name
+            undemoted = DEFAULTS._replace(**{lever: 1.0})
+            assert search(index, "entry whose lease ran out", k=1, weights=undemoted)[0].chunk.path == name
 
 
 def _engine_rb() -> str:
@@ -346,7 +351,7 @@ def _engine_rb() -> str:
     )
 
 
-def test_of_a_windowed_class_the_window_that_opens_it_defines_it(tmp_path: Path, monkeypatch) -> None:
+def test_of_a_windowed_class_the_window_that_opens_it_defines_it(tmp_path: Path) -> None:
     pytest.importorskip("tree_sitter_ruby")
     root = write_tree(tmp_path / "r", {"lib/engine.rb": _engine_rb()})
     assert _engine_rb().splitlines()[83] == "  class Engine < Railtie"  # line 84
@@ -359,8 +364,10 @@ def test_of_a_windowed_class_the_window_that_opens_it_defines_it(tmp_path: Path,
             (41, 65, "Rails.Engine"),
         ]
         assert hits[0].boosted == "defines Rails::Engine" and hits[0].score < hits[1].score
-        monkeypatch.setattr(rr, "DEFINITION_LINE", False)
-        assert search(index, "Rails::Engine", k=1)[0].chunk.start_line == 1  # every window defined it
+        every_window = DEFAULTS._replace(definition_line=False)
+        assert (
+            search(index, "Rails::Engine", k=1, weights=every_window)[0].chunk.start_line == 1
+        )  # every window defined it
 
 
 def _object_mapper_java() -> str:
@@ -387,7 +394,7 @@ def _object_mapper_java() -> str:
     )
 
 
-def test_a_class_outranks_its_constructors(tmp_path: Path, monkeypatch) -> None:
+def test_a_class_outranks_its_constructors(tmp_path: Path) -> None:
     pytest.importorskip("tree_sitter_java")
     root = write_tree(tmp_path / "r", {"src/ObjectMapper.java": _object_mapper_java()})
     with Index(ingest(root).index_path) as index:
@@ -402,8 +409,10 @@ def test_a_class_outranks_its_constructors(tmp_path: Path, monkeypatch) -> None:
         assert top.score < second.score
         # asked for by its whole name, the constructor is what is asked for
         assert search(index, "ObjectMapper.ObjectMapper", k=1)[0].chunk.symbol == "ObjectMapper.ObjectMapper"
-        monkeypatch.setattr(rr, "DEFINITION_LINE", False)
-        assert search(index, "ObjectMapper", k=1)[0].chunk.symbol == "ObjectMapper.ObjectMapper"
+        by_name = DEFAULTS._replace(definition_line=False)
+        assert (
+            search(index, "ObjectMapper", k=1, weights=by_name)[0].chunk.symbol == "ObjectMapper.ObjectMapper"
+        )
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,18 @@
 """After scoring: choose the final top k from the best-scored candidates.
 
-Three adjustments, each measured in bench/LEVERS.md, and a code-aware stage before them:
+Three adjustments, each measured in bench/LEVERS.md, and a code-aware stage before them (their
+numbers: rag.weights.RankingWeights, passed in as `weights`):
 
-* tests: a passage under a test folder or in a test file is scored TEST_FACTOR times
-  its cosine; a question about how the code behaves is answered by the code and its
+* tests: a passage under a test folder or in a test file is scored `test_factor` times
+  its score; a question about how the code behaves is answered by the code and its
   docs, which the tests of that behaviour otherwise outrank by repeating its words.
   Licence texts and change logs (LICENSE, COPYING, NOTICE, CHANGELOG, CHANGES, HISTORY,
   NEWS, release-notes folders) are demoted the same way: they mention everything once.
 * dedupe: a passage whose words are nearly those of a better one already chosen
   (compiled copies, vendored files, the same text in two places) is dropped.
 * mix: the first PROMPT_K passages (the ones a prompt gets) hold both a docs section and
-  code when the best passage of the missing kind (ranked above MIX_DEPTH) scores within
-  MIX_RATIO of the last of them.
+  code when the best passage of the missing kind (ranked above `mix_depth`) scores within
+  `mix_ratio` of the last of them.
 
 With the question (the code tokenizer; never under the plain one, the original design), a
 code-aware stage comes first (`boost`): a question that is one identifier ranks the chunk that
@@ -20,12 +21,11 @@ above its first method counts), a file whose name holds words of the question ra
 does a code file that holds much of the pool's score (file coherence: its best chunk most, its
 others a quarter of that). Markup, data and config files (HTML templates, JSON, YAML) and example
 code rank at half their score: they mention the words of the code they render or show. The boosts
-see the scores (after those demotions) raised to SCORE_POWER, so that a narrow lexical lead can
-yield to them and a wide one holds. Its levers
-and their measures on the three evaluation sets are in bench/LEVERS.md; those that cost a set
-without a reason written there are off.
+see the scores (after those demotions) raised to `score_power`, so that a narrow lexical lead can
+yield to them and a wide one holds. Its levers and their measures on the three evaluation sets are
+in bench/LEVERS.md.
 
-The first passages of a top k are the same for every k up to 10 (MIN_CANDIDATES): asking
+The first passages of a top k are the same for every k up to 10 (`min_candidates`): asking
 for more never changes what came first.
 """
 
@@ -38,53 +38,10 @@ from typing import NamedTuple
 
 from rag.retrieval.results import Hit
 from rag.store.format import name_key
+from rag.weights import DEFAULTS, RankingWeights
 
-# How many scored candidates search() hands to rerank() for a top k. Up to k = 10 it is the
-# same pool whatever k, so that the first passages of a longer list are exactly the shorter
-# list (the prompt's top 4 is what `rag eval`, which asks for 10, scores as hit@4): with 12 for
-# k = 4 and 30 for k = 10, a demoted test passage kept a place in the top 4 that a code passage
-# from the larger pool took from it (docstring set: hit@4 0.606 at k = 4 against 0.613).
-CANDIDATES_PER_K = 3
-MIN_CANDIDATES = 30
-TEST_FACTOR = 0.5
-DUPLICATE_JACCARD = 0.8  # word-set overlap above which two passages count as the same text
 PROMPT_K = 4  # the passages a prompt gets (rag.retrieval.search.DEFAULT_TOP_K)
-MIX_RATIO = 0.8
-MIX_DEPTH = 14  # the mix looks for the missing kind among ranks PROMPT_K + 1 to MIX_DEPTH
-# The code-aware stage (bench/LEVERS.md, "ranking stack"): boosts are fractions of the best
-# candidate's score, added to a candidate's; 0 switches a lever off.
-POOL_FACTOR = 1  # the scorer's pool is this many times candidate_count(k), demoted, then cut
-DEFINITION_BOOST = 3.0  # a chunk that defines the identifier a question names
-EMBEDDED_DEFINITION_BOOST = 0.0  # one that defines an identifier inside a plain-language question
-PATH_BOOST = 0.0  # times the share of a plain-language question's words its file name and folder hold
-COHERENCE_BOOST = 0.0  # a file's best chunk, times the file's share of the pool's score
-PATH_MULT = 0.5  # as PATH_BOOST, but multiplying the passage's own score by 1 + this * share
-COHERENCE_MULT = 0.15  # as COHERENCE_BOOST, multiplying the best chunk's own score
-# the boosts are given each candidate's score after its demotions, raised to this power: BM25's gaps
-# between near answers shrink, so a file-level boost (coherence, the file's name) can overturn a narrow
-# lexical lead but not a wide one; the order without boosts is the same
-SCORE_POWER = 0.8
-COHERENCE_REST = 0.25  # a file's other chunks get this fraction of its best chunk's coherence factor
-COHERENCE_CODE = True  # only code files get the coherence boost: not prose sections, markup or data
-DATA_FACTOR = 0.5  # markup, data and config files (HTML, JSON, YAML, ...) are ranked at this fraction
-EXAMPLE_FACTOR = 0.5  # example code (examples/, samples/, demos/, docs_src/)
-COHERENCE_SKIP_DEMOTED = True  # tests, licences and change logs get no coherence boost
-DEFINES_IN_TEXT = True  # a structured chunk whose text holds the definition (a class line above its first method) defines it too
-PATH_MIN = 5  # letters a question word and a file-name part must share at their start
-PATH_FOLDER = 1  # the folder's name counts too
-DOC_FACTOR = 1.0  # a prose passage (Markdown, reST, text) is ranked at this fraction of its score
-FILE_DECAY = 1.0  # a passage of a file chosen n >= FILE_THRESHOLD times is ranked at FILE_DECAY ** (n - FILE_THRESHOLD + 1)
-FILE_THRESHOLD = 1
-# after the first PROMPT_K passages, each next one is ranked at SPREAD ** (passages of its file already
-# listed, less SPREAD_FREE - 1): a top 10 covers more files, the prompt's top 4 is the same; code search
-# +0.017 (symbol 0.951 -> 0.961), docstring's answers at ranks 5-10, often the listed file's next
-# function, partly pushed out (hit@10 -0.03; bench/LEVERS.md, stop 20). 1 switches it off
-SPREAD = 0.7
-SPREAD_FREE = 2  # a file's passages listed before the spread applies to its next one
-DEFINITION_LINE = (
-    True  # of one definition's windows, those holding its definition line are the ones that define it
-)
-DEFINITION_SCAN = 200  # a symbol question also looks, past the pool, in files named like the symbol (up to this many chunks)
+TEST_FACTOR = DEFAULTS.test_factor  # the factor `rag query` names beside a demoted passage
 
 _DATA_PATH = re.compile(
     r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|css|scss|sass|less|j2|jinja2?|tmpl|tpl|mustache|hbs)$",
@@ -100,9 +57,9 @@ _BOILERPLATE_PATH = re.compile(
 )
 
 
-def candidate_count(k: int) -> int:
+def candidate_count(k: int, weights: RankingWeights = DEFAULTS) -> int:
     """Return how many of the best-scored chunks to fetch for a final top k."""
-    return max(k * CANDIDATES_PER_K, MIN_CANDIDATES)
+    return max(k * weights.candidates_per_k, weights.min_candidates)
 
 
 def is_test_path(path: str) -> bool:
@@ -115,12 +72,8 @@ def is_boilerplate_path(path: str) -> bool:
     return _BOILERPLATE_PATH.search(path) is not None
 
 
-def demotion(path: str) -> str | None:
-    """Why a passage at `path` is ranked at TEST_FACTOR of its score, or None."""
-    return _demoted(path, True, True)
-
-
 def _demoted(path: str, tests: bool, boilerplate: bool) -> str | None:
+    """Why a passage at `path` is ranked at `test_factor` of its score, or None."""
     if tests and is_test_path(path):
         return "test"
     if boilerplate and is_boilerplate_path(path):
@@ -132,7 +85,6 @@ class Shape(NamedTuple):
     """What a question looks like to the code-aware stage."""
 
     symbol: str | None  # the identifier a question made of one names (`APIRouter`, `Sinatra::Base`)
-    embedded: tuple[str, ...]  # CamelCase / camelCase identifiers inside a plain-language question
     words: tuple[str, ...]  # a plain-language question's words, lowercased, for file-name matching
 
 
@@ -142,7 +94,6 @@ _SYMBOL_QUESTION = re.compile(
     r"|[A-Za-z][A-Za-z0-9]*[A-Z_][\w]*"  # an upper-case letter or underscore after the first
     r"|[A-Z][A-Za-z0-9]*)$"  # Capitalised: URL, Base
 )
-_EMBEDDED = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
 _QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _PATH_STOPWORDS = frozenset(
     [
@@ -185,16 +136,16 @@ _SEPARATORS = ("::", "\\", "->", "#", ".")
 
 
 def question_shape(question: str) -> Shape:
-    """Classify a question: one identifier (a symbol lookup), or words that may embed identifiers."""
+    """Classify a question: one identifier (a symbol lookup), or plain-language words."""
     text = question.strip()
     if _SYMBOL_QUESTION.match(text):
-        return Shape(text, (), ())
+        return Shape(text, ())
     words = tuple(
         dict.fromkeys(
             w.lower() for w in _QUESTION_WORD.findall(text) if len(w) > 2 and w.lower() not in _PATH_STOPWORDS
         )
     )
-    return Shape(None, tuple(dict.fromkeys(_EMBEDDED.findall(text))), words)
+    return Shape(None, words)
 
 
 def _last_name(symbol: str) -> str:
@@ -268,7 +219,7 @@ def _definition_of(names: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
-def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
+def _defines(hit: Hit, names: tuple[str, ...], weights: RankingWeights) -> bool:
     """Whether a passage defines one of `names`: its symbol's last part is one, or (a passage
     chunked without structure) a definition keyword precedes one in its text."""
     chunk = hit.chunk
@@ -277,29 +228,30 @@ def _defines(hit: Hit, names: tuple[str, ...]) -> bool:
             return True
         if _last_name(chunk.symbol) in names:
             # `ObjectMapper.ObjectMapper`, `Foo::Foo`: a constructor, which names the class it builds
-            if DEFINITION_LINE and _is_constructor(chunk.symbol):
+            if weights.definition_line and _is_constructor(chunk.symbol):
                 return _definition_line(names).search(chunk.text) is not None
             return True
-        if not DEFINES_IN_TEXT:
+        if not weights.defines_in_text:
             return False
     return _definition_of(names).search(chunk.text) is not None
 
 
-def _path_parts(path: str) -> set[str]:
+def _path_parts(path: str, folder_too: bool) -> set[str]:
     """The words of a file's name (without extension) and of its folder's, split as identifiers."""
     folder, _, name = path.rpartition("/")
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     parts = {p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", stem)}
     parent = folder.rpartition("/")[2]
-    if parent and PATH_FOLDER:
+    if parent and folder_too:
         parts.update(
             p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", parent)
         )
     return parts
 
 
-def _path_overlap(words: tuple[str, ...], parts: set[str]) -> int:
-    """How many question words a file's name and folder hold, a shared beginning of 3+ letters counting."""
+def _path_overlap(words: tuple[str, ...], parts: set[str], min_shared: int) -> int:
+    """How many question words a file's name and folder hold, a shared beginning of `min_shared`
+    letters counting."""
     n = 0
     for word in words:
         if word in parts:
@@ -307,7 +259,7 @@ def _path_overlap(words: tuple[str, ...], parts: set[str]) -> int:
             continue
         for part in parts:
             short, long_ = sorted((word, part), key=len)
-            if len(short) >= PATH_MIN and long_.startswith(short):
+            if len(short) >= min_shared and long_.startswith(short):
                 n += 1
                 break
     return n
@@ -319,65 +271,66 @@ def file_key(symbol: str) -> str:
     return name_key(_last_name(symbol))
 
 
-def definitions(hits: list[Hit], symbol: str) -> list[Hit]:
+def definitions(hits: list[Hit], symbol: str, weights: RankingWeights = DEFAULTS) -> list[Hit]:
     """The passages among `hits` that define `symbol`."""
     names = tuple(dict.fromkeys((symbol, _last_name(symbol))))
-    return [h for h in hits if _defines(h, names)]
+    return [h for h in hits if _defines(h, names, weights)]
 
 
 def boost(
-    hits: list[Hit], shape: Shape, demoted: list[float], reasons: list[str | None]
+    hits: list[Hit],
+    shape: Shape,
+    demoted: list[float],
+    reasons: list[str | None],
+    weights: RankingWeights = DEFAULTS,
 ) -> tuple[list[float], list[str | None]]:
     """Each candidate's score for the final order: its `demoted` score (its score times its
     demotion factor) plus the code-aware boosts, all in units of the best candidate's; and why
     each was boosted, if it was."""
+    w = weights
     scores = demoted
-    if DOC_FACTOR != 1.0:
-        scores = [s * DOC_FACTOR if _is_doc(h) else s for s, h in zip(scores, hits)]
-    if DATA_FACTOR != 1.0 or EXAMPLE_FACTOR != 1.0:
+    if w.data_factor != 1.0 or w.example_factor != 1.0:
         factors: dict[str, float] = {}  # path -> its markup/data and example factors, looked up once a file
         for h in hits:
             if h.chunk.path not in factors:
                 path = h.chunk.path
-                factors[path] = (DATA_FACTOR if _DATA_PATH.search(path) else 1.0) * (
-                    EXAMPLE_FACTOR if _EXAMPLE_PATH.search(path) else 1.0
+                factors[path] = (w.data_factor if _DATA_PATH.search(path) else 1.0) * (
+                    w.example_factor if _EXAMPLE_PATH.search(path) else 1.0
                 )
         scores = [s * factors[h.chunk.path] for s, h in zip(scores, hits)]
-    if SCORE_POWER != 1.0:  # after every demotion: the order without boosts stays the same
-        scores = [max(s, 0.0) ** SCORE_POWER for s in scores]
+    if w.score_power != 1.0:  # after every demotion: the order without boosts stays the same
+        scores = [max(s, 0.0) ** w.score_power for s in scores]
     why: list[str | None] = [None] * len(hits)
     if not scores:
         return scores, why
     top = max(scores)
     out = list(scores)
-    if shape.symbol is not None and DEFINITION_BOOST:
+    if shape.symbol is not None and w.definition_boost:
         names = tuple(dict.fromkeys((shape.symbol, _last_name(shape.symbol))))
         wanted = file_key(shape.symbol)
-        defining = [i for i, h in enumerate(hits) if _defines(h, names)]
-        inner = _opening_windows(hits, defining, names) if DEFINITION_LINE else set()
+        defining = [i for i, h in enumerate(hits) if _defines(h, names, w)]
+        inner = _opening_windows(hits, defining, names) if w.definition_line else set()
         for i in defining:
             h = hits[i]
             if i not in inner:
-                out[i] += top * DEFINITION_BOOST * (1.5 if name_key(h.chunk.path) == wanted else 1.0)
+                out[i] += (
+                    top
+                    * w.definition_boost
+                    * (w.definition_file if name_key(h.chunk.path) == wanted else 1.0)
+                )
                 why[i] = f"defines {shape.symbol}"
-    if shape.embedded and EMBEDDED_DEFINITION_BOOST:
-        for i, h in enumerate(hits):
-            if _defines(h, shape.embedded):
-                out[i] += top * EMBEDDED_DEFINITION_BOOST
-                why[i] = "defines a name in the question"
-    if shape.words and (PATH_BOOST or PATH_MULT):
+    if shape.words and w.path_mult:
         cache: dict[str, float] = {}
         for i, h in enumerate(hits):
             ratio = cache.get(h.chunk.path)
             if ratio is None:
-                ratio = cache[h.chunk.path] = _path_overlap(shape.words, _path_parts(h.chunk.path)) / len(
-                    shape.words
-                )
-            if ratio >= 0.1:
-                out[i] += top * PATH_BOOST * ratio + scores[i] * PATH_MULT * ratio
+                parts = _path_parts(h.chunk.path, w.path_folder)
+                ratio = cache[h.chunk.path] = _path_overlap(shape.words, parts, w.path_min) / len(shape.words)
+            if ratio >= w.path_share:
+                out[i] += scores[i] * w.path_mult * ratio
                 why[i] = why[i] or "its file's name holds words of the question"
-    if COHERENCE_BOOST or COHERENCE_MULT:
-        _add_coherence(hits, scores, reasons, top, out, why)
+    if w.coherence_mult:
+        _add_coherence(hits, scores, reasons, out, why, w)
     return out, why
 
 
@@ -403,23 +356,24 @@ def _add_coherence(
     hits: list[Hit],
     scores: list[float],
     reasons: list[str | None],
-    top: float,
     out: list[float],
     why: list[str | None],
+    weights: RankingWeights,
 ) -> None:
     """Rank up the code files that hold much of the pool's score: a file's best chunk gains
-    COHERENCE_MULT times the file's share (relative to the file that holds the most), its other
-    chunks COHERENCE_REST of that, so the file's second passage is not overtaken by the best of
+    `coherence_mult` times the file's share (relative to the file that holds the most), its other
+    chunks `coherence_rest` of that, so the file's second passage is not overtaken by the best of
     files that merely mention the question. Prose and demoted files (tests, licences, change logs)
     gain nothing: many sections or tests repeat the words of what they document or test."""
     found = file_shares([h.chunk.path for h in hits], scores, scores)
     if found is None:
         return
     share_of, best = found
-    left_out = {  # the files that gain nothing, decided once a file (reasons: rerank's demotion of each hit)
+    left_out = {  # the files that gain nothing, decided once a file (reasons: the demotion of each hit)
         path
         for path, i in best.items()
-        if (COHERENCE_CODE and not is_code(hits[i])) or (COHERENCE_SKIP_DEMOTED and reasons[i])
+        if (weights.coherence_code and not is_code(hits[i]))
+        or (weights.coherence_skip_demoted and reasons[i])
     }
     for i, h in enumerate(hits):
         path = h.chunk.path
@@ -427,32 +381,31 @@ def _add_coherence(
             continue
         share = share_of[path]
         if best[path] == i:
-            out[i] += (top * COHERENCE_BOOST + scores[i] * COHERENCE_MULT) * share
+            out[i] += scores[i] * weights.coherence_mult * share
         else:
-            out[i] += scores[i] * COHERENCE_MULT * COHERENCE_REST * share
+            out[i] += scores[i] * weights.coherence_mult * weights.coherence_rest * share
         why[i] = why[i] or "much of the question is answered in its file"
 
 
-def rerank(
+def rank_hits(
     hits: list[Hit],
     k: int,
     *,
     tests: bool = True,
     dedupe: bool = True,
     mix: bool = True,
-    test_factor: float | None = None,
     boilerplate: bool = True,
     question: str | None = None,
     spread: bool = True,
+    weights: RankingWeights = DEFAULTS,
 ) -> list[Hit]:
-    """Return the final top k from candidates sorted best first; a demoted hit says why (Hit.demoted).
-    With `question`, the code-aware boosts and the per-file decay apply (their levers above), a hit
-    they moved above a better-scored one says why (Hit.boosted), and (`spread`) the passages after
-    the first PROMPT_K cover more files (spread_files; the semantic stage, which reorders this list,
-    asks for it unspread and spreads its own)."""
+    """Return the final top k from scored candidates sorted best first; a demoted hit says why
+    (Hit.demoted). With `question`, the code-aware boosts apply, a hit they moved above a
+    better-scored one says why (Hit.boosted), and (`spread`) the passages after the first PROMPT_K
+    cover more files (spread_files; the semantic stage, which reorders this list, asks for it
+    unspread and spreads its own)."""
     reasons = [_demoted(h.chunk.path, tests, boilerplate) for h in hits]
-    # the module's TEST_FACTOR as it is when called (bench/ranking.py sets it)
-    factor = TEST_FACTOR if test_factor is None else test_factor
+    factor = weights.test_factor
     base = [h.score * (factor if r else 1.0) for h, r in zip(hits, reasons)]
     boosted: list[str | None] = [None] * len(hits)
     final = base
@@ -463,10 +416,8 @@ def rerank(
             else list(range(len(hits)))
         )
     else:
-        final, boosted = boost(hits, question_shape(question), base, reasons)
+        final, boosted = boost(hits, question_shape(question), base, reasons, weights)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], i))
-        if FILE_DECAY != 1.0:
-            order = _decayed(order, hits, final)
         # a boost is named only where it moved a passage above one that scored more
         best_below = 0.0
         for i in reversed(order):
@@ -474,30 +425,33 @@ def rerank(
                 boosted[i] = None
             best_below = max(best_below, base[i])
     ranked = [hits[i]._replace(demoted=reasons[i], boosted=boosted[i], ranked=final[i]) for i in order]
-    spreading = spread and question is not None and SPREAD != 1.0 and k > PROMPT_K
+    spreading = spread and question is not None and weights.spread != 1.0 and k > PROMPT_K
     if dedupe:
         # spreading chooses from past the top k: the whole pool while it is the same for every k (up to
-        # k = 10: MIN_CANDIDATES), so that the first passages are too; twice k beyond (deduplicating is
+        # k = 10: min_candidates), so that the first passages are too; twice k beyond (deduplicating is
         # quadratic)
-        fixed_pool = k * CANDIDATES_PER_K <= MIN_CANDIDATES
-        want = (len(ranked) if fixed_pool else 2 * k) if spreading else max(k, MIX_DEPTH)
-        ranked = _drop_duplicates(ranked, want)
+        fixed_pool = k * weights.candidates_per_k <= weights.min_candidates
+        want = (len(ranked) if fixed_pool else 2 * k) if spreading else max(k, weights.mix_depth)
+        ranked = _drop_duplicates(ranked, want, weights.duplicate_jaccard)
     top = ranked if spreading else ranked[:k]
     if mix and k >= PROMPT_K:
-        # spreading hands it the whole list: it looks at the same ranks (5 to MIX_DEPTH) either way
-        top = _mix(top, [] if spreading else ranked[k:])
+        # spreading hands it the whole list: it looks at the same ranks (5 to mix_depth) either way
+        top = _mix(top, [] if spreading else ranked[k:], weights)
     if spreading:
-        top = spread_files(top, k)
+        top = spread_files(top, k, weights=weights)
     return top
 
 
-def spread_files(hits: Sequence[Hit], k: int, values: Sequence[float] | None = None) -> list[Hit]:
+def spread_files(
+    hits: Sequence[Hit], k: int, values: Sequence[float] | None = None, weights: RankingWeights = DEFAULTS
+) -> list[Hit]:
     """Return the top k of `hits` (in their final order, each valued by `values`, by default its
     lexical value: Hit.ranked, else its score): the first
     PROMPT_K as they are (a prompt's passages), then each next one chosen greedily by its value x
-    SPREAD ** (the passages of its file already chosen), so that a longer list covers more files
+    `spread` ** (the passages of its file already chosen), so that a longer list covers more files
     rather than more windows of one. The first passages are the same for every k."""
-    if SPREAD == 1.0 or len(hits) <= PROMPT_K or k <= PROMPT_K:
+    spread, free = weights.spread, weights.spread_free
+    if spread == 1.0 or len(hits) <= PROMPT_K or k <= PROMPT_K:
         return list(hits[:k])
     if values is None:
         values = [h.ranked if h.ranked is not None else h.score for h in hits]
@@ -510,7 +464,7 @@ def spread_files(hits: Sequence[Hit], k: int, values: Sequence[float] | None = N
         j = max(
             range(len(left)),
             key=lambda m: (
-                values[left[m]] * SPREAD ** max(0, listed.get(hits[left[m]].chunk.path, 0) - SPREAD_FREE + 1),
+                values[left[m]] * spread ** max(0, listed.get(hits[left[m]].chunk.path, 0) - free + 1),
                 -m,
             ),
         )
@@ -520,33 +474,12 @@ def spread_files(hits: Sequence[Hit], k: int, values: Sequence[float] | None = N
     return chosen
 
 
-def _decay(n: int) -> float:
-    return FILE_DECAY ** (n - FILE_THRESHOLD + 1) if n >= FILE_THRESHOLD else 1.0
-
-
-def _decayed(order: list[int], hits: list[Hit], final: list[float]) -> list[int]:
-    """Choose greedily by score, each passage of a file already chosen n times ranked at FILE_DECAY**n."""
-    left = list(order)
-    chosen: list[int] = []
-    seen: dict[str, int] = {}
-    while left:
-        j = max(
-            range(len(left)),
-            key=lambda m: (final[left[m]] * _decay(seen.get(hits[left[m]].chunk.path, 0)), -m),
-        )
-        i = left.pop(j)
-        chosen.append(i)
-        path = hits[i].chunk.path
-        seen[path] = seen.get(path, 0) + 1
-    return chosen
-
-
-def _drop_duplicates(hits: list[Hit], want: int) -> list[Hit]:
+def _drop_duplicates(hits: list[Hit], want: int, jaccard: float) -> list[Hit]:
     kept: list[Hit] = []
     seen: list[frozenset[str]] = []
     for hit in hits:
         words = frozenset(map(str.lower, _WORD.findall(hit.chunk.text)))  # each word lowered, at C speed
-        if any(_similar(words, s) for s in seen):
+        if any(_similar(words, s, jaccard) for s in seen):
             continue
         kept.append(hit)
         seen.append(words)
@@ -555,13 +488,13 @@ def _drop_duplicates(hits: list[Hit], want: int) -> list[Hit]:
     return kept
 
 
-def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Jaccard(a, b) >= DUPLICATE_JACCARD; sets whose sizes alone rule it out (the overlap is at
-    most the smaller, the union at least the larger) are not intersected."""
+def _similar(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    """Jaccard(a, b) >= threshold; sets whose sizes alone rule it out (the overlap is at most the
+    smaller, the union at least the larger) are not intersected."""
     small, large = (len(a), len(b)) if len(a) <= len(b) else (len(b), len(a))
-    if small < DUPLICATE_JACCARD * large:
+    if small < threshold * large:
         return False
-    return _jaccard(a, b) >= DUPLICATE_JACCARD
+    return _jaccard(a, b) >= threshold
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -580,15 +513,15 @@ def _is_doc(hit: Hit) -> bool:
     return hit.chunk.kind in ("section", "text")
 
 
-def _mix(top: list[Hit], rest: list[Hit]) -> list[Hit]:
+def _mix(top: list[Hit], rest: list[Hit], weights: RankingWeights) -> list[Hit]:
     head = top[:PROMPT_K]
     kinds = {_is_doc(h) for h in head}
     if len(kinds) != 1:
         return top
     missing = not kinds.pop()
-    pool = (top[PROMPT_K:] + rest)[: MIX_DEPTH - PROMPT_K]  # the same ranks whatever k
+    pool = (top[PROMPT_K:] + rest)[: weights.mix_depth - PROMPT_K]  # the same ranks whatever k
     best = next((h for h in pool if _is_doc(h) == missing), None)
-    if best is None or best.score < MIX_RATIO * head[-1].score:
+    if best is None or best.score < weights.mix_ratio * head[-1].score:
         return top
     out = head[:-1] + [best] + [h for h in top[PROMPT_K - 1 :] if h is not best]
     return out[: len(top)]

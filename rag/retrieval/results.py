@@ -30,13 +30,13 @@ class Hit(NamedTuple):
     score: float  # cosine in [0, 1] under tfidf scoring; BM25's sum under bm25
     chunk: Chunk
     contributions: tuple[TermContribution, ...] = ()
-    # why the rerank ranked it at a fraction of its score ("test", "licence or change log"), so
+    # why the ranking ranked it at a fraction of its score ("test", "licence or change log"), so
     # that a list not in score order explains itself; None when it was not demoted
     demoted: str | None = None
-    boosted: str | None = None  # why the code-aware rerank ranked it above its score ("defines Router")
+    boosted: str | None = None  # why the code-aware ranking put it above its score ("defines Router")
     # the value the lexical order is by: the score at its demotion factor, raised to
-    # rag.retrieval.ranking.SCORE_POWER, plus the code-aware boosts; the semantic stage mixes this, not the bare
-    # score; None before the rerank
+    # RankingWeights.score_power (rag.weights), plus the code-aware boosts; the semantic stage mixes this, not
+    # the bare score; None before the ranking
     ranked: float | None = None
     # the semantic rerank's (rag.semantic.rerank): the passage's cosine with the question, and the
     # mix of it with the lexical score the final order is by; None when the stage did not run

@@ -14,6 +14,7 @@ from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, 
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
 from rag.sources.names import ACCESS_FILE
 from rag.store.reader import Index
+from rag.weights import DEFAULTS, RankingWeights
 
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
     from rag.indexing.pipeline import IngestReport
@@ -132,24 +133,33 @@ def rank_question(
     groups: frozenset[str] = frozenset(),
     scoring: str = DEFAULT_SCORING,
     rerank: str = DEFAULT_MODE,
+    weights: RankingWeights = DEFAULTS,
 ) -> tuple[list[Hit], str | None]:
     """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
     the MCP tool, the benches): the lexical ranking, then the semantic stage when `rerank` runs it;
     with the note for stderr the stage leaves (the extra is not installed, or its model failed).
+    `weights` are what the lexical ranking uses (a benchmark passes DEFAULTS._replace(...)).
 
     A question that is one identifier skips the stage: it is a lookup the definition boost answers,
     and a sentence embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844)."""
     available = active(rerank)  # one look for the extra (find_spec) per call
     if not available or question_shape(question).symbol is not None:
-        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring)
+        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring, weights=weights)
         return hits, NOT_INSTALLED if rerank == "auto" and not available else None
     from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, only when it runs
 
     # the stage reorders the lexical list, so it takes it unspread and spreads its own order
     hits = search(
-        index, question, lexical_depth(k), explain=explain, groups=groups, scoring=scoring, spread=False
+        index,
+        question,
+        lexical_depth(k),
+        explain=explain,
+        groups=groups,
+        scoring=scoring,
+        spread=False,
+        weights=weights,
     )
-    return safe_rerank(index.path, question, hits, k)
+    return safe_rerank(index.path, question, hits, k, weights)
 
 
 def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:

@@ -1,6 +1,6 @@
 """Scoring and top-k over the inverted index: BM25, or cosine similarity of TF-IDF vectors, on the
 same postings, with max-score pruning. The candidates go to rag.retrieval.ranking for the final top k; the
-numbers and formulas are rag.weights'."""
+numbers and formulas are rag.weights' (those a query ranks with: the `weights` argument, a RankingWeights)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,14 @@ from itertools import compress, islice, repeat
 from operator import ge, truediv
 from typing import NamedTuple
 
-from rag.retrieval import ranking as reranking  # its levers by module: the benches set them
-from rag.retrieval.ranking import candidate_count, rerank
+from rag.retrieval.ranking import candidate_count, definitions, file_key, question_shape, rank_hits
 from rag.retrieval.results import Hit, TermContribution
 from rag.store.reader import Index
 from rag.store.views import View
 from rag.text.acronyms import expand
 from rag.text.short_forms import WEIGHT as SHORT_FORM_WEIGHT
 from rag.text.short_forms import short_forms
-from rag.weights import BM25, CORRECTION_WEIGHT, Cosine, FloatColumn, bm25_idf, idf_weight, tf_weight
+from rag.weights import BM25, DEFAULTS, Cosine, FloatColumn, RankingWeights, bm25_idf, idf_weight, tf_weight
 
 DEFAULT_TOP_K = 4
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
@@ -40,9 +39,11 @@ def search(
     prune: bool = True,
     scoring: str = DEFAULT_SCORING,
     spread: bool = True,
+    weights: RankingWeights = DEFAULTS,
 ) -> list[Hit]:
     """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first (`spread`:
-    the passages after the prompt's first ones cover more files, rag.retrieval.ranking.spread_files).
+    the passages after the prompt's first ones cover more files, rag.retrieval.ranking.spread_files;
+    `weights`: what the query is ranked with, rag.weights.RankingWeights).
 
     `scoring` is "bm25", "tfidf" (cosine of TF-IDF vectors) or "auto": BM25 unless the index
     was built with the plain tokenizer. Only chunks a caller with `groups` may read are
@@ -52,11 +53,11 @@ def search(
 
     Besides the question's own terms, a query asks for the acronyms the repository defines
     for words it contains (rag.text.acronyms); under BM25, the best candidate_count(k) candidates
-    also score the short forms of its long words (rag.text.short_forms) before the rerank.
+    also score the short forms of its long words (rag.text.short_forms) before the ranking.
     """
     check_request(k, scoring)
     with index.snapshot():
-        return _search(index, question, k, explain, groups, prune, scoring, spread)
+        return _search(index, question, k, explain, groups, prune, scoring, spread, weights)
 
 
 def check_request(k: int, scoring: str) -> None:
@@ -91,6 +92,7 @@ def _search(
     prune: bool,
     scoring: str,
     spread: bool,
+    weights: RankingWeights,
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
@@ -119,7 +121,7 @@ def _search(
             continue
         ids, tfs, maxw, maxb = found
         bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
-        share = CORRECTION_WEIGHT if term in corrected else 1.0  # a corrected typo is a guess
+        share = weights.correction_weight if term in corrected else 1.0  # a corrected typo is a guess
         if bm25:
             idf = bm25_idf(n_docs, len(ids))
             terms.append(QueryTerm(term, idf, share * n * idf, ids, tfs, bound))
@@ -131,25 +133,25 @@ def _search(
     # heaviest query terms first: the order scores are summed in, pruned or not. It depends
     # only on the view's statistics, so equal views give bit-identical scores
     terms.sort(key=lambda t: (-t.weight, t.term))
-    want = candidate_count(k) * reranking.POOL_FACTOR
+    want = candidate_count(k, weights)
     if bm25:
         # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
         normalisers = view.column("bm25k", (t.ids for t in terms))
-        weights = BM25(normalisers)
+        per_posting = BM25(normalisers)
         work: list[_Work] = [
             (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
             for t in terms
         ]
-        scored = top_scores(work, want, weights, None, len(normalisers), prune)
+        scored = top_scores(work, want, per_posting, None, len(normalisers), prune)
         extra: list[QueryTerm] = []
         if index.manifest.tokenizer.mode != "plain":
             forms = short_forms(question, index.tokenizer, qtf)
             extra = _short_form_terms(index, view, forms, n_docs)
-            scored = _add_terms(scored, extra, weights)
+            scored = _add_terms(scored, extra, per_posting)
             stands_for = {**stands_for, **{t.term: forms[t.term] for t in extra}}
 
         def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
-            score = weights.one(BM25.query_scale(qw), cid, tf)
+            score = per_posting.one(BM25.query_scale(qw), cid, tf)
             return score * idf / qw, score
 
         explained = terms + extra
@@ -162,6 +164,7 @@ def _search(
             explain,
             question,
             spread,
+            weights,
         )
     qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
     norms = view.column("norms", (t.ids for t in terms))
@@ -183,6 +186,7 @@ def _search(
         explain,
         question,
         spread,
+        weights,
     )
 
 
@@ -254,34 +258,26 @@ def _hits(
     explain: bool,
     question: str,
     spread: bool,
+    weights: RankingWeights,
 ) -> list[Hit]:
-    """Order scored chunk ids, fetch the best candidates' text and rerank them to the top k."""
+    """Order scored chunk ids, fetch the best candidates' text and rank them to the top k."""
     # equal scores are ordered by place (path, then line), not by chunk id, so that an index
     # updated in place ranks exactly as a fresh build would
     places = index.places([cid for _, cid in scored])
-    if reranking.POOL_FACTOR > 1:  # demoted before the pool is cut: tests must not fill it
-        scored.sort(
-            key=lambda sc: (
-                -sc[0] * (reranking.TEST_FACTOR if reranking.demotion(places[sc[1]][0]) else 1.0),
-                places[sc[1]],
-            )
-        )
-    else:
-        scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
-    scored = scored[: candidate_count(k)]
+    scored.sort(key=lambda sc: (-sc[0], places[sc[1]]))
+    scored = scored[: candidate_count(k, weights)]
     chunks = index.chunks([cid for _, cid in scored])
     hits = [
         Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
         for score, cid in scored
     ]
     if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
-        return rerank(hits, k)
-    shape = reranking.question_shape(question)
-    if shape.symbol is not None and reranking.DEFINITION_SCAN:
-        hits.extend(
-            _definitions_beyond(index, view, shape.symbol, {cid for _, cid in scored}, contributions, explain)
-        )
-    return rerank(hits, k, question=question, spread=spread)
+        return rank_hits(hits, k, weights=weights)
+    shape = question_shape(question)
+    if shape.symbol is not None and weights.definition_scan:
+        pool = {cid for _, cid in scored}
+        hits.extend(_definitions_beyond(index, view, shape.symbol, pool, contributions, explain, weights))
+    return rank_hits(hits, k, question=question, spread=spread, weights=weights)
 
 
 def _definitions_beyond(
@@ -291,20 +287,21 @@ def _definitions_beyond(
     pool: set[int],
     contributions: Callable[[int], tuple[TermContribution, ...]],
     explain: bool,
+    weights: RankingWeights,
 ) -> list[Hit]:
     """The passages outside the pool, in files named like `symbol`, that define it, with their own
-    score (the sum of their terms' contributions; the rerank's definition boost places them)."""
+    score (the sum of their terms' contributions; the ranking's definition boost places them)."""
     ids = [
         cid
-        for cid in index.files_named(reranking.file_key(symbol))
+        for cid in index.files_named(file_key(symbol))
         if cid not in pool
         and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))
     ]
     if not ids:
         return []
-    chunks = index.chunks(ids[: reranking.DEFINITION_SCAN])
+    chunks = index.chunks(ids[: weights.definition_scan])
     candidates = {cid: Hit(0.0, chunks[cid]) for cid in sorted(chunks)}
-    defining = {id(h) for h in reranking.definitions(list(candidates.values()), symbol)}
+    defining = {id(h) for h in definitions(list(candidates.values()), symbol, weights)}
     out = []
     for cid, hit in candidates.items():
         if id(hit) in defining:

@@ -10,10 +10,11 @@ from array import array
 from collections.abc import Sequence
 
 from rag.chunking.base import Chunk
-from rag.retrieval.ranking import TEST_FACTOR, file_shares, is_code, spread_files
+from rag.retrieval.ranking import file_shares, is_code, spread_files
 from rag.retrieval.results import Hit
 from rag.semantic.model import ModelError, identity, load
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV, RERANK_MODES, active
+from rag.weights import DEFAULTS, RankingWeights
 
 __all__ = [
     "DEFAULT_MODE",
@@ -54,12 +55,17 @@ def lexical_depth(k: int) -> int:
 
 
 def rerank(
-    index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
+    index_path: str | os.PathLike[str] | None,
+    question: str,
+    hits: Sequence[Hit],
+    k: int,
+    weights: RankingWeights = DEFAULTS,
 ) -> list[Hit]:
     """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
     cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors, and the question's, are read from
     the cache beside the index (`index_path`; None: no cache) and the missing ones computed and
-    stored: with none missing, the model is not loaded at all."""
+    stored: with none missing, the model is not loaded at all. `weights`: the lexical ranking's,
+    whose spread and test factor the mix uses too."""
     pool = list(hits[: max(k, DEPTH)])
     if not pool:
         return []
@@ -91,7 +97,7 @@ def rerank(
     # in float64 from the stored float32 values, without numpy: a query whose vectors are all
     # cached imports neither it nor onnxruntime (each product of two float32 is exact in a float64)
     cosines = [sum(map(operator.mul, _floats(found[key]), q)) for key in keys]
-    return mix(pool, cosines, k)
+    return mix(pool, cosines, k, weights)
 
 
 def _floats(vector: bytes) -> array[float]:
@@ -100,12 +106,15 @@ def _floats(vector: bytes) -> array[float]:
     return values
 
 
-def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
+def mix(
+    pool: Sequence[Hit], cosines: Sequence[float], k: int, weights: RankingWeights = DEFAULTS
+) -> list[Hit]:
     """Return the top k of `pool` by LEXICAL_WEIGHT * lexical share + the rest * cosine (ties: lexical order)."""
-    # the lexical score as the lexical order weighed it: demoted, raised to rag.retrieval.ranking.SCORE_POWER, and
+    # the lexical score as the lexical order weighed it: demoted, raised to RankingWeights.score_power, and
     # with the code-aware boosts
     lexical = [
-        h.ranked if h.ranked is not None else h.score * (TEST_FACTOR if h.demoted else 1.0) for h in pool
+        h.ranked if h.ranked is not None else h.score * (weights.test_factor if h.demoted else 1.0)
+        for h in pool
     ]
     best = max(lexical) or 1.0
     mixed = [LEXICAL_WEIGHT * s / best + (1 - LEXICAL_WEIGHT) * c for s, c in zip(lexical, cosines)]
@@ -114,7 +123,7 @@ def mix(pool: Sequence[Hit], cosines: Sequence[float], k: int) -> list[Hit]:
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
     # after the prompt's passages, a longer list covers more files (rag.retrieval.ranking.spread_files)
     ordered = [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order]
-    return spread_files(ordered, k, [mixed[i] for i in order])
+    return spread_files(ordered, k, [mixed[i] for i in order], weights)
 
 
 def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
@@ -133,14 +142,18 @@ def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float])
 
 
 def safe_rerank(
-    index_path: str | os.PathLike[str] | None, question: str, hits: Sequence[Hit], k: int
+    index_path: str | os.PathLike[str] | None,
+    question: str,
+    hits: Sequence[Hit],
+    k: int,
+    weights: RankingWeights = DEFAULTS,
 ) -> tuple[list[Hit], str | None]:
     """The stage as a query runs it: (hits, a note for stderr or None); a model that cannot be
     loaded gives the lexical top k and one line saying why."""
     try:
-        return rerank(index_path, question, hits, k), None
+        return rerank(index_path, question, hits, k, weights), None
     except ModelError as exc:
-        return spread_files(hits, k), f"Note: {exc}; the passages are in lexical order"
+        return spread_files(hits, k, weights=weights), f"Note: {exc}; the passages are in lexical order"
 
 
 def will_run(mode: str | None = None) -> bool:
