@@ -17,7 +17,7 @@ A configuration is a label and overrides: TokenizerSettings fields (`stem=snowba
 of the LEVERS below: the chosen defaults, then each alternative. `--refs` adds the bench
 references on the default configuration's chunks and terms: sklearn TfidfVectorizer and
 bm25s BM25 (k1=1.5, b=0.75), as bench/quality.py runs them. `--record` appends the tables to
-bench/LEVERS.md (RECORD) with the date and command; the measurements are kept in docs/levers.md.
+docs/levers.md (RECORD) with the date and command.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ SETS = {  # name -> (questions file, corpus root)
     "dev": ("dev-questions.jsonl", CORPORA),
 }
 CACHE = Path(tempfile.gettempdir()) / "rag-levers"
-RECORD = Path(__file__).resolve().parent / "LEVERS.md"
+RECORD = Path(__file__).resolve().parent.parent / "docs" / "levers.md"
 TF_MAX = 65535  # tfs are stored as uint16
 
 # lever -> configurations, the first being "all defaults on"; each later one turns one thing off

@@ -21,14 +21,14 @@ from operator import add, mul, truediv
 from typing import NamedTuple, Union
 
 # BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
-# bench/LEVERS.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
+# docs/levers.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
 BM25_K1 = 4.0
 BM25_B = 0.9
 
 
 class RankingWeights(NamedTuple):
     """The numbers and switches a query is ranked with, besides the index's own BM25 parameters:
-    read by rag.retrieval.search and rag.retrieval.ranking, each measured in bench/LEVERS.md. A
+    read by rag.retrieval.search and rag.retrieval.ranking, each measured in docs/levers.md. A
     benchmark varies them by passing DEFAULTS._replace(name=value) to search() or rank_question()
     (an unknown name is a ValueError; mypy checks the types)."""
 
@@ -49,7 +49,7 @@ class RankingWeights(NamedTuple):
     # among ranks PROMPT_K + 1 to mix_depth, scores within mix_ratio of the last of them
     mix_ratio: float = 0.8
     mix_depth: int = 14
-    # the code-aware stage (bench/LEVERS.md, "ranking stack"); a boost is a fraction of the best candidate's
+    # the code-aware stage (docs/levers.md, "ranking stack"); a boost is a fraction of the best candidate's
     # score, added to a candidate's; a multiplier scales the candidate's own
     definition_boost: float = 3.0  # a chunk that defines the identifier a question names
     definition_file: float = 1.5  # times that, for a definition in a file named like the identifier

@@ -63,7 +63,7 @@ def test_each_chunk_is_one_document_labelled_with_path_lines_and_symbol() -> Non
     ]
 
 
-def test_the_instructions_say_what_the_issue_asks() -> None:
+def test_the_instructions_say_to_answer_only_from_the_passages_and_cite_them() -> None:
     system = template("system").template
     for phrase in (
         "only from these documents",

@@ -12,7 +12,7 @@ from rag.weights import idf_weight, tf_weight
 PLAIN = Tokenizer(TokenizerSettings(mode="plain"))
 CODE = Tokenizer(TokenizerSettings(mode="code"))
 CODE_PARTS_ONLY = Tokenizer(TokenizerSettings(mode="code", identifiers=False))
-# the code tokenizer as it was before the levers of bench/LEVERS.md: suffix stemmer, every length
+# the code tokenizer as it was before the levers of docs/levers.md: suffix stemmer, every length
 SUFFIX_PARTS_ONLY = Tokenizer(
     TokenizerSettings(mode="code", stem="suffix", identifiers=False, min_length=1, query_stopwords=False)
 )

@@ -15,7 +15,7 @@ OVERLAP_LINES = 10
 # The tree-sitter languages' definitions are windowed smaller: on the 43-repository code-search set
 # this lifts 11 of their 16 languages (bash, ruby, zig most) and the set 0.759 -> 0.768, while the
 # Python and JS/TS chunkers keep the policy above, which the dev and docstring sets prefer
-# (bench/LEVERS.md: smaller chunks everywhere cost dev 4 questions)
+# (docs/levers.md: smaller chunks everywhere cost dev 4 questions)
 DEFINITION_MAX_CHARS = 1200
 DEFINITION_WINDOW_LINES = 25
 DEFINITION_OVERLAP_LINES = 5

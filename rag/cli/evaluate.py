@@ -5,7 +5,7 @@ answers and a line span that overlaps that answer's span (1-based, inclusive; to
 lines overlap, adjacent spans do not). hit@k is the share of questions found within the
 top k; MRR@10 is the mean of 1/r over questions found within the top 10 (0 otherwise).
 Beside them goes the mean size in characters of the top-4 passages, because the overlap
-rule rewards long passages that would bloat the prompt (team rule: keep it <= 3,000).
+rule rewards long passages that would bloat the prompt (the mean is kept within 3,000).
 
 An answer whose path is not in the index is a labelling error: it is listed, and a
 question none of whose answers is in the index is not scored (rather than counted as a miss).
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 KS = (1, 4, 10)  # the hit@k figures reported
 DEPTH = 10  # passages retrieved per question: MRR@10 and hit@10 need ten
 PASSAGES = 4  # the passages whose size is reported: the ones a prompt gets
-MAX_PASSAGE_CHARS = 3000  # team rule for the mean size of those passages
+MAX_PASSAGE_CHARS = 3000  # the most the mean size of those passages may be, for a prompt of four
 MISS_K = DEFAULT_TOP_K  # a question is listed as a miss when no hit is in its top MISS_K
 SCHEMA_HINT = (
     'each line must be {"id", "question", "answers": [{"path", "start_line", "end_line"}], "corpus"?}'

@@ -41,7 +41,7 @@ _BATCH_BYTES = 256_000
 # Allocations between young-generation garbage collections while ingesting (Python's default
 # is 700). Parsing and chunking allocate millions of short-lived acyclic objects (ast nodes,
 # chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
-# full ingest of the eight corpora, 20% in one process (bench/SPEED.md).
+# full ingest of the eight corpora, 20% in one process (docs/benchmarks.md).
 _GC_GEN0 = 50_000
 
 

@@ -1,6 +1,6 @@
 """After scoring: choose the final top k from the best-scored candidates.
 
-Three adjustments, each measured in bench/LEVERS.md, and a code-aware stage before them (their
+Three adjustments, each measured in docs/levers.md, and a code-aware stage before them (their
 numbers: rag.weights.RankingWeights, passed in as `weights`):
 
 * tests: a passage under a test folder or in a test file is scored `test_factor` times
@@ -23,7 +23,7 @@ others a quarter of that). Markup, data and config files (HTML templates, JSON, 
 code rank at half their score: they mention the words of the code they render or show. The boosts
 see the scores (after those demotions) raised to `score_power`, so that a narrow lexical lead can
 yield to them and a wide one holds. Its levers and their measures on the three evaluation sets are
-in bench/LEVERS.md.
+in docs/levers.md.
 
 The first passages of a top k are the same for every k up to 10 (`min_candidates`): asking
 for more never changes what came first.

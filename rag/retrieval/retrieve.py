@@ -141,7 +141,7 @@ def rank_question(
     `weights` are what the lexical ranking uses (a benchmark passes DEFAULTS._replace(...)).
 
     A question that is one identifier skips the stage: it is a lookup the definition boost answers,
-    and a sentence embedding of a bare name only blurs it (bench/LEVERS.md: symbol 0.913 -> 0.844)."""
+    and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
     available = active(rerank)  # one look for the extra (find_spec) per call
     if not available or question_shape(question).symbol is not None:
         hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring, weights=weights)

@@ -25,7 +25,7 @@ from rag.weights import BM25, DEFAULTS, Cosine, FloatColumn, RankingWeights, bm2
 
 DEFAULT_TOP_K = 4
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
-# bench/LEVERS.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
+# docs/levers.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
 SCORINGS = ("auto", "tfidf", "bm25")
 DEFAULT_SCORING = "auto"
 

@@ -7,7 +7,7 @@ no output, no descriptor of its parent's); that process (`run`) embeds every pas
 vector yet and ends. It stays out of the way: Linux's idle scheduling class (else niceness 10), and
 before each small batch (BACKGROUND_BATCH) a wait while another process runs (up to BUSY_WAIT_MAX):
 without that, two queries at a time right after ingests ran 1.4-1.9 times as long (the model's
-threads share the cores and their caches even at the lowest priority; bench/LEVERS.md, stop 21).
+threads share the cores and their caches even at the lowest priority; docs/levers.md).
 
 One process embeds at a time on the machine (a lock in the user cache folder), and the others do not
 wait: each queues its index (a file in the queue folder beside the lock) and exits if that lock is

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 # the texts of one onnxruntime call; by length, so that padding costs little (bench/semantic_speed.py)
 BATCH = 16
 # tokens of a passage the model reads, at most its own max_tokens: all-MiniLM-L6-v2 reads 256, but 128
-# rank as well on the three sets and embed twice as fast (bench/LEVERS.md, stop 18)
+# rank as well on the three sets and embed twice as fast (docs/levers.md)
 PASSAGE_TOKENS = 128
 # the recipe of _quantize and of running it (one text a run: see Embedder.embed), part of a quantized
 # model's identity: another recipe, other vectors
@@ -212,7 +212,7 @@ def _quantize(ort: Any, source: str, dest: str, work: str) -> None:
     quantized dynamically (the activations at run time), per output channel. The products whose
     weights narrow their input (a feed-forward block's down projection, fed by its GELU) stay in
     float: quantized too, the vectors moved twice as far from the original's, and dev's questions
-    lost an answer from the top 4 (bench/LEVERS.md, stop 19)."""
+    lost an answer from the top 4 (docs/levers.md)."""
     import logging
 
     try:

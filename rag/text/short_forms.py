@@ -9,7 +9,7 @@ They are scored only on the candidates the question's own terms found (rag.retri
 whole index. Short terms are common: reading their postings in full made a query at a million
 chunks 30-40% slower, and ranked the same. Scoring them under BM25 only: BM25 is a sum over terms,
 so a term can be added to a candidate's score afterwards; a cosine's query norm cannot. Measured
-in bench/LEVERS.md ("short forms").
+in docs/levers.md ("short forms").
 """
 
 from __future__ import annotations
