@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.errors import InputError
+from rag.retrieval.passages import shape
 from rag.retrieval.ranking import question_shape
 from rag.retrieval.results import Hit
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
@@ -143,23 +144,36 @@ def rank_question(
     A question that is one identifier skips the stage: it is a lookup the definition boost answers,
     and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
     available = active(rerank)  # one look for the extra (find_spec) per call
+    shaped = index.manifest.tokenizer.mode != "plain"  # the original design's passages stay its windows
+    want = shaping_depth(k, weights) if shaped else k
     if not available or question_shape(question).symbol is not None:
-        hits = search(index, question, k, explain=explain, groups=groups, scoring=scoring, weights=weights)
-        return hits, NOT_INSTALLED if rerank == "auto" and not available else None
-    from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, only when it runs
+        hits = search(index, question, want, explain=explain, groups=groups, scoring=scoring, weights=weights)
+        note = NOT_INSTALLED if rerank == "auto" and not available else None
+    else:
+        from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, when it runs
 
-    # the stage reorders the lexical list, so it takes it unspread and spreads its own order
-    hits = search(
-        index,
-        question,
-        lexical_depth(k),
-        explain=explain,
-        groups=groups,
-        scoring=scoring,
-        spread=False,
-        weights=weights,
-    )
-    return safe_rerank(index.path, question, hits, k, weights)
+        # the stage reorders the lexical list, so it takes it unspread and spreads its own order
+        hits = search(
+            index,
+            question,
+            lexical_depth(want),
+            explain=explain,
+            groups=groups,
+            scoring=scoring,
+            spread=False,
+            weights=weights,
+        )
+        hits, note = safe_rerank(index.path, question, hits, want, weights)
+    return (shape(index, hits, k, weights.grow_chars) if shaped else hits), note
+
+
+def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
+    """Return how many ranked hits the passages of a top k are shaped from. Up to k = 10 it is 10,
+    whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
+    passages are the same for all of them; a list of 10 may then come out shorter. Past 10, half as
+    many again, to fill k after the hits an earlier passage covers make way."""
+    fixed = weights.min_candidates // weights.candidates_per_k
+    return fixed if k <= fixed else k + k // 2
 
 
 def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:

@@ -14,6 +14,7 @@ from itertools import compress, islice, repeat
 from operator import ge, truediv
 from typing import NamedTuple
 
+from rag.retrieval.quoted import holding, quotes
 from rag.retrieval.ranking import candidate_count, definitions, file_key, question_shape, rank_hits
 from rag.retrieval.results import Hit, TermContribution
 from rag.store.reader import Index
@@ -149,6 +150,11 @@ def _search(
             extra = _short_form_terms(index, view, forms, n_docs)
             scored = _add_terms(scored, extra, per_posting)
             stands_for = {**stands_for, **{t.term: forms[t.term] for t in extra}}
+        quoted: dict[int, TermContribution] = {}
+        spans = quotes(question) if index.manifest.tokenizer.mode != "plain" else []
+        if spans:
+            own = lambda new: _add_terms(new, terms + extra, per_posting)  # noqa: E731
+            scored, quoted = _with_quoted(index, view, spans, scored, own)
 
         def bm25_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
             score = per_posting.one(BM25.query_scale(qw), cid, tf)
@@ -160,7 +166,9 @@ def _search(
             view,
             scored,
             k,
-            lambda cid: _explain(cid, explained, bm25_part, stands_for),
+            lambda cid: (
+                _explain(cid, explained, bm25_part, stands_for) + ((quoted[cid],) if cid in quoted else ())
+            ),
             explain,
             question,
             spread,
@@ -214,6 +222,27 @@ def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: i
         out.append(QueryTerm(term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
     out.sort(key=lambda t: (-t.weight, t.term))
     return out
+
+
+def _with_quoted(
+    index: Index,
+    view: View,
+    spans: list[str],
+    scored: list[tuple[float, int]],
+    own: Callable[[list[tuple[float, int]]], list[tuple[float, int]]],
+) -> tuple[list[tuple[float, int]], dict[int, TermContribution]]:
+    """Raise the chunks that hold a quoted span verbatim by the best candidate's score, adding those
+    the pool lacks at their `own` scores (rag.retrieval.quoted); with what each gained, for --explain."""
+    found = holding(index, spans, lambda term: (_postings(index, view, term) or (None,))[0])
+    if not found:
+        return scored, {}
+    top = max((score for score, _ in scored), default=1.0)
+    label = " / ".join(f'"{s}"' for s in spans)
+    missing = sorted(found - {cid for _, cid in scored})
+    out = scored + own([(0.0, cid) for cid in missing])
+    out = [(score + top if cid in found else score, cid) for score, cid in out]
+    gained = TermContribution(label, 0.0, 1, 0.0, top, expands="the quoted text, as written")
+    return out, dict.fromkeys(found, gained)
 
 
 def _add_terms(

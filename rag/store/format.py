@@ -212,3 +212,17 @@ def realizable_views(groups_of_class: dict[int, frozenset[str]]) -> list[frozens
             if len(views) >= MAX_STORED_VIEWS:
                 break
     return list(views)
+
+
+def well_formed(chunk: Chunk) -> bool:
+    """Whether a chunk read back has the types a chunk is written with."""
+    return (
+        isinstance(chunk.path, str)
+        and isinstance(chunk.start_line, int)
+        and isinstance(chunk.end_line, int)
+        and isinstance(chunk.kind, str)
+        and isinstance(chunk.symbol, (str, type(None)))
+        and isinstance(chunk.text, str)
+        and isinstance(chunk.context, str)
+        and isinstance(chunk.ordinal, int)
+    )

@@ -33,6 +33,7 @@ from rag.store.format import (
     readable_classes,
     recorded_scoring,
     view_key,
+    well_formed,
 )
 from rag.store.paths import ancestors, file_uri, ingest_command, repository_holding
 from rag.store.stats import forward_lists, view_df, view_length
@@ -317,7 +318,7 @@ class Index:
             tuple(ids),
         )
         out = {r[0]: Chunk(*r[1:]) for r in rows}
-        check(len(out) == len(set(ids)) and all(map(_well_formed, out.values())), "chunk rows out of range")
+        check(len(out) == len(set(ids)) and all(map(well_formed, out.values())), "chunk rows out of range")
         return out
 
     @_reads
@@ -326,12 +327,16 @@ class Index:
         return self._chunk_ranges(self._query("SELECT first_chunk, n_chunks FROM files ORDER BY path"))
 
     @_reads
+    def file_chunk_ids(self, path: str) -> list[int]:
+        """Return the ids of one indexed file's chunks, in line order ([] for a path not indexed)."""
+        where = "SELECT first_chunk, n_chunks FROM files WHERE path = ?"
+        return self._chunk_ranges(self._query(where, (path,)))
+
+    @_reads
     def files_named(self, key: str) -> list[int]:
-        """Return the chunk ids of the indexed files whose name_key is `key`, in path order (an
-        index lookup: a symbol question's files)."""
-        return self._chunk_ranges(
-            self._query("SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path", (key,))
-        )
+        """Return the chunk ids of the files whose name_key is `key`, in path order (a symbol question's)."""
+        where = "SELECT first_chunk, n_chunks FROM files WHERE name_key = ? ORDER BY path"
+        return self._chunk_ranges(self._query(where, (key,)))
 
     def _chunk_ranges(self, spans: Iterable[tuple[int, int]]) -> list[int]:
         """The chunk ids of files' (first chunk, count) spans, checked to lie within the ids in use."""
@@ -569,20 +574,6 @@ class Index:
             return self._conn.execute(sql, args)
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) from None
-
-
-def _well_formed(chunk: Chunk) -> bool:
-    """Whether a chunk read back has the types a chunk is written with."""
-    return (
-        isinstance(chunk.path, str)
-        and isinstance(chunk.start_line, int)
-        and isinstance(chunk.end_line, int)
-        and isinstance(chunk.kind, str)
-        and isinstance(chunk.symbol, (str, type(None)))
-        and isinstance(chunk.text, str)
-        and isinstance(chunk.context, str)
-        and isinstance(chunk.ordinal, int)
-    )
 
 
 def _connect_for_reading(path: str, read_only: bool = False) -> sqlite3.Connection:
