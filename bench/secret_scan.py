@@ -35,6 +35,15 @@ SHOW_PREFIX = frozenset(
         "anthropic-key",
         "jwt",
         "private-key",
+        "pypi-token",
+        "npm-token",
+        "huggingface-token",
+        "google-api-key",
+        "google-oauth-secret",
+        "dockerhub-token",
+        "digitalocean-token",
+        "vault-token",
+        "grafana-token",
     }
 )
 
@@ -245,6 +254,86 @@ def planted(root: Path) -> None:
         ("password-assignment", "define('DB_PASSWORD', '", "Hv4tR9" + "xQ2mWu", "');"),
         ("token-assignment", "token = os.getenv('GITHUB_TOKEN', '", "t0K3n" + "Vx9Qw2Lm8Rz4", "')"),
         ("command-line-password", 'subprocess.run(["mysql", "-u", "root", "-p', "Hv4tR9" + "xQ2mWt", '"])'),
+        # a value on the line below its name, a typed setting, a subscript
+        ("password-assignment", 'DB_PASSWORD = (\n    "', "Hv4tR9" + "xQ2mWs", '"\n)'),
+        ("password-assignment", 'export const SMTP_PASSWORD =\n  "', "Hv4tR9" + "xQ2mWr", '";'),
+        ("password-assignment", '    db_password: SecretStr = "', "Hv4tR9" + "xQ2mWq", '"'),
+        ("password-assignment", 'os.environ["DB_PASSWORD"] = "', "Hv4tR9" + "xQ2mWp", '"'),
+        # tokens known by their prefix alone, with no name beside them
+        (
+            "pypi-token",
+            "twine upload -u __token__ -p ",
+            "pypi-AgEIcHlwaS5vcmc"
+            + "Okd2vlDy6QLF5CNu7jxyjDp1WH6g7M3lcxX001hX5x_eukms_mQP6ZHQwJEvhLxDb45eV4o",
+            " dist/*",
+        ),
+        ("gitlab-token", "git clone https://ci:", "gldt-" + "1YMEx09AFaqkeY5q8L9d", "@gitlab.com/a/b.git"),
+        (
+            "slack-token",
+            "App(token='",
+            "xapp-1-A0LFMY0ZYA-6915975965903-"
+            + "8dd63fb13e173c6535b4fa4091f9a8ec26ad7738a4dae08daab449813d80de7c",
+            "')",
+        ),
+        ("huggingface-token", "login('", "api_org_" + "iTwJZzxESBRxLGPeljEkxVjqDjNdRbTHMa", "')"),
+        (
+            "google-oauth-secret",
+            '{"web": {"client_secret": "',
+            "GOCSPX-" + "S9HSWZShNK3X6IZK6MR-jBFhCkg0",
+            '"}}',
+        ),
+        (
+            "dockerhub-token",
+            "echo ",
+            "dckr_pat_" + "e5lxM3JQAf3y1oTDsvwwAxRYvwk",
+            " | docker login --password-stdin",
+        ),
+        (
+            "digitalocean-token",
+            "doctl auth init --access-token ",
+            "dop_v1_" + "a0be6b077dafdafb27cce4b7892d6ba9cefdb4fa84d94d238c2616f662486781",
+            "",
+        ),
+        (
+            "vault-token",
+            "vault login ",
+            "hvs."
+            + "CAESILeak0JN4QDZzd7HFyKSr91xhsTSiWesG2pyHmgNX9vuUc-gcTb3gmfIRKBnCNa3Htqg9UJnkkpbtpGiUK7-dIKL0",
+            "",
+        ),
+        (
+            "azure-client-secret",
+            'ClientSecretCredential(t, c, "',
+            "8qN8Q~" + "8-bFe0KpZkdeXRAslSfAOUHhP0u~fpfKTZ",
+            '")',
+        ),
+        ("grafana-token", "api(auth='", "glsa_" + "sRTiaG6RLtg9qlNG94DQVSIipMp0ech9_783a9ec4", "')"),
+        # a secret beside its key id, as a constructor's positional arguments
+        (
+            "twilio-api-secret",
+            'Client("SK' + 'ece658bb363f69b6dd6756b98f5b9bd6", "',
+            "UBrNuPd5njZkRCED" + "s45yWz2dBAnX3mv5",
+            '")',
+        ),
+        (
+            "alibaba-secret-key",
+            'AcsClient("LTAI' + 'XDTY6Nd5HOdqqBoB", "',
+            "inQmK530fi6qaX9" + "Dg1RnqI4sCKuewc",
+            '")',
+        ),
+        (
+            "tencent-secret-key",
+            'Credential("AKID' + 'Mto8oYkkxHqwRgVlxoqLKl0XrkDBPhYF", "',
+            "8fmtA90cFjrzJUmt" + "zLVHhscVpwPBiAFx",
+            '")',
+        ),
+        (
+            "gcs-hmac-secret",
+            'client("s3", "auto", None, True, None, None, "GOOG1E'
+            + 'HWHM2ZDZYIN62MWSGU4O71CX5V6O3ASZU3NOOUIWQFFG5R1VIC40ZFE", "',
+            "QFT8OUCagYtnV29vJbSW" + "EUPJFPKJdosyGwBVvsV5",
+            '")',
+        ),
     ]
     plants_all = [(kind, *plant) for kind, plant in plants.items()] + more
     base = root / "flask-3.1.3" / "src" / "flask" / "app.py"

@@ -296,7 +296,7 @@ FALSE_CASES = [
     ("mysql -u root -p mydb", "mysql-prompted-password"),
     ("npm_config_registry_url_for_private_packages", "npm-snake-identifier"),
     ("ssh://git@github.com:22/org/repo", "url-user-only"),
-    ("color: #1a2b3c; background: #FFAABB;", "css-colors"),
+    ("color: #a1b2c3; background: #FFAABB;", "css-colors"),
     ("getUserAccountSettingsByOrganizationIdentifierAndRegion2", "camelcase-identifier"),
     ("postgres://user:password@localhost/db", "url-placeholder-password"),
     ("postgres://user:${PASS}@localhost/db", "url-env-reference"),

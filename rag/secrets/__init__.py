@@ -3,20 +3,25 @@
 Redaction replaces each secret by `[REDACTED:<kind>]` and never changes the number of lines (a
 multi-line match keeps its line breaks after the marker), so citations by line stay exact.
 
-Credentials assigned to names (`DB_PASSWORD=...`, `password: ...`, `"apiKey": "..."`, `auth_token = ...`,
-in any case, quoted or not) are redacted when the value is a literal, not code: see
-rag.secrets.assignments. HTTP Basic and docker/npm `auth` values count when their base64 decodes to
+Tokens known by their prefix (`ghp_`, `pypi-AgE`, `xoxb-`, `sk-ant-`, ...) are redacted wherever they
+stand, with no name beside them (see rag.secrets.tokens), and so is a secret passed right after its
+key id (`Client("SK...", "<secret>")`, `Session("AKIA...", "<secret>")`). Credentials assigned to
+names (`DB_PASSWORD=...`, `password: ...`, `"apiKey": "..."`, `auth_token = ...`, `db_password: str =
+...`, `config["password"] = ...`, in any case, quoted or not) are redacted when the value is a
+literal, not code: see rag.secrets.assignments. HTTP Basic and docker/npm `auth` values count when their base64 decodes to
 `user:password`; base64 that decodes to a private key (a kubeconfig's `client-key-data`), or in a
 Kubernetes Secret to `.env` lines or a credential, is redacted whole.
 
 The rules also run over the text as its values read (see rag.secrets.decoded): the lines that hold
 escapes decoded (a notebook's `"\\"password\\": \\"...\\"\\n"`), backslash-continued lines joined,
-`NAME = ("part" "part")` and YAML `name: >` block scalars joined into one value. A secret found
+`NAME = ("part" "part")` and YAML `name: >` block scalars joined into one value, and a value on the
+line below its name joined to it (`NAME = (` then `"value"`, `const NAME =` then `"value";`). A secret found
 there is mapped back to its span in the text, so the redaction keeps the line breaks it covers.
 
 Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp_"`, `"://"`, ...);
-its full regex runs only when the gate passes, so a file with no candidates costs about 50 fast scans
-(4.8 s over the eight corpora's 56 MB on a loaded 2-core machine, 12 MB/s: bench/secret_scan.py). Names in
+its full regex runs only when the gate passes, and rules with the same gate test it once, so a file
+with no candidates costs about 60 fast scans (4.1 s over the eight corpora's 56 MB on a loaded 2-core
+machine, 14 MB/s: bench/secret_scan.py). Names in
 any case are searched in the lowered text, which a literal search scans 5 times faster than an
 IGNORECASE pattern. No rule scans a span of text more than a bounded number of times: hostile
 inputs (1 MB of BEGIN lines, of `mysql `) take under half a second (bench/hostile.py --shapes).
@@ -28,13 +33,16 @@ is not redacted when it is a template or environment reference (`${PASS}`, `{pas
 `<password>`, `$PASSWORD`), a mask (`***`), the user name again (`postgres:postgres`), or made of
 stock example words (`password`, `pass123`, `foo:bar`, `changeme`); `git@host:org/repo` has no
 `://` and is never a candidate. An assigned value needs 8+ characters, letters with a digit or a
-symbol, no placeholder words (`your-api-key`, `xxxx`, `***`), and, unquoted, must not be code
-(`self.password`, `getpass()`, `os.environ[...]`, `None`, `${VAR}`, `next_token_2`).
+symbol, no placeholder words (`your-api-key`, `xxxx`, `***`), must not be stock words in leetspeak
+(`p@ssword`), a path, a file name or an identifier (`keys/server-2024.pem`, `secrets.v1.yaml`,
+`tokenizer_v2`, `settings.SECRET_KEY`), and, unquoted, must not be code (`self.password`,
+`getpass()`, `os.environ[...]`, `None`, `${VAR}`, `next_token_2`).
 
 The modules, by role: names (the files skipped whole), values (the shape of credential values and
-names), assignments (credentials assigned to names), finders (secrets one regex cannot find), rules
-(every rule, in the order it runs), decoded (the text as its values read), scan (running the rules,
-redacting what they find).
+names), tokens (tokens known by their prefix, key ids and their secrets), assignments (credentials
+assigned to names), finders (secrets one regex cannot find), rules (every rule, in the order it
+runs), decoded (the text as its values read), scan (running the rules, redacting what they find).
+docs/security.md lists what is redacted and what is not.
 """
 
 from __future__ import annotations

@@ -8,13 +8,16 @@ from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential
 
 # An assignment to a name that holds a credential (the name in the rule, at the end of a longer
 # one: DB_PASSWORD, spring.datasource.password, clientSecret, x-api-key, _authToken), maybe quoted
-# (JSON, PHP, YAML), by `=`, `:`, `:=` or `=>`; then a quoted literal (maybe b"", r"", u""), or one
-# unquoted token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`,
-# `${VAR}`, `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a
-# quote, `;&|` or the end. Possessive runs: a token never backtracks, and it cannot run past the
-# next `=` or `:`, so no two candidates scan the same characters twice (linear on any input).
+# (JSON, PHP, YAML) or a subscript's key (`config["db_password"] =`), by `=`, `:`, `:=`, `=>` or a
+# type annotation's `: str =` (`db_password: SecretStr = ...`, as typed settings classes write
+# them); then a quoted literal (maybe b"", r"", u""), or one unquoted token: no quotes, brackets,
+# braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`, `<password>`, `ENC(...)` stop it
+# early), base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a
+# token never backtracks, and it cannot run past the next `=` or `:`, so no two candidates scan the
+# same characters twice (linear on any input).
 ASSIGNED = (
-    r"""(?P<name>{name})["'`]?(?P<sp1>[ \t]*)(?P<op>:=|=>|[:=])(?P<sp2>[ \t]*)"""
+    r"""(?P<name>{name})["'`]?\]?(?P<sp1>[ \t]*)"""
+    r"""(?P<op>:=|=>|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])|[:=])(?P<sp2>[ \t]*)"""
     r"""(?:[bru]{{0,2}}(?P<q>["'`]))?"""
     r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|[^\s"'`=:,;&|()\[\]{{}}<>]{{8,}}+={{0,2}}))"""
     r"""(?(q)(?P=q)|(?=[\s"'`;&|]|\Z))"""
@@ -73,7 +76,7 @@ def assigned_secret(match: re.Match[str]) -> bool:
 def _not_a_reference(match: re.Match[str]) -> bool:
     """Reject what names or tests a credential without being one: a type name (the hash of
     `"AWS::MSK::BatchScramSecret"` in a schema), an ARN (`arn:aws:...:secret:name-a1b2c3`, where
-    `:secret:` reads as an assignment), a password hash (`hashed_password`, `pbkdf2_sha256$...`), a
+    `:secret:` reads as an assignment), a URL's user name (`https://x-access-token:...@`), a password hash (`hashed_password`, `pbkdf2_sha256$...`), a
     patterned test vector (`ccccc`, `abcdefghij`)."""
     text, start, value = match.string, match.start("name"), match["secret"]
     before = text[max(0, start - 40) : start]
@@ -82,6 +85,8 @@ def _not_a_reference(match: re.Match[str]) -> bool:
         return False
     if before.endswith(":") and match["op"] == ":" and not match["sp1"] and not match["sp2"]:
         return False
+    if match["op"] == ":" and key is not None and before[: key.start()].endswith("//"):
+        return False  # a URL's user (`https://x-access-token:<token>@host`): the url-password rule's
     if value[:4].lower() in ("arn:", "urn:") or _HEX_NUMBER.fullmatch(value):
         return False
     if HASHED_NAME.search(before[-24:].lower()) or _HASH_VALUE.match(value):

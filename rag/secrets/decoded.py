@@ -130,11 +130,20 @@ def _unescape(m: re.Match[str]) -> str:
 # a line continued by a backslash, and the string literals around it that Python concatenates
 _CONTINUATION = re.compile(r"""(?P<q>["'])[ \t]*\\\r?\n[ \t]*(?P=q)|\\\r?\n""")
 _CONTINUED = re.compile(r"\\\r?\n")
-# NAME = ( "part" "part" ... ): literals Python concatenates, over lines (found by the bracket that
-# ends its line: a pattern led by `[=:]` scanned every file 3 times slower)
+# NAME = ( "part" "part" ... ) or NAME = ( "value" ): a value inside brackets on the lines below
+# its name (as black wraps a long string), the literals Python concatenates, a comment after each
+# (found by the bracket that ends its line: a pattern led by `[=:]` scanned every file 3 times slower)
 _OPEN_PAREN = re.compile(r"\([ \t]*\r?\n")
-_PARENTHESISED = re.compile(r"""\((?P<body>\s*+(?:[bruBRU]{0,2}(?P<q>["'])[^"'\\\n]*+(?P=q)\s*+){2,}+)\)""")
-_LITERAL = re.compile(r"""[bruBRU]{0,2}(["'])([^"'\\\n]*+)\1""")
+_PARENTHESISED = re.compile(
+    r"""\((?P<body>\s*+(?:[bruBRU]{0,2}(?P<q>["'])[^"'\\\n]*+(?P=q)[ \t]*+(?:(?:\#|//)[^\n]*+)?\s*+)++)\)"""
+)
+_LITERAL = re.compile(r"""[bruBRU]{0,2}(["'])([^"'\\\n]*+)\1|(?:\#|//)[^\n]*+""")  # or a comment
+# NAME =\n    "value"; a value on the line below its name, as JavaScript, TypeScript, Java, Kotlin,
+# PHP, Rust and C# formatters break a long assignment (`=`, `:=` or `=>` ends the line; not `==`)
+_OPERATOR_ENDS_LINE = re.compile(r"=>?[ \t]*\r?\n")
+_NEXT_LINE_VALUE = re.compile(
+    r"""[ \t]*+(?P<value>[bruBRU]{0,2}(?P<q>["'`])[^"'`\\\n]{1,512}+(?P=q))[ \t]*+[;,]?[ \t]*+(?:(?:\#|//)[^\r\n]*+)?(?=\r?\n|\Z)"""
+)
 # a YAML block scalar: `name: >` or `name: |` (with chomping and indentation marks), its value on
 # the more indented lines below
 _BLOCK_HEAD = re.compile(
@@ -145,27 +154,63 @@ _BLOCK_LINES = 8  # a value split over more lines than this is text, not a token
 
 def decoded_view(text: str) -> _Spliced | None:
     """Build the text as its values read (see _Spliced), from the lines that hold escapes,
-    continuations, parenthesised literals and YAML block scalars; None if there are none."""
+    continuations, parenthesised literals, values on the line below their names and YAML block
+    scalars; None if there are none."""
     view = _Spliced(text)
     if "\\" in text:
         _add_escaped_lines(view, text)
         if "\\\n" in text or "\\\r\n" in text:
             _add_continued_lines(view, text)
     if "(" in text:
-        for paren in _OPEN_PAREN.finditer(text):
-            if not text[max(0, paren.start() - 8) : paren.start()].rstrip(" \t").endswith(("=", ":")):
-                continue
-            m = _PARENTHESISED.match(text, paren.start())
-            if m is None:
-                continue
-            line = text.rfind("\n", 0, m.start()) + 1
-            view.copy(line, m.start("body") - 1)
-            joined = "".join(lit[2] for lit in _LITERAL.finditer(m["body"]))
-            view.put(f'"{joined}"', m.start("body") - 1, m.end())
-            view.end_region()
+        _add_parenthesised(view, text)
+    _add_next_line_values(view, text)
     if ": >" in text or ": |" in text:
         _add_block_scalars(view, text)
     return view if view.parts else None
+
+
+def _add_parenthesised(view: _Spliced, text: str) -> None:
+    """Add each `NAME = (` whose literals follow on the lines below as `NAME = "<the literals joined>"`."""
+    for paren in _OPEN_PAREN.finditer(text):
+        if not text[max(0, paren.start() - 8) : paren.start()].rstrip(" \t").endswith(("=", ":")):
+            continue
+        m = _PARENTHESISED.match(text, paren.start())
+        if m is None:
+            continue
+        line = text.rfind("\n", 0, m.start()) + 1
+        literals = [lit for lit in _LITERAL.finditer(text, m.start("body"), m.end("body")) if lit[1]]
+        if len(literals) == 1:
+            # one literal on its own line is read as written by every rule but those that need
+            # its name: joined to the name only when that holds a credential's word, and mapped
+            # back exactly, so the brackets stay
+            if _NAME_HINT.search(text, line, paren.start()):
+                view.copy(line, paren.start())
+                view.put(" ", paren.start(), literals[0].start())
+                view.copy(literals[0].start(), literals[0].end())
+                view.end_region()
+            continue
+        view.copy(line, m.start("body") - 1)
+        view.put(f'"{"".join(lit[2] for lit in literals)}"', m.start("body") - 1, m.end())
+        view.end_region()
+
+
+def _add_next_line_values(view: _Spliced, text: str) -> None:
+    """Add each `NAME =` that ends its line, the name a credential's, and a literal alone on the
+    next line, as `NAME = <the literal>` (see _NEXT_LINE_VALUE)."""
+    for op in _OPERATOR_ENDS_LINE.finditer(text):
+        if op.start() and text[op.start() - 1] in "=!<>":  # a comparison, not an assignment
+            continue
+        line = text.rfind("\n", 0, op.start()) + 1
+        if not _NAME_HINT.search(text, line, op.start()):
+            continue
+        value = _NEXT_LINE_VALUE.match(text, op.end())
+        if value is None:
+            continue
+        operator_end = op.start() + (2 if text.startswith("=>", op.start()) else 1)
+        view.copy(line, operator_end)
+        view.put(" ", operator_end, value.start("value"))
+        view.copy(value.start("value"), value.end())
+        view.end_region()
 
 
 def _line_around(text: str, start: int, end: int) -> tuple[int, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from rag.secrets.finders import (
     named_literals,
     putty_private_lines,
 )
+from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
 from rag.secrets.values import (
     aws_secret_name,
     basic_credentials,
@@ -64,11 +66,14 @@ _B = r"(?<![A-Za-z0-9_-])"
 _E = r"(?![A-Za-z0-9_-])"
 
 
+# The gates are cached, so rules gated on the same words share one gate, which scan tests once per text.
+@functools.cache
 def _contains(*words: str) -> Callable[[str], bool]:
     """Gate on plain substrings (str `in` is fast for one or two words)."""
     return lambda text: any(word in text for word in words)
 
 
+@functools.cache
 def _search(pattern: str) -> Callable[[str], object]:
     """Gate on alternatives sharing a literal prefix, which one regex search finds faster than many `in`."""
     return re.compile(pattern).search
@@ -79,6 +84,19 @@ def _words_then(words: tuple[str, ...], pattern: str) -> Callable[[str], object]
     so it runs only on the texts that hold a word)."""
     search = re.compile(pattern).search
     return lambda text: any(word in text for word in words) and search(text)
+
+
+def _gate(pattern: str) -> Callable[[str], object]:
+    """Gate on a literal with `in` (twice as fast as a regex search for it), on a pattern with a search."""
+    return _contains(pattern) if _LITERAL.fullmatch(pattern) else _search(pattern)
+
+
+_LITERAL = re.compile(r"[\w~-]+")
+
+
+def _of_secret(check: Callable[[str], bool]) -> Callable[[re.Match[str]], bool]:
+    """Apply a check to the match's `secret` group."""
+    return lambda m: check(m["secret"])
 
 
 def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]], bool]) -> Rule:
@@ -93,7 +111,7 @@ RULES: tuple[Rule | Finder, ...] = (
     Finder(_contains("-----BEGIN "), lambda text: key_blocks(text)),
     Rule(
         "aws-access-key",
-        _search("AKIA|ASIA"),
+        _search("AKI[AD]|ASIA"),  # the gate of the key ids' rules, Tencent's AKID with AWS's
         re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     ),
     Rule(
@@ -121,11 +139,18 @@ RULES: tuple[Rule | Finder, ...] = (
         re.compile(_B + r"glpat-(?P<body>[A-Za-z0-9_-]{20,})" + _E),
         check=lambda m: varied(m["body"]),
     ),
+    # Slack's bot, user and app tokens (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-), and the rotating ones
+    # (xoxe.xoxp-1-..., refresh tokens xoxe-1-...)
     Rule(
         "slack-token",
-        _search("xox[abprs]-"),
-        re.compile(_B + r"xox[abprs]-[0-9]{6,}-(?P<body>[A-Za-z0-9-]{8,})" + _E),
-        check=lambda m: varied(m["body"]),
+        _search("xox[abprse]-"),
+        re.compile(
+            _B
+            + r"(?:xox[abprs]-[0-9]{6,}-(?P<body>[A-Za-z0-9-]{8,})"
+            + r"|(?:xoxe\.xox[bp]|xoxe)-[0-9]-(?P<rotating>[A-Za-z0-9]{100,}))"
+            + _E
+        ),
+        check=lambda m: varied(m["body"]) if m["body"] else mixed(m["rotating"]),
     ),
     Rule(
         "slack-webhook",
@@ -153,6 +178,16 @@ RULES: tuple[Rule | Finder, ...] = (
         _contains("sk-"),
         re.compile(_B + r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{32,})" + _E),
         check=lambda m: mixed(m["body"]),
+    ),
+    # more tokens known by their prefix (see tokens.PREFIXED)
+    *(
+        Rule(
+            kind,
+            _gate(gate),
+            re.compile(pattern if kind in OWN_BOUNDS else _B + pattern + _E),
+            check=check,
+        )
+        for kind, gate, pattern, check in PREFIXED
     ),
     Rule(
         "jwt",
@@ -261,29 +296,16 @@ RULES: tuple[Rule | Finder, ...] = (
         re.compile(_B + r"whsec_(?P<body>[A-Za-z0-9+/]{24,}+={0,2})(?![A-Za-z0-9+/=_-])"),
         check=lambda m: varied(m["body"]) and random_case(m["body"]),
     ),
-    # an AWS secret access key right after its key id, with no name in front: a CSV export
-    # (`user,,AKIA...,wJalr...`), a constructor call (`Credentials("AKIA...", "wJalr...")`)
-    Rule(
-        "aws-secret-key",
-        _search("AKIA|ASIA"),
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}[\"'`]?[ \t]*[,;:|\t]\s{0,40}+[\"'`]?"
-            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-        ),
-        group="secret",
-        check=lambda m: varied(m["secret"]) and mixed(m["secret"]),
-    ),
-    # Twilio's auth token beside its account SID: Client("AC...", "<32 hex>")
-    Rule(
-        "twilio-auth-token",
-        _search(
-            "AC[0-9a-f]{32}"
-        ),  # not `"AC" in text`, true of most files, which the regex then scanned slowly
-        re.compile(
-            r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"'`]?[ \t]*[,;:|]\s{0,40}+[\"'`]?(?P<secret>[0-9a-f]{32})(?![A-Za-z0-9])"
-        ),
-        group="secret",
-        check=lambda m: varied(m["secret"]) and letters_and_digits(m["secret"]),
+    # a secret right after its key id, with no name in front (see tokens.PAIRED)
+    *(
+        Rule(
+            kind,
+            _gate(gate),
+            re.compile(rf"(?<![A-Za-z0-9]){key_id}{THEN}(?P<secret>{secret})"),
+            group="secret",
+            check=_of_secret(check),
+        )
+        for kind, gate, key_id, secret, check in PAIRED
     ),
     Finder(_contains("PuTTY-User-Key-File-"), putty_private_lines),
     Finder(_contains(ENCODED_KEY, "Secret"), encoded_secrets),

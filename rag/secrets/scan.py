@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from rag.secrets.decoded import decoded_view
@@ -63,20 +63,30 @@ def _scan(text: str) -> list[Finding]:
     """Run every rule over `text` as it is; the findings may overlap."""
     found: list[Finding] = []
     lowered: str | None = None
+    # (gate, whether it is given the lowered text) -> its answer: rules that share a gate (the same
+    # literal, see rules._search) scan the text for it once
+    passed: dict[tuple[int, bool], bool] = {}
+
+    def passes(gate: Callable[[str], object], of: str) -> bool:
+        key = (id(gate), of is lowered)
+        if key not in passed:
+            passed[key] = bool(gate(of))
+        return passed[key]
+
     for rule in RULES:
         if isinstance(rule, Finder):
-            if rule.gate(text):
+            if passes(rule.gate, text):
                 found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text))
             continue
         matches: Iterator[re.Match[str]]
         if rule.scan is None:
-            if not rule.gate(text):
+            if not passes(rule.gate, text):
                 continue
             matches = rule.regex.finditer(text)
         else:
             if lowered is None:
                 lowered = text.lower()
-            if not rule.gate(lowered):
+            if not passes(rule.gate, lowered):
                 continue
             matches = _anycase_matches(rule, text, lowered)
         for match in matches:

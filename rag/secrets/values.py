@@ -8,11 +8,14 @@ import urllib.parse
 
 # Stock words of examples; a URL password made only of these (and trailing digits) is a placeholder:
 # password, pass123, mypassword, foo:bar, secret, changeme, ...
-_PLACEHOLDER_PASSWORD = re.compile(
+_STOCK_WORDS = (
     r"(?:my|your|the|db|user|some)?"
     r"(?:pass|password|passwd|pwd|pw|secret|changeme|example|placeholder|redacted|token"
-    r"|foo|bar|baz|qux|test|dummy|fake)+[0-9]*"
+    r"|foo|bar|baz|qux|test|dummy|fake)+"
 )
+_PLACEHOLDER_PASSWORD = re.compile(_STOCK_WORDS + "[0-9]*")
+_PLACEHOLDER_WORDS = re.compile(_STOCK_WORDS)
+_LEET = str.maketrans("@$013457", "asoieast")  # the letters that leetspeak writes as symbols and digits
 
 
 def varied(value: str) -> bool:
@@ -67,8 +70,12 @@ def not_example(value: str) -> bool:
 
 
 def _stock_word(value: str) -> bool:
-    """Whether a password is only stock example words and digits (`pass123`, `foo:bar`, `changeme`)."""
-    return _PLACEHOLDER_PASSWORD.fullmatch(re.sub(r"[^a-z0-9]", "", value.lower())) is not None
+    """Whether a password is only stock example words and digits (`pass123`, `foo:bar`, `changeme`),
+    or those words alone in leetspeak (`p@ssword`, `s3cr3t`, `P@55w0rd!`; not `p@ss(w0rd)123`)."""
+    lowered = value.lower()
+    if _PLACEHOLDER_PASSWORD.fullmatch(re.sub(r"[^a-z0-9]", "", lowered)) is not None:
+        return True
+    return _PLACEHOLDER_WORDS.fullmatch(re.sub(r"[^a-z]", "", lowered.translate(_LEET))) is not None
 
 
 def real_password(match: re.Match[str]) -> bool:
@@ -127,10 +134,43 @@ _NOT_A_CREDENTIAL = re.compile(
 )
 
 
+# Values that name something rather than hold a secret: a relative path (`keys/server-2024.pem`,
+# `src/app2`), a file name (`secrets.v1.yaml`, `refresh_tokens.sqlite3`), a code identifier in snake
+# case (`tokenizer_v2`, `JWT_SECRET_KEY_2`) or dotted (`settings.SECRET_KEY`, `accounts.ApiToken`).
+# Each part is a word, maybe with digits after it, or a number: a generated secret's runs mix case
+# and digits within a part (`wJalrXUtnFEMI/K7MDENG/...`, `ya29.a0AfH6SMBx`), so none of these
+# matches one. Kebab-case words stay candidates: `hunter2-very-secret` is a passphrase.
+# (possessive runs, and alternatives that start differently, so a part matches one way only:
+# linear on any value)
+_CAP_WORD = (  # Token, HTTP2 (an acronym before a non-letter), HTTP in HTTPServer, O in OAuth, X25519
+    r"(?:[A-Z][a-z]{2,}+[0-9]*+|[A-Z]{2,}+[0-9]*+(?![a-z])|[A-Z]+?(?=[A-Z][a-z])|[A-Z][0-9]++)"
+)
+_CAMEL = rf"(?:[a-z]{{2,}}+[0-9]*+|[a-z][0-9]++|{_CAP_WORD})(?:{_CAP_WORD})*+"  # tokenizer, apiToken2
+_PART = rf"(?:{_CAMEL}|[0-9]++)"
+_SNAKE = r"[a-z]++[0-9]*+(?:_(?:[a-z]++[0-9]*+|[0-9]++))++|[A-Z]++[0-9]*+(?:_(?:[A-Z]++[0-9]*+|[0-9]++))++"
+_EXTENSION = (
+    r"(?i:pem|key|crt|cer|der|csr|p12|pfx|pub|jks|keystore|asc|gpg|pgp|sig|json|ya?ml|toml|ini|cfg|conf"
+    r"|env|txt|csv|tsv|db|sqlite3?|bin|dat|log|lock|html?|xml|js|ts|py|rb|go|sh|md|rst|j2|jinja2?|tpl"
+    r"|tmpl|properties|plist|sql|enc|age|kdbx|gz|zip|tar|tgz|whl|jar|pkl|pt|onnx|safetensors|model|vocab)"
+)
+_ORDINARY = re.compile(
+    rf"\.{{0,2}}{_PART}(?:[-_.]{_PART})*(?:/\.{{0,2}}{_PART}(?:[-_.]{_PART})*)+/?"  # a relative path
+    rf"|{_PART}(?:[-_.]{_PART})*\.{_EXTENSION}"  # a file name
+    rf"|{_SNAKE}"
+    rf"|(?:{_CAMEL}|{_SNAKE})(?:\.(?:{_CAMEL}|{_SNAKE}))+"  # a dotted name
+)
+
+
+def ordinary(value: str) -> bool:
+    """Tell a path, a file name or a code identifier, which name things, from a credential (see _ORDINARY)."""
+    return _ORDINARY.fullmatch(value) is not None
+
+
 def credential_value(value: str) -> bool:
     """Accept a literal that looks chosen or generated: 8+ characters, letters with a digit or a
     symbol (`!#$%&*+?@^~`; not `-_.=`, so `your-api-key`, `my_secret_name` and `a=b` are not), not a
-    template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`)."""
+    template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`), nor a path, file
+    name or identifier (see ordinary)."""
     if len(value) < 8 or not any(map(str.isalpha, value)):
         return False
     if not any(map(str.isdigit, value)) and _SYMBOLS.isdisjoint(value):
@@ -138,7 +178,9 @@ def credential_value(value: str) -> bool:
     if not varied(value) or not not_example(value):
         return False
     lowered = value.lower()
-    return not any(part in lowered for part in _PLACEHOLDER_PARTS) and not _NOT_A_CREDENTIAL.fullmatch(value)
+    if any(part in lowered for part in _PLACEHOLDER_PARTS) or _NOT_A_CREDENTIAL.fullmatch(value):
+        return False
+    return not ordinary(value)
 
 
 # Token names that are not credentials: .NET's publicKeyToken, and the pagination, idempotency,

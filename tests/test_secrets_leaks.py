@@ -1,0 +1,418 @@
+"""Forms of secrets that reached the index: a value on the line below its name, tokens known by their
+prefix alone, a secret passed beside its key id. Fakes are assembled from parts, as in test_secrets."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.secrets import redact
+
+PW = "Zq8mN3" + "pL7kR2"
+PW2 = "Hv4tR9" + "xQ2mWx!"
+PW3 = "k7Lw2Pq" + "9Xz4Rt"
+
+
+def assert_redacted(text: str, secrets: list[str], counts: dict[str, int]) -> str:
+    """Redact `text`; check the counts, that every secret is gone and that no line moved."""
+    redacted, found = redact(text)
+    assert found == counts
+    for secret in secrets:
+        assert secret not in redacted
+    assert redacted.count("\n") == text.count("\n")
+    return redacted
+
+
+# ---- a value on the line below its name ---------------------------------------------------------
+
+PYTHON_SETTINGS = f'''"""Production settings: the base settings with the deployment's services."""
+
+from .base import *  # noqa: F403
+
+DEBUG = False
+ALLOWED_HOSTS = ["app.example.com"]
+
+DATABASES["default"]["PASSWORD"] = (
+    "{PW}"
+)
+EMAIL_HOST_USER = "apikey"
+EMAIL_HOST_PASSWORD = (
+    "{PW2}"  # rotated every quarter
+)
+
+
+class Settings(BaseSettings):
+    redis_url: str = "redis://cache:6379/0"
+    stripe_webhook_secret: str = (
+        "{PW3}"
+    )
+    page_size: int = (
+        50
+    )
+'''
+
+
+def test_python_values_in_brackets_below_their_names() -> None:
+    redacted = assert_redacted(PYTHON_SETTINGS, [PW, PW2, PW3], {"password-assignment": 3})
+    # the literal is redacted where it stands: the brackets, the comment and every line stay
+    assert '    "[REDACTED:password-assignment]"  # rotated every quarter\n' in redacted
+    assert redacted.count("(\n") == PYTHON_SETTINGS.count("(\n")
+
+
+TYPESCRIPT_CONFIG = f"""import {{ defineConfig }} from "./config";
+
+export const DB_PASSWORD =
+  "{PW}";
+
+const apiToken = (
+  "{PW2}"
+);
+
+export const SMTP_PASSWORD =
+  `{PW3}`;
+
+export default defineConfig({{ port: 8080, retries: 3 }});
+"""
+
+
+def test_javascript_values_below_their_names() -> None:
+    assert_redacted(TYPESCRIPT_CONFIG, [PW, PW2, PW3], {"password-assignment": 2, "token-assignment": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            f'    private static final String SMTP_PASSWORD =\n        "{PW}";\n',
+            "password-assignment",
+        ),
+        (f'    val apiKey =\n        "{PW}"\n', "api-key-assignment"),
+        (f"    'password' =>\n        '{PW}',\n", "password-assignment"),
+        (f'$config["db_password"] =\n    "{PW}";\n', "password-assignment"),
+        (f'    "client_secret": (\n        "{PW}"\n    ),\n', "password-assignment"),
+        (f'db_password := (\n    "{PW}"\n)\n', "password-assignment"),
+        (f'    db_password: SecretStr = "{PW}"\n', "password-assignment"),
+        (f'    api_key: Optional[str] = "{PW}"\n', "api-key-assignment"),
+        (f'os.environ["DB_PASSWORD"] = "{PW}"\n', "password-assignment"),
+    ],
+    ids=[
+        "java",
+        "kotlin",
+        "php-array",
+        "php-subscript",
+        "python-dict",
+        "walrus",
+        "typed",
+        "typed-optional",
+        "subscript",
+    ],
+)
+def test_values_in_other_languages_and_forms(text: str, kind: str) -> None:
+    assert_redacted(text, [PW], {kind: 1})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'if password ==\n    "{PW}":\n    pass\n',
+        'message = (\n    "Your password was reset2 today"\n)\n',
+        'label = (\n    "Password"\n)\n',
+        'PASSWORD_HELP =\n    "At least 12 characters, with 1 digit";\n',
+        'token_path = (\n    "secrets/api_token_2.txt"\n)\n',
+        'api_key_header =\n    "X-Api-Key-V2";\n',
+        f'greeting = (\n    "{PW}"\n)\n',  # a name that holds no credential
+        "    password: str = None\n",
+        "access_token: OAuth2Token = Depends(oauth2_scheme)\n",
+        f'assert response.json()["token"] == "{PW}"\n',
+    ],
+    ids=[
+        "comparison",
+        "prose",
+        "a-word",
+        "prose-below",
+        "path",
+        "header-name",
+        "not-a-credential-name",
+        "typed-none",
+        "typed-dependency",
+        "subscript-comparison",
+    ],
+)
+def test_values_below_names_that_are_not_credentials(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+# ---- tokens known by their prefix, anywhere on a line -------------------------------------------
+
+PYPI = (
+    "pypi-AgEIcHlwaS5vcmc" + "Okd2vlDy6QLF5CNu7jxyjDp1WH6g7M3lcxX001hX5x_eukms_mQP6ZHQwJEvhLxDb45eV4oSboNjJ"
+)
+TEST_PYPI = "pypi-AgENdGVzdC5weXBpLm9yZw" + "PAB6FdYZID0KjoR_rAJBsQvfJbxQZhSIWWoBfRqGB8HZu_2qi3R50xJne_27Ur6H"
+GHS = "ghs_" + "sj4f4obypwnxtzF9t1QeWridCPTbiIZxVrTJ"
+GHU = "ghu_" + "G8NIGZ42TpqmT4RVpGHhl3GI87g9Mpryd6YJ"
+GHR = "ghr_" + "SUVVqi2iwBB7IOMluMsokPnGZ7WzmlxiYYoB"
+GH_FINE = (
+    "github_pat_" + "lNiVVkcYTvz2BpotHHoOo8_" + "JPt9bSpznjG9CYxVijJp5dYdh384IF5jyddVGh3XZLPf9vLtk4Ohexs7B7m"
+)
+GLPAT = "glpat-" + "KY8e04hA_xVndoTd8ryo"
+GLDT = "gldt-" + "1YMEx09AFaqkeY5q8L9d"
+GLRT = "glrt-" + "D8nVhY56b83FM-1jYIr-"
+XOXB = "xoxb-" + "3353532302144-9295415612894-" + "UJCKdR80OeQuChAnONPL7VYg"
+XOXP = "xoxp-" + "6172897206695-2021444533388-4717606001369-" + "0814da76d0ac87d37088ce2885181c7d"
+XAPP = (
+    "xapp-"
+    + "1-A0LFMY0ZYA-6915975965903-"
+    + "8dd63fb13e173c6535b4fa4091f9a8ec26ad7738a4dae08daab449813d80de7c"
+)
+XOXE = "xoxe.xoxp-" + (
+    "1-iXJdHeEJm19K88t2Im6mQZi2vLT0LgCTrxNZJIovn3ZVCpU416SPuxEp6JPqc5EVjQ0OD2G6b3jByFYncOT1OO"
+    "DrZLrzS7aChROPKjHEAxVL33jvkpZnm3UyKgiSjx3vyk1OdsjxSNWgpB8Zdj"
+)
+STRIPE = "sk_" + "live_" + "ctIIyFxcMPXhhgkoJG9Fc7HI"
+STRIPE_RESTRICTED = "rk_" + "live_" + "d3Lzmom0o9H2cnOOCHZvOuEc"
+OPENAI = "sk-" + "jqnf1qAyZHni5YqChZ6SygqjpdcW441sJFhJcrcVi8ylctWJ"
+OPENAI_PROJ = (
+    "sk-" + "proj-" + "OBM_wj4EOpkVWr8IDEUPQvk98UMD89CPOUMtq6FGC1wfOUfIKFsGEVCCKP38Rp1CICgWa51dgG2vhJ_lgoTd1"
+)
+ANTHROPIC = (
+    "sk-" + "ant-api03-" + "udEjbTGc0fopJzgX_nGFiYMKn3PJdRK0wMWivWaCUNZtcbcYKyO0Snh10fxraOWqRBkXDH-T2OP1u5"
+)
+HF = "hf_" + "hQldKyyZOmceJfJXjrNSausWIjZInHoCwq"
+HF_ORG = "api_org_" + "iTwJZzxESBRxLGPeljEkxVjqDjNdRbTHMa"
+NPM = "npm_" + "15hvv4GXx0qfkCvml10busXZ9FiwqmPCjkvQ"
+SENDGRID = "SG." + "ZYgRqhCAsgu9TtaQuCAZKe" + "." + "BlcX7hJHib-yRH5HFkouShQ1XgjemsJDIxIEg_lp5YZ"
+GOOGLE = "AIza" + "SynnUwYetxQmbhhzxxMPZED4GO9Yy-aS6jG"
+GOOGLE_OAUTH = "GOCSPX-" + "S9HSWZShNK3X6IZK6MR-jBFhCkg0"
+DOCKER = "dckr_pat_" + "e5lxM3JQAf3y1oTDsvwwAxRYvwk"
+DIGITALOCEAN = "dop_v1_" + "a0be6b077dafdafb27cce4b7892d6ba9cefdb4fa84d94d238c2616f662486781"
+VAULT = (
+    "hvs." + "CAESILeak0JN4QDZzd7HFyKSr91xhsTSiWesG2pyHmgNX9vuUc-gcTb3gmfIRKBnCNa3Htqg9UJnkkpbtpGiUK7-dIKL0VZ"
+)
+AZURE_SECRET = "8qN8Q~" + "8-bFe0KpZkdeXRAslSfAOUHhP0u~fpfKTZ"
+GRAFANA = "glsa_" + "sRTiaG6RLtg9qlNG94DQVSIipMp0ech9_783a9ec4"
+
+DEPLOY_SCRIPT = f"""#!/usr/bin/env bash
+# Release: build, publish, tag, announce. Run from the repository root.
+set -euo pipefail
+
+python -m build
+twine upload -u __token__ -p {PYPI} dist/*
+twine upload --repository testpypi -u __token__ -p {TEST_PYPI} dist/*
+npm publish --//registry.npmjs.org/:_authToken {NPM}
+git push https://x-access-token:{GHS}@github.com/acme/app.git "v$VERSION"
+git push https://oauth2:{GLPAT}@gitlab.com/acme/app.git "v$VERSION"
+echo {DOCKER} | docker login -u acme-ci --password-stdin
+curl -fsS -H "Authorization: Bearer {XOXB}" -d channel=releases -d text="v$VERSION" https://slack.com/api/chat.postMessage
+huggingface-cli upload acme/model ./model --token {HF}
+"""
+
+
+def test_deploy_script_tokens_without_names() -> None:
+    assert_redacted(
+        DEPLOY_SCRIPT,
+        [PYPI, TEST_PYPI, NPM, GHS, GLPAT, DOCKER, XOXB, HF],
+        {
+            "pypi-token": 2,
+            "npm-token": 1,
+            "github-token": 1,
+            "gitlab-token": 1,
+            "dockerhub-token": 1,
+            "slack-token": 1,
+            "huggingface-token": 1,
+        },
+    )
+
+
+# (a line with the token and no name that says what it is, the kind, the token)
+PREFIXED_TOKENS = [
+    (f"twine upload -p {PYPI} dist/*", "pypi-token", PYPI, "pypi"),
+    (f"twine upload -p {TEST_PYPI} dist/*", "pypi-token", TEST_PYPI, "test-pypi"),
+    (f"gh auth login --with-token <<< {GHU}", "github-token", GHU, "github-user-to-server"),
+    (f"refresh({GHR!r})", "github-token", GHR, "github-refresh"),
+    (f"requests.get(url, auth=('bot', '{GH_FINE}'))", "github-token", GH_FINE, "github-fine-grained"),
+    (
+        f"  - git clone https://gitlab-ci:{GLDT}@gitlab.com/acme/app.git",
+        "gitlab-token",
+        GLDT,
+        "gitlab-deploy",
+    ),
+    (f"gitlab-runner register --token {GLRT}", "gitlab-token", GLRT, "gitlab-runner"),
+    (f"app = App(token={XAPP!r})", "slack-token", XAPP, "slack-app-level"),
+    (f"slack_sdk.WebClient({XOXP!r})", "slack-token", XOXP, "slack-user"),
+    (f"client.auth_test(token='{XOXE}')", "slack-token", XOXE, "slack-rotating"),
+    (f"stripe.Charge.list(api_key='{STRIPE}')", "stripe-key", STRIPE, "stripe-live"),
+    (
+        f"stripe customers list --api-key {STRIPE_RESTRICTED}",
+        "stripe-key",
+        STRIPE_RESTRICTED,
+        "stripe-restricted",
+    ),
+    (f"OpenAI({OPENAI!r})", "openai-key", OPENAI, "openai"),
+    (
+        f'curl -H "Authorization: Bearer {OPENAI_PROJ}" https://api.openai.com/v1/models',
+        "openai-key",
+        OPENAI_PROJ,
+        "openai-project",
+    ),
+    (
+        f'curl -H "x-api-key: {ANTHROPIC}" https://api.anthropic.com/v1/messages',
+        "anthropic-key",
+        ANTHROPIC,
+        "anthropic",
+    ),
+    (f"login({HF_ORG!r})", "huggingface-token", HF_ORG, "huggingface-org"),
+    (f"curl --user apikey:{SENDGRID} smtp://smtp.sendgrid.net", "sendgrid-key", SENDGRID, "sendgrid"),
+    (
+        f"fetch(`https://maps.googleapis.com/maps/api/geocode/json?address=x&key={GOOGLE}`)",
+        "google-api-key",
+        GOOGLE,
+        "google",
+    ),
+    (
+        f'flow = Flow.from_client_config({{"web": {{"client_secret": "{GOOGLE_OAUTH}"}}}})',
+        "google-oauth-secret",
+        GOOGLE_OAUTH,
+        "google-oauth",
+    ),
+    (f"doctl auth init --access-token {DIGITALOCEAN}", "digitalocean-token", DIGITALOCEAN, "digitalocean"),
+    (f"vault login {VAULT}", "vault-token", VAULT, "vault"),
+    (
+        f'ClientSecretCredential(tenant, client, "{AZURE_SECRET}")',
+        "azure-client-secret",
+        AZURE_SECRET,
+        "azure-client-secret",
+    ),
+    (f"grafana.api(auth='{GRAFANA}')", "grafana-token", GRAFANA, "grafana"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "token"), [c[:3] for c in PREFIXED_TOKENS], ids=[c[3] for c in PREFIXED_TOKENS]
+)
+def test_tokens_known_by_their_prefix(text: str, kind: str, token: str) -> None:
+    assert_redacted(text, [token], {kind: 1})
+
+
+# ordinary words and names that start as a token does, and tokens of the wrong shape
+PREFIX_LOOKALIKES = [
+    ("pip install pypi-simple-index-mirror", "pypi-word"),
+    ("pypi-AgEIcHlwaS5vcmc" + "x" * 60, "pypi-fill"),
+    ("npm_config_cache_directory_for_builds_v2", "npm-snake-name"),
+    ("see gldt-deploy-token-rotation-guide-for-teams", "gitlab-kebab-words"),
+    ("glrt-runner-authentication-token-docs", "gitlab-runner-words"),
+    ("xapp-1-config-loader", "slack-app-words"),
+    ("xoxe.xoxp-1-" + "abc", "slack-rotating-too-short"),
+    ("api_org_settings_for_organisations_v2", "hf-org-snake-name"),
+    ("api_org_" + "OrganizationSettingsPanelWidgetView", "hf-org-camel-name"),
+    ("GOCSPX-client-secret-placeholder", "google-oauth-words"),
+    ("dckr_pat_example_token_here_x", "dockerhub-words"),
+    ("dop_v1_" + "0" * 64, "digitalocean-zeros"),
+    ("hvs.token_accessor_lookup", "vault-attribute"),
+    ("glc_" + "a" * 40, "grafana-fill"),
+    ("the sk-learn-compatible estimator and the SK-" + "0" * 32 + " sample", "sk-words"),
+    ("path = ~/Q~home/Q~dir", "azure-tilde-words"),
+]
+
+
+@pytest.mark.parametrize("text", [c[0] for c in PREFIX_LOOKALIKES], ids=[c[1] for c in PREFIX_LOOKALIKES])
+def test_prefix_lookalikes_survive(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+# ---- a secret beside its key id, as an SDK constructor's positional arguments --------------------
+
+TWILIO_KEY_SID = "SK" + "ece658bb363f69b6dd6756b98f5b9bd6"
+TWILIO_KEY_SECRET = "UBrNuPd5njZkRCED" + "s45yWz2dBAnX3mv5"
+TWILIO_ACCOUNT = "AC" + "16907289049395fe29924cba506906fb"
+TWILIO_TOKEN = "9bcebe83bcd5fa54" + "80094010cec4f437"
+AWS_ID = "AKIA" + "1MT6ZFKG4LEXOJ61"
+AWS_SECRET = "7T639aWJHdhJunDJS2uh" + "RfUm4wgtBCyDTc8uNvBd"
+ALIBABA_ID = "LTAI" + "XDTY6Nd5HOdqqBoB"
+ALIBABA_SECRET = "inQmK530fi6qaX9" + "Dg1RnqI4sCKuewc"
+TENCENT_ID = "AKID" + "Mto8oYkkxHqwRgVlxoqLKl0XrkDBPhYF"
+TENCENT_SECRET = "8fmtA90cFjrzJUmt" + "zLVHhscVpwPBiAFx"
+GCS_ID = "GOOG1E" + "HWHM2ZDZYIN62MWSGU4O71CX5V6O3ASZU3NOOUIWQFFG5R1VIC40ZFE"
+GCS_SECRET = "QFT8OUCagYtnV29vJbSW" + "EUPJFPKJdosyGwBVvsV5"
+
+NOTIFY_SCRIPT = f'''"""Send the nightly report by SMS and upload it to the three clouds it is archived in."""
+
+import boto3
+from aliyunsdkcore.client import AcsClient
+from tencentcloud.common import credential
+from twilio.rest import Client
+
+sms = Client("{TWILIO_KEY_SID}", "{TWILIO_KEY_SECRET}", "{TWILIO_ACCOUNT}")
+legacy_sms = Client("{TWILIO_ACCOUNT}", "{TWILIO_TOKEN}")
+session = boto3.session.Session(
+    "{AWS_ID}",  # the report-uploader user
+    "{AWS_SECRET}",
+    region_name="eu-west-1",
+)
+gcs = boto3.client(
+    "s3", "auto", None, True, None, "https://storage.googleapis.com", "{GCS_ID}", "{GCS_SECRET}"
+)
+aliyun = AcsClient("{ALIBABA_ID}", "{ALIBABA_SECRET}", "cn-hangzhou")
+tencent = credential.Credential("{TENCENT_ID}", "{TENCENT_SECRET}")
+
+
+def send(report: str) -> None:
+    sms.messages.create(to="+15550100", from_="+15550199", body=report[:160])
+'''
+
+
+def test_secrets_beside_their_key_ids() -> None:
+    assert_redacted(
+        NOTIFY_SCRIPT,
+        [TWILIO_KEY_SECRET, TWILIO_TOKEN, AWS_SECRET, GCS_SECRET, ALIBABA_SECRET, TENCENT_SECRET],
+        {
+            "twilio-api-secret": 1,
+            "twilio-auth-token": 1,
+            "aws-access-key": 1,  # the key id is redacted too, as everywhere
+            "aws-secret-key": 1,
+            "gcs-hmac-secret": 1,
+            "alibaba-secret-key": 1,
+            "tencent-secret-key": 1,
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'sms = Client("{TWILIO_KEY_SID}", os.environ["TWILIO_API_SECRET"], "{TWILIO_ACCOUNT}")',
+        f'sms = Client("{TWILIO_KEY_SID}", "{"x" * 32}")',
+        f'aliyun = AcsClient("{ALIBABA_ID}", "cn-hangzhou")',
+        f'tencent = credential.Credential("{TENCENT_ID}", secret_key)',
+        f'print("{GCS_ID}", "{"abcdefghij" * 4}")',
+    ],
+    ids=["secret-from-environment", "placeholder-fill", "region-not-secret", "variable", "lowercase-words"],
+)
+def test_key_ids_without_a_secret_beside_them(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password =\n" * 10_000,
+        'password = (\n    "a1"\n' * 5_000,
+        "password: " + "Optional[" * 10_000,
+        'password = "' + "AB" * 50_000 + 'a"',
+        'token = "' + "a1." * 30_000 + 'a1"',
+        "gldt-" * 20_000,
+        "Q~" * 50_000,
+        ("SK" + "a1" * 16 + ", // x\n") * 2_000,
+    ],
+    ids=[
+        "operators-ending-lines",
+        "open-parentheses-one-literal",
+        "annotation-brackets",
+        "capitals-then-lower",
+        "dotted-digits",
+        "gitlab-prefixes",
+        "tilde-q",
+        "key-ids-then-comments",
+    ],
+)
+def test_candidates_of_these_forms_are_scanned_in_linear_time(text: str) -> None:
+    # 100 KB each, as test_secrets' adversarial lines: none holds a secret
+    assert redact(text) == (text, {})

@@ -1,0 +1,141 @@
+"""Values assigned to credential names that are not credentials: paths, file names, identifiers,
+placeholders. None is redacted; the secrets they resemble still are."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.secrets import redact
+
+# A settings module of the kind every service has: each name holds a credential's word, each value
+# names where the credential is, or what it is called, or stands in for it
+SETTINGS = '''"""Settings for the ingest worker: development defaults; production reads the environment."""
+
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent
+
+# TLS material lives beside the deployment, never in the repository
+private_key = "keys/server-2024.pem"
+PRIVATE_KEY = "certs/private/worker-01.key"
+public_key = "keys/server-2024.pub"
+SSL_KEYFILE = "deploy/tls/privkey1.pem"
+signing_key = "config/jwt-signing-2.key"
+ssh_private_key = "~/.ssh/deploy_ed25519"
+encryption_key = "kms/projects/app/keys/ingest-2024"
+master_key = "config/master_v2.key"
+
+# secrets are mounted as files
+secret = "secrets.v1.yaml"
+SECRET = "secrets/prod-eu-1.enc"
+secret_key = "settings.SECRET_KEY_V2"
+client_secret = "oauth/client_secret_1234.json"
+password = "secrets/db_password2.txt"
+db_password = "DB_PASSWORD_FILE_2"
+pwd = "src/app2"
+passphrase = "gpg/passphrase-2024.asc"
+password_hasher = "django.contrib.auth.hashers.Argon2PasswordHasher"
+password_validator = "auth.validators.MinLength12"
+
+# tokens: the tokenizer, the token model, where tokens are cached
+token = "tokenizer_v2"
+TOKEN = "bert_base_tokenizer_v3"
+token_model = "accounts.ApiToken"
+access_token = "access_token_v1"
+refresh_token = "refresh_tokens.sqlite3"
+auth_token = "auth/token_store_v2"
+api_token = "API_TOKEN_2"
+csrf_token = "csrf_token_cookie_2"
+
+# API keys are read from the environment; these are their names and placeholders
+api_key = "INGEST_API_KEY_2"
+API_KEY = "<your-api-key>"
+apiKey = "${INGEST_API_KEY}"
+stripe_key = "sk_test_xxxxxxxxxxxxxxxx"
+secret_key_base = "{{ vault_secret_key_base }}"
+hmac_key = "HMAC-SHA256"
+password_placeholder = "********"
+DB_PASSWORD = "changeme2024"
+DEMO_PASSWORD = "P@55w0rd!"
+
+# and the names of the templates, endpoints and variables around them
+google_credentials = "service-account-2024.json"
+PASSWORD_RESET_TEMPLATE = "registration/password_reset_email2.html"
+token_endpoint = "/api/v2/token"
+keystore_password = "keystore/pass_2024.txt"
+TWILIO_AUTH_TOKEN = "TWILIO_AUTH_TOKEN_V2"
+jwt_secret = "JWT_SECRET_V3"
+oauth_token = "oauth.tokens.OAuth2Token"
+'''
+
+
+def test_settings_of_ordinary_assignments_redact_nothing() -> None:
+    assignments = [line for line in SETTINGS.splitlines() if ' = "' in line]
+    assert len(assignments) >= 40
+    assert redact(SETTINGS) == (SETTINGS, {})
+
+
+CONFIG_YAML = """# config/app.yaml
+tls:
+  private_key: keys/server-2024.pem
+  password_file: /etc/app/db_password
+auth:
+  token: tokenizer_v2
+  secret: secrets.v1.yaml
+  secret_key: settings.SECRET_KEY_V2
+  signing_key: jwt-signing-2.key
+  client_secret: oauth/client_secret_1234.json
+storage:
+  encryption_key: kms/keys/ingest-2024
+  password: vault/db/creds-v3
+"""
+
+ENV_EXAMPLE = """# .env.example: copy to .env and fill in
+DB_PASSWORD=
+API_KEY=<your-api-key>
+GITHUB_TOKEN=${GITHUB_TOKEN}
+JWT_PRIVATE_KEY=keys/jwt-2024.pem
+SESSION_SECRET=session_secret_v2
+SIGNING_KEY=config/signing_2024.key
+PASSWORD=secrets/db_password2.txt
+"""
+
+TYPESCRIPT_CONFIG = """export const config = {
+  apiKey: "INGEST_API_KEY_2",
+  token: "tokenizer_v2",
+  secret: "secrets.v1.yaml",
+  privateKey: "keys/server-2024.pem",
+  authToken: "auth/token_store_v2",
+};
+const tokenCache =
+  "redis_token_cache_v2";
+"""
+
+
+@pytest.mark.parametrize(
+    "text", [CONFIG_YAML, ENV_EXAMPLE, TYPESCRIPT_CONFIG], ids=["yaml", "env-example", "typescript"]
+)
+def test_config_files_of_ordinary_values_redact_nothing(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+# the secrets these values resemble: assembled from parts, as in test_secrets
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"),
+    [
+        ('password = "Kq7/vXz9' + 'Lm2Pw"', "password-assignment", "Kq7/vXz9Lm2Pw"),  # a slash, not a path
+        ('secret = "zq8mn3_' + 'pl7kr2"', "password-assignment", "zq8mn3_pl7kr2"),  # not snake words
+        ('token = "ya29.a0Af' + 'H6SMBx7kQ"', "token-assignment", "ya29.a0AfH6SMBx7kQ"),  # dotted, not a name
+        ('api_key = "Zebra9' + 'Pass4"', "api-key-assignment", "Zebra9Pass4"),  # CamelCase, no dot
+        ('password = "hunter2-very-' + 'secret"', "password-assignment", "hunter2-very-secret"),
+        (
+            'private_key = "wJalrXUtnFEMI/K7MDENG/' + 'bPxRfiCYzq3Hj9Lm2T"',
+            "api-key-assignment",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq3Hj9Lm2T",
+        ),
+    ],
+    ids=["slash", "snake-with-digits-inside", "dotted-token", "camel", "kebab-passphrase", "base64-slashes"],
+)
+def test_secrets_that_resemble_ordinary_values_are_still_found(text: str, kind: str, secret: str) -> None:
+    redacted, counts = redact(text)
+    assert counts == {kind: 1} and secret not in redacted
