@@ -13,9 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
-# the ingests a bench runs start no background embedding (rag/semantic/background.py) to compete with what it
-# times next; a bench that measures embedding asks for it (ingest --embed)
-os.environ.setdefault("RAG_EMBED", "off")
 SHARED = PROJECT.parent / "shared" / "eval"
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
 CORPUS_NAMES = [

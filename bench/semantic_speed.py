@@ -1,8 +1,9 @@
 """Whole `query.py --json --no-llm` processes, interleaved: lexical only (--rerank none), the semantic
 stage with a cold vector cache (its sidecar removed first), warm (the same question again: every vector
 cached, the question's too), and warm with a question the cache has not seen (the passages' vectors
-cached, the question's forgotten: the model must run); then `ingest --embed` passages/s on REPO, and
-how long the background process an ingest starts takes to cache every passage's vector.
+cached, the question's forgotten: the model must run); then `ingest --embed` passages/s on REPO; then,
+interleaved, a new index built by a plain ingest and by `ingest --embed`, each followed by new
+questions (after the plain one no vector is cached, after --embed every passage's is).
 
     python bench/semantic_speed.py [REPO] [--index INDEX] [--rounds 7] [--models minilm-l6-int8,minilm-l6-q8]
 
@@ -14,7 +15,6 @@ from REPO. The optimized-model cache in the user cache folder is left as it is: 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import shutil
 import sqlite3
@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-os.environ.setdefault("RAG_EMBED", "off")  # no background embedding during the timed runs (bench/common.py)
 QUESTIONS = [
     "how are passages scored?",
     "where is the index written atomically",
@@ -126,44 +125,28 @@ def main() -> None:
                 f"ingest --embed {model}: median {median:.1f} passages/s, {median / first:.2f} x {models[0]} "
                 f"({', '.join(f'{v:.0f}' for v in values)})"
             )
-    # the background process an ingest starts (rag/semantic/background.py): from the ingest's end until every
-    # passage's vector is cached
-    remove_sidecar(index)
-    with sqlite3.connect(index) as conn:
-        total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    began = time.perf_counter()
-    subprocess.run(
-        [sys.executable, str(ROOT / "ingest.py"), args.repo, "--index", str(index)],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "RAG_EMBED": "background"},
-    )
-    ingested = time.perf_counter()
-    with open(str(index) + ".vectors.embedding", "a+b") as lock:
-        time.sleep(0.5)  # the process has taken its lock by then
-        fcntl.flock(lock, fcntl.LOCK_EX)  # it has ended
-        done = time.perf_counter()
-    with sqlite3.connect(str(index) + ".vectors") as conn:
-        cached = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
-    print(
-        f"background embedding after an ingest: {cached} vectors for {total} passages in {done - ingested:.1f} s "
-        f"({cached / (done - ingested):.0f} passages/s; the ingest itself {ingested - began:.2f} s)"
-    )
-    # what starting that process costs an ingest: an up-to-date ingest with it and without it,
-    # interleaved (every vector cached: the process it starts finds nothing to do and ends)
-    ingest = [str(ROOT / "ingest.py"), args.repo, "--index", str(index)]
-    costs: dict[str, list[float]] = {"background": [], "off": []}
-    for _ in range(args.rounds):
-        for setting, values in costs.items():
-            os.environ["RAG_EMBED"] = setting
-            values.append(run(ingest))
-            time.sleep(1.0)  # the started process has ended
-    os.environ["RAG_EMBED"] = "off"
-    off = statistics.median(costs["off"])
-    on = statistics.median(costs["background"])
-    print(
-        f"ingest, up to date: {on:.3f} s starting the background embedding against {off:.3f} s without ({on / off:.2f} x)"
-    )
+    # a new index, plain or --embed, then the first new questions asked of it (whole processes)
+    build = [str(ROOT / "ingest.py"), args.repo, "--index", str(index)]
+    asked = [str(ROOT / "query.py"), "--json", "--no-llm", "--rerank", "semantic", "--index", str(index)]
+    new: dict[str, list[float]] = {
+        name: [] for name in ("plain ingest", "ingest --embed", "after plain: 1st", "after plain: 2nd-3rd")
+    }
+    new |= {"after --embed: 1st": [], "after --embed: 2nd-3rd": []}
+    for r in range(args.rounds):
+        questions = [QUESTIONS[(3 * r + i) % len(QUESTIONS)] for i in range(3)]
+        for kind, flags in (("plain", []), ("--embed", ["--embed"])):
+            index.unlink(missing_ok=True)
+            remove_sidecar(index)
+            new["plain ingest" if kind == "plain" else "ingest --embed"].append(run([*build, *flags]))
+            forget_questions(index)  # --embed caches no question: nothing to forget, kept for symmetry
+            first, *rest = (run([*asked, q]) for q in questions)
+            new[f"after {kind}: 1st"].append(first)
+            new[f"after {kind}: 2nd-3rd"].extend(rest)
+    for name, values in new.items():
+        print(
+            f"{name:22} median {statistics.median(values):.3f} s  (min {min(values):.3f}, max {max(values):.3f}, "
+            f"{len(values)} runs)"
+        )
     shutil.rmtree(work)
     os.sync()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -35,15 +34,12 @@ def clean_env(
         "RAG_SCORING",
         "RAG_DEBUG",
         "RAG_SEMANTIC_MODEL",
-        "RAG_EMBED",
     ):
         monkeypatch.delenv(name, raising=False)
     # the suite pins the lexical order; tests/test_semantic.py runs the semantic stage itself
     monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
-    # the background embedding's queue (rag.semantic.background) is the user cache's: no test sees another's entries
-    shutil.rmtree(user_cache / "rag" / "embedding-queue", ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

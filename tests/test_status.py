@@ -128,11 +128,11 @@ def test_the_cached_vectors_are_counted_for_the_readable_passages(
     indexes: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("onnxruntime")  # the semantic extra
-    from rag.semantic.background import embed_now
+    from rag.semantic.embed import embed_index
 
     full, without, _ = indexes
     for index in (full, without):
-        embed_now(index)  # every passage
+        embed_index(index)  # every passage
     monkeypatch.delenv("RAG_RERANK")  # the stage on: status counts the vectors
     want = status_dict(status(without))
     assert want["vectors"] == want["chunks"]

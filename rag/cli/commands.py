@@ -32,7 +32,7 @@ from rag.cli.output import (
     text_notes,
 )
 from rag.cli.progress import ProgressLine
-from rag.cli.report import followup_lines, format_ingest_report
+from rag.cli.report import after_ingest_lines, format_ingest_report
 from rag.errors import InputError
 from rag.retrieval.search import DEFAULT_TOP_K
 from rag.semantic.registry import NOT_INSTALLED
@@ -85,10 +85,10 @@ def main() -> None:
     help="Print nothing unless it fails: no progress line, no summary (errors still print, exit 1).",
 )
 @click.option(
-    "--embed/--no-embed",
-    default=None,
-    help="With the semantic extra: compute every passage's vector now, before returning / not at all "
-    "(queries embed what they use). [default: RAG_EMBED, else in the background, after the ingest]",
+    "--embed",
+    is_flag=True,
+    help="With the semantic extra: compute every passage's vector before returning, so that no query "
+    "need embed any. [default: queries embed the passages they rank, once each]",
 )
 def ingest_cmd(
     repo: str,
@@ -100,7 +100,7 @@ def ingest_cmd(
     full: bool,
     workers: int | None,
     quiet: bool,
-    embed: bool | None,
+    embed: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
     from rag.indexing.pipeline import (  # the pipeline is only loaded by the command that needs it
@@ -109,10 +109,6 @@ def ingest_cmd(
     )
     from rag.store.paths import remember_index
 
-    if embed is None:
-        from rag.semantic.background import setting
-
-        embed = setting()  # before the ingest: a bad value must not fail a finished one
     options = IngestOptions(
         TokenizerSettings(mode=tokenizer) if tokenizer else None,
         include or None,
@@ -136,11 +132,11 @@ def ingest_cmd(
     remember_index(os.getcwd(), report.index_path)
     if not quiet:
         out(format_ingest_report(report))
-    from rag.semantic.background import after_ingest
+    from rag.semantic.embed import after_ingest
 
-    followup = after_ingest(report.index_path, embed)
-    if followup is not None and not quiet:
-        for text in followup_lines(followup):
+    after = after_ingest(report.index_path, embed)
+    if after is not None and not quiet:
+        for text in after_ingest_lines(after):
             out(text, err=text.startswith("Note:"))
 
 

@@ -13,7 +13,7 @@ import os
 from importlib import import_module
 from typing import Any
 
-from rag.cli.report import followup_lines, format_ingest_report, freshness_lines, internal_error, passage_dict
+from rag.cli.report import format_ingest_report, freshness_lines, internal_error, passage_dict
 
 MAX_K = 50
 INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
@@ -115,19 +115,14 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
             from rag.indexing.pipeline import IngestOptions, ingest
-            from rag.semantic.background import after_refresh, setting
             from rag.store.reader import Index
 
             path = where()
-            embed = setting()  # RAG_EMBED, as for every ingest
             with Index(path) as index:
                 root, settings = index.manifest.root, index.manifest.tokenizer
             report = ingest(root, path, IngestOptions(settings, workers=1))
-            followup = None if report.up_to_date else after_refresh(path, embed)
             return {
-                "summary": "\n".join(
-                    [format_ingest_report(report), *(followup_lines(followup) if followup else [])]
-                ),
+                "summary": format_ingest_report(report),
                 "files": report.files,
                 "chunks": report.chunks,
                 "changed": report.changed,

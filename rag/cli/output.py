@@ -241,14 +241,7 @@ def format_status(report: Any, list_skipped: bool = False) -> str:
         else "Stale:      none"
     )
     if report.vectors is not None:
-        now = (
-            "; embedding in the background now"
-            if report.embedding
-            else "; queued for the background embedding"
-            if report.queued
-            else ""
-        )
-        lines.append(f"Vectors:    {report.vectors} of {report.chunks} passages (the semantic rerank's{now})")
+        lines.append(f"Vectors:    {report.vectors} of {report.chunks} passages (the semantic rerank's)")
     if list_skipped:
         for reason, paths in report.skipped_paths.items():
             more = report.skipped.get(reason, len(paths)) - len(paths)

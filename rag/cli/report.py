@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from rag.indexing.pipeline import IngestReport
     from rag.retrieval.results import Hit
     from rag.retrieval.retrieve import Retrieval
-    from rag.semantic.background import Followup
+    from rag.semantic.embed import AfterIngest
 
 INTERNAL_ERROR = (
     "Internal error ({}) — this is a bug in rag, please report it (RAG_DEBUG=1 shows the traceback)"
@@ -60,19 +60,12 @@ def format_ingest_report(report: IngestReport) -> str:
     return line + blocked
 
 
-def followup_lines(followup: Followup) -> list[str]:
+def after_ingest_lines(after: AfterIngest) -> list[str]:
     """What an ingest did for the semantic stage's vectors, in lines (a note first: for stderr)."""
-    lines = [followup.note] if followup.note else []
-    if followup.prepared is not None:
-        lines.append(
-            f"Prepared the semantic model for queries in {followup.prepared:.1f} s (once per machine)"
-        )
-    if followup.pid is not None:
-        lines.append(
-            f"Embedding the passages for the semantic rerank in the background (pid {followup.pid}): "
-            "queries get faster as it goes"
-        )
-    done = followup.embedded
+    lines = [after.note] if after.note else []
+    if after.prepared is not None:
+        lines.append(f"Prepared the semantic model for queries in {after.prepared:.1f} s (once per machine)")
+    done = after.embedded
     if done is not None:
         rate = (
             f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
@@ -94,8 +87,6 @@ def freshness_lines(found: Retrieval) -> list[str]:
         )
     if found.refreshed is not None or found.refresh:
         lines.append(refresh_line(found.refreshed))
-    if found.followup is not None:
-        lines += followup_lines(found.followup)
     if found.gone is not None:
         lines.append(
             f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "

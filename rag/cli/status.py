@@ -32,12 +32,8 @@ class Status(NamedTuple):
     redacted: dict[str, int]  # kind -> secrets redacted in the indexed files
     stale: list[str]  # indexed files and folders that changed since ingest, as a query notes them
     summary_recorded: bool  # False: built by a version that did not record skips and redactions
-    # with the semantic stage on: the passages whose vector is cached for its model (None: stage off),
-    # whether a background process is embedding this index now, and whether it waits in the queue of
-    # the one embedding another (rag.semantic.background)
+    # with the semantic stage on: the passages whose vector is cached for its model (None: stage off)
     vectors: int | None = None
-    embedding: bool = False
-    queued: bool = False
 
 
 def status(index_path: str | os.PathLike[str], groups: frozenset[str] = frozenset()) -> Status:
@@ -46,7 +42,6 @@ def status(index_path: str | os.PathLike[str], groups: frozenset[str] = frozense
     checked: one stat each)."""
     from rag.chunking import chunker_for
     from rag.retrieval.freshness import indexable_changes
-    from rag.semantic.background import embedding_now, queued
     from rag.semantic.rerank import will_run
 
     with Index(index_path) as index:
@@ -87,8 +82,6 @@ def status(index_path: str | os.PathLike[str], groups: frozenset[str] = frozense
             stale=stale,
             summary_recorded=m.summary is not None,
             vectors=vectors,
-            embedding=vectors is not None and embedding_now(index.path),
-            queued=vectors is not None and queued(index.path),
         )
 
 
@@ -152,7 +145,7 @@ def _skips(
 def _cached_vectors(index: Index, readable: set[str]) -> int | None:
     """How many of the passages of the `readable` files have a cached vector for the configured
     model (about 0.6 s for 38,670 passages); None when the model cannot be told."""
-    from rag.semantic.background import READ_BATCH
+    from rag.semantic.embed import READ_BATCH
     from rag.semantic.model import ModelError, identity
     from rag.semantic.rerank import passage_text
     from rag.semantic.vectors import VectorCache, cache_path, content_key
@@ -164,7 +157,7 @@ def _cached_vectors(index: Index, readable: set[str]) -> int | None:
     if not os.path.exists(cache_path(index.path)):
         return 0
     ids = index.chunk_ids()
-    keys = [  # rag.semantic.background.passage_texts, of the files the caller may read
+    keys = [  # rag.semantic.embed.passage_texts, of the files the caller may read
         content_key(passage_text(c))
         for at in range(0, len(ids), READ_BATCH)
         for c in index.chunks(ids[at : at + READ_BATCH]).values()

@@ -20,7 +20,6 @@ from rag.weights import DEFAULTS, RankingWeights
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
     from rag.indexing.pipeline import IngestReport
     from rag.retrieval.spelling import Correction
-    from rag.semantic.background import Followup
 
 
 class Request(NamedTuple):
@@ -49,9 +48,6 @@ class Retrieval(NamedTuple):
     ] = ()  # query words unknown to the index, and what was searched instead
     refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
     note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
-    followup: Followup | None = (
-        None  # what the refresh did for the semantic stage's vectors (rag.semantic.background)
-    )
 
 
 def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
@@ -63,14 +59,8 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     """
     check_request(request.k, request.scoring)  # the caller's mistakes, before anything that reads the index
     refreshed: IngestReport | None = None
-    followup: Followup | None = None
     if request.refresh:
-        from rag.semantic.background import after_refresh, setting
-
-        embed = setting()  # RAG_EMBED, before the refresh: a bad value must not fail a finished one
         refreshed = refresh(index_path)
-        if refreshed is not None:  # as every ingest: the vectors of what changed, in the background
-            followup = after_refresh(index_path, embed, request.rerank)
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         moved = index.moved_repository()
@@ -121,7 +111,6 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         fixed,
         request.refresh,
         note,
-        followup,
     )
 
 
