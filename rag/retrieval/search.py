@@ -172,6 +172,45 @@ def _search(
     )
 
 
+def search_passage(
+    index: Index,
+    counts: dict[str, int],
+    k: int = DEFAULT_TOP_K,
+    *,
+    exclude: frozenset[int] = frozenset(),
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    limit: int = 32,
+    spread: bool = True,
+    prune: bool = True,
+    weights: RankingWeights = DEFAULTS,
+) -> list[Hit]:
+    """Return the top `k` chunks most like a passage, given its stored term counts (`counts`:
+    term -> tf), leaving out the chunk ids in `exclude` (the passage itself, and what overlaps it).
+
+    The query is the passage's `limit` heaviest terms by tf-idf, (1 + ln tf) x idf, the idf being
+    the view's (`groups`, as for a question); each weighs that much, and the chunks are scored,
+    pruned and ranked as a question's are (without a question's shape: no symbol lookup, no
+    file-name words)."""
+    check_request(k, scoring)
+    with index.snapshot():
+        bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
+        view = index.view(groups)
+        found_of = {term: _postings(index, view, term) for term in counts}
+        parts = {term: tf_weight(tf) for term, tf in counts.items() if tf > 0}
+        terms = _query_terms(index, view, parts, found_of, bm25)[:limit]
+        if not terms:
+            return []
+        # the excluded chunks hold the passage's words: they may take up to that many of the best places
+        want = candidate_count(k, weights) + len(exclude)
+        if bm25:
+            scored = _bm25_scores(view, terms, want, prune)[0]
+        else:
+            scored = _cosine_scores(view, terms, want, prune)[0]
+        scored = [sc for sc in scored if sc[1] not in exclude]
+        return _hits(index, view, scored, k, lambda cid: (), False, "", spread, weights)
+
+
 def _query_terms(
     index: Index,
     view: View,
