@@ -30,6 +30,8 @@ _EXPORTS = {
     "Request": "retrieval.retrieve",
     "Retrieval": "retrieval.retrieve",
     "retrieve": "retrieval.retrieve",
+    "Related": "retrieval.related",
+    "related": "retrieval.related",
     "Outcome": "answer.ask",
     "ask": "answer.ask",
     "Hit": "retrieval.results",
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
         RagError,
     )
     from rag.indexing.pipeline import IngestOptions, IngestReport, ingest
+    from rag.retrieval.related import Related, related
     from rag.retrieval.results import Hit, TermContribution
     from rag.retrieval.retrieve import Request, Retrieval, retrieve
     from rag.retrieval.search import search
@@ -87,6 +90,7 @@ __all__ = [
     "NothingToIndexError",
     "Outcome",
     "RagError",
+    "Related",
     "Request",
     "Retrieval",
     "SourceFile",
@@ -99,6 +103,7 @@ __all__ = [
     "default_index_path",
     "ingest",
     "locate_index",
+    "related",
     "retrieve",
     "search",
     "walk",

@@ -73,7 +73,7 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
             ("search", {"query": "rank", "k": 0}),
         ],
     )
-    assert sorted(tools) == ["reindex", "search", "status"]
+    assert sorted(tools) == ["reindex", "related", "search", "status"]
     hits = payload(found)
     assert hits["repository"] == str(repo.resolve()) and hits["index"] == str(index)
     first = hits["passages"][0]

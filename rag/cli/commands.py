@@ -17,16 +17,19 @@ from rag.cli.options import ASK_AS, RagGroup, as_option, index_option, rerank_op
 from rag.cli.output import (
     NO_BACKEND_HINT,
     NO_CONTEXT_MESSAGE,
+    NO_RELATED,
     about,
     format_answer_json,
     format_hits,
     format_hits_json,
+    format_related_json,
     format_sources,
     format_status,
     format_unanswered_json,
     format_usage,
     json_notes,
     out,
+    source_line,
     stderr_is_terminal,
     stream,
     text_notes,
@@ -278,6 +281,70 @@ def query_cmd(
             raise BackendError(INCOMPLETE[result.stop_reason])
 
 
+def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
+    """PATH:LINE, a line of a file (counted from 1), as (path, line)."""
+    path, colon, line = value.rpartition(":")
+    if not colon:
+        raise click.BadParameter(f"{value!r} names no line; give PATH:LINE, e.g. {value}:1")
+    if not path:
+        raise click.BadParameter(f"{value!r} names no file; give PATH:LINE, e.g. src/app.py{value}")
+    if not line.isdecimal() or int(line) < 1:
+        raise click.BadParameter(f"{line!r} in {value!r} is not a line number; lines count from 1")
+    return path, int(line)
+
+
+@main.command("related")
+@click.argument("location", metavar="PATH:LINE", callback=_location)
+@index_option
+@click.option(
+    "-k",
+    "--top-k",
+    type=click.IntRange(1),
+    default=DEFAULT_TOP_K,
+    show_default=True,
+    help="How many passages to return.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@as_option("Search as a member of GROUP, seeing files .rag-access grants it")
+@click.option(
+    "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then search."
+)
+@scoring_option
+@rerank_option
+def related_cmd(
+    location: tuple[str, int],
+    index_path: str | None,
+    top_k: int,
+    as_json: bool,
+    groups: tuple[str, ...],
+    refresh: bool,
+    scoring: str,
+    rerank: str,
+) -> None:
+    """List the passages most like the one that holds LINE of PATH (PATH relative to the indexed
+    repository, or a path inside it), that passage and those overlapping it left out."""
+    from rag.retrieval.related import related
+
+    path, line = location
+    result = related(
+        locate_index(index_path),
+        path,
+        line,
+        top_k,
+        groups=frozenset(groups),
+        scoring=scoring,
+        rerank=rerank,
+        refresh_first=refresh,
+    )
+    found = result.found
+    (json_notes if as_json else text_notes)(found)
+    if as_json:
+        out(format_related_json(result.source, found.hits, about(found)), exact=True)
+        return
+    out(source_line(result.source), err=True)
+    out(format_hits(found.hits, none=NO_RELATED))
+
+
 @main.command("eval")
 @click.argument("questions", type=click.Path())
 @index_option
@@ -375,7 +442,8 @@ def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool, groups
 @index_option
 @as_option("Search as a member of GROUP")
 def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
-    """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, status, reindex."""
+    """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, related, status,
+    reindex."""
     from rag.cli.mcp_server import INSTALL_HINT, available, serve
 
     if not available():

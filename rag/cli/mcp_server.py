@@ -1,6 +1,6 @@
-"""`rag mcp`: the index as an MCP server over stdio, with three tools (search, status, reindex).
+"""`rag mcp`: the index as an MCP server over stdio, with four tools (search, related, status, reindex).
 
-The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.cli.status,
+The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.retrieval.related, rag.cli.status,
 rag.indexing.pipeline) and say what it says (rag.cli.report: a passage is `query.py --json`'s), so a
 search sees the same passages, access groups and freshness notes as `query.py --no-llm`. An
 error a user can cause is a tool error with the CLI's one-line message; a fault in rag is a tool
@@ -13,7 +13,7 @@ import os
 from importlib import import_module
 from typing import Any
 
-from rag.cli.report import format_ingest_report, freshness_lines, internal_error, passage_dict
+from rag.cli.report import format_ingest_report, freshness_lines, internal_error, passage_dict, source_dict
 
 MAX_K = 50
 INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
@@ -23,6 +23,12 @@ SEARCH_HELP = (
     "Returns ranked passages, each with path, start_line, end_line, symbol, score and text; cite them as "
     "path:start_line-end_line. "
     "Use before answering any question about this codebase."
+)
+RELATED_HELP = (
+    "Find the passages most like the code at a line of an indexed file: pass its path (relative to the "
+    "repository) and a line number. Returns the passage holding that line as source, and ranked passages "
+    "as search does (that passage and those overlapping it left out). Use to find code like the code "
+    "you are reading: other implementations, copies to change together, the same pattern elsewhere."
 )
 STATUS_HELP = (
     "Describe the index: repository, when it was built, files and chunks by language, skipped files "
@@ -63,7 +69,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
     server_class, tool_error = _sdk()
     server = server_class(
         "rag",
-        instructions="Search this repository's code: call search, cite path:start-end.",
+        instructions="Search this repository's code: call search, or related for code like a file's line; cite path:start-end.",
         log_level="WARNING",
     )
 
@@ -103,6 +109,32 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
         return guarded(run)  # type: ignore[no-any-return]
 
+    def related(path: str, line: int, k: int = 4) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            from rag.retrieval.related import related as related_to
+            from rag.semantic.registry import NOT_INSTALLED
+
+            if not 1 <= k <= MAX_K:
+                raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
+            if line < 1:
+                raise tool_error(f"line {line} is not a line number — lines count from 1")
+            if not path.strip():
+                raise tool_error(
+                    "The path is empty — pass an indexed file's path, relative to the repository"
+                )
+            result = related_to(where(), path.strip(), line, k, groups=groups)
+            found = result.found
+            return {
+                "repository": found.repository,
+                "index": found.index_path,
+                "source": source_dict(result.source),
+                "passages": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+                + freshness_lines(found),
+            }
+
+        return guarded(run)  # type: ignore[no-any-return]
+
     def status() -> dict[str, Any]:
         def run() -> dict[str, Any]:
             from rag.cli.status import status as index_status
@@ -133,7 +165,8 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         return guarded(run)  # type: ignore[no-any-return]
 
     register: Any = server.tool  # the SDK's decorator: registered by call, not decoration (it is untyped)
-    for tool, help_text in ((search, SEARCH_HELP), (status, STATUS_HELP), (reindex, REINDEX_HELP)):
+    tools = ((search, SEARCH_HELP), (related, RELATED_HELP), (status, STATUS_HELP), (reindex, REINDEX_HELP))
+    for tool, help_text in tools:
         register(description=help_text)(tool)
     return server
 

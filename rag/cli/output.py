@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag.cli.report import freshness_lines, passage_dict
+from rag.cli.report import freshness_lines, passage_dict, source_dict
 from rag.cli.terminal import one_line
 from rag.retrieval.ranking import TEST_FACTOR
 from rag.retrieval.results import Hit
@@ -18,6 +18,7 @@ from rag.semantic.registry import NOT_INSTALLED
 
 if TYPE_CHECKING:
     from rag.answer.citations import Answer
+    from rag.chunking.base import Chunk
     from rag.retrieval.retrieve import Retrieval
 
 NO_CONTEXT_MESSAGE = (
@@ -95,10 +96,15 @@ def about(found: Retrieval) -> dict[str, Any]:
     }
 
 
-def format_hits(hits: list[Hit], explain: bool = False) -> str:
-    """Return a readable ranked list: score, path:start-end, symbol, then the passage."""
+NO_HITS = "No passages match the question (none of its words occur in the index)."
+NO_RELATED = "No other passage shares the words of this one."
+
+
+def format_hits(hits: list[Hit], explain: bool = False, none: str = NO_HITS) -> str:
+    """Return a readable ranked list: score, path:start-end, symbol, then the passage (`none`
+    when there is no hit)."""
     if not hits:
-        return "No passages match the question (none of its words occur in the index)."
+        return none
     blocks = []
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
@@ -139,6 +145,21 @@ def format_hits_json(
     """Return the retrieval result as one JSON object; `extra` keys (about()) follow."""
     results = [passage_dict(i, h, explain) for i, h in enumerate(hits, 1)]
     return json.dumps({"question": question, "results": results, **(extra or {})}, ensure_ascii=False)
+
+
+def source_line(source: Chunk) -> str:
+    """'Like PATH:START-END SYMBOL': the passage `rag related` searched from, for stderr."""
+    symbol = f" {one_line(source.symbol)} ({source.kind})" if source.symbol else ""
+    return f"Like {one_line(source.path)}:{source.start_line}-{source.end_line}{symbol}"
+
+
+def format_related_json(source: Chunk, hits: list[Hit], extra: dict[str, Any] | None = None) -> str:
+    """Return `rag related`'s result as one JSON object: the source passage, then its related
+    passages in search's shape; `extra` keys (about()) follow."""
+    results = [passage_dict(i, h) for i, h in enumerate(hits, 1)]
+    return json.dumps(
+        {"source": source_dict(source), "results": results, **(extra or {})}, ensure_ascii=False
+    )
 
 
 def format_unanswered_json(

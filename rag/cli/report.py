@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from rag.cli.terminal import one_line
 
 if TYPE_CHECKING:
+    from rag.chunking.base import Chunk
     from rag.indexing.pipeline import IngestReport
     from rag.retrieval.results import Hit
     from rag.retrieval.retrieve import Retrieval
@@ -135,3 +136,16 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
     return out
+
+
+def source_dict(chunk: Chunk) -> dict[str, Any]:
+    """Return the passage `rag related` searched from, in passage_dict's keys (no rank nor score)."""
+    return {
+        "path": chunk.path,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "chunk": chunk.ordinal,
+        "kind": chunk.kind,
+        "symbol": chunk.symbol,
+        "text": chunk.text,
+    }

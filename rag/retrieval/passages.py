@@ -6,6 +6,8 @@ than two overlapping windows of one (docs/levers.md, "Passages grown to their ne
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rag.chunking.base import Chunk
 from rag.retrieval.results import Hit
 from rag.store.reader import Index
@@ -17,22 +19,32 @@ REACH = 6  # windows looked at on each side of a hit
 GAP_LINES = 3
 
 
-def shape(index: Index, hits: list[Hit], k: int, grow_chars: int = DEFAULTS.grow_chars) -> list[Hit]:
+def shape(
+    index: Index,
+    hits: list[Hit],
+    k: int,
+    grow_chars: int = DEFAULTS.grow_chars,
+    clear: Sequence[Chunk] = (),
+) -> list[Hit]:
     """Return the first k of `hits` (best first) grown over their neighbours up to `grow_chars`,
-    skipping a hit whose span an earlier passage of its file already overlaps."""
+    skipping a hit whose span an earlier passage of its file already overlaps; no passage grows
+    over a chunk of `clear` (`rag related`'s source passage), nor holds one."""
     out: list[Hit] = []
     for hit in hits:
         if len(out) == k:
             break
-        if any(_overlaps(o.chunk, hit.chunk) for o in out):
+        if any(_overlaps(o.chunk, hit.chunk) for o in out) or any(_overlaps(c, hit.chunk) for c in clear):
             continue
-        out.append(hit._replace(chunk=grown(index, hit.chunk, grow_chars)))
+        out.append(hit._replace(chunk=grown(index, hit.chunk, grow_chars, clear)))
     return out
 
 
-def grown(index: Index, chunk: Chunk, grow_chars: int = DEFAULTS.grow_chars) -> Chunk:
+def grown(
+    index: Index, chunk: Chunk, grow_chars: int = DEFAULTS.grow_chars, clear: Sequence[Chunk] = ()
+) -> Chunk:
     """Return `chunk` merged with the adjacent windows of its file, alternately the one before and
-    the one after, while the merged text stays within `grow_chars`; the chunk itself when none fits."""
+    the one after, while the merged text stays within `grow_chars` and overlaps no chunk of `clear`;
+    the chunk itself when none fits."""
     ids = index.file_chunk_ids(chunk.path)
     if not 0 <= chunk.ordinal < len(ids) or len(ids) == 1:
         return chunk
@@ -46,7 +58,7 @@ def grown(index: Index, chunk: Chunk, grow_chars: int = DEFAULTS.grow_chars) -> 
     for _ in range(2 * REACH):
         for ordinal in (first - 1, last + 1) if before else (last + 1, first - 1):
             other = by_ordinal.get(ordinal)
-            if other is None or not _touches(lines, other):
+            if other is None or not _touches(lines, other) or any(_overlaps(c, other) for c in clear):
                 continue
             merged = {**_lines(other), **lines}
             if _size(merged) <= grow_chars:

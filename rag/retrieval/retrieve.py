@@ -63,23 +63,7 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         refreshed = refresh(index_path)
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
-        moved = index.moved_repository()
-        if moved is not None:  # its files and freshness would be the old folder's
-            raise InputError(
-                f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-                f"re-run `python ingest.py {moved}`, or pass --refresh"
-            )
-        gone = None if os.path.isdir(root) else root  # answered from the passages as indexed
-        if index.access_changed():
-            from rag.sources.access import AccessList
-
-            AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
-            # who may read what was decided at ingest: answering under the old rules could show a
-            # file to a caller the new ones shut out
-            raise InputError(
-                f"{ACCESS_FILE} changed since the index was built — re-run "
-                f"`python ingest.py {root}`, or pass --refresh"
-            )
+        gone = check_index(index, index_path)
         hits, note = rank_question(
             index,
             request.question,
@@ -112,6 +96,31 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         request.refresh,
         note,
     )
+
+
+def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:
+    """Refuse an index that no longer describes its repository (moved with it, or its access rules
+    changed since ingest); return the root when it is gone (answered from the passages as indexed),
+    else None."""
+    root = index.manifest.root
+    moved = index.moved_repository()
+    if moved is not None:  # its files and freshness would be the old folder's
+        raise InputError(
+            f"The index at {index_path} was built for {root}, and this repository is {moved} — "
+            f"re-run `python ingest.py {moved}`, or pass --refresh"
+        )
+    gone = None if os.path.isdir(root) else root
+    if index.access_changed():
+        from rag.sources.access import AccessList
+
+        AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
+        # who may read what was decided at ingest: answering under the old rules could show a
+        # file to a caller the new ones shut out
+        raise InputError(
+            f"{ACCESS_FILE} changed since the index was built — re-run "
+            f"`python ingest.py {root}`, or pass --refresh"
+        )
+    return gone
 
 
 def rank_question(

@@ -110,40 +110,19 @@ def _search(
             term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf
         }
     stands_for = {**stands_for, **corrected} if corrected else stands_for
-    n_docs = view.n_chunks
-    avglen = view.length / n_docs if view.length else 1.0
-    # the stored BM25 bounds hold for the average length they were computed with; a larger
-    # one (after updates) raises every tf part by at most the ratio
-    bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
-    terms: list[QueryTerm] = []
-    for term, n in qtf.items():
-        found = found_of[term]
-        if found is None:
-            continue
-        ids, tfs, maxw, maxb = found
-        bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
-        share = weights.correction_weight if term in corrected else 1.0  # a corrected typo is a guess
-        if bm25:
-            idf = bm25_idf(n_docs, len(ids))
-            terms.append(QueryTerm(term, idf, share * n * idf, ids, tfs, bound))
-        else:
-            idf = idf_weight(n_docs, len(ids))
-            terms.append(QueryTerm(term, idf, share * tf_weight(n) * idf, ids, tfs, bound))
+    # each term's query tf part (BM25: its count; cosine: 1 + ln count), a corrected typo's scaled
+    # down: it is a guess
+    parts = {
+        term: (weights.correction_weight if term in corrected else 1.0) * (n if bm25 else tf_weight(n))
+        for term, n in qtf.items()
+    }
+    terms = _query_terms(index, view, parts, found_of, bm25)
     if not terms:
         return []
-    # heaviest query terms first: the order scores are summed in, pruned or not. It depends
-    # only on the view's statistics, so equal views give bit-identical scores
-    terms.sort(key=lambda t: (-t.weight, t.term))
     want = candidate_count(k, weights)
     if bm25:
-        # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
-        normalisers = view.column("bm25k", (t.ids for t in terms))
-        per_posting = BM25(normalisers)
-        work: list[_Work] = [
-            (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
-            for t in terms
-        ]
-        scored = top_scores(work, want, per_posting, None, len(normalisers), prune)
+        scored, per_posting = _bm25_scores(view, terms, want, prune)
+        n_docs = view.n_chunks
         extra: list[QueryTerm] = []
         if index.manifest.tokenizer.mode != "plain":
             forms = short_forms(question, index.tokenizer, qtf)
@@ -174,12 +153,7 @@ def _search(
             spread,
             weights,
         )
-    qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
-    norms = view.column("norms", (t.ids for t in terms))
-    work = [
-        (t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms
-    ]
-    scored = top_scores(work, want, Cosine(), norms, len(norms), prune)
+    scored, norms, qnorm = _cosine_scores(view, terms, want, prune)
 
     def cosine_part(idf: float, qw: float, cid: int, tf: int) -> tuple[float, float]:
         weight = tf_weight(tf) * idf / norms[cid]
@@ -196,6 +170,99 @@ def _search(
         spread,
         weights,
     )
+
+
+def search_passage(
+    index: Index,
+    counts: dict[str, int],
+    k: int = DEFAULT_TOP_K,
+    *,
+    exclude: frozenset[int] = frozenset(),
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    limit: int = 32,
+    spread: bool = True,
+    prune: bool = True,
+    weights: RankingWeights = DEFAULTS,
+) -> list[Hit]:
+    """Return the top `k` chunks most like a passage, given its stored term counts (`counts`:
+    term -> tf), leaving out the chunk ids in `exclude` (the passage itself, and what overlaps it).
+
+    The query is the passage's `limit` heaviest terms by tf-idf, (1 + ln tf) x idf, the idf being
+    the view's (`groups`, as for a question); each weighs that much, and the chunks are scored,
+    pruned and ranked as a question's are (without a question's shape: no symbol lookup, no
+    file-name words)."""
+    check_request(k, scoring)
+    with index.snapshot():
+        bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
+        view = index.view(groups)
+        found_of = {term: _postings(index, view, term) for term in counts}
+        parts = {term: tf_weight(tf) for term, tf in counts.items() if tf > 0}
+        terms = _query_terms(index, view, parts, found_of, bm25)[:limit]
+        if not terms:
+            return []
+        # the excluded chunks hold the passage's words: they may take up to that many of the best places
+        want = candidate_count(k, weights) + len(exclude)
+        if bm25:
+            scored = _bm25_scores(view, terms, want, prune)[0]
+        else:
+            scored = _cosine_scores(view, terms, want, prune)[0]
+        scored = [sc for sc in scored if sc[1] not in exclude]
+        return _hits(index, view, scored, k, lambda cid: (), False, "", spread, weights)
+
+
+def _query_terms(
+    index: Index,
+    view: View,
+    parts: dict[str, float],
+    found_of: dict[str, tuple[array[int], array[int], float, float] | None],
+    bm25: bool,
+) -> list[QueryTerm]:
+    """The query terms the view holds (their postings: `found_of`), heaviest first, each weighing
+    its query tf part (`parts`) times its idf in the view. The order depends only on the view's
+    statistics, so equal views give bit-identical scores: it is the order scores are summed in."""
+    n_docs = view.n_chunks
+    avglen = view.length / n_docs if view.length else 1.0
+    # the stored BM25 bounds hold for the average length they were computed with; a larger
+    # one (after updates) raises every tf part by at most the ratio
+    bm25_scale = max(1.0, avglen / index.manifest.bm25_avglen)
+    terms: list[QueryTerm] = []
+    for term, part in parts.items():
+        found = found_of[term]
+        if found is None:
+            continue
+        ids, tfs, maxw, maxb = found
+        bound = maxb * bm25_scale if bm25 else maxw * index.manifest.bound_scale
+        idf = bm25_idf(n_docs, len(ids)) if bm25 else idf_weight(n_docs, len(ids))
+        terms.append(QueryTerm(term, idf, part * idf, ids, tfs, bound))
+    terms.sort(key=lambda t: (-t.weight, t.term))
+    return terms
+
+
+def _bm25_scores(
+    view: View, terms: list[QueryTerm], want: int, prune: bool
+) -> tuple[list[tuple[float, int]], BM25]:
+    """The `want` best (score, chunk id) pairs under BM25, and the per-posting scorer."""
+    # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
+    normalisers = view.column("bm25k", (t.ids for t in terms))
+    per_posting = BM25(normalisers)
+    work: list[_Work] = [
+        (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
+        for t in terms
+    ]
+    return top_scores(work, want, per_posting, None, len(normalisers), prune), per_posting
+
+
+def _cosine_scores(
+    view: View, terms: list[QueryTerm], want: int, prune: bool
+) -> tuple[list[tuple[float, int]], FloatColumn, float]:
+    """The `want` best (score, chunk id) pairs by cosine, the chunks' norms and the query's norm."""
+    qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
+    norms = view.column("norms", (t.ids for t in terms))
+    work = [
+        (t.weight / qnorm * t.idf, t.ids, t.tfs, t.weight / qnorm * min(1.0, t.idf * t.bound)) for t in terms
+    ]
+    return top_scores(work, want, Cosine(), norms, len(norms), prune), norms, qnorm
 
 
 def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:

@@ -60,24 +60,28 @@ def rerank(
     hits: Sequence[Hit],
     k: int,
     weights: RankingWeights = DEFAULTS,
+    like: Chunk | None = None,
 ) -> list[Hit]:
     """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
     cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors, and the question's, are read from
     the cache beside the index (`index_path`; None: no cache) and the missing ones computed and
     stored: with none missing, the model is not loaded at all. `weights`: the lexical ranking's,
-    whose spread and test factor the mix uses too."""
+    whose spread and test factor the mix uses too. `like`: a passage whose vector stands for the
+    question's (`rag related`), cached as the passages' are."""
     pool = list(hits[: max(k, DEPTH)])
     if not pool:
         return []
     texts = [passage_text(h.chunk) for h in pool]
+    if like is not None:  # embedded, and cached, as one more passage
+        texts.append(passage_text(like))
     keys = [content_key(t) for t in texts]
     asked_key = content_key(question)
     cache = VectorCache(cache_path(index_path), identity()) if index_path is not None else None
     try:
         found = cache.get(keys) if cache is not None else {}
-        asked = cache.question(asked_key) if cache is not None else None
+        asked = cache.question(asked_key) if cache is not None and like is None else None
         missing = list(dict.fromkeys(key for key in keys if key not in found))
-        if missing or asked is None:
+        if missing or (asked is None and like is None):
             embedder = load()
             if missing:
                 todo = dict(zip(keys, texts))
@@ -86,13 +90,16 @@ def rerank(
                 found.update(new)
                 if cache is not None:
                     cache.put(new.items())
-            if asked is None:
+            if asked is None and like is None:
                 asked = embedder.embed([question])[0].tobytes()
                 if cache is not None:
                     cache.put_question(asked_key, asked)
     finally:
         if cache is not None:
             cache.close()
+    if like is not None:
+        asked, keys = found[keys[-1]], keys[:-1]
+    assert asked is not None
     q = _floats(asked)
     # in float64 from the stored float32 values, without numpy: a query whose vectors are all
     # cached imports neither it nor onnxruntime (each product of two float32 is exact in a float64)
@@ -147,11 +154,12 @@ def safe_rerank(
     hits: Sequence[Hit],
     k: int,
     weights: RankingWeights = DEFAULTS,
+    like: Chunk | None = None,
 ) -> tuple[list[Hit], str | None]:
     """The stage as a query runs it: (hits, a note for stderr or None); a model that cannot be
-    loaded gives the lexical top k and one line saying why."""
+    loaded gives the lexical top k and one line saying why. `like`: as for rerank."""
     try:
-        return rerank(index_path, question, hits, k, weights), None
+        return rerank(index_path, question, hits, k, weights, like), None
     except ModelError as exc:
         return spread_files(hits, k, weights=weights), f"Note: {exc}; the passages are in lexical order"
 

@@ -184,6 +184,27 @@ class Index:
         return ids, tfs, float(row[2]), float(row[3])
 
     @_reads
+    def chunk_terms(self, cid: int, likely: Iterable[str] = ()) -> dict[str, int]:
+        """Return one chunk's stored term frequencies (its forward row), term -> tf ({} for an id
+        without one). `likely`: the terms it probably holds (its text tokenized again), looked up
+        by the terms' key; the names of any others are found by reading every term's id."""
+        row = self._query("SELECT tids, tfs FROM forward WHERE chunk_id = ?", (cid,)).fetchone()
+        if row is None:
+            return {}
+        tids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
+        check(len(tids) == len(tfs), "forward row out of range")
+        names = self._term_names or {}
+        wanted = [t for t in dict.fromkeys(likely)] if self._term_names is None else []
+        for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            names.update(self._query(f"SELECT id, term FROM terms WHERE term IN ({marks})", tuple(part)))
+        if not all(t in names for t in tids):  # the terms table is keyed by term: a scan of its ids
+            names = self._term_names = dict(self._query("SELECT id, term FROM terms"))
+        check(all(t in names for t in tids), "forward row names unknown terms")
+        return {names[t]: n for t, n in zip(tids, tfs)}
+
+    @_reads
     def file_chunk_counts(self) -> list[tuple[str, int]]:
         """Return (path, number of chunks) of every indexed file, in path order."""
         rows = self._query("SELECT path, n_chunks FROM files ORDER BY path").fetchall()
