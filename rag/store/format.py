@@ -15,9 +15,9 @@ Layout (FORMAT_VERSION 11):
                                 -- readable view: maxw * meta.bound_scale >= its largest
                                 -- tf_weight / norm; maxb >= its largest BM25 tf part
                                 -- tf / (tf + k1 (1 - b + b len / meta.bm25_avglen))
-    forward(chunk_id, postings) -- chunk -> its term ids and tfs, deflated (pack_forward), in
-                                -- the order of the chunk's terms: to recompute norms on update
-                                -- and give back the records of unchanged files to a rebuild
+    forward(chunk_id, postings) -- chunk -> its term ids and tfs, in the order of its terms,
+                                -- stored as postings are: to recompute norms on update and
+                                -- give back the records of unchanged files to a rebuild
     arrays(name, data)          -- (in the writer's byte order, meta.byteorder) 'classes': uint16 access class of each chunk, by id;
                                 -- 'norms:<view>#<block>': float64 L2 norm of each chunk's tf-idf
                                 -- vector as seen by callers of that view, by id (0.0 for unused
@@ -54,8 +54,8 @@ from rag.text.tokenizer import TokenizerSettings
 # place without ever reading the damaged page
 REBUILD_HINT = "re-run `python ingest.py REPO --full`"
 
-# 11: chunk texts and forward lists deflated, postings in narrow widths (rag.store.packing):
-# 2.6x the source bytes down to 1.2x. (10: same tables as 9; 16 more languages are chunked by
+# 11: chunk texts deflated, postings and forward lists in narrow widths (rag.store.packing):
+# 2.6x the source bytes down to 1.3x. (10: same tables as 9; 16 more languages are chunked by
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)

@@ -1,19 +1,15 @@
 """How the big columns of an index are stored compactly: postings, forward lists and chunk texts.
 
-All of it is little-endian whatever the machine, and decodes at C speed.
+A term's postings (chunk ids and tfs) and a chunk's forward list (term ids and tfs, in the order
+of its terms) are stored alike: the ids in 2 or 4 bytes and the tfs in 1 or 2, the narrowest
+widths that hold them, after one byte that says which; little-endian on every machine. Half the
+bytes of uint32 and uint16, and read as fast as those: deflating them would halve them again, but
+cost a query ~100 us for each long postings list it reads, and an update ~6 us for each chunk of
+the index (it reads every forward list).
 
-A term's postings (what a query reads) are its chunk ids and tfs in the narrowest of the widths
-that hold them, ids in 2 or 4 bytes and tfs in 1 or 2, after one byte that says which: half the
-bytes of uint32 and uint16, and read as fast as those (inflating them would cost a query ~5 us
-per thousand postings; the long lists are the ones that matter).
-
-A chunk's forward list (its term ids and tfs, read whole by an update, never by a query) is one
-raw deflate stream of its values' bytes regrouped by significance: every lowest byte, then every
-second byte, ..., for the term ids (uint32), then the same for the tfs (uint16). Its high bytes are
-long runs that deflate to almost nothing.
-
-A chunk's text is stored with its context, as one deflate stream of the UTF-8 of context + text;
-the row keeps the length of the context's bytes to split them again.
+A chunk's text is stored with its context, as one raw deflate stream of the UTF-8 of context +
+text; the row keeps the length of the context's bytes to split them again. A query inflates only
+the texts of the candidates it reads, ~5 us each.
 """
 
 from __future__ import annotations
@@ -26,50 +22,52 @@ from array import array
 _WBITS = -15
 _LEVEL = 6
 _BIG_ENDIAN = sys.byteorder == "big"
-
-
-def _planes(values: array[int]) -> bytes:
-    if _BIG_ENDIAN:
-        values = array(values.typecode, values)
-        values.byteswap()
-    raw = values.tobytes()
-    width = values.itemsize
-    return b"".join(raw[i::width] for i in range(width))
-
-
-def _unplanes(planes: bytes | memoryview, typecode: str, n: int) -> array[int]:
-    out = array(typecode)
-    width = out.itemsize
-    raw = bytearray(n * width)
-    for i in range(width):
-        raw[i::width] = planes[i * n : (i + 1) * n]
-    out.frombytes(raw)
-    if _BIG_ENDIAN:
-        out.byteswap()
-    return out
-
-
-# the first byte of stored postings: which typecodes hold its ids and its tfs
+# the first byte of a stored list: which typecodes hold its ids and its tfs
 _WIDE_IDS, _WIDE_TFS = 1, 2
 _TYPECODES = {
     flags: ("I" if flags & _WIDE_IDS else "H", "H" if flags & _WIDE_TFS else "B") for flags in range(4)
 }
 
 
-def pack_postings(ids: array[int], tfs: array[int]) -> bytes:
-    """Return the stored form of a term's postings: chunk ids (ascending) and tfs of equal length."""
-    flags = (_WIDE_IDS if ids and ids[-1] > 0xFFFF else 0) | (_WIDE_TFS if tfs and max(tfs) > 0xFF else 0)
-    id_code, tf_code = _TYPECODES[flags]
-    narrow_ids, narrow_tfs = array(id_code, ids), array(tf_code, tfs)
+def _little_endian(values: array[int]) -> bytes:
     if _BIG_ENDIAN:
-        narrow_ids.byteswap()
-        narrow_tfs.byteswap()
-    return bytes((flags,)) + narrow_ids.tobytes() + narrow_tfs.tobytes()
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _narrowed(values: array[int]) -> bytes | None:
+    """The little-endian bytes of `values` in half their width, or None if some value needs it
+    all. By slices of bytes, at C speed: no value is made a Python int."""
+    raw, width = _little_endian(values), values.itemsize
+    half = width // 2
+    if any(raw[k::width].count(0) != len(values) for k in range(half, width)):
+        return None
+    out = bytearray(half * len(values))
+    for k in range(half):
+        out[k::half] = raw[k::width]
+    return bytes(out)
+
+
+def _stored(values: array[int], narrow: str) -> tuple[bool, bytes]:
+    """(wide?, little-endian bytes) of values held as uint32 or uint16, or already as `narrow`."""
+    if values.typecode == narrow:
+        return False, _little_endian(values)
+    narrowed = _narrowed(values)
+    return (True, _little_endian(values)) if narrowed is None else (False, narrowed)
+
+
+def pack_postings(ids: array[int], tfs: array[int]) -> bytes:
+    """Return the stored form of ids and their tfs, of equal length: uint32 and uint16 arrays,
+    or narrower ones as unpack_postings gives them."""
+    wide_ids, id_bytes = _stored(ids, "H")
+    wide_tfs, tf_bytes = _stored(tfs, "B")
+    return bytes(((_WIDE_IDS if wide_ids else 0) | (_WIDE_TFS if wide_tfs else 0),)) + id_bytes + tf_bytes
 
 
 def unpack_postings(blob: bytes) -> tuple[array[int], array[int]]:
-    """Return the chunk ids and tfs of a term's stored postings (as arrays of the widths they
-    were stored in: read them, don't extend them); ValueError if damaged."""
+    """Return the ids and tfs of a stored list, as arrays of the widths they were stored in
+    (read them; widened() makes them uint32 and uint16 to extend them); ValueError if damaged."""
     if not isinstance(blob, bytes) or not blob or blob[0] not in _TYPECODES:
         raise ValueError("postings of an unknown form")
     ids, tfs = (array(code) for code in _TYPECODES[blob[0]])
@@ -85,21 +83,20 @@ def unpack_postings(blob: bytes) -> tuple[array[int], array[int]]:
     return ids, tfs
 
 
-def pack_forward(tids: array[int], tfs: array[int]) -> bytes:
-    """Return the stored form of a chunk's forward list: term ids (uint32) and tfs (uint16)."""
-    return zlib.compress(_planes(tids) + _planes(tfs), _LEVEL, wbits=_WBITS)
-
-
-def unpack_forward(blob: bytes) -> tuple[array[int], array[int]]:
-    """Return the term ids (uint32) and tfs (uint16) of a stored forward list; ValueError if damaged."""
-    try:
-        planes = memoryview(zlib.decompress(blob, _WBITS))
-    except (zlib.error, TypeError) as exc:
-        raise ValueError(f"forward list not inflatable: {exc}") from None
-    n, rest = divmod(len(planes), 6)
-    if rest:
-        raise ValueError("forward list of uneven length")
-    return _unplanes(planes[: 4 * n], "I", n), _unplanes(planes[4 * n :], "H", n)
+def widened(values: array[int], typecode: str) -> array[int]:
+    """Return `values` as an array of `typecode` ("I" or "H"), at most as wide (at C speed)."""
+    if values.typecode == typecode:
+        return values
+    raw, width = _little_endian(values), values.itemsize
+    out = array(typecode)
+    wide = out.itemsize
+    padded = bytearray(wide * len(values))
+    for k in range(width):
+        padded[k::wide] = raw[k::width]
+    out.frombytes(padded)
+    if _BIG_ENDIAN:
+        out.byteswap()
+    return out
 
 
 def pack_text(context: str, text: str) -> tuple[bytes, int]:

@@ -35,7 +35,7 @@ from rag.store.format import (
     view_key,
     well_formed,
 )
-from rag.store.packing import unpack_forward, unpack_postings, unpack_text
+from rag.store.packing import unpack_postings, unpack_text
 from rag.store.paths import ancestors, file_uri, ingest_command, repository_holding
 from rag.store.stats import forward_lists, view_df, view_length
 from rag.store.views import DAMAGE_ERRORS, ChunkFloats, View, blocks_reader
@@ -413,7 +413,7 @@ class Index:
             args,
         )
         for cid, *fields, postings in rows:
-            tids, tfs = unpack_forward(postings)
+            tids, tfs = unpack_postings(postings)
             yield cid, _chunk(*fields), dict(zip(map(names.__getitem__, tids), tfs))
 
     def _reading(self, items: Iterator[_T]) -> Iterator[_T]:

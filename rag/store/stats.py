@@ -7,7 +7,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 
-from rag.store.packing import unpack_forward
+from rag.store.packing import unpack_postings
 
 
 def forward_lists(
@@ -20,7 +20,7 @@ def forward_lists(
     tfs_of: list[array[int]] = [array("H")] * n_ids
     present = array("b", bytes(n_ids))
     for cid, blob in rows:
-        tids, tfs = unpack_forward(blob)
+        tids, tfs = unpack_postings(blob)
         if not isinstance(cid, int) or not 0 <= cid < n_ids:
             raise ValueError(f"forward row {cid} out of range")
         tids_of[cid], tfs_of[cid] = tids, tfs

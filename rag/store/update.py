@@ -24,7 +24,7 @@ from rag.store.format import (
     recorded_scoring,
     view_key,
 )
-from rag.store.packing import pack_forward, pack_postings, unpack_forward, unpack_postings
+from rag.store.packing import pack_postings, unpack_postings, widened
 from rag.store.stats import forward_lists
 from rag.store.writer import SkippedRow
 from rag.text.tokenizer import TokenizerSettings
@@ -207,7 +207,7 @@ def _update(
                 entry[0].append(cid)
                 entry[1].append(tf)
             rows.append(writer.chunk_row(cid, fid, chunk))
-            fwd.append((cid, pack_forward(tids, tfs)))
+            fwd.append((cid, pack_postings(tids, tfs)))
         writer.insert_chunks(conn, rows, fwd)
         fid += 1
     edited = _edit_postings(conn, path, term_ids, removed_ranges, added_postings, next_chunk)
@@ -297,7 +297,7 @@ def _remove_files(
             for (blob,) in conn.execute(
                 "SELECT postings FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n)
             ):
-                for tid in unpack_forward(blob)[0]:
+                for tid in unpack_postings(blob)[0]:
                     ranges = removed_ranges.setdefault(tid, [])
                     if not ranges or ranges[-1] != (first, first + n):
                         ranges.append((first, first + n))
@@ -363,6 +363,6 @@ def _postings_reader(
             ids, tfs = unpack_postings(row[0])
             check(not ids or max(ids) < next_chunk, "postings out of range")
             # the widths an update edits them in (stored again in the narrowest that hold them)
-            return array("I", ids), array("H", tfs), float(row[1]), float(row[2])
+            return widened(ids, "I"), widened(tfs, "H"), float(row[1]), float(row[2])
 
     return read

@@ -30,7 +30,7 @@ from rag.store.format import (
     realizable_views,
     view_key,
 )
-from rag.store.packing import pack_forward, pack_postings, pack_text
+from rag.store.packing import pack_postings, pack_text
 from rag.store.paths import file_uri, folder_mtimes, folders_of, prepare_index_dir
 from rag.store.stats import chunk_lengths, view_df, view_length
 from rag.text.tokenizer import TokenizerSettings
@@ -237,7 +237,7 @@ class IndexWriter:
             self.forward_tfs.append(tfs)
             self.chunk_class.append(klass)
             self._chunk_rows.append(chunk_row(cid, fid, chunk))
-            self._forward_rows.append((cid, pack_forward(tids, tfs)))
+            self._forward_rows.append((cid, pack_postings(tids, tfs)))
         if len(self._chunk_rows) >= _BATCH:
             self._flush()
 
