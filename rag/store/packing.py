@@ -27,6 +27,7 @@ _WIDE_IDS, _WIDE_TFS = 1, 2
 _TYPECODES = {
     flags: ("I" if flags & _WIDE_IDS else "H", "H" if flags & _WIDE_TFS else "B") for flags in range(4)
 }
+_WIDTHS = {flags: (array(i).itemsize, array(t).itemsize) for flags, (i, t) in _TYPECODES.items()}
 
 
 def _little_endian(values: array[int]) -> bytes:
@@ -68,19 +69,21 @@ def pack_postings(ids: array[int], tfs: array[int]) -> bytes:
 def unpack_postings(blob: bytes) -> tuple[array[int], array[int]]:
     """Return the ids and tfs of a stored list, as arrays of the widths they were stored in
     (read them; widened() makes them uint32 and uint16 to extend them); ValueError if damaged."""
-    if not isinstance(blob, bytes) or not blob or blob[0] not in _TYPECODES:
-        raise ValueError("postings of an unknown form")
-    ids, tfs = (array(code) for code in _TYPECODES[blob[0]])
-    n, rest = divmod(len(blob) - 1, ids.itemsize + tfs.itemsize)
+    try:
+        flags = blob[0]
+        id_width, tf_width = _WIDTHS[flags]
+    except (IndexError, KeyError, TypeError):
+        raise ValueError("postings of an unknown form") from None
+    n, rest = divmod(len(blob) - 1, id_width + tf_width)
     if rest:
         raise ValueError("postings of uneven length")
-    view = memoryview(blob)
-    ids.frombytes(view[1 : 1 + n * ids.itemsize])
-    tfs.frombytes(view[1 + n * ids.itemsize :])
+    split = 1 + n * id_width
+    ids, tfs = _TYPECODES[flags]
+    pair = array(ids, blob[1:split]), array(tfs, blob[split:])
     if _BIG_ENDIAN:
-        ids.byteswap()
-        tfs.byteswap()
-    return ids, tfs
+        pair[0].byteswap()
+        pair[1].byteswap()
+    return pair
 
 
 def widened(values: array[int], typecode: str) -> array[int]:
