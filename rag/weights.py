@@ -194,7 +194,8 @@ class Cosine:
 
     def many(self, scale: float, ids: array[int], tfs: array[int]) -> Iterator[float]:
         """The contributions of all of a term's postings, at C speed."""
-        if not tfs.tobytes()[_HIGH_BYTE::2].strip(b"\0"):  # no tf above 255: nearly always
+        # no tf above 255: nearly always (an index stores such tfs in one byte, rag.store.packing)
+        if tfs.itemsize == 1 or not tfs.tobytes()[_HIGH_BYTE::2].strip(b"\0"):
             return map([scale * w for w in _LOW_TFS].__getitem__, tfs)
         return map(mul, repeat(scale), map(add, repeat(1.0), map(math.log, tfs)))
 

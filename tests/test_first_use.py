@@ -298,7 +298,7 @@ def test_status_reports_the_index(runner: CliRunner, repo: Path) -> None:
     index = str(one_ingest(repo))
     (repo / "README.md").write_text("# Changed\n")
     data = json.loads(runner.invoke(main, ["status", "--index", index, "--json"]).stdout)
-    assert (data["index"], data["repository"], data["format_version"]) == (index, str(repo.resolve()), 10)
+    assert (data["index"], data["repository"], data["format_version"]) == (index, str(repo.resolve()), 11)
     assert data["files_by_chunker"] == {"python": 3, "markdown": 1}
     assert data["redacted"] == {"password-assignment": 1}
     assert data["stale"] == ["README.md"]

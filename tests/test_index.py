@@ -209,8 +209,8 @@ def test_query_reads_only_what_it_needs(
         search(index, "topic7 shared", k=2, scoring=scoring)  # "shared" is in every chunk
         assert blocks_read() == 6  # the other six; the first is kept
     # postings are read for the two terms; rag.retrieval.spelling's known-term checks read keys, no postings
-    assert sum("SELECT ids, tfs, maxw, maxb FROM terms WHERE term" in s for s in statements) == 2
-    chunk_reads = [s for s in statements if "c.text" in s]
+    assert sum("SELECT postings, maxw, maxb FROM terms WHERE term" in s for s in statements) == 2
+    chunk_reads = [s for s in statements if "c.body" in s]
     assert len(chunk_reads) == 1
     # only the candidates for the top 2, not the 50 chunks that share a term with the query
     assert len(chunk_reads[0].split(" IN (")[1].split(",")) == candidate_count(2) < 50
@@ -403,20 +403,7 @@ def as_other_byte_order(path: Path) -> None:
             "UPDATE meta SET value = ? WHERE key = 'byteorder'",
             ('"big"' if sys.byteorder == "little" else '"little"',),
         )
-        conn.executemany(
-            "UPDATE terms SET ids = ?, tfs = ? WHERE term = ?",
-            [
-                (swapped("I", i), swapped("H", t), term)
-                for term, i, t in conn.execute("SELECT term, ids, tfs FROM terms").fetchall()
-            ],
-        )
-        conn.executemany(
-            "UPDATE forward SET tids = ?, tfs = ? WHERE chunk_id = ?",
-            [
-                (swapped("I", i), swapped("H", t), cid)
-                for cid, i, t in conn.execute("SELECT chunk_id, tids, tfs FROM forward").fetchall()
-            ],
-        )
+        # postings and forward lists are packed little-endian on every machine: only the arrays differ
         typecodes = {"classes": "H", "lengths": "I"}
         conn.executemany(
             "UPDATE arrays SET data = ? WHERE name = ?",
@@ -602,7 +589,10 @@ def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Pat
         "UPDATE meta SET value = '0' WHERE key = 'array_block'",
         "UPDATE meta SET value = 'null' WHERE key = 'root'",
         "UPDATE meta SET value = '\"8\"' WHERE key = 'format_version'",
-        "UPDATE chunks SET text = CAST(x'80ff' AS TEXT)",
+        "UPDATE chunks SET body = x'6bf80f00'",  # deflates b"\x80\xff"
+        "UPDATE chunks SET body = x'ffff'",
+        "UPDATE chunks SET head = 1000000",
+        "UPDATE terms SET postings = x'09ff'",
         "DELETE FROM chunks",
         "DELETE FROM views",
         "DELETE FROM classes",
@@ -613,6 +603,9 @@ def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Pat
         "root-null",
         "version-text",
         "text-not-utf8",
+        "text-not-deflated",
+        "context-beyond-text",
+        "postings-unknown-form",
         "no-chunks",
         "no-views",
         "no-classes",

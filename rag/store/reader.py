@@ -35,6 +35,7 @@ from rag.store.format import (
     view_key,
     well_formed,
 )
+from rag.store.packing import unpack_postings, unpack_text
 from rag.store.paths import ancestors, file_uri, ingest_command, repository_holding
 from rag.store.stats import forward_lists, view_df, view_length
 from rag.store.views import DAMAGE_ERRORS, ChunkFloats, View, blocks_reader
@@ -176,12 +177,12 @@ class Index:
     def term(self, term: str) -> tuple[array[int], array[int], float, float] | None:
         """Return a term's chunk ids, tfs and its two pruning bounds (see the terms table), or
         None if unseen."""
-        row = self._query("SELECT ids, tfs, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
+        row = self._query("SELECT postings, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
         if row is None:
             return None
-        ids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
-        check(len(ids) == len(tfs) and (not ids or max(ids) < self._n_ids), "postings out of range")
-        return ids, tfs, float(row[2]), float(row[3])
+        ids, tfs = unpack_postings(row[0])
+        check(not ids or max(ids) < self._n_ids, "postings out of range")
+        return ids, tfs, float(row[1]), float(row[2])
 
     @_reads
     def chunk_terms(self, cid: int, likely: Iterable[str] = ()) -> dict[str, int]:
@@ -270,7 +271,7 @@ class Index:
         else:  # a rare group combination: compute its statistics now
             assert chunk_class is not None
             forward_tids, forward_tfs, live = forward_lists(
-                self._query("SELECT chunk_id, tids, tfs FROM forward"), len(chunk_class), self._decode
+                self._query("SELECT chunk_id, postings FROM forward"), len(chunk_class)
             )
             n_terms = self._query("SELECT MAX(id) FROM terms").fetchone()[0] + 1
             n_view, df = view_df(forward_tids, chunk_class, readable, n_terms, live)
@@ -334,11 +335,10 @@ class Index:
         """Fetch chunks by id (each must exist)."""
         marks = ",".join("?" * len(ids))
         rows = self._query(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context,"
-            f" c.ordinal FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            f"SELECT c.id, {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             tuple(ids),
         )
-        out = {r[0]: Chunk(*r[1:]) for r in rows}
+        out = {r[0]: _chunk(*r[1:]) for r in rows}
         check(len(out) == len(set(ids)) and all(map(well_formed, out.values())), "chunk rows out of range")
         return out
 
@@ -429,14 +429,13 @@ class Index:
             self._term_names = dict(self._query("SELECT id, term FROM terms"))
         names = self._term_names
         rows = self._query(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.context, c.ordinal,"
-            " w.tids, w.tfs FROM chunks c JOIN files f ON f.id = c.file_id JOIN forward w ON w.chunk_id = c.id"
-            f" {where} ORDER BY c.id",
+            f"SELECT c.id, {_CHUNK_COLUMNS}, w.postings FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" JOIN forward w ON w.chunk_id = c.id {where} ORDER BY c.id",
             args,
         )
-        for cid, *fields, tids, tfs in rows:
-            counts = {names[t]: n for t, n in zip(self._decode("I", tids), self._decode("H", tfs))}
-            yield cid, Chunk(*fields), counts
+        for cid, *fields, postings in rows:
+            tids, tfs = unpack_postings(postings)
+            yield cid, _chunk(*fields), dict(zip(map(names.__getitem__, tids), tfs))
 
     def _reading(self, items: Iterator[_T]) -> Iterator[_T]:
         """Yield from a generator that reads the index, damage met in it being IndexFormatError."""
@@ -595,6 +594,25 @@ class Index:
             return self._conn.execute(sql, args)
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) from None
+
+
+# the columns _chunk() makes a Chunk of, from chunks c joined with files f
+_CHUNK_COLUMNS = "f.path, c.start_line, c.end_line, c.kind, c.symbol, c.head, c.body, c.ordinal"
+
+
+def _chunk(
+    path: str,
+    start_line: int,
+    end_line: int,
+    kind: str,
+    symbol: str | None,
+    head: int,
+    body: bytes,
+    ordinal: int,
+) -> Chunk:
+    """A chunk from its stored row (_CHUNK_COLUMNS), its text and context unpacked."""
+    context, text = unpack_text(body, head)
+    return Chunk(path, start_line, end_line, kind, symbol, text, context, ordinal)
 
 
 def _connect_for_reading(path: str, read_only: bool = False) -> sqlite3.Connection:

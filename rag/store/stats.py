@@ -5,23 +5,23 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+
+from rag.store.packing import unpack_postings
 
 
 def forward_lists(
-    rows: Iterable[tuple[int, bytes, bytes]],
-    n_ids: int,
-    decode: Callable[[str, bytes], array[int]],
+    rows: Iterable[tuple[int, bytes]], n_ids: int
 ) -> tuple[list[array[int]], list[array[int]], array[int]]:
     """Return each chunk's term ids and tfs, by chunk id (empty for unused ids), and which ids
-    have a forward row, from the forward table's (chunk id, tids, tfs) rows. Raises ValueError
-    for rows that cannot belong to an index of `n_ids` chunk ids (a damaged table)."""
+    have a forward row, from the forward table's (chunk id, packed term ids and tfs) rows. Raises
+    ValueError for rows that cannot belong to an index of `n_ids` chunk ids (a damaged table)."""
     tids_of: list[array[int]] = [array("I")] * n_ids
     tfs_of: list[array[int]] = [array("H")] * n_ids
     present = array("b", bytes(n_ids))
-    for cid, tids_blob, tfs_blob in rows:
-        tids, tfs = decode("I", tids_blob), decode("H", tfs_blob)
-        if not 0 <= cid < n_ids or len(tids) != len(tfs):
+    for cid, blob in rows:
+        tids, tfs = unpack_postings(blob)
+        if not isinstance(cid, int) or not 0 <= cid < n_ids:
             raise ValueError(f"forward row {cid} out of range")
         tids_of[cid], tfs_of[cid] = tids, tfs
         present[cid] = 1

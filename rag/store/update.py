@@ -24,6 +24,7 @@ from rag.store.format import (
     recorded_scoring,
     view_key,
 )
+from rag.store.packing import pack_postings, unpack_postings, widened
 from rag.store.stats import forward_lists
 from rag.store.writer import SkippedRow
 from rag.text.tokenizer import TokenizerSettings
@@ -44,10 +45,6 @@ def _reading(path: Path) -> Iterator[None]:
         yield
     except _DAMAGE as exc:
         raise damage_error(path, exc, "updated") from None
-
-
-def _decode(typecode: str, data: bytes) -> array[Any]:
-    return array(typecode, data)  # bytes: read as this machine's values (an update never runs on another's)
 
 
 class _Previous(NamedTuple):
@@ -210,7 +207,7 @@ def _update(
                 entry[0].append(cid)
                 entry[1].append(tf)
             rows.append(writer.chunk_row(cid, fid, chunk))
-            fwd.append((cid, tids.tobytes(), tfs.tobytes()))
+            fwd.append((cid, pack_postings(tids, tfs)))
         writer.insert_chunks(conn, rows, fwd)
         fid += 1
     edited = _edit_postings(conn, path, term_ids, removed_ranges, added_postings, next_chunk)
@@ -219,7 +216,7 @@ def _update(
     with _reading(path):
         spans = _file_spans(conn, next_chunk, class_ids.values())
         forward_tids, forward_tfs, _ = forward_lists(
-            conn.execute("SELECT chunk_id, tids, tfs FROM forward"), next_chunk, _decode
+            conn.execute("SELECT chunk_id, postings FROM forward"), next_chunk
         )
         check(all(not tids or max(tids) < len(df) for tids in forward_tids), "forward term id out of range")
         everything_key = view_key(frozenset(class_ids.values()))
@@ -297,10 +294,10 @@ def _remove_files(
                 all(isinstance(v, int) for v in row) and 0 <= first <= first + n <= next_chunk,
                 "file row out of range",
             )
-            for (tids_blob,) in conn.execute(
-                "SELECT tids FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n)
+            for (blob,) in conn.execute(
+                "SELECT postings FROM forward WHERE chunk_id >= ? AND chunk_id < ?", (first, first + n)
             ):
-                for tid in _decode("I", tids_blob):
+                for tid in unpack_postings(blob)[0]:
                     ranges = removed_ranges.setdefault(tid, [])
                     if not ranges or ranges[-1] != (first, first + n):
                         ranges.append((first, first + n))
@@ -344,8 +341,8 @@ def _edit_postings(
         tfs.extend(new_tfs)
         if ids:  # the bounds are updated once the norms are known
             conn.execute(
-                "INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?,?)",
-                (term, tid, len(ids), ids.tobytes(), tfs.tobytes(), maxw, maxb),
+                "INSERT OR REPLACE INTO terms VALUES (?,?,?,?,?,?)",
+                (term, tid, len(ids), pack_postings(ids, tfs), maxw, maxb),
             )
             edited[term] = (maxw, maxb, new_ids, new_tfs)
         else:
@@ -360,11 +357,12 @@ def _postings_reader(
 
     def read(term: str) -> tuple[array[int], array[int], float, float]:
         with _reading(path):
-            row = conn.execute("SELECT ids, tfs, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
+            row = conn.execute("SELECT postings, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
             if row is None:
                 return array("I"), array("H"), 0.0, 0.0
-            ids, tfs = _decode("I", row[0]), _decode("H", row[1])
-            check(len(ids) == len(tfs) and (not ids or max(ids) < next_chunk), "postings out of range")
-            return ids, tfs, float(row[2]), float(row[3])
+            ids, tfs = unpack_postings(row[0])
+            check(not ids or max(ids) < next_chunk, "postings out of range")
+            # the widths an update edits them in (stored again in the narrowest that hold them)
+            return widened(ids, "I"), widened(tfs, "H"), float(row[1]), float(row[2])
 
     return read

@@ -30,6 +30,7 @@ from rag.store.format import (
     realizable_views,
     view_key,
 )
+from rag.store.packing import pack_postings, pack_text
 from rag.store.paths import file_uri, folder_mtimes, folders_of, prepare_index_dir
 from rag.store.stats import chunk_lengths, view_df, view_length
 from rag.text.tokenizer import TokenizerSettings
@@ -51,17 +52,8 @@ def stored_tfs(counts: dict[str, int]) -> array[int]:
 
 def chunk_row(cid: int, fid: int, chunk: Chunk) -> tuple[Any, ...]:
     """Return the chunks-table row of a chunk, in column order."""
-    return (
-        cid,
-        fid,
-        chunk.ordinal,
-        chunk.start_line,
-        chunk.end_line,
-        chunk.kind,
-        chunk.symbol,
-        chunk.context,
-        chunk.text,
-    )
+    body, head = pack_text(chunk.context, chunk.text)
+    return (cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind, chunk.symbol, head, body)
 
 
 def insert_file(conn: sqlite3.Connection, fid: int, record: FileRecord, first: int, klass: int) -> None:
@@ -87,9 +79,9 @@ def insert_file(conn: sqlite3.Connection, fid: int, record: FileRecord, first: i
 def insert_chunks(
     conn: sqlite3.Connection, chunk_rows: list[tuple[Any, ...]], forward_rows: list[tuple[Any, ...]]
 ) -> None:
-    """Write chunk rows and their forward rows (chunk id, term ids, tfs)."""
+    """Write chunk rows and their forward rows (chunk id, packed term ids and tfs)."""
     conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", chunk_rows)
-    conn.executemany("INSERT INTO forward VALUES (?,?,?)", forward_rows)
+    conn.executemany("INSERT INTO forward VALUES (?,?)", forward_rows)
 
 
 def write_tail(
@@ -245,7 +237,7 @@ class IndexWriter:
             self.forward_tfs.append(tfs)
             self.chunk_class.append(klass)
             self._chunk_rows.append(chunk_row(cid, fid, chunk))
-            self._forward_rows.append((cid, tids.tobytes(), tfs.tobytes()))
+            self._forward_rows.append((cid, pack_postings(tids, tfs)))
         if len(self._chunk_rows) >= _BATCH:
             self._flush()
 
@@ -281,14 +273,13 @@ class IndexWriter:
             n_chunks,
         )
         conn.executemany(
-            "INSERT INTO terms VALUES (?,?,?,?,?,?,?)",
+            "INSERT INTO terms VALUES (?,?,?,?,?,?)",
             (
                 (
                     t,
                     tid,
                     df[tid],
-                    post.ids[tid].tobytes(),
-                    post.tfs[tid].tobytes(),
+                    pack_postings(post.ids[tid], post.tfs[tid]),
                     max_weight(post.ids[tid], post.tfs[tid], norms),
                     max_bm25(post.ids[tid], post.tfs[tid], normalisers),
                 )
