@@ -189,11 +189,10 @@ class Index:
         """Return one chunk's stored term frequencies (its forward row), term -> tf ({} for an id
         without one). `likely`: the terms it probably holds (its text tokenized again), looked up
         by the terms' key; the names of any others are found by reading every term's id."""
-        row = self._query("SELECT tids, tfs FROM forward WHERE chunk_id = ?", (cid,)).fetchone()
+        row = self._query("SELECT postings FROM forward WHERE chunk_id = ?", (cid,)).fetchone()
         if row is None:
             return {}
-        tids, tfs = self._decode("I", row[0]), self._decode("H", row[1])
-        check(len(tids) == len(tfs), "forward row out of range")
+        tids, tfs = unpack_postings(row[0])
         names = self._term_names or {}
         wanted = [t for t in dict.fromkeys(likely)] if self._term_names is None else []
         for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
