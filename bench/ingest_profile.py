@@ -254,7 +254,7 @@ def main() -> None:
         print(f"{stage:16} {s:8.2f} {s / total:6.1%}")
     print(f"{'sum of stages':16} {total:8.2f}")
     print(f"{'stage run, total':16} {wall:8.2f}  (the rest: the loop, records, access groups)")
-    print(f"{'ingest(), wall':16} {whole:8.2f}  (workers=1, the same files, in the same process)")
+    print(f"{'ingest(), total':16} {whole:8.2f}  (workers=1, the same files, in the same process)")
     print(
         f"\nworkers > 1 also pickle each batch's results to the parent: {n_pickled / 1e6:.1f} MB, "
         f"dumps {dumps:.2f} s (in the workers), loads {loads:.2f} s (in the parent)"
