@@ -191,12 +191,8 @@ def stage_run(index_path: Path, include: tuple[str, ...]) -> tuple[_Clock, float
 
 
 def pickled(processed: list[Any]) -> tuple[float, float, int]:
-    """Seconds to pickle and unpickle the processed files in the pipeline's batches, as the
-    pipeline packs them for the parent (if it does); bytes."""
+    """Seconds to pickle and unpickle the processed files in the pipeline's batches; bytes."""
     from rag.indexing import pipeline
-
-    pack = getattr(pipeline, "pack", lambda done: done)
-    unpack = getattr(pipeline, "unpack", lambda done: done)
 
     batches: list[list[Any]] = []
     batch: list[Any] = []
@@ -210,11 +206,11 @@ def pickled(processed: list[Any]) -> tuple[float, float, int]:
     if batch:
         batches.append(batch)
     start = time.process_time()
-    blobs = [pickle.dumps([pack(done) for done in b], pickle.HIGHEST_PROTOCOL) for b in batches]
+    blobs = [pickle.dumps(b, pickle.HIGHEST_PROTOCOL) for b in batches]
     dumps = time.process_time() - start
     start = time.process_time()
     for blob in blobs:
-        list(map(unpack, pickle.loads(blob)))
+        pickle.loads(blob)
     return dumps, time.process_time() - start, sum(len(b) for b in blobs)
 
 

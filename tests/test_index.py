@@ -102,24 +102,6 @@ def test_worker_processes_build_the_index_one_process_builds(tmp_path: Path, mon
         assert a.skipped_files() == b.skipped_files() and "app/blob.py" in a.skipped_files()
 
 
-def test_a_file_sent_from_a_worker_arrives_as_it_was_processed(tmp_path: Path) -> None:
-    import pickle
-
-    from rag import Tokenizer
-    from rag.chunking.base import Chunk
-    from rag.indexing.pipeline import pack, process_file, unpack
-    from rag.sources.walk import walk
-
-    repo = code_repo(tmp_path / "r")
-    (repo / "app" / "blob.py").write_bytes(b"\x00\x01\x02 not text")
-    for source in walk(repo).files:
-        done = process_file(source, Tokenizer(), 1_000_000)
-        sent = unpack(pickle.loads(pickle.dumps(pack(done))))
-        assert sent == done
-        if done.record is not None:
-            assert done.record.chunks and all(type(c) is Chunk for c in sent.record.chunks)
-
-
 def test_interrupted_ingest_leaves_previous_index_intact(tmp_path: Path, mocker) -> None:
     repo = code_repo(tmp_path / "r")
     report = ingest(repo)

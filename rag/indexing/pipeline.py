@@ -8,7 +8,6 @@ large ingest."""
 
 from __future__ import annotations
 
-import functools
 import gc
 import heapq
 import os
@@ -19,10 +18,8 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rag.chunking import chunk_file, chunker_for, languages_available, structured_languages
-from rag.chunking.base import Chunk
 from rag.errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, terminations_as_exit
 from rag.indexing.plan import Plan, make_plan
 from rag.indexing.terms import chunk_counts
@@ -167,36 +164,12 @@ def _fewer_collections() -> Iterator[None]:
 
 _worker_tokenizer: Tokenizer | None = None
 
-# A processed file as a worker sends it to the parent: plain tuples, which unpickle at C speed;
-# a NamedTuple or a dataclass unpickles through a Python call each (a Chunk through its
-# __new__: 0.3 s of the parent's time for the eight corpora's 58,000 chunks, bench/ingest_profile.py)
-# (record fields with chunks as plain tuples, or None; skip reason, bytes, redacted, fallback)
-_Packed = tuple[tuple[Any, ...] | None, str | None, int, dict[str, int], str | None]
-_chunk_of: Callable[[tuple[Any, ...]], Chunk] = functools.partial(tuple.__new__, Chunk)
 
-
-def pack(done: _Processed) -> _Packed:
-    """Return a processed file as plain tuples, for a worker to send (unpack reverses it)."""
-    r = done.record
-    fields = None if r is None else (*r[:4], tuple(map(tuple, r.chunks)), *r[5:])
-    return fields, done.skip_reason, done.n_bytes, done.redacted, done.fallback
-
-
-def unpack(packed: _Packed) -> _Processed:
-    """Return the processed file that `pack` made `packed` of."""
-    fields, skip_reason, n_bytes, redacted, fallback = packed
-    record = None
-    if fields is not None:
-        path, size, mtime_ns, sha1, chunks, *rest = fields
-        record = FileRecord(path, size, mtime_ns, sha1, tuple(map(_chunk_of, chunks)), *rest)
-    return _Processed(record, skip_reason, n_bytes, redacted, fallback)
-
-
-def _process_batch(batch: list[SourceFile], settings: TokenizerSettings, max_bytes: int) -> list[_Packed]:
+def _process_batch(batch: list[SourceFile], settings: TokenizerSettings, max_bytes: int) -> list[_Processed]:
     global _worker_tokenizer
     if _worker_tokenizer is None or _worker_tokenizer.settings != settings:
         _worker_tokenizer = Tokenizer(settings)
-    return [pack(process_file(f, _worker_tokenizer, max_bytes)) for f in batch]
+    return [process_file(f, _worker_tokenizer, max_bytes) for f in batch]
 
 
 def _batches(files: list[SourceFile]) -> Iterator[list[SourceFile]]:
@@ -235,7 +208,7 @@ def _process_all(
         results = pool.map(_process_batch, batches, [settings] * len(batches), [max_bytes] * len(batches))
         for batch, sources in zip(results, batches):
             progress(len(batch), sum(f.size for f in sources))
-            yield from map(unpack, batch)
+            yield from batch
     finally:  # interrupted too (see ingest): the batches not started are dropped, the running ones end
         pool.shutdown(wait=True, cancel_futures=True)
 
