@@ -256,3 +256,13 @@ def test_settings_round_trip_and_old_manifests_read_as_before() -> None:
         stem="suffix", min_length=1, query_stopwords=False, path_weight=0, symbol_weight=0
     )
     assert TokenizerSettings.from_dict({"mode": "code", "stem": False, "identifiers": True}).stem == "none"
+
+
+@pytest.mark.parametrize("tokenizer", [PLAIN, CODE, SUFFIX_PARTS_ONLY], ids=["plain", "code", "suffix"])
+def test_ascii_text_has_the_terms_of_any_text(tokenizer: Tokenizer) -> None:
+    # every ASCII character between words; a no-break space (not a word character, not ASCII)
+    # sends the same text down the path that any script takes
+    text = "".join(f"getHTTPValue{chr(c)}user_ids{c}{chr(c)}__x__{chr(c)}" for c in range(128))
+    anyscript = text + "\u00a0"
+    assert tokenizer.tokenize(text) == tokenizer.tokenize(anyscript)
+    assert list(tokenizer.counts(text).items()) == list(tokenizer.counts(anyscript).items())

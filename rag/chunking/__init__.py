@@ -119,7 +119,8 @@ def chunk_file(path: str, text: str, on_fallback: Callable[[str], None] | None =
         from rag.chunking.text import chunk_text
 
         chunks = chunk_text(path, text)
-    return [c._replace(ordinal=i) for i, c in enumerate(chunks)]
+    new = tuple.__new__  # what _replace(ordinal=i) makes (the last field), without its Python code
+    return [new(Chunk, (*c[:7], i)) for i, c in enumerate(chunks)]
 
 
 def _chunk_by_kind(kind: str, path: str, text: str, on_fallback: Callable[[str], None] | None) -> list[Chunk]:

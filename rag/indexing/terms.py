@@ -33,16 +33,15 @@ def path_text(path: str) -> str:
 
 def chunk_counts(chunk: Chunk, tokenizer: Tokenizer) -> dict[str, int]:
     """Return term -> frequency for one chunk, as stored in the index."""
-    text = indexed_text(chunk)
     settings = tokenizer.settings
+    # the breadcrumb and the text, tokenized as indexed_text joins them, without joining them
+    texts = [chunk.context, chunk.text] if chunk.context else [chunk.text]
     if settings.mode != "plain":
-        # a field of weight w counts w times: tokenize its text repeated, in one pass with the rest
-        fields = [text]
+        # a field of weight w counts w times: its text is tokenized w times, after the rest
         for field, weight in (
             (path_text(chunk.path), settings.path_weight),
             (chunk.symbol, settings.symbol_weight),
         ):
             if weight > 0 and field:
-                fields.extend([field] * weight)
-        text = "\n".join(fields)
-    return tokenizer.counts(text)
+                texts.extend([field] * weight)
+    return tokenizer.counts(*texts)

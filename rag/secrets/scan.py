@@ -59,36 +59,41 @@ def find_secrets(text: str) -> list[Finding]:
     return kept
 
 
+def _gate_plan() -> tuple[
+    tuple[tuple[Callable[[str], object], bool], ...], tuple[tuple[int, Rule | Finder], ...]
+]:
+    """Return the distinct gates (gate, whether it is given the lowered text), and each rule in
+    order with the index of its gate: rules that share a gate (the same literal, see
+    rules._search) have its answer from one test per text."""
+    gates: dict[tuple[int, bool], int] = {}
+    distinct: list[tuple[Callable[[str], object], bool]] = []
+    plan: list[tuple[int, Rule | Finder]] = []
+    for rule in RULES:
+        lowered = not isinstance(rule, Finder) and rule.scan is not None
+        key = (id(rule.gate), lowered)
+        if key not in gates:
+            gates[key] = len(distinct)
+            distinct.append((rule.gate, lowered))
+        plan.append((gates[key], rule))
+    return tuple(distinct), tuple(plan)
+
+
+_GATES, _PLAN = _gate_plan()
+
+
 def _scan(text: str) -> list[Finding]:
     """Run every rule over `text` as it is; the findings may overlap."""
     found: list[Finding] = []
-    lowered: str | None = None
-    # (gate, whether it is given the lowered text) -> its answer: rules that share a gate (the same
-    # literal, see rules._search) scan the text for it once
-    passed: dict[tuple[int, bool], bool] = {}
-
-    def passes(gate: Callable[[str], object], of: str) -> bool:
-        key = (id(gate), of is lowered)
-        if key not in passed:
-            passed[key] = bool(gate(of))
-        return passed[key]
-
-    for rule in RULES:
-        if isinstance(rule, Finder):
-            if passes(rule.gate, text):
-                found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text))
+    # names in any case are searched in the lowered text (every text has such rules)
+    lowered = text.lower()
+    passed = [gate(lowered if low else text) for gate, low in _GATES]
+    for gate, rule in _PLAN:
+        if not passed[gate]:
             continue
-        matches: Iterator[re.Match[str]]
-        if rule.scan is None:
-            if not passes(rule.gate, text):
-                continue
-            matches = rule.regex.finditer(text)
-        else:
-            if lowered is None:
-                lowered = text.lower()
-            if not passes(rule.gate, lowered):
-                continue
-            matches = _anycase_matches(rule, text, lowered)
+        if isinstance(rule, Finder):
+            found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text))
+            continue
+        matches = rule.regex.finditer(text) if rule.scan is None else _anycase_matches(rule, text, lowered)
         for match in matches:
             if rule.check is None or rule.check(match):
                 found.append(Finding(rule.kind, match.start(rule.group), match.end(rule.group)))

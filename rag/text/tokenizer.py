@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from itertools import chain
 from typing import NamedTuple
@@ -143,6 +143,12 @@ _PLAIN = re.compile(r"[^\W_]+")
 # lowercase word, or a number.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _NON_ASCII_PART = re.compile(r"[^\W_]+")
+# The same runs in ASCII text, found at C speed without a regex: the bytes of every character
+# that cannot be part of a run become spaces, and bytes.split() cuts at them (3 times faster
+# than findall, docs/benchmarks.md "Where ingest time goes"). For ASCII, \w is [A-Za-z0-9_].
+_ASCII_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_RUN_TABLE = bytes(c if c in _ASCII_RUN_BYTES else 32 for c in range(256))
+_PLAIN_TABLE = bytes(c if c in _ASCII_RUN_BYTES and c != 95 else 32 for c in range(256))  # 95: "_"
 
 TOKENIZER_MODES = ("code", "plain")
 STEMMERS = ("none", "suffix", "porter2")
@@ -239,20 +245,33 @@ class Tokenizer:
             raise ValueError(f"unknown stemmer {self.settings.stem!r}")
         self._plain = self.settings.mode == "plain"
         self._finder = _PLAIN.findall if self._plain else _RUN.findall
+        self._table = _PLAIN_TABLE if self._plain else _RUN_TABLE
         self._terms = _Memo(self._terms_of)
+        # the same memo keyed by the ASCII bytes of a word, for the runs of ASCII text
+        self._ascii_terms = _AsciiMemo(self._terms)
+
+    def _word_terms(self, text: str) -> Iterator[tuple[str, ...]]:
+        """Yield the terms of each run of `text`, in order."""
+        if text.isascii():
+            return map(self._ascii_terms.__getitem__, text.encode("ascii").translate(self._table).split())
+        return map(self._terms.__getitem__, self._finder(text))
 
     def tokenize(self, text: str) -> list[str]:
         """Return the terms of `text` in order, with repeats."""
-        return list(chain.from_iterable(map(self._terms.__getitem__, self._finder(text))))
+        return list(chain.from_iterable(self._word_terms(text)))
 
-    def counts(self, text: str) -> dict[str, int]:
+    def counts(self, text: str, *more: str) -> dict[str, int]:
         """Return term -> frequency for `text`; equal to Counter(self.tokenize(text)).
 
+        With `more` texts, those of "\\n".join((text, *more)), without joining them.
         Every step runs at C speed (find the words, look up each word's terms, count them);
         Python code runs only for a word seen for the first time. A plain dict, not the
         Counter: ingest workers pickle these to the parent, which unpickles a Counter in Python.
         """
-        return dict(Counter(chain.from_iterable(map(self._terms.__getitem__, self._finder(text)))))
+        if not more:
+            return dict(Counter(chain.from_iterable(self._word_terms(text))))
+        words = chain.from_iterable(map(self._word_terms, (text, *more)))
+        return dict(Counter(chain.from_iterable(words)))
 
     def query_counts(self, question: str) -> dict[str, int]:
         """Return term -> frequency for a question (the query side of the tokenizer).
@@ -281,6 +300,18 @@ class _Memo(dict[str, tuple[str, ...]]):
 
     def __missing__(self, word: str) -> tuple[str, ...]:
         terms = self[word] = self._terms_of(word)
+        return terms
+
+
+class _AsciiMemo(dict[bytes, tuple[str, ...]]):
+    """The ASCII bytes of a word -> its terms, taken from (and kept in) the memo of its text."""
+
+    def __init__(self, terms: _Memo) -> None:
+        super().__init__()
+        self._terms = terms
+
+    def __missing__(self, word: bytes) -> tuple[str, ...]:
+        terms = self[word] = self._terms[word.decode("ascii")]
         return terms
 
 
