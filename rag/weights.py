@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from operator import add, mul, truediv
 from typing import NamedTuple, Union
@@ -187,6 +187,24 @@ def max_bm25(ids: array[int], tfs: array[int], normalisers: FloatColumn) -> floa
         return 0.0
     largest: float = max(map(truediv, tfs, map(add, tfs, map(normalisers.__getitem__, ids))))
     return largest
+
+
+def score_bounds(
+    ids_of: Sequence[array[int]], tfs_of: Sequence[array[int]], norms: FloatColumn, normalisers: FloatColumn
+) -> tuple[list[float], list[float]]:
+    """Return max_weight and max_bm25 of every term, by term id, from its postings: the same
+    values, in one loop rather than two Python calls per term."""
+    weight_of, norm_of, normaliser_of = TF_WEIGHTS.__getitem__, norms.__getitem__, normalisers.__getitem__
+    maxw: list[float] = []
+    maxb: list[float] = []
+    for ids, tfs in zip(ids_of, tfs_of):
+        if ids:
+            maxw.append(max(map(truediv, map(weight_of, tfs), map(norm_of, ids))))
+            maxb.append(max(map(truediv, tfs, map(add, tfs, map(normaliser_of, ids)))))
+        else:
+            maxw.append(0.0)
+            maxb.append(0.0)
+    return maxw, maxb
 
 
 class Cosine:

@@ -34,7 +34,7 @@ from rag.store.packing import pack_postings, pack_text
 from rag.store.paths import file_uri, folder_mtimes, folders_of, prepare_index_dir
 from rag.store.stats import chunk_lengths, view_df, view_length
 from rag.text.tokenizer import TokenizerSettings
-from rag.weights import bm25_normalisers, max_bm25, max_weight, scoring_parameters, view_norms
+from rag.weights import bm25_normalisers, score_bounds, scoring_parameters, view_norms
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -272,6 +272,7 @@ class IndexWriter:
             df,
             n_chunks,
         )
+        maxw, maxb = score_bounds(post.ids, post.tfs, norms, normalisers)
         conn.executemany(
             "INSERT INTO terms VALUES (?,?,?,?,?,?)",
             (
@@ -280,8 +281,8 @@ class IndexWriter:
                     tid,
                     df[tid],
                     pack_postings(post.ids[tid], post.tfs[tid]),
-                    max_weight(post.ids[tid], post.tfs[tid], norms),
-                    max_bm25(post.ids[tid], post.tfs[tid], normalisers),
+                    maxw[tid],
+                    maxb[tid],
                 )
                 for t, tid in sorted(zip(terms, range(len(terms))))
             ),  # in key order: B-tree appends
