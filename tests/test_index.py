@@ -102,6 +102,49 @@ def test_worker_processes_build_the_index_one_process_builds(tmp_path: Path, mon
         assert a.skipped_files() == b.skipped_files() and "app/blob.py" in a.skipped_files()
 
 
+def table_rows(index_path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows, ordered, but for the moment the index was built."""
+    conn = sqlite3.connect(index_path)
+    try:
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {
+            name: conn.execute(f"SELECT * FROM {name} ORDER BY 1, 2").fetchall()
+            if name != "meta"
+            else conn.execute("SELECT * FROM meta WHERE key != 'built_at' ORDER BY key").fetchall()
+            for name in names
+        }
+    finally:
+        conn.close()
+
+
+def test_chunks_packed_while_read_are_stored_as_the_writer_packs_them(tmp_path: Path) -> None:
+    from rag.store.writer import write_index
+
+    repo = code_repo(tmp_path / "r")
+    (repo / "app" / "big.py").write_text(
+        "".join(f"def f{i}(x):\n    return x * {i} * x\n\n" for i in range(300))
+    )
+    read = ingest(repo, index_path=tmp_path / "read.sqlite", options=IngestOptions(workers=1))
+    with Index(read.index_path) as index:
+        records = list(index.records(index.files()))  # stored ones: nothing packed
+        manifest = index.manifest
+    assert records and not any(r.packed for r in records)
+    write_index(
+        tmp_path / "written.sqlite",
+        records,
+        manifest.tokenizer,
+        repo.resolve(),
+        manifest.commit,
+        manifest.access,
+        [],
+        manifest.walk,
+        None,
+        manifest.chunkers,
+        lambda: manifest.summary or {},
+    )
+    assert table_rows(read.index_path) == table_rows(tmp_path / "written.sqlite")
+
+
 def test_interrupted_ingest_leaves_previous_index_intact(tmp_path: Path, mocker) -> None:
     repo = code_repo(tmp_path / "r")
     report = ingest(repo)

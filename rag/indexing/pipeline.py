@@ -31,7 +31,14 @@ from rag.store.format import SKIPPED_LISTED, FileRecord
 from rag.store.paths import default_index_path, index_file, ingest_lock
 from rag.store.reader import Index
 from rag.store.update import update_index
-from rag.store.writer import SkippedRow, check_replaceable, nothing_to_index, retime_files, write_index
+from rag.store.writer import (
+    SkippedRow,
+    check_replaceable,
+    nothing_to_index,
+    pack_chunks,
+    retime_files,
+    write_index,
+)
 from rag.text.acronyms import defined_terms
 from rag.text.tokenizer import Tokenizer, TokenizerSettings
 
@@ -103,7 +110,14 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     # the plain tokenizer is the original design exactly: no acronyms
     acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
     record = FileRecord(
-        source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms
+        source.path,
+        source.size,
+        source.mtime_ns,
+        read.sha1,
+        chunks,
+        counts,
+        acronyms=acronyms,
+        packed=pack_chunks(chunks, counts),  # here: in a worker process when there are several
     )
     fallback = reasons[0] if reasons and "not installed" not in reasons[0] else None
     return _Processed(record, None, read.n_bytes, redacted, fallback)
@@ -237,6 +251,7 @@ def _moved_records(
                 chunks=chunks,
                 counts=tuple(chunk_counts(c, tokenizer) for c in chunks),
                 groups=access.groups_of(f.path),
+                packed=(),
             )
         )
     return out

@@ -44,6 +44,7 @@ ingest, never mixed.
 from __future__ import annotations
 
 import sys
+from array import array
 from typing import Any, NamedTuple
 
 from rag.chunking.base import Chunk
@@ -98,6 +99,17 @@ CREATE INDEX acronyms_of_file ON acronyms(file_id);
 """
 
 
+class PackedChunk(NamedTuple):
+    """A chunk as the chunks and forward tables store it, made where it is chunked (in a worker
+    process of a parallel ingest, not in the one writing the index): its context and text
+    deflated (rag.store.packing.pack_text), its tfs as stored and its length."""
+
+    body: bytes  # context + text, deflated
+    head: int  # the length of the context's UTF-8 bytes
+    tfs: array[int]  # uint16 tfs, capped at TF_MAX, in the order of the chunk's terms
+    length: int  # the sum of `tfs`
+
+
 class FileRecord(NamedTuple):
     """One indexed file: where it is, how to tell it changed, and its chunks with their terms."""
 
@@ -109,6 +121,9 @@ class FileRecord(NamedTuple):
     counts: tuple[dict[str, int], ...]  # term -> tf, one per chunk
     groups: frozenset[str] = frozenset()  # who may read it (.rag-access); empty = public
     acronyms: tuple[tuple[str, str], ...] = ()  # (acronym term, expansion terms) it defines
+    # its chunks packed from `chunks` and `counts` (rag.store.writer.pack_chunks), one per chunk;
+    # empty: the writer packs them. A record whose chunks or counts are replaced drops them
+    packed: tuple[PackedChunk, ...] = ()
 
 
 class Manifest(NamedTuple):

@@ -195,18 +195,18 @@ def _update(
         first = next_chunk
         writer.insert_file(conn, fid, record, first, klass)
         rows, fwd = [], []
-        for chunk, counts in zip(record.chunks, record.counts):
+        for chunk, counts, packed in zip(record.chunks, record.counts, writer.packed_of(record)):
             cid = next_chunk
             next_chunk += 1
             tids = array("I", [term_ids.get(t) for t in counts])
-            tfs = writer.stored_tfs(counts)
+            tfs = packed.tfs
             for tid, tf in zip(tids, tfs):
                 entry = added_postings.get(tid)
                 if entry is None:
                     entry = added_postings[tid] = (array("I"), array("H"))
                 entry[0].append(cid)
                 entry[1].append(tf)
-            rows.append(writer.chunk_row(cid, fid, chunk))
+            rows.append(writer.chunk_row(cid, fid, chunk, packed))
             fwd.append((cid, pack_postings(tids, tfs)))
         writer.insert_chunks(conn, rows, fwd)
         fid += 1

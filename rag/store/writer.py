@@ -24,6 +24,7 @@ from rag.store.format import (
     TF_MAX,
     FileRecord,
     Manifest,
+    PackedChunk,
     block_name,
     meta_rows,
     name_key,
@@ -50,9 +51,31 @@ def stored_tfs(counts: dict[str, int]) -> array[int]:
     return array("H", [n if n <= TF_MAX else TF_MAX for n in counts.values()])
 
 
-def chunk_row(cid: int, fid: int, chunk: Chunk) -> tuple[Any, ...]:
-    """Return the chunks-table row of a chunk, in column order."""
-    body, head = pack_text(chunk.context, chunk.text)
+def pack_chunks(chunks: Sequence[Chunk], counts: Sequence[dict[str, int]]) -> tuple[PackedChunk, ...]:
+    """Return a file's chunks packed as they are stored (FileRecord.packed): a worker process
+    makes them, sparing the process that writes the index the deflating and the tf arrays."""
+    out = []
+    for chunk, terms in zip(chunks, counts):
+        body, head = pack_text(chunk.context, chunk.text)
+        tfs = stored_tfs(terms)
+        out.append(PackedChunk(body, head, tfs, sum(tfs)))
+    return tuple(out)
+
+
+def packed_of(record: FileRecord) -> tuple[PackedChunk, ...]:
+    """Return a record's packed chunks, packing them here when the record came without."""
+    if len(record.packed) == len(record.chunks):
+        return record.packed
+    return pack_chunks(record.chunks, record.counts)
+
+
+def chunk_row(cid: int, fid: int, chunk: Chunk, packed: PackedChunk | None = None) -> tuple[Any, ...]:
+    """Return the chunks-table row of a chunk, in column order (`packed`: the chunk's, else it
+    is packed here)."""
+    if packed is None:
+        body, head = pack_text(chunk.context, chunk.text)
+    else:
+        body, head = packed.body, packed.head
     return (cid, fid, chunk.ordinal, chunk.start_line, chunk.end_line, chunk.kind, chunk.symbol, head, body)
 
 
@@ -120,12 +143,15 @@ def write_views(
     df: array[int],
     n_live: int,
     live: array[int] | None = None,
+    lengths: array[int] | None = None,
 ) -> tuple[array[float], array[int], float, array[float]]:
     """Store each chunk's length, and the chunk count, total length, norms and BM25 length
     normalisers of every view a caller can have; return the lengths and, for the view that
-    reads everything, its norms, average chunk length and BM25 normalisers."""
+    reads everything, its norms, average chunk length and BM25 normalisers. `lengths`: each
+    chunk's, summed already (else from the forward lists)."""
     everything: tuple[array[float], float, array[float]] = (array("d"), 1.0, array("d"))
-    lengths = chunk_lengths(forward_tfs, live)
+    if lengths is None:
+        lengths = chunk_lengths(forward_tfs, live)
     conn.execute("INSERT INTO arrays VALUES ('lengths', ?)", (lengths.tobytes(),))
     for view in realizable_views(groups_of_class):
         if len(view) == len(groups_of_class):  # everything readable
@@ -177,17 +203,16 @@ class _Postings:
         self.tfs: list[array[int]] = []  # term id -> tfs
         self.term_ids = _TermIdMap(self.ids, self.tfs)
 
-    def add(self, cid: int, counts: dict[str, int]) -> tuple[array[int], array[int]]:
-        """Add one chunk's terms; return its forward lists (term ids, tfs).
+    def add(self, cid: int, counts: dict[str, int], tfs: array[int]) -> array[int]:
+        """Add one chunk's terms and their stored tfs (stored_tfs); return its term ids.
 
         Every step runs at C speed (a map over the terms, appends drained by a zero-length
         deque): this loop runs once per posting of the whole index.
         """
         tids = array("I", map(self.term_ids.__getitem__, counts))
-        tfs = stored_tfs(counts)
         deque(map(array.append, map(self.ids.__getitem__, tids), repeat(cid, len(tids))), 0)
         deque(map(array.append, map(self.tfs.__getitem__, tids), tfs), 0)
-        return tids, tfs
+        return tids
 
 
 class IndexWriter:
@@ -219,6 +244,7 @@ class IndexWriter:
         self.forward_tfs: list[array[int]] = []
         self.class_ids: dict[frozenset[str], int] = {frozenset(): 0}  # access class 0 is public
         self.chunk_class = array("H")
+        self.lengths = array("I")  # each chunk's, summed as it comes
         self.paths: list[str] = []
         self._chunk_rows: list[tuple[Any, ...]] = []
         self._forward_rows: list[tuple[Any, ...]] = []
@@ -230,13 +256,17 @@ class IndexWriter:
         klass = self.class_ids.setdefault(record.groups, len(self.class_ids))
         self.paths.append(record.path)
         insert_file(self.conn, fid, record, first, klass)
-        for offset, (chunk, counts) in enumerate(zip(record.chunks, record.counts)):
+        for offset, (chunk, counts, packed) in enumerate(
+            zip(record.chunks, record.counts, packed_of(record))
+        ):
             cid = first + offset
-            tids, tfs = self.postings.add(cid, counts)
+            tfs = packed.tfs
+            tids = self.postings.add(cid, counts, tfs)
             self.forward_tids.append(tids)
             self.forward_tfs.append(tfs)
             self.chunk_class.append(klass)
-            self._chunk_rows.append(chunk_row(cid, fid, chunk))
+            self.lengths.append(packed.length)
+            self._chunk_rows.append(chunk_row(cid, fid, chunk, packed))
             self._forward_rows.append((cid, pack_postings(tids, tfs)))
         if len(self._chunk_rows) >= _BATCH:
             self._flush()
@@ -271,6 +301,7 @@ class IndexWriter:
             self.forward_tfs,
             df,
             n_chunks,
+            lengths=self.lengths,
         )
         maxw, maxb = score_bounds(post.ids, post.tfs, norms, normalisers)
         conn.executemany(
