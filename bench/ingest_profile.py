@@ -15,8 +15,11 @@ same functions the pipeline calls, each under its own timer:
 * new words: splitting an identifier the first time it is met (the tokenizer memoises per word),
   without its stemming;
 * stem: the Porter2 stemmer, run once per distinct word part;
+* pack: a file's chunks made ready to store (rag.store.writer.pack_chunks: the text deflated,
+  the stored tfs and each chunk's length), which a parallel ingest does in the workers;
 * postings build: the writer's in-memory work (term ids, postings, forward lists, df, norms,
-  score bounds, rows), i.e. the writer's time without SQLite's;
+  score bounds, rows), i.e. the writer's time without SQLite's, all of it in the process that
+  writes the index;
 * SQLite write: the time spent inside sqlite3 calls (execute, executemany, commit), their rows
   already built;
 * embedding: 0, nothing is embedded at ingest.
@@ -51,6 +54,7 @@ STAGES = (
     "tokenize",
     "new words",
     "stem",
+    "pack",
     "postings build",
     "SQLite write",
     "embedding",
@@ -162,8 +166,16 @@ def stage_run(index_path: Path, include: tuple[str, ...]) -> tuple[_Clock, float
                 return counts, acronyms
 
             counts, acronyms = clock.run("tokenize", terms)
+            packed = clock.run("pack", writer_module.pack_chunks, chunks, counts)
             record = FileRecord(
-                source.path, source.size, source.mtime_ns, read.sha1, chunks, counts, acronyms=acronyms
+                source.path,
+                source.size,
+                source.mtime_ns,
+                read.sha1,
+                chunks,
+                counts,
+                acronyms=acronyms,
+                packed=packed,
             )
             processed.append(pipeline._Processed(record, None, read.n_bytes, redacted))
         writer = clock.run("postings build", IndexWriter, index_path, plan.settings, plan.root, plan.chunkers)
