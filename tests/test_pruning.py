@@ -36,6 +36,7 @@ def accumulator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(
         sys.modules["rag.retrieval.search"], "DENSE_RATIO", 0.0 if request.param == "array" else 1e9
     )
+    monkeypatch.setattr(sys.modules["rag.retrieval.search"], "NUMPY_POSTINGS", 10**12)  # the stdlib's sums
     return str(request.param)
 
 
@@ -199,3 +200,33 @@ def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(
                 (h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)
             ]
             assert pruned == exhaustive == reference, question
+
+
+@SCORINGS
+@pytest.mark.parametrize("seed", [1, 2])
+def test_numpy_sums_equal_the_standard_librarys_to_the_last_bit(
+    tmp_path: Path, seed: int, scoring: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with numpy installed, a query with many postings adds them up in numpy arrays: the same
+    # hits with the same scores, bit for bit, as the pruned sums of the standard library; a
+    # chunk repeating a word 300 times takes the cosine tf weight's computed path
+    pytest.importorskip("numpy")
+    repo, vocab = zipf_repo(tmp_path / "r", 150, seed)
+    (repo / "loud.txt").write_text("w1 " * 300 + "w2 w3\n")
+    ingest(repo)
+    search_module = sys.modules["rag.retrieval.search"]
+    rng = random.Random(seed)
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        for _ in range(40):
+            question = " ".join(rng.choices(vocab[:40], k=rng.randint(1, 8)))
+            k = rng.choice([1, 4, 10])
+            found = []
+            for postings in (10**12, 0):
+                monkeypatch.setattr(search_module, "NUMPY_POSTINGS", postings)
+                found.append(
+                    [
+                        (h.chunk.path, h.chunk.start_line, h.score)
+                        for h in search(index, question, k, scoring=scoring)
+                    ]
+                )
+            assert found[0] == found[1], question

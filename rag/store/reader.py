@@ -35,7 +35,7 @@ from rag.store.format import (
     view_key,
     well_formed,
 )
-from rag.store.packing import unpack_postings, unpack_text
+from rag.store.packing import largest, unpack_postings, unpack_text
 from rag.store.paths import ancestors, file_uri, ingest_command, repository_holding
 from rag.store.stats import forward_lists, view_df, view_length
 from rag.store.views import DAMAGE_ERRORS, ChunkFloats, View, blocks_reader
@@ -181,7 +181,7 @@ class Index:
         if row is None:
             return None
         ids, tfs = unpack_postings(row[0])
-        check(not ids or max(ids) < self._n_ids, "postings out of range")
+        check(not ids or largest(ids) < self._n_ids, "postings out of range")
         return ids, tfs, float(row[1]), float(row[2])
 
     @_reads
