@@ -494,9 +494,10 @@ def _top_numpy(
     def scores(ids: Any) -> Any:
         return acc[ids] if norm is None else acc[ids] / norm[ids]
 
-    def nth_best(ids: Any) -> float:
+    def nth_best(ids: Any) -> float:  # of a sample: the least of them when it holds fewer than n
         found = scores(ids[:_THRESHOLD_SAMPLE])
-        return float(np.partition(found, len(found) - n)[len(found) - n])
+        at = max(len(found) - n, 0)
+        return float(np.partition(found, at)[at])
 
     def postings(ids: array[int], tfs: array[int]) -> tuple[Any, Any]:
         return np.frombuffer(ids, dtype=np.dtype(ids.typecode)), np.frombuffer(
