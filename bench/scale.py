@@ -133,8 +133,9 @@ def tfidf_matrix(index_path: Path):  # -> (X csr, term -> (column, idf), idf N)
         for j, term in enumerate(terms):
             plist = index.postings(term)
             assert plist is not None
-            ids = np.frombuffer(plist[0], dtype=np.uint32)
-            tfs = np.frombuffer(plist[1], dtype=np.uint16).astype(np.float64)  # log of uint16 is float32
+            ids = np.frombuffer(plist[0], dtype=np.dtype(plist[0].typecode)).astype(np.int64)
+            # stored as narrow as they fit (rag.store.packing); the log of a uint16 would be float32
+            tfs = np.frombuffer(plist[1], dtype=np.dtype(plist[1].typecode)).astype(np.float64)
             idf = idf_weight(n_docs, len(ids))
             columns[term] = (j, idf)
             rows.append(ids)

@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from operator import add, mul, truediv
-from typing import NamedTuple, Union
+from typing import Any, NamedTuple, Union
 
 # BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
 # docs/levers.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
@@ -221,6 +221,14 @@ class Cosine:
         """The contribution of one probed posting, in the same floating-point order."""
         return scale * (_LOW_TFS[tf] if tf < 256 else tf_weight(tf))
 
+    def vector(self, np: Any, scale: float, ids: Any, tfs: Any) -> Any:
+        """many() as a numpy array, given numpy and the postings as numpy arrays: the same bits."""
+        out = scale * np.array(_LOW_TFS)[np.minimum(tfs, 255)]
+        high = np.flatnonzero(tfs > 255)
+        if len(high):
+            out[high] = [scale * tf_weight(tf) for tf in tfs[high].tolist()]
+        return out
+
 
 class BM25:
     """scale * tf / (tf + k1 (1 - b + b len / avglen)), the normaliser being stored per chunk."""
@@ -237,6 +245,11 @@ class BM25:
     def one(self, scale: float, cid: int, tf: int) -> float:
         """The contribution of one probed posting, in the same floating-point order."""
         return scale * tf / (tf + self.normalisers[cid])
+
+    def vector(self, np: Any, scale: float, ids: Any, tfs: Any) -> Any:
+        """many() as a numpy array, given numpy and the postings as numpy arrays: the same bits."""
+        tf = tfs.astype(np.float64)
+        return scale * tf / (tf + np.frombuffer(self.normalisers, dtype=np.float64)[ids])
 
     @staticmethod
     def query_scale(query_weight: float) -> float:

@@ -13,7 +13,15 @@ from collections.abc import Callable
 import click
 
 from rag.answer.defaults import BACKENDS, DEFAULT_MODEL
-from rag.cli.options import ASK_AS, RagGroup, as_option, index_option, rerank_option, scoring_option
+from rag.cli.options import (
+    ASK_AS,
+    RagGroup,
+    as_option,
+    index_option,
+    rerank_option,
+    scoring_option,
+    top_k_option,
+)
 from rag.cli.output import (
     NO_BACKEND_HINT,
     NO_CONTEXT_MESSAGE,
@@ -37,7 +45,6 @@ from rag.cli.output import (
 from rag.cli.progress import ProgressLine
 from rag.cli.report import after_ingest_lines, format_ingest_report
 from rag.errors import InputError
-from rag.retrieval.search import DEFAULT_TOP_K
 from rag.semantic.registry import NOT_INSTALLED
 from rag.store.paths import locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
@@ -155,14 +162,7 @@ def _question(words: tuple[str, ...]) -> str:
 @main.command("query")
 @click.argument("question", nargs=-1)
 @index_option
-@click.option(
-    "-k",
-    "--top-k",
-    type=click.IntRange(1),
-    default=DEFAULT_TOP_K,
-    show_default=True,
-    help="How many passages to retrieve.",
-)
+@top_k_option("How many passages to retrieve.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
 @click.option("--explain", is_flag=True, help="Show which query terms matched each passage and how much.")
@@ -296,14 +296,7 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 @main.command("related")
 @click.argument("location", metavar="PATH:LINE", callback=_location)
 @index_option
-@click.option(
-    "-k",
-    "--top-k",
-    type=click.IntRange(1),
-    default=DEFAULT_TOP_K,
-    show_default=True,
-    help="How many passages to return.",
-)
+@top_k_option("How many passages to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @as_option("Search as a member of GROUP, seeing files .rag-access grants it")
 @click.option(
@@ -359,14 +352,8 @@ def related_cmd(
     is_flag=True,
     help="Also list questions with no hit in the top K, what came back instead, and why.",
 )
-@click.option(
-    "-k",
-    "--top-k",
-    type=click.IntRange(1),
-    default=DEFAULT_TOP_K,
-    show_default=True,  # = evaluate.MISS_K
-    help="A question is a miss when no hit is in its top K passages (at most 10).",
-)
+# its default is evaluate.MISS_K
+@top_k_option("A question is a miss when no hit is in its top K passages (at most 10).")
 @click.option("--full", is_flag=True, help="Rebuild corpus indexes from scratch (with --corpus-root).")
 @as_option(ASK_AS)
 @scoring_option

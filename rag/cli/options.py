@@ -14,7 +14,7 @@ import click
 from rag.cli.report import internal_error
 from rag.cli.terminal import one_line
 from rag.errors import RagError
-from rag.retrieval.search import DEFAULT_SCORING, SCORINGS
+from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, SCORINGS
 from rag.semantic.registry import DEFAULT_MODE as DEFAULT_RERANK
 from rag.semantic.registry import RERANK_MODES
 
@@ -134,6 +134,13 @@ rerank_option = click.option(
 
 
 ASK_AS = "Ask as a member of GROUP, seeing files .rag-access grants it"  # query and eval
+
+
+def top_k_option(help: str) -> Callable[[FC], FC]:
+    """-k/--top-k: how many passages, at least 1 (default DEFAULT_TOP_K, the prompt's passages)."""
+    return click.option(
+        "-k", "--top-k", type=click.IntRange(1), default=DEFAULT_TOP_K, show_default=True, help=help
+    )
 
 
 def as_option(what: str) -> Callable[[FC], FC]:

@@ -18,7 +18,7 @@ from rag.errors import InputError
 from rag.indexing.terms import chunk_counts
 from rag.retrieval.passages import shape
 from rag.retrieval.results import Hit
-from rag.retrieval.retrieve import Retrieval, check_index, refresh, shaping_depth
+from rag.retrieval.retrieve import Retrieval, changed_since_ingest, check_index, refresh, shaping_depth
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search_passage
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
 from rag.store.reader import Index
@@ -66,11 +66,7 @@ def related(
             hits, note = rank_like(
                 index, source_id, source, overlapping, k, groups=groups, scoring=scoring, rerank=rerank
             )
-        changed = index.changed_files([rel, *(h.chunk.path for h in hits)], everywhere=False, groups=groups)
-        if changed:
-            from rag.retrieval.freshness import indexable_changes
-
-            changed = indexable_changes(index, changed)
+        changed = changed_since_ingest(index, [rel, *(h.chunk.path for h in hits)], False, groups)
     found = Retrieval(
         hits,
         changed,

@@ -78,13 +78,7 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         )  # loaded by the search above only if a word was unknown
         fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
         # no hit: the answer may be in a file added since, so every indexed folder is checked
-        changed = index.changed_files(
-            (h.chunk.path for h in hits), everywhere=not hits, groups=request.groups
-        )  # naming no folder the caller may not read
-        if changed:
-            from rag.retrieval.freshness import indexable_changes
-
-            changed = indexable_changes(index, changed)
+        changed = changed_since_ingest(index, [h.chunk.path for h in hits], not hits, request.groups)
     return Retrieval(
         hits,
         changed,
@@ -96,6 +90,19 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         request.refresh,
         note,
     )
+
+
+def changed_since_ingest(
+    index: Index, paths: list[str], everywhere: bool, groups: frozenset[str]
+) -> list[str]:
+    """Return which of `paths` (with `everywhere`, also any file added to an indexed folder) changed
+    since ingest and would be indexed, naming no file or folder the caller may not read."""
+    changed = index.changed_files(paths, everywhere=everywhere, groups=groups)
+    if changed:
+        from rag.retrieval.freshness import indexable_changes
+
+        changed = indexable_changes(index, changed)
+    return changed
 
 
 def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:

@@ -1,0 +1,46 @@
+"""rag.numeric: a query with many postings adds them up in numpy arrays when numpy is installed,
+with the standard library's results to the last bit."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from test_pruning import SCORINGS, zipf_repo
+
+from rag import Index, ingest, search
+
+pytest.importorskip("numpy")
+
+
+@SCORINGS
+@pytest.mark.parametrize("seed", [1, 2])
+def test_numpy_sums_equal_the_standard_librarys_to_the_last_bit(
+    tmp_path: Path, seed: int, scoring: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with numpy installed, a query with many postings adds them up in numpy arrays: the same
+    # hits with the same scores, bit for bit, pruned or not, as the standard library's sums;
+    # a chunk repeating a word 300 times takes the cosine tf weight's computed path; thresholds
+    # sampled from fewer chunks than the candidates wanted are still lower bounds
+    repo, vocab = zipf_repo(tmp_path / "r", 150, seed)
+    (repo / "loud.txt").write_text("w1 " * 300 + "w2 w3\n")
+    ingest(repo)
+    search_module = sys.modules["rag.retrieval.search"]
+    monkeypatch.setattr(search_module, "_THRESHOLD_SAMPLE", 5)
+    rng = random.Random(seed)
+    with Index(repo / ".rag" / "index.sqlite") as index:
+        for _ in range(40):
+            question = " ".join(rng.choices(vocab[:40], k=rng.randint(1, 8)))
+            k = rng.choice([1, 4, 10])
+            found = []
+            for postings, prune in ((10**12, False), (0, True), (0, False)):
+                monkeypatch.setattr(search_module, "NUMPY_POSTINGS", postings)
+                found.append(
+                    [
+                        (h.chunk.path, h.chunk.start_line, h.score)
+                        for h in search(index, question, k, scoring=scoring, prune=prune)
+                    ]
+                )
+            assert found[0] == found[1] == found[2], question
