@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_pruning import SCORINGS, zipf_repo
+from test_topk import SCORINGS, zipf_repo
 
 from rag import Index, ingest, search
 
@@ -27,8 +27,8 @@ def test_numpy_sums_equal_the_standard_librarys_to_the_last_bit(
     repo, vocab = zipf_repo(tmp_path / "r", 150, seed)
     (repo / "loud.txt").write_text("w1 " * 300 + "w2 w3\n")
     ingest(repo)
-    search_module = sys.modules["rag.retrieval.search"]
-    monkeypatch.setattr(search_module, "_THRESHOLD_SAMPLE", 5)
+    topk_module = sys.modules["rag.retrieval.topk"]
+    monkeypatch.setattr(topk_module, "_THRESHOLD_SAMPLE", 5)
     rng = random.Random(seed)
     with Index(repo / ".rag" / "index.sqlite") as index:
         for _ in range(40):
@@ -36,7 +36,7 @@ def test_numpy_sums_equal_the_standard_librarys_to_the_last_bit(
             k = rng.choice([1, 4, 10])
             found = []
             for postings, prune in ((10**12, False), (0, True), (0, False)):
-                monkeypatch.setattr(search_module, "NUMPY_POSTINGS", postings)
+                monkeypatch.setattr(topk_module, "NUMPY_POSTINGS", postings)
                 found.append(
                     [
                         (h.chunk.path, h.chunk.start_line, h.score)

@@ -36,9 +36,9 @@ def accumulator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     these small indexes would always get the dict)."""
     if request.param == "numpy":
         pytest.importorskip("numpy")
-    search_module = sys.modules["rag.retrieval.search"]
-    monkeypatch.setattr(search_module, "DENSE_RATIO", 0.0 if request.param == "array" else 1e9)
-    monkeypatch.setattr(search_module, "NUMPY_POSTINGS", 0 if request.param == "numpy" else 10**12)
+    topk_module = sys.modules["rag.retrieval.topk"]
+    monkeypatch.setattr(topk_module, "DENSE_RATIO", 0.0 if request.param == "array" else 1e9)
+    monkeypatch.setattr(topk_module, "NUMPY_POSTINGS", 0 if request.param == "numpy" else 10**12)
     return str(request.param)
 
 
@@ -74,7 +74,7 @@ def test_pruning_probes_common_terms_instead_of_scanning_them(
     files.update({f"target{i:02d}.txt": f"rare needle common {'needle ' * (i % 3)}\n" for i in range(30)})
     repo = write_tree(tmp_path / "r", files)
     ingest(repo)
-    spy = mocker.spy(sys.modules["rag.retrieval.search"], "bisect_left")
+    spy = mocker.spy(sys.modules["rag.retrieval.topk"], "bisect_left")
     with Index(repo / ".rag" / "index.sqlite") as index:
         hits = search(index, "rare needle common", k=4, scoring=scoring)
         calls = spy.call_count
@@ -154,7 +154,7 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
     # 100 candidates: chunks 0-9 have 10 so far, the others 1. Two terms are left to probe,
     # each adding at most 0.5. After the first, the 4th best is 10.5 and only 0.5 is left to
     # add, so chunks 10-99 cannot make the top 4: the second term is looked up for 10 only.
-    search_module = sys.modules["rag.retrieval.search"]
+    topk_module = sys.modules["rag.retrieval.topk"]
     from array import array
 
     start = {c: (10.0 if c < 10 else 1.0) for c in range(100)}
@@ -162,9 +162,9 @@ def test_probing_drops_candidates_as_the_bounds_left_shrink(mocker, accumulator:
     acc = dict(start) if accumulator == "dict" else array("d", [start.get(c, 0.0) for c in range(1000)])
     first = (0.5, array("I", range(100)), array("H", [1] * 100), 0.5)
     second = (0.5, array("I", range(1000)), array("H", [1] * 1000), 0.5)
-    spy = mocker.spy(search_module, "bisect_left")
-    kept = search_module._probe(
-        acc, list(range(100)), [first, second], Cosine(), search_module._scorer(acc, None), 4, 0.0, [0.5, 0.0]
+    spy = mocker.spy(topk_module, "bisect_left")
+    kept = topk_module._probe(
+        acc, list(range(100)), [first, second], Cosine(), topk_module._scorer(acc, None), 4, 0.0, [0.5, 0.0]
     )
     assert kept == list(range(10))
     assert [acc[c] for c in kept] == [11.0] * 10
@@ -190,19 +190,19 @@ def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(
             )
     repo = write_tree(tmp_path / "r", files)
     ingest(repo)
-    search_module = sys.modules["rag.retrieval.search"]
+    topk_module = sys.modules["rag.retrieval.topk"]
     with Index(repo / ".rag" / "index.sqlite") as index:
         for _ in range(80):
             question = " ".join(
                 rng.choices(vocab[:8], k=rng.randint(1, 3)) + rng.choices(vocab, k=rng.randint(0, 3))
             )
             k = rng.choice([1, 4])
-            monkeypatch.setattr(search_module, "DENSE_RATIO", 0.0)
+            monkeypatch.setattr(topk_module, "DENSE_RATIO", 0.0)
             pruned = [(h.chunk.path, h.score) for h in search(index, question, k, scoring=scoring)]
             exhaustive = [
                 (h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)
             ]
-            monkeypatch.setattr(search_module, "DENSE_RATIO", 1e9)
+            monkeypatch.setattr(topk_module, "DENSE_RATIO", 1e9)
             reference = [
                 (h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)
             ]
