@@ -249,7 +249,11 @@ class BM25:
     def vector(self, np: Any, scale: float, ids: Any, tfs: Any) -> Any:
         """many() as a numpy array, given numpy and the postings as numpy arrays: the same bits."""
         tf = tfs.astype(np.float64)
-        return scale * tf / (tf + np.frombuffer(self.normalisers, dtype=np.float64)[ids])
+        below = np.frombuffer(self.normalisers, dtype=np.float64).take(ids)  # tf + the normaliser, in place
+        below += tf
+        tf *= scale
+        tf /= below
+        return tf
 
     @staticmethod
     def query_scale(query_weight: float) -> float:

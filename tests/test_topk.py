@@ -207,3 +207,23 @@ def test_array_path_equals_the_dict_path_when_chunk_norms_vary_widely(
                 (h.chunk.path, h.score) for h in search(index, question, k, prune=False, scoring=scoring)
             ]
             assert pruned == exhaustive == reference, question
+
+
+def test_a_term_that_adds_nothing_still_makes_its_chunks_candidates(accumulator: str) -> None:
+    # a term weighted 0 (a guess weighted down to nothing) touches chunks without adding to them:
+    # they are candidates at 0.0 all the same, tied with the 4th best, whichever way sums are kept
+    from array import array
+
+    from rag.retrieval.topk import top_scores
+
+    found = top_scores(
+        [
+            (1.0, array("I", [0, 1]), array("H", [1, 1]), 1.0),
+            (0.0, array("I", [2, 3, 4, 5]), array("H", [1, 1, 1, 1]), 0.0),
+        ],
+        4,
+        Cosine(),
+        None,
+        6,
+    )
+    assert sorted(found) == [(0.0, 2), (0.0, 3), (0.0, 4), (0.0, 5), (1.0, 0), (1.0, 1)]

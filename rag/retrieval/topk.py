@@ -101,11 +101,14 @@ def _top_numpy(
     contributions are added in the terms' order, as the standard library adds them, so the sums
     have the same bits."""
     acc = np.zeros(n_ids)
-    touched = np.zeros(n_ids, dtype=bool)
     norm = None if norms is None else np.frombuffer(norms, dtype=np.float64)
+    # every posting adds more than 0 when every scale is positive: then the chunks touched are
+    # those with a sum, found without a mask of their own
+    positive = all(scale > 0.0 for scale, _, _, _ in terms)
+    touched = None if positive else np.zeros(n_ids, dtype=bool)
 
     def scores(ids: Any) -> Any:
-        return acc[ids] if norm is None else acc[ids] / norm[ids]
+        return acc.take(ids) if norm is None else acc.take(ids) / norm.take(ids)
 
     def nth_best(ids: Any) -> float:  # of a sample: the least of them when it holds fewer than n
         found = scores(ids[:_THRESHOLD_SAMPLE])
@@ -113,9 +116,14 @@ def _top_numpy(
         return float(np.partition(found, at)[at])
 
     def postings(ids: array[int], tfs: array[int]) -> tuple[Any, Any]:
-        return np.frombuffer(ids, dtype=np.dtype(ids.typecode)), np.frombuffer(
-            tfs, dtype=np.dtype(tfs.typecode)
-        )
+        # ids as numpy's own index type: indexing with any other converts them at every use
+        at = np.frombuffer(ids, dtype=np.dtype(ids.typecode)).astype(np.intp)
+        return at, np.frombuffer(tfs, dtype=np.dtype(tfs.typecode))
+
+    def add(at: Any, contributions: Any) -> None:  # acc[at] += contributions, gathering by take
+        sums = acc.take(at)
+        sums += contributions
+        acc[at] = sums
 
     sample = None  # the first postings read that hold n chunks: a threshold's sample
     threshold = 0.0
@@ -126,21 +134,33 @@ def _top_numpy(
             if remaining[done] + _EPSILON < threshold:
                 break
         at, tf = postings(ids, tfs)
-        acc[at] += weights.vector(np, scale, at, tf)
-        touched[at] = True
+        if done:
+            add(at, weights.vector(np, scale, at, tf))
+        else:  # 0.0 + x is x: the first term's weights are the sums
+            acc[at] = weights.vector(np, scale, at, tf)
+        if touched is not None:
+            touched[at] = True
         if sample is None and len(at) >= n:
             sample = at
         done += 1
-    candidates = np.flatnonzero(touched)
+    floor = threshold - remaining[done] - _EPSILON if done < len(terms) else 0.0
+    if touched is not None:
+        candidates = np.flatnonzero(touched)
+        if done < len(terms):
+            candidates = candidates[scores(candidates) >= floor]
+    elif floor > 0.0:  # only chunks with a sum reach it: every chunk's score at once (0/0, nan, does not)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            candidates = np.flatnonzero((acc if norm is None else acc / norm) >= floor)
+    else:  # every chunk with a sum, the floor being no higher than any score
+        candidates = np.flatnonzero(acc > 0.0)
     if done < len(terms):
-        candidates = candidates[scores(candidates) >= threshold - remaining[done] - _EPSILON]
         wanted = np.zeros(n_ids, dtype=bool)
         wanted[candidates] = True
         for i, (scale, ids, tfs, _) in enumerate(terms[done:], done + 1):
             at, tf = postings(ids, tfs)
-            held = wanted[at]
-            at, tf = at[held], tf[held]
-            acc[at] += weights.vector(np, scale, at, tf)
+            held = wanted.take(at)
+            at, tf = at.compress(held), tf.compress(held)
+            add(at, weights.vector(np, scale, at, tf))
             if len(candidates) > n:  # candidates that can no longer reach the threshold drop out
                 threshold = max(threshold, nth_best(candidates))
                 kept = scores(candidates) >= threshold - remaining[i] - _EPSILON

@@ -54,6 +54,11 @@ class ChunkFloats:
         self._decode = decode  # stored bytes -> this machine's floats; None when they already are
         self._where = where
 
+    @property
+    def complete(self) -> bool:
+        """Whether every block has been read."""
+        return len(self._loaded) == self.n_blocks
+
     def load(self, blocks: Iterable[int] | None = None) -> memoryview[float]:
         """Read the given blocks (None: all) if not read yet; return the values."""
         missing = sorted(set(range(self.n_blocks) if blocks is None else blocks) - self._loaded)
@@ -117,7 +122,7 @@ class View:
         if computed is not None:
             return computed
         column = self._columns[name]
-        if postings is None:
+        if postings is None or column.complete:  # once all is read, no block need be found
             return column.load(None)
         blocks: set[int] = set()
         for ids in sorted(postings, key=len, reverse=True):  # a long list alone often covers every block
