@@ -5,6 +5,7 @@ from array import array
 import pytest
 
 from rag.store.packing import (
+    largest,
     pack_postings,
     pack_text,
     unpack_postings,
@@ -21,6 +22,23 @@ LISTS = [
     (list(range(0, 300_000, 7)), [1 + i % 300 for i in range(0, 300_000, 7)]),
 ]
 IDS = ["empty", "one", "narrow", "wide-ids", "wide-tfs", "long"]
+
+
+@pytest.mark.parametrize("numpy", [True, False], ids=["numpy", "no-numpy"])
+@pytest.mark.parametrize("n", [1, 999, 1_000, 50_000])
+@pytest.mark.parametrize("typecode", ["H", "I"])
+def test_the_largest_id_is_found_wherever_it_stands(
+    n: int, typecode: str, numpy: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an index's range check reads the largest id of a list, by numpy from 1,000 values
+    if numpy:
+        pytest.importorskip("numpy")
+    else:
+        monkeypatch.setattr("rag.store.packing.numpy_or_none", lambda: None)
+    for at in (0, n // 2, n - 1):
+        values = array(typecode, [3] * n)
+        values[at] = 60_000
+        assert largest(values) == 60_000
 
 
 @pytest.mark.parametrize(("ids", "tfs"), LISTS, ids=IDS)
