@@ -223,7 +223,12 @@ class Cosine:
 
     def vector(self, np: Any, scale: float, ids: Any, tfs: Any) -> Any:
         """many() as a numpy array, given numpy and the postings as numpy arrays: the same bits."""
-        out = scale * np.array(_LOW_TFS)[np.minimum(tfs, 255)]
+        low = np.array(_LOW_TFS)
+        if tfs.itemsize == 1:  # stored in one byte: no tf above 255
+            out = low.take(tfs.astype(np.intp))
+            out *= scale
+            return out
+        out = scale * low[np.minimum(tfs, 255)]
         high = np.flatnonzero(tfs > 255)
         if len(high):
             out[high] = [scale * tf_weight(tf) for tf in tfs[high].tolist()]
