@@ -18,10 +18,12 @@ LISTS = [
     ([7], [1]),
     ([0, 3, 65535], [1, 255, 2]),
     ([5, 65536, 4_000_000_000], [1, 1, 1]),  # an id above 16 bits widens every id
+    ([5, 65536], [1, 1]),  # the third byte alone
+    ([16_777_216, 5], [1, 1]),  # the fourth byte alone
     ([1, 2], [256, 65535]),  # a tf above 8 bits widens every tf
     (list(range(0, 300_000, 7)), [1 + i % 300 for i in range(0, 300_000, 7)]),
 ]
-IDS = ["empty", "one", "narrow", "wide-ids", "wide-tfs", "long"]
+IDS = ["empty", "one", "narrow", "wide-ids", "third-byte", "fourth-byte", "wide-tfs", "long"]
 
 
 @pytest.mark.parametrize("numpy", [True, False], ids=["numpy", "no-numpy"])
