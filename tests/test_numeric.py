@@ -44,3 +44,30 @@ def test_numpy_sums_equal_the_standard_librarys_to_the_last_bit(
                     ]
                 )
             assert found[0] == found[1] == found[2], question
+
+
+@pytest.mark.parametrize("batch", [1 << 20, 7], ids=["one-batch", "many-batches"])
+def test_numpy_score_bounds_equal_the_standard_librarys_to_the_last_bit(
+    batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an index's pruning bounds, a term's largest weight over its postings, computed in numpy
+    # when it is installed: the same doubles as the standard library's, for terms without
+    # postings, with tfs above 255, and batches that end inside and between terms
+    from array import array
+
+    import rag.numeric
+    import rag.weights
+
+    rng = random.Random(5)
+    n_chunks = 500
+    norms = array("d", [rng.uniform(0.5, 40.0) for _ in range(n_chunks)])
+    normalisers = array("d", [rng.uniform(0.2, 3.0) for _ in range(n_chunks)])
+    ids_of = [array("I", sorted(rng.sample(range(n_chunks), rng.randint(0, 40)))) for _ in range(300)]
+    tfs_of = [array("H", [rng.choice([1, 2, 3, 7, 300, 65535]) for _ in ids]) for ids in ids_of]
+    assert any(not ids for ids in ids_of)
+    monkeypatch.setattr(rag.weights, "_BOUNDS_BATCH", batch)
+    fast = rag.weights.score_bounds(ids_of, tfs_of, norms, normalisers)
+    monkeypatch.setattr(rag.numeric, "numpy_or_none", lambda: None)
+    slow = rag.weights.score_bounds(ids_of, tfs_of, norms, normalisers)
+    assert [[x.hex() for x in xs] for xs in fast] == [[x.hex() for x in xs] for xs in slow]
+    assert fast[0][0] == max(rag.weights.tf_weight(tf) / norms[i] for i, tf in zip(ids_of[0], tfs_of[0]))
