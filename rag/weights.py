@@ -289,15 +289,14 @@ class Cosine:
 
     def vector(self, np: Any, scale: float, ids: Any, tfs: Any) -> Any:
         """many() as a numpy array, given numpy and the postings as numpy arrays: the same bits."""
-        low = np.array(_LOW_TFS)
-        if tfs.itemsize == 1:  # stored in one byte: no tf above 255
-            out = low.take(tfs.astype(np.intp))
-            out *= scale
-            return out
-        out = scale * low[np.minimum(tfs, 255)]
-        high = np.flatnonzero(tfs > 255)
-        if len(high):
-            out[high] = [scale * tf_weight(tf) for tf in tfs[high].tolist()]
+        one_byte = tfs.itemsize == 1  # such a tf is never above 255: nothing to cap or look for
+        # the table taken by numpy's own index type: indexing by any other converts it at each use
+        out = np.array(_LOW_TFS).take((tfs if one_byte else np.minimum(tfs, 255)).astype(np.intp))
+        out *= scale
+        if not one_byte:
+            high = np.flatnonzero(tfs > 255)
+            if len(high):
+                out[high] = [scale * tf_weight(tf) for tf in tfs[high].tolist()]
         return out
 
 
