@@ -393,3 +393,86 @@ def test_an_access_list_that_is_not_a_small_regular_file_stops_the_query_in_one_
         result = runner.invoke(main, command)
         assert result.exit_code == 1
         assert result.output.startswith(f"Error: {access} is ") and result.output.count("\n") == 1
+
+
+# --- a restricted file in a public folder: no note, no refresh count, no reindex count betrays it ---
+
+PLANS = {"app/plans.md": "# Plans\n\nThe acquisition of initech closes in march.\n"}
+# the plans are for admins; so is any other Markdown file in app/
+IN_PUBLIC_FOLDER = ACCESS + "app/*.md admins\n"
+
+
+def stderr_of(index_path: Path, groups: frozenset[str], *args: str) -> list[str]:
+    """What `query --no-llm --json` tells on stderr for each question, seconds masked."""
+    import re
+
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    runner, as_ = CliRunner(), [a for g in sorted(groups) for a in ("--as", g)]
+    out = []
+    for question in ["nosuchwordanywhere", "password session", "refund invoice card"]:
+        done = runner.invoke(
+            main, ["query", "--no-llm", "--json", "--index", str(index_path), *as_, *args, question]
+        )
+        assert done.exit_code == 0, done.output
+        out.append(re.sub(r"in [0-9.]+ s", "in _ s", done.stderr))
+    return out
+
+
+@pytest.mark.parametrize("change", ["renamed", "deleted", "added"])
+def test_a_restricted_file_that_changes_in_a_public_folder_is_never_noted(
+    tmp_path: Path, change: str
+) -> None:
+    repo = write_tree(tmp_path / "r", {**FILES, **PLANS, ".rag-access": IN_PUBLIC_FOLDER})
+    full = ingest(repo).index_path
+    reference = reference_index(tmp_path, ("finance/", "security/"))  # no plans, no rules
+    if change == "renamed":
+        (repo / "app/plans.md").rename(repo / "app/plans-2027.md")
+    elif change == "deleted":
+        (repo / "app/plans.md").unlink()
+    else:
+        (repo / "app/roadmap.md").write_text("# Roadmap\n")
+    assert stderr_of(full, frozenset()) == stderr_of(reference, frozenset()) == ["", "", ""]
+    # an admin reads the file: the change is noted to them
+    assert stderr_of(full, frozenset({"admins"}))[0].startswith(
+        "Note: 1 indexed file(s) or folder(s) changed"
+    )
+
+
+@pytest.mark.parametrize(
+    "edited", [("app/plans.md",), ("app/plans.md", "app/billing.py")], ids=["restricted", "both"]
+)
+def test_a_refresh_reports_what_an_index_without_the_restricted_files_would(
+    tmp_path: Path, edited: tuple[str, ...]
+) -> None:
+    from rag.indexing.pipeline import reingest
+
+    repo = write_tree(tmp_path / "r", {**FILES, **PLANS, ".rag-access": IN_PUBLIC_FOLDER})
+    full = ingest(repo).index_path
+    # the same rules, without the files they restrict
+    public = {p: t for p, t in FILES.items() if not p.startswith(("finance/", "security/"))}
+    reference = ingest(
+        write_tree(tmp_path / "reference", {**public, ".rag-access": IN_PUBLIC_FOLDER})
+    ).index_path
+    for path in edited:
+        write_tree(repo, {path: "def edited():\n    return 2027\n"})
+        if path in FILES:
+            write_tree(reference.parent.parent, {path: "def edited():\n    return 2027\n"})
+    got = stderr_of(full, frozenset(), "--refresh")
+    assert got == stderr_of(reference, frozenset(), "--refresh")
+    assert got[0] == (
+        "Refreshed: the index is up to date\n"
+        if len(edited) == 1
+        else "Refreshed: re-indexed 1 changed or new file(s), 2 unchanged, in _ s\n"
+    )
+    # the same for the MCP server's reindex, once more after a further edit
+    for path in edited:
+        write_tree(repo, {path: "def edited():\n    return 2028\n"})
+        if path in FILES:
+            write_tree(reference.parent.parent, {path: "def edited():\n    return 2028\n"})
+    mine, theirs = reingest(full), reingest(reference)
+    fields = ("files", "chunks", "skipped", "reused", "redacted", "up_to_date", "changed", "deleted")
+    assert [getattr(mine, f) for f in fields] == [getattr(theirs, f) for f in fields]
+    assert mine.up_to_date is (len(edited) == 1)

@@ -115,6 +115,7 @@ def test_status_counts_what_the_servers_groups_may_read(tmp_path: Path) -> None:
     from test_status import HR, PLACE, PUBLIC, build, change_files
 
     from rag.cli.status import status, status_dict
+    from rag.indexing.pipeline import reingest
 
     full, without, opened = (
         build(tmp_path / "full", {**PUBLIC, **HR}),
@@ -122,14 +123,18 @@ def test_status_counts_what_the_servers_groups_may_read(tmp_path: Path) -> None:
         build(tmp_path / "open", {**PUBLIC, **HR}, "hr/ public\n"),
     )
     change_files(full, without, opened)
-    _, (public,) = session_run(server("--index", str(full)), [("status", {})])
     _, (member,) = session_run(server("--index", str(full), "--as", "hr"), [("status", {})])
+    _, (public, reindexed) = session_run(server("--index", str(full)), [("status", {}), ("reindex", {})])
     for got, reference in ((public, without), (member, opened)):
         got_dict, want = payload(got), status_dict(status(reference))
         assert {k: v for k, v in got_dict.items() if k not in PLACE} == {
             k: v for k, v in want.items() if k not in PLACE
         }
     assert payload(member)["files"] > payload(public)["files"]
+    # the reindex that follows counts what the index without the folder would (a file of it changed too)
+    done, reference = payload(reindexed), reingest(without)
+    counts = ("files", "chunks", "changed", "deleted", "up_to_date")
+    assert [done[k] for k in counts] == [getattr(reference, k) for k in counts] == [4, 4, 2, 0, False]
 
 
 def test_the_server_module_loads_without_the_commands() -> None:

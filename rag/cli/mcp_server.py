@@ -146,13 +146,9 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.indexing.pipeline import IngestOptions, ingest
-            from rag.store.reader import Index
+            from rag.indexing.pipeline import reingest
 
-            path = where()
-            with Index(path) as index:
-                root, settings = index.manifest.root, index.manifest.tokenizer
-            report = ingest(root, path, IngestOptions(settings, workers=1))
+            report = reingest(where(), groups, workers=1)  # counted as the search sees the index
             return {
                 "summary": format_ingest_report(report),
                 "files": report.files,

@@ -57,7 +57,7 @@ def status(index_path: str | os.PathLike[str], groups: frozenset[str] = frozense
             files[kind] += 1
             chunks[kind] += n
         stale = index.changed_files(readable, groups=groups) if os.path.isdir(m.root) else []
-        stale = indexable_changes(index, stale) if stale else []
+        stale = indexable_changes(index, stale, groups) if stale else []
         summary: dict[str, Any] = m.summary or {}
         redacted: Counter[str] = Counter()
         for path, kinds in summary.get("redacted", {}).items():

@@ -16,8 +16,9 @@ import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from rag.chunking import chunk_file, chunker_for, languages_available, structured_languages
 from rag.errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, terminations_as_exit
@@ -64,9 +65,20 @@ class IngestOptions:
     full: bool = False  # reuse nothing of the previous index
 
 
+class FileRead(NamedTuple):
+    """What reading one file gave, kept so that a report can be counted as a caller sees it."""
+
+    path: str
+    n_bytes: int
+    skipped: str | None  # why it was passed over after reading, or None: indexed
+    redacted: dict[str, int]
+    fell_back: str | None  # the chunker that could not read its structure
+    unstructured: str | None  # its language, chunked as paragraphs for want of the languages extra
+
+
 @dataclass(frozen=True, slots=True)
 class IngestReport:
-    """What an ingest did: counts for the summary line."""
+    """What an ingest did: counts for the summary line, and the paths behind them (as_seen_by)."""
 
     root: Path
     index_path: Path
@@ -87,6 +99,70 @@ class IngestReport:
     blocked_includes: dict[str, str] = field(default_factory=dict)
     changed: int = 0  # files read and indexed anew (changed or added)
     deleted: int = 0  # files that left the index
+    access: AccessList = field(default_factory=AccessList)  # the rules the index was built with
+    read: tuple[FileRead, ...] = ()  # the files read (changed or added)
+    unchanged_paths: tuple[str, ...] = ()  # the files whose chunks were kept
+    moved_paths: tuple[str, ...] = ()  # renamed files, under their new paths
+    deleted_paths: tuple[str, ...] = ()
+    skipped_paths: tuple[tuple[str, str], ...] = ()  # (path, reason) of the skips not read now
+    # the access rules, the walk's options or the root changed: every file is re-indexed
+    rules_changed: bool = False
+
+
+def as_seen_by(report: IngestReport, groups: frozenset[str]) -> IngestReport:
+    """Return `report` as an ingest of the repository without the files a caller with `groups`
+    may not read would have made it: its counts and paths those of the readable files, and up
+    to date when none of those changed (the index itself is every caller's, updated for all)."""
+    access = report.access
+    if not access.rules:
+        return report
+
+    def readable(path: str) -> bool:
+        return access.may_read(path, groups)
+
+    read = [r for r in report.read if readable(r.path)]
+    changed, deleted = len(read), sum(map(readable, report.deleted_paths))
+    moved, reused = sum(map(readable, report.moved_paths)), sum(map(readable, report.unchanged_paths))
+    skipped = Counter(report.skipped)
+    hidden = [reason for path, reason in report.skipped_paths if not readable(path)]
+    skipped.subtract(hidden + [r.skipped for r in report.read if r.skipped and not readable(r.path)])
+    with Index(report.index_path) as index:
+        mine = index.readable_files(groups)
+        chunks = sum(n for path, n in index.file_chunk_counts() if path in mine)
+    up_to_date = report.up_to_date or not (report.rules_changed or changed or deleted or moved)
+    redacted: Counter[str] = Counter()
+    for r in read:
+        redacted.update(r.redacted)
+    return replace(
+        report,
+        files=len(mine),
+        chunks=chunks,
+        skipped={k: n for k, n in sorted(skipped.items()) if n > 0},
+        bytes_read=0 if up_to_date else sum(r.n_bytes for r in read),
+        reused=reused,
+        redacted={} if up_to_date else dict(redacted),
+        up_to_date=up_to_date,
+        unstructured={} if up_to_date else dict(Counter(r.unstructured for r in read if r.unstructured)),
+        fell_back={} if up_to_date else dict(Counter(r.fell_back for r in read if r.fell_back)),
+        blocked_includes={p: e for p, e in report.blocked_includes.items() if readable(e)},
+        changed=0 if up_to_date else changed,
+        deleted=0 if up_to_date else deleted,
+        read=tuple(read),
+        unchanged_paths=tuple(filter(readable, report.unchanged_paths)),
+        moved_paths=tuple(filter(readable, report.moved_paths)),
+        deleted_paths=tuple(filter(readable, report.deleted_paths)),
+        skipped_paths=tuple((p, r) for p, r in report.skipped_paths if readable(p)),
+    )
+
+
+def reingest(
+    index_path: str | os.PathLike[str], groups: frozenset[str] = frozenset(), workers: int | None = None
+) -> IngestReport:
+    """Re-ingest the repository of the index at `index_path` with the options it was built with;
+    return the report as a caller with `groups` sees it (as_seen_by)."""
+    with Index(index_path) as index:
+        root, settings = index.manifest.root, index.manifest.tokenizer
+    return as_seen_by(ingest(root, index_path, IngestOptions(settings, workers=workers)), groups)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +467,11 @@ def _apply(
             reused=len(plan.unchanged),
             up_to_date=True,
             blocked_includes=plan.blocked_includes,
+            access=plan.access,
+            unchanged_paths=tuple(plan.unchanged),
+            skipped_paths=_skipped_paths(plan),
         )
+    earlier_skips = _skipped_paths(plan)  # before the files read now add theirs to plan.skips
     if on_start:
         on_start(len(plan.todo), sum(f.size for f in plan.todo))
     redacted: Counter[str] = Counter()
@@ -401,6 +481,7 @@ def _apply(
     unstructured: Counter[str] = Counter()
     fell_back: Counter[str] = Counter()
     labels = {} if languages_available() else structured_languages()
+    read: list[FileRead] = []
 
     def fresh_records() -> Generator[FileRecord, None, None]:
         nonlocal bytes_read
@@ -416,19 +497,23 @@ def _apply(
             redacted.update(done.redacted)
             if done.redacted and done.record is not None:
                 redacted_in[source.path] = dict(sorted(done.redacted.items()))
+            reason, failed, label = None, None, None
             if done.record is None:
                 reason = done.skip_reason or "unreadable"
                 skipped[reason] += 1
                 # these depend on the moment (a file swapped after the walk) and the options
                 if reason not in ("unreadable", "too-large", "symlink", "not-a-file"):
                     skips.append((source.path, source.size, source.mtime_ns, reason))
-            else:
-                if done.fallback is not None or labels:
-                    chunker = chunker_for(source.path)
-                    if done.fallback is not None:
-                        fell_back[chunker] += 1
-                    if chunker in labels:
-                        unstructured[labels[chunker]] += 1
+            elif done.fallback is not None or labels:
+                chunker = chunker_for(source.path)
+                if done.fallback is not None:
+                    fell_back[chunker] += 1
+                    failed = chunker
+                if chunker in labels:
+                    label = labels[chunker]
+                    unstructured[label] += 1
+            read.append(FileRead(source.path, done.n_bytes, reason, done.redacted, failed, label))
+            if done.record is not None:
                 yield done.record._replace(groups=access.groups_of(done.record.path))
 
     new_records = fresh_records()
@@ -499,4 +584,17 @@ def _apply(
         blocked_includes=plan.blocked_includes,
         changed=len(plan.todo),
         deleted=len(plan.deleted),
+        access=plan.access,
+        read=tuple(read),
+        unchanged_paths=tuple(plan.unchanged),
+        moved_paths=tuple(f.path for _, f in plan.moved),
+        deleted_paths=tuple(plan.deleted),
+        skipped_paths=earlier_skips,
+        rules_changed=plan.rules_changed,
     )
+
+
+def _skipped_paths(plan: Plan) -> tuple[tuple[str, str], ...]:
+    """(path, reason) of the files the plan passes over without reading them now: the listing's
+    skips, and the files skipped by an earlier ingest and unchanged since."""
+    return (*plan.skipped_paths, *((row[0], row[3]) for row in plan.skips))

@@ -57,6 +57,7 @@ class Plan:
     blocked_includes: dict[str, str]  # see IngestReport
     reusable: bool  # the previous index's chunks may be kept (same tokenizer, no --full)
     up_to_date: bool  # nothing indexed changed: only mtimes are recorded
+    rules_changed: bool  # the access rules, walk options or root differ from the previous index's
     incremental: bool  # few files changed: update in place
 
 
@@ -131,7 +132,8 @@ def make_plan(
     # a copied or moved repository brings its index along: the new root must be stored, or a
     # query would check (and --refresh re-read) the old folder
     same_root = kept is not None and kept.manifest.root == str(root)
-    up_to_date = same_access and same_options and same_root and not todo and not deleted and not moved
+    rules_changed = not (same_access and same_options and same_root)
+    up_to_date = not rules_changed and not todo and not deleted and not moved
     incremental = (
         kept is not None
         and same_access
@@ -162,6 +164,7 @@ def make_plan(
         listing.blocked_includes,
         reusable,
         up_to_date,
+        rules_changed,
         incremental,
     )
 

@@ -3,15 +3,18 @@
 A folder's mtime moves whenever an entry is created or removed in it, an ignored one too: a
 test run creates `__pycache__/` and `.pytest_cache/`. So a folder that looks changed is listed
 (one `os.scandir` of that folder, never a walk below it), and counts only if the names in it
-that an ingest would consider differ from those the last ingest listed there. Loaded only when
-some folder's mtime moved.
+that an ingest would consider differ from those the last ingest listed there. For a caller
+with access groups, only the names it may read are compared, as an index built without the
+others would compare them. Loaded only when some folder's mtime moved.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+from rag.sources.access import AccessList
 from rag.sources.exclusions import EXCLUDED_DIRS, excluded_by_name, include_reaches
 from rag.sources.ignore import IgnoreRules, is_ignored
 from rag.sources.names import INDEX_DIRNAME
@@ -20,10 +23,13 @@ from rag.store.paths import ancestors
 from rag.store.reader import Index
 
 
-def indexable_changes(index: Index, changed: list[str]) -> list[str]:
+def indexable_changes(index: Index, changed: list[str], groups: frozenset[str] | None = None) -> list[str]:
     """Keep the changed files, and the changed folders ('dir/', './' for the root) whose
-    listing of indexable entries differs from the last ingest's."""
+    listing of indexable entries differs from the last ingest's; with `groups`, the caller's,
+    only the entries it may read are compared (a restricted file renamed, added or removed in
+    a folder it reads changes nothing it could see)."""
     root = index.manifest.root
+    readable = _readable(root, groups) if groups is not None and index.manifest.access else None
     walked = index.manifest.walk or {}
     include = tuple(walked.get("include", ()))
     exclude = tuple(walked.get("exclude", ()))
@@ -37,9 +43,26 @@ def indexable_changes(index: Index, changed: list[str]) -> list[str]:
         folder = "" if item == "./" else item[:-1]
         then = index.folder_entries(folder)
         now = _listed(root, folder, include, exclude, max_bytes, rag_rules, then)
-        if now is None or now != then:
+        if now is not None and readable is not None:
+            then, now = _visible(then, folder, readable), _visible(now, folder, readable)
+        if now is None or now.keys() != then.keys():
             out.append(item)
     return out
+
+
+def _readable(root: str, groups: frozenset[str]) -> Callable[[str], bool]:
+    """A test of whether the caller may read a path (a folder ends in '/'), by the repository's
+    .rag-access: the one the index was built with, as a query and status require."""
+    access = AccessList.load(root)
+    return lambda path: access.may_read(path, groups)
+
+
+def _visible(names: dict[str, bool], folder: str, readable: Callable[[str], bool]) -> dict[str, bool]:
+    """The entries of `folder` (name -> whether a folder) that the caller may read."""
+    prefix = f"{folder}/" if folder else ""
+    return {
+        name: is_dir for name, is_dir in names.items() if readable(prefix + name + ("/" if is_dir else ""))
+    }
 
 
 def _gitignore_rules(root: str, folder: str) -> list[IgnoreRules]:
@@ -57,17 +80,17 @@ def _listed(
     exclude: tuple[str, ...],
     max_bytes: int,
     rag_rules: list[IgnoreRules],
-    then: set[str],
-) -> set[str] | None:
-    """The names in `folder` an ingest would list (None if it cannot be read): what is ignored,
-    excluded or skipped by name, links and nested repositories left out. A new folder counts
-    when it holds anything that is not left out itself."""
+    then: dict[str, bool],
+) -> dict[str, bool] | None:
+    """The names in `folder` an ingest would list (None if it cannot be read), each with whether
+    it is a folder: what is ignored, excluded or skipped by name, links and nested repositories
+    left out. A new folder counts when it holds anything that is not left out itself."""
     try:
         entries = list(os.scandir(os.path.join(root, folder)))
     except OSError:
         return None
     rules = _gitignore_rules(root, folder)
-    names: set[str] = set()
+    names: dict[str, bool] = {}
     for entry in entries:
         name = entry.name
         rel = f"{folder}/{name}" if folder else name
@@ -83,7 +106,7 @@ def _listed(
                 ):
                     continue
                 if name in then or _holds_something(entry.path, rel, include, exclude, rag_rules, rules):
-                    names.add(name)
+                    names[name] = True
                 continue
             if (
                 excluded_by_name(rel, include, exclude, rag_rules)
@@ -93,7 +116,7 @@ def _listed(
                 continue
         except OSError:
             continue
-        names.add(name)
+        names[name] = False
     return names
 
 

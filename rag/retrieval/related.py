@@ -55,7 +55,7 @@ def related(
     check_request(k, scoring)
     if line < 1:
         raise ValueError("line must be at least 1")
-    refreshed = refresh(index_path) if refresh_first else None
+    refreshed = refresh(index_path, groups) if refresh_first else None
     with Index(index_path) as index:
         root = index.manifest.root
         gone = check_index(index, index_path)

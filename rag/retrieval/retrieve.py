@@ -60,7 +60,7 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     check_request(request.k, request.scoring)  # the caller's mistakes, before anything that reads the index
     refreshed: IngestReport | None = None
     if request.refresh:
-        refreshed = refresh(index_path)
+        refreshed = refresh(index_path, request.groups)
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         gone = check_index(index, index_path)
@@ -101,7 +101,7 @@ def changed_since_ingest(
     if changed:
         from rag.retrieval.freshness import indexable_changes
 
-        changed = indexable_changes(index, changed)
+        changed = indexable_changes(index, changed, groups)
     return changed
 
 
@@ -181,10 +181,11 @@ def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
     return fixed if k <= fixed else k + k // 2
 
 
-def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:
+def refresh(index_path: str | os.PathLike[str], groups: frozenset[str] = frozenset()) -> IngestReport | None:
     """Re-ingest the index's repository when anything indexed changed (a copied or moved
-    repository: the folder that now holds the index); return what the ingest did, or None
-    when nothing had changed."""
+    repository: the folder that now holds the index); return what the ingest did as a caller
+    with `groups` sees it (pipeline.as_seen_by: up to date when only files it may not read
+    changed), or None when nothing had changed."""
     with Index(index_path) as index:
         root, settings = index.manifest.root, index.manifest.tokenizer
         # a copied or moved repository: re-read the new folder, not the old one
@@ -192,6 +193,10 @@ def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:
         stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
     if not stale:
         return None
-    from rag.indexing.pipeline import IngestOptions, ingest  # only a refresh needs the ingest pipeline
+    from rag.indexing.pipeline import (  # only a refresh needs the ingest pipeline
+        IngestOptions,
+        as_seen_by,
+        ingest,
+    )
 
-    return ingest(moved or root, index_path, IngestOptions(settings))
+    return as_seen_by(ingest(moved or root, index_path, IngestOptions(settings)), groups)

@@ -88,6 +88,18 @@ class AccessList:
                 return rule.groups
         return frozenset()
 
+    def may_read(self, relpath: str, groups: frozenset[str]) -> bool:
+        """Tell whether a caller with `groups` may read `relpath` (a folder when it ends in '/',
+        whose own rule decides, as for a folder passed over whole)."""
+        if not self.rules:
+            return True
+        folder = relpath.endswith("/")
+        path = relpath.rstrip("/")
+        for rule in reversed(self.rules):
+            if is_ignored([rule.rules], path, folder):
+                return can_read(rule.groups, groups)
+        return True
+
     def all_groups(self) -> frozenset[str]:
         """Return every group named by a rule."""
         return frozenset(g for r in self.rules for g in r.groups)

@@ -229,12 +229,13 @@ class Index:
         return [(t, n) for t, n in rows]
 
     @_reads
-    def folder_entries(self, folder: str) -> set[str]:
+    def folder_entries(self, folder: str) -> dict[str, bool]:
         """Return the names directly inside `folder` ('' for the root) that the last ingest
-        listed: indexed files, files read and skipped, and folders holding indexed files."""
+        listed: indexed files, files read and skipped, and folders holding indexed files; each
+        with whether it is a folder."""
         prefix = f"{folder}/" if folder else ""
         high = prefix + "\U0010ffff"
-        names: set[str] = set()
+        names: dict[str, bool] = {}
         for table in ("files", "skipped", "dirs"):
             for (path,) in self._query(
                 f"SELECT path FROM {table} WHERE path >= ? AND path < ?", (prefix, high)
@@ -242,7 +243,8 @@ class Index:
                 check(isinstance(path, str), "path rows out of range")
                 rest = path[len(prefix) :]
                 if rest:
-                    names.add(rest.split("/", 1)[0])
+                    name, slash, _ = rest.partition("/")
+                    names[name] = names.get(name, False) or bool(slash) or table == "dirs"
         return names
 
     @_reads
