@@ -90,8 +90,8 @@ def test_is_secret_file(path: str, expected: bool) -> None:
 
 # ---- real-shaped fake secrets -------------------------------------------------------------------
 
-AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
-AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+AWS_ID = "AKIA" + "Z7QW3RT5YU8IOP2L"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2U"
 GH_CLASSIC = "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX"
 GH_FINE = "github_pat_" + "11ABCDEFG0123456789abc_" + "x" * 20 + "Yz0123456789AbCdEfGhIjKlMnOpQrStUvW"
 GITLAB = "glpat-" + "x8Yq2Lm4Np6Rs8Tu0Wv2"
@@ -313,6 +313,9 @@ FALSE_CASES = [
     ("-----BEGIN PUBLIC KEY-----\n" + KEY_BODY + "-----END PUBLIC KEY-----", "public-key-block"),
     ("token = 'ghp_" + "x" * 36 + "'", "github-placeholder"),
     ("AKIA" + "IOSFODNN7EXAMPLEXYZ", "aws-id-too-long"),
+    # AWS's documentation examples, in its docs and SDKs' examples
+    ("aws_access_key_id = AKIA" + "IOSFODNN7EXAMPLE", "aws-documentation-key-id"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY", "aws-documentation-secret"),
     ("publishable = 'pk_" + "live_51HqL2eKx9Zb7Vm3Np4Rt8Wy'", "stripe-publishable"),
     ("stripe_key = 'sk_" + "test_" + "x" * 24 + "'", "stripe-placeholder"),
     ("eyJhbGciOiJub25lIn0.e30.", "jwt-unsigned"),

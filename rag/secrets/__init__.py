@@ -38,10 +38,18 @@ symbol, no placeholder words (`your-api-key`, `xxxx`, `***`), must not be stock 
 `tokenizer_v2`, `settings.SECRET_KEY`), and, unquoted, must not be code (`self.password`,
 `getpass()`, `os.environ[...]`, `None`, `${VAR}`, `next_token_2`).
 
+Behind these forms, secrets are found by what they are (see rag.secrets.nature): a value that
+looks random (rag.secrets.randomness: length, classes of characters, entropy, as written and once
+decoded) in a credential context, whatever the form around it: a name, header, flag, XML element,
+table column, name/value pair, a well-known client call's credential argument, a URL's user part,
+literals joined by `+`; and key material by its framing (BEGIN/END lines with any number of
+dashes, age and BIP 32 keys).
+
 The modules, by role: names (the files skipped whole), values (the shape of credential values and
-names), tokens (tokens known by their prefix, key ids and their secrets), assignments (credentials
-assigned to names), finders (secrets one regex cannot find), rules (every rule, in the order it
-runs), decoded (the text as its values read), scan (running the rules, redacting what they find).
+names), randomness (what looks generated), tokens (tokens known by their prefix, key ids and their
+secrets), assignments (credentials assigned to names), finders (secrets one regex cannot find),
+nature (random values in credential contexts), rules (every rule, in the order it runs), decoded
+(the text as its values read), scan (running the rules, redacting what they find).
 docs/security.md lists what is redacted and what is not.
 """
 

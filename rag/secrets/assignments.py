@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from rag.secrets.randomness import encodes_other_text
 from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential_value
 
 # An assignment to a name that holds a credential (the name in the rule, at the end of a longer
@@ -27,13 +28,13 @@ _VALUE_END = re.compile(r"""[ \t]*(?:[\r\n;&|"'`\\#]|//|\Z)""")
 # Unquoted values shaped as names in code, not literals: self.password, settings.API_KEY,
 # config.db.secret (dotted; not ya29.a0AfH6SMBx, whose digits sit between letters), next_token_2,
 # DEFAULT_PASSWORD_2 (snake case), CancelToken$1 (a bundler's renamed binding)
-_CODE_NAME = re.compile(
+CODE_NAME = re.compile(
     r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
     r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
 )
 _SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")
 
-_HASH_VALUE = re.compile(
+HASH_VALUE = re.compile(
     r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$"
 )
 _KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
@@ -41,7 +42,7 @@ _KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name
 _HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,8}")  # token = 0x7fffffff: a number of 32 bits at most
 # a dotted name in code whose first part has no digit (rust_openssl.hpke.X25519PrivateKey), where
 # a token's first part has one (ya29.a0AfH6SMBx)
-_DOTTED_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_$][\w$]*)+")
+DOTTED_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_$][\w$]*)+")
 
 
 def assigned_secret(match: re.Match[str]) -> bool:
@@ -51,20 +52,20 @@ def assigned_secret(match: re.Match[str]) -> bool:
     `password: str`, `token = self.token`, `def login(user, password):`), so one counts only when it
     is a credential value (see credential_value: `password`, `None`, `str` fail) that does not
     start as a reference, path, operator or YAML tag/alias (`$%#/~!*@.+-`), is not a name in code
-    (see _CODE_NAME), and either is written `NAME=value` as in .env files and shells (where a
+    (see CODE_NAME), and either is written `NAME=value` as in .env files and shells (where a
     command may follow: `PGPASSWORD=... psql`) or ends the line or statement (`password = Zebra9Pass4`,
     `password: s3cr3t!`, then maybe a comment, `;`, `&`, `|` or a closing quote) where code would go
     on with `,`, `)`, `(` or an operator. An identifier with a digit that ends a line
     (`password = userPass1`) is taken for a literal: ini and YAML values look the same.
     """
     value = match["secret"]
-    if not credential_value(value):
+    if not credential_value(value) or encodes_other_text(value):
         return False
     if not _not_a_reference(match):
         return False
     if match["q"]:
         return True
-    if value[0] in "$%#/~!*@.+-" or _CODE_NAME.fullmatch(value) or _DOTTED_CODE.fullmatch(value):
+    if value[0] in "$%#/~!*@.+-" or CODE_NAME.fullmatch(value) or DOTTED_CODE.fullmatch(value):
         return False
     if match.string[max(0, match.start("name") - 5) : match.start("name")] in ("this.", "self."):
         return False  # an attribute set in code to a variable: this.password = newPassword1;
@@ -89,7 +90,7 @@ def _not_a_reference(match: re.Match[str]) -> bool:
         return False  # a URL's user (`https://x-access-token:<token>@host`): the url-password rule's
     if value[:4].lower() in ("arn:", "urn:") or _HEX_NUMBER.fullmatch(value):
         return False
-    if HASHED_NAME.search(before[-24:].lower()) or _HASH_VALUE.match(value):
+    if HASHED_NAME.search(before[-24:].lower()) or HASH_VALUE.match(value):
         return False
     return REPEATED.search(value) is None and not _ascending_run(value)
 
@@ -120,9 +121,9 @@ def _line_value(match: re.Match[str]) -> bool:
     (see credential_value, _not_a_reference), not a reference (`$(cat ...)`, `${X}`), a path
     (SSH_PRIVATE_KEY=~/.ssh/id_ed25519) or a name in code; a YAML key needs the blank after its colon."""
     value = match["secret"]
-    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~" or _CODE_NAME.fullmatch(value):
+    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~" or CODE_NAME.fullmatch(value):
         return False
-    return credential_value(value) and _not_a_reference(match)
+    return credential_value(value) and not encodes_other_text(value) and _not_a_reference(match)
 
 
 def env_secret(match: re.Match[str]) -> bool:
@@ -151,7 +152,7 @@ def config_secret(match: re.Match[str]) -> bool:
         match["op"] == ":"
         and value[0] in "!*&"
         or _CALL_OR_INDEX.search(value)
-        or _DOTTED_CODE.fullmatch(value)
+        or DOTTED_CODE.fullmatch(value)
     ):
         return False
     return not match["name"].startswith(("this.", "self.")) and _line_value(match)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from rag.secrets.randomness import encodes_other_text
 from rag.secrets.values import REPEATED, credential_value, kind_of_name, not_example, secret_name
 
 
@@ -14,8 +16,17 @@ from rag.secrets.values import REPEATED, credential_value, kind_of_name, not_exa
 class Finder:
     """A rule written as code rather than one regex: `find` yields the kind, start and end of each secret."""
 
-    gate: Callable[[str], object]
+    gate: Callable[[str], object] | Any  # or a rules.WordGate
     find: Callable[[str], Iterator[tuple[str, int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class WordFinder:
+    """A finder of names in any case, run when the lowered text holds `word`: `find` is given the
+    text, the lowered text (of the same length) and the word's occurrences in it."""
+
+    word: str
+    find: Callable[[str, str, Sequence[int]], Iterator[tuple[str, int, int]]]
 
 
 def _key_body(block: str) -> bool:
@@ -23,11 +34,17 @@ def _key_body(block: str) -> bool:
     return re.search(r"[A-Za-z0-9+/]{40}", block) is not None
 
 
-# A private key block: BEGIN line, a body of base64 (maybe behind comment or quote prefixes), the
-# matching END line within 8,000 characters (a 4096-bit key is 3,300); or, without an END, the
-# BEGIN line and the base64 lines right after it.
-_KEY_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----")
-_NOT_KEY_BODY = re.compile(r"[^A-Za-z0-9+/=\s\\'\",:.;+#>*!|-]")  # a character no block body holds
+# A private key block, known by its framing whatever the vendor: a BEGIN line with any number of
+# dashes (PEM's five, RFC 4716's four, none) naming a private or secret key (RSA, EC, OPENSSH,
+# ENCRYPTED, PGP ... BLOCK, SSH2 ENCRYPTED), a body of base64 (maybe behind comment or quote
+# prefixes, after armor headers such as `Comment:` or `Proc-Type:`), the matching END line within
+# 8,000 characters (a 4096-bit key is 3,300); or, without an END, the BEGIN line and the base64
+# lines right after it.
+_KEY_BEGIN = re.compile(
+    r"(?<![A-Za-z0-9])-*[ \t]*BEGIN ((?:[A-Z0-9]+ )*)(PRIVATE|SECRET) KEY((?: BLOCK)?)[ \t]*-*"
+)
+_KEY_END_DASHES = re.compile(r"[ \t]*-*")
+_NOT_KEY_BODY = re.compile(r"[^A-Za-z0-9+/=\s\\'\",:.;+#>*!|@()-]")  # a character no block body holds
 _KEY_LINES = re.compile(r"(?:\r?\n[ \t]*(?:(?:[#>*;!|]|//)[ \t]*)?[A-Za-z0-9+/=]{40,}+[ \t]*)+")
 _KEY_MAX_BODY = 8000
 
@@ -50,12 +67,13 @@ def key_blocks(text: str) -> Iterator[tuple[str, int, int]]:
         if bad < body:
             b = _NOT_KEY_BODY.search(text, body)
             bad = len(text) if b is None else b.start()
-        label = f"-----END {begin[1]}PRIVATE KEY{begin[2]}-----"
+        label = f"END {begin[1]}{begin[2]} KEY{begin[3]}"
         end = ends.get(label, -2)
         if end == -2 or -1 < end < body:
             end = ends[label] = _next(text, label, body)
         if end != -1 and end <= bad and end - body <= _KEY_MAX_BODY:
-            stop = end + len(label)
+            dashes = _KEY_END_DASHES.match(text, end + len(label))
+            stop = dashes.end() if dashes is not None else end + len(label)
         elif (lines := _KEY_LINES.match(text, body)) is not None:
             stop = lines.end()
         else:
@@ -151,14 +169,18 @@ PHP_DEFINE = re.compile(
 # os.getenv('DB_PASSWORD', 'S3cret!'), process.env.DB_PASSWORD || "S3cret!", ?? 'S3cret!'
 # (one pattern per spelling, each led by its literal: an alternation of them scanned 10 times slower)
 _ENV_DEFAULT_CALL = r"""\([ \t]*(?P<nq>["'])(?P<name>[\w.-]{1,64}+)(?P=nq)[ \t]*,[ \t]*[bru]{0,2}(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)"""
-ENV_DEFAULTS = {
-    "environ": re.compile(r"environ\.(?:get|setdefault)" + _ENV_DEFAULT_CALL),
-    "getenv": re.compile(r"getenv" + _ENV_DEFAULT_CALL),
-    "env.get": re.compile(r"(?<!environ)env\.get" + _ENV_DEFAULT_CALL),
-    "process.env": re.compile(
-        r"""process\.env\.(?P<name>\w{1,64}+)[ \t]*(?:\|\||\?\?)[ \t]*(?P<q>["'`])(?P<secret>[^"'`\n]{1,256}+)(?P=q)"""
+ENV_DEFAULTS = (  # the call's name, where `env` is in it, its pattern
+    ("environ", 0, re.compile(r"environ\.(?:get|setdefault)" + _ENV_DEFAULT_CALL)),
+    ("getenv", 3, re.compile(r"getenv" + _ENV_DEFAULT_CALL)),
+    ("env.get", 0, re.compile(r"(?<!environ)env\.get" + _ENV_DEFAULT_CALL)),
+    (
+        "process.env",
+        8,
+        re.compile(
+            r"""process\.env\.(?P<name>\w{1,64}+)[ \t]*(?:\|\||\?\?)[ \t]*(?P<q>["'`])(?P<secret>[^"'`\n]{1,256}+)(?P=q)"""
+        ),
     ),
-}
+)
 
 
 def named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[str, int, int]]]:
@@ -167,10 +189,13 @@ def named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[s
 
     def find(text: str) -> Iterator[tuple[str, int, int]]:
         for m in pattern.finditer(text):
+            value = m["secret"]
             if (
                 secret_name(m["name"])
-                and credential_value(m["secret"])
-                and REPEATED.search(m["secret"]) is None
+                and credential_value(value)
+                and " " not in value  # prose: 'Use at least 12 characters'
+                and REPEATED.search(value) is None
+                and not encodes_other_text(value)
             ):
                 yield kind_of_name(m["name"]), m.start("secret"), m.end("secret")
 

@@ -23,12 +23,14 @@ from rag.secrets.finders import (
     ENV_DEFAULTS,
     PHP_DEFINE,
     Finder,
+    WordFinder,
     encoded_secrets,
     flag_passwords,
     key_blocks,
     named_literals,
     putty_private_lines,
 )
+from rag.secrets.nature import CALL_WORDS, WORDS, call_arguments, named_values, sql_passwords, url_users
 from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
 from rag.secrets.values import (
     aws_secret_name,
@@ -49,15 +51,45 @@ class Rule:
     """A rule written as one regex: its kind, a cheap gate, the pattern, the secret's group, a check."""
 
     kind: str
-    gate: Callable[[str], object]  # the cheap prefilter: the regex runs only if this is truthy
+    gate: Callable[[str], object] | WordGate | None  # the cheap prefilter: the regex runs only if this passes
     regex: re.Pattern[str]
     group: str | int = 0  # the part of the match that is the secret
     check: Callable[[re.Match[str]], bool] | None = None  # reject placeholders and look-alikes
+    # Words (lower case) of which the lowered text must hold one, before the gate is tried: each
+    # word's occurrences are found once per text (str.find) and shared by every rule and finder
+    # that names it (scan.py)
+    words: tuple[str, ...] = ()
     # For names in any case (`db_password`, `dbPassword`, `DB_PASSWORD`, `PassWord`): `regex` is
     # IGNORECASE, which scans 5 times slower than a literal search, so this same pattern without the
-    # flag finds the candidates in the lowered text and `regex` is matched at each one; the gate is
-    # then given the lowered text
+    # flag, led by `words[0]`, is matched in the lowered text at that word's occurrences, and
+    # `regex` at each candidate
     scan: re.Pattern[str] | None = None
+    # For a pattern of whole lines (MULTILINE, led by `^`): matched only at the starts of the lines
+    # that hold one of `words`, not tried at every line of the text
+    lines: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WordGate:
+    """A gate tested at the occurrences of lowered words (found once per text and shared by every
+    rule and finder that names them, see scan.py): it passes when `test(text, lowered, at)` holds
+    at one of them. Several of these cost no scan of the text of their own."""
+
+    words: tuple[str, ...]
+    test: Callable[[str, str, int], bool]
+
+
+def _at(literal: str, back: int = 0) -> Callable[[str, str, int], bool]:
+    """Test that `literal` starts `back` characters before an occurrence, in the text as written."""
+    return lambda text, lowered, at: at >= back and text.startswith(literal, at - back)
+
+
+def _matches_at(pattern: str, lowered: bool = False) -> Callable[[str, str, int], bool]:
+    """Test that `pattern` matches at an occurrence, in the text (or the lowered text)."""
+    match = re.compile(pattern).match
+    if lowered:
+        return lambda text, low, at: match(low, at) is not None
+    return lambda text, low, at: match(text, at) is not None
 
 
 # Characters that may not sit right before a token, so `task-`/`disk-` and the like never start one.
@@ -79,13 +111,6 @@ def _search(pattern: str) -> Callable[[str], object]:
     return re.compile(pattern).search
 
 
-def _words_then(words: tuple[str, ...], pattern: str) -> Callable[[str], object]:
-    """Gate on plain substrings, then on a pattern without a literal prefix (which scans slowly,
-    so it runs only on the texts that hold a word)."""
-    search = re.compile(pattern).search
-    return lambda text: any(word in text for word in words) and search(text)
-
-
 def _gate(pattern: str) -> Callable[[str], object]:
     """Gate on a literal with `in` (twice as fast as a regex search for it), on a pattern with a search."""
     return _contains(pattern) if _LITERAL.fullmatch(pattern) else _search(pattern)
@@ -100,30 +125,32 @@ def _of_secret(check: Callable[[str], bool]) -> Callable[[re.Match[str]], bool]:
 
 
 def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]], bool]) -> Rule:
-    """Build a rule matched in any case, gated on `word` (lower case) in the lowered text; its
-    secret is the group `secret`."""
-    return Rule(
-        kind, _contains(word), re.compile(pattern, re.IGNORECASE), "secret", check, re.compile(pattern)
-    )
+    """Build a rule matched in any case at the occurrences of `word` (lower case) in the lowered
+    text; its secret is the group `secret`."""
+    return Rule(kind, None, re.compile(pattern, re.IGNORECASE), "secret", check, (word,), re.compile(pattern))
 
 
-RULES: tuple[Rule | Finder, ...] = (
-    Finder(_contains("-----BEGIN "), lambda text: key_blocks(text)),
+RULES: tuple[Rule | Finder | WordFinder, ...] = (
+    Finder(_contains("BEGIN "), lambda text: key_blocks(text)),
     Rule(
         "aws-access-key",
         _search("AKI[AD]|ASIA"),  # the gate of the key ids' rules, Tencent's AKID with AWS's
         re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        check=lambda m: "EXAMPLE" not in m[0],  # AWS's documentation examples: AKIAIOSFODNN7EXAMPLE
     ),
     Rule(
         "aws-secret-key",
-        _contains("ecret", "ECRET"),
+        None,
         # case variants spelt out: a literal-led regex scans far faster than (?i)
         re.compile(
             r"(?P<name>(?:secret|Secret|SECRET)[_.-]?(?:(?:access|Access|ACCESS)[_.-]?)?(?:key|Key|KEY)?)"
             r"[\"']?\s*(?::=|=>|[:=])\s*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         group="secret",
-        check=lambda m: aws_secret_name(m) and varied(m["secret"]) and mixed(m["secret"]),
+        check=lambda m: (
+            aws_secret_name(m) and varied(m["secret"]) and mixed(m["secret"]) and "EXAMPLE" not in m["secret"]
+        ),
+        words=("secret",),
     ),
     Rule(
         "github-token",
@@ -169,7 +196,7 @@ RULES: tuple[Rule | Finder, ...] = (
     ),
     Rule(
         "anthropic-key",
-        _contains("sk-ant-"),
+        _contains("sk-"),  # the openai-key rule's gate: one test for both
         re.compile(_B + r"sk-ant-(?P<body>[A-Za-z0-9_-]{32,})" + _E),
         check=lambda m: mixed(m["body"]),
     ),
@@ -222,10 +249,11 @@ RULES: tuple[Rule | Finder, ...] = (
     *(
         Rule(
             "bearer-token",
-            _contains(word),
+            None,
             re.compile(word + r"\s+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)"),
             group="secret",
             check=lambda m: varied(m["secret"]) and letters_and_digits(m["secret"]),
+            words=("bearer",),
         )
         for word in ("Bearer", "bearer", "BEARER")
     ),
@@ -265,7 +293,7 @@ RULES: tuple[Rule | Finder, ...] = (
     ),
     Rule(
         "azure-storage-key",
-        _contains("AccountKey="),
+        _contains("SharedAccessKey=", "AccountKey="),  # the azure-key rule's gate: one test for both
         re.compile(r"AccountKey=(?P<secret>[A-Za-z0-9+/]{86}==)"),
         group="secret",
         check=lambda m: varied(m["secret"]) and mixed(m["secret"]),
@@ -322,7 +350,10 @@ RULES: tuple[Rule | Finder, ...] = (
         check=lambda m: not_example(m["secret"]) and varied(m["secret"]) and m["secret"] != "*",
     ),
     Finder(_contains("define("), named_literals(PHP_DEFINE)),
-    *(Finder(_contains(word), named_literals(pattern)) for word, pattern in ENV_DEFAULTS.items()),
+    *(
+        Finder(WordGate(("env",), _at(word, back)), named_literals(pattern))
+        for word, back, pattern in ENV_DEFAULTS
+    ),
     # Assignments to credential names (see ASSIGNED and assigned_secret), in any case; last, so
     # that a token rule above names the kind of a token in the same span
     _anycase(
@@ -367,33 +398,37 @@ RULES: tuple[Rule | Finder, ...] = (
         r"""auth["'`]?[ \t]*[:=][ \t]*["'`]?(?P<secret>[a-z0-9+/]{8,}+={0,2})(?![a-z0-9+/=])""",
         lambda m: basic_credentials(m["secret"]),
     ),
-    # gated on the name's end right before its operator: the line pattern is tried at every
-    # position of a text, and most texts that hold the word hold no such line
+    # gated on the name's end right before its operator, and tried at the lines that hold the
+    # word only: most texts that hold it hold no such line
     *(
         Rule(
             kind,
-            _words_then(words, gate + r"""["']?[=:]"""),
+            WordGate(words, _matches_at(gate + r"""["']?[=:]""")),
             re.compile(ENV_LINE.format(suffix=suffix), re.MULTILINE),
             "secret",
             env_secret,
+            words,
+            lines=True,
         )
         for kind, words, gate, suffix in (
             (
                 "password-assignment",
-                ("PASS", "PWD", "SECRET"),
+                ("pass", "pwd", "secret"),
                 r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET[A-Z_]{0,24})",  # bounded: each try is short
                 "(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET(?:_ACCESS)?(?:_KEY)?(?:_BASE)?)",
             ),
-            ("api-key-assignment", ("KEY",), "KEY", "(?:API|PRIVATE|ENCRYPTION|SIGNING|MASTER)_?KEY"),
-            ("token-assignment", ("TOKEN",), "TOKEN", "TOKEN"),
+            ("api-key-assignment", ("key",), "KEY", "(?:API|PRIVATE|ENCRYPTION|SIGNING|MASTER)_?KEY"),
+            ("token-assignment", ("token",), "TOKEN", "TOKEN"),
         )
     ),
     Rule(
         "password-assignment",
-        _words_then(("password", "Password", "passwd", "pwd"), r"(?i:password|passwd|pwd)[ \t]*[=:]"),
+        WordGate(("pass", "pwd"), _matches_at(r"(?:password|passwd|pwd)[ \t]*[=:]", lowered=True)),
         CONFIG_LINE,
         "secret",
         config_secret,
+        ("pass", "pwd"),
+        lines=True,
     ),
     # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
     # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan
@@ -405,4 +440,10 @@ RULES: tuple[Rule | Finder, ...] = (
         group="secret",
         check=lambda m: credential_value(m["secret"]),
     ),
+    # secrets by what they are, whatever the form: a random value in a credential context (see
+    # rag.secrets.nature); last, so that the rules above name the kind of what they also find
+    *(WordFinder(word, named_values(word)) for word in WORDS),
+    *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
+    WordFinder("identified", sql_passwords),
+    Finder(_contains("://"), url_users),
 )

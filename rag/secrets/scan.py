@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rag.secrets.decoded import decoded_view
-from rag.secrets.finders import Finder
-from rag.secrets.rules import RULES, Rule
+from rag.secrets.finders import Finder, WordFinder
+from rag.secrets.rules import RULES, Rule, WordGate
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,20 +23,19 @@ class Finding:
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def _anycase_matches(rule: Rule, text: str, lowered: str) -> Iterator[re.Match[str]]:
-    """Find `rule.regex` in `text` at the candidates that `rule.scan` finds in `lowered`."""
+def _anycase_matches(rule: Rule, text: str, lowered: str, at: list[int]) -> Iterator[re.Match[str]]:
+    """Find `rule.regex` in `text` at the occurrences `at` of its word where `rule.scan` matches
+    the lowered text (of the same length)."""
     assert rule.scan is not None
-    if len(lowered) != len(text):  # a few characters lengthen when lowered (İ): search the text itself
-        yield from rule.regex.finditer(text)
-        return
     pos = 0
-    while (hit := rule.scan.search(lowered, pos)) is not None:
-        match = rule.regex.match(text, hit.start())
+    for hit in at:
+        if hit < pos or rule.scan.match(lowered, hit) is None:
+            continue
+        match = rule.regex.match(text, hit)
         if match is None:  # a Unicode case-folding difference: skip the candidate
-            pos = hit.start() + 1
             continue
         yield match
-        pos = max(match.end(), hit.start() + 1)
+        pos = max(match.end(), hit + 1)
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -59,41 +58,100 @@ def find_secrets(text: str) -> list[Finding]:
     return kept
 
 
-def _gate_plan() -> tuple[
-    tuple[tuple[Callable[[str], object], bool], ...], tuple[tuple[int, Rule | Finder], ...]
-]:
-    """Return the distinct gates (gate, whether it is given the lowered text), and each rule in
-    order with the index of its gate: rules that share a gate (the same literal, see
+def _gate_plan() -> tuple[tuple[object, ...], tuple[tuple[int, Rule | Finder | WordFinder], ...]]:
+    """Return the distinct gates (a test of the text, or a WordGate), and each rule in order with
+    the index of its gate (-1: none): rules that share a gate (the same literal, see
     rules._search) have its answer from one test per text."""
-    gates: dict[tuple[int, bool], int] = {}
-    distinct: list[tuple[Callable[[str], object], bool]] = []
-    plan: list[tuple[int, Rule | Finder]] = []
+    gates: dict[int, int] = {}
+    distinct: list[object] = []
+    plan: list[tuple[int, Rule | Finder | WordFinder]] = []
     for rule in RULES:
-        lowered = not isinstance(rule, Finder) and rule.scan is not None
-        key = (id(rule.gate), lowered)
-        if key not in gates:
-            gates[key] = len(distinct)
-            distinct.append((rule.gate, lowered))
-        plan.append((gates[key], rule))
+        gate = None if isinstance(rule, WordFinder) else rule.gate
+        if gate is not None and id(gate) not in gates:
+            gates[id(gate)] = len(distinct)
+            distinct.append(gate)
+        plan.append((-1 if gate is None else gates[id(gate)], rule))
     return tuple(distinct), tuple(plan)
 
 
 _GATES, _PLAN = _gate_plan()
 
 
+def _line_matches(rule: Rule, text: str, occurrences: list[list[int]]) -> Iterator[re.Match[str]]:
+    """Match `rule.regex` (whole lines) at the start of each line that holds an occurrence."""
+    starts = sorted({text.rfind("\n", 0, at) + 1 for positions in occurrences for at in positions})
+    pos = 0
+    for start in starts:
+        if start < pos:
+            continue
+        match = rule.regex.match(text, start)
+        if match is not None:
+            yield match
+            pos = match.end()
+
+
+def _lowered(text: str) -> str:
+    """The text in lower case, of the same length: the few characters that lengthen when lowered
+    (İ) are kept as they are, so that an offset in one is the same in the other."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def _positions(lowered: str, word: str) -> list[int]:
+    """Where `word` occurs in `lowered` (str.find: several times faster than a regex search)."""
+    out = []
+    at = lowered.find(word)
+    while at != -1:
+        out.append(at)
+        at = lowered.find(word, at + 1)
+    return out
+
+
 def _scan(text: str) -> list[Finding]:
     """Run every rule over `text` as it is; the findings may overlap."""
     found: list[Finding] = []
-    # names in any case are searched in the lowered text (every text has such rules)
-    lowered = text.lower()
-    passed = [gate(lowered if low else text) for gate, low in _GATES]
+    # names in any case are searched in the lowered text (every text has such rules); each word's
+    # occurrences are found once and shared by the rules and finders that name it, and each gate
+    # is tested once, when a rule that needs it first comes
+    lowered = _lowered(text)
+    occurrences: dict[str, list[int]] = {}
+
+    def where(word: str) -> list[int]:
+        if word not in occurrences:
+            occurrences[word] = _positions(lowered, word)
+        return occurrences[word]
+
+    passed: list[bool | None] = [None] * len(_GATES)
     for gate, rule in _PLAN:
-        if not passed[gate]:
+        words = (rule.word,) if isinstance(rule, WordFinder) else getattr(rule, "words", ())
+        if words and not any([where(word) for word in words]):
             continue
+        if gate >= 0:
+            if passed[gate] is None:
+                test = _GATES[gate]
+                if isinstance(test, WordGate):
+                    passed[gate] = any(
+                        test.test(text, lowered, i) for word in test.words for i in where(word)
+                    )
+                else:
+                    passed[gate] = bool(test(text))  # type: ignore[operator]
+            if not passed[gate]:
+                continue
         if isinstance(rule, Finder):
             found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text))
             continue
-        matches = rule.regex.finditer(text) if rule.scan is None else _anycase_matches(rule, text, lowered)
+        if isinstance(rule, WordFinder):
+            at = occurrences[rule.word]
+            found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text, lowered, at))
+            continue
+        if rule.lines:
+            matches: Iterator[re.Match[str]] = _line_matches(rule, text, [where(word) for word in rule.words])
+        elif rule.scan is None:
+            matches = rule.regex.finditer(text)
+        else:
+            matches = _anycase_matches(rule, text, lowered, occurrences[rule.words[0]])
         for match in matches:
             if rule.check is None or rule.check(match):
                 found.append(Finding(rule.kind, match.start(rule.group), match.end(rule.group)))

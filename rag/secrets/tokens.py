@@ -77,6 +77,15 @@ PREFIXED: tuple[tuple[str, str, str, Callable[[re.Match[str]], bool]], ...] = (
     ("digitalocean-token", "_v1_", r"do[opr]_v1_(?P<body>[a-f0-9]{64})", _body(_hex)),
     # HashiCorp Vault's service and batch tokens (hvs.CAESI..., about 95 characters)
     ("vault-token", r"hv[sb]\.", r"hv[sb]\.(?P<body>[A-Za-z0-9_-]{90,})", _body(_generated)),
+    # private keys in a one-line encoding with a known prefix: age's secret keys (Bech32), and
+    # BIP 32 extended private keys (xprv, in Base58)
+    (
+        "private-key",
+        "AGE-SECRET-KEY-1",
+        r"AGE-SECRET-KEY-1(?P<body>[02-9AC-HJ-NP-Z]{58})",
+        _body(varied),
+    ),
+    ("private-key", "xprv", r"xprv(?P<body>[1-9A-HJ-NP-Za-km-z]{100,112})", _body(_generated)),
     # Microsoft Entra (Azure AD) client secrets: 3 characters, a digit and `Q~`, then 31 to 34 more
     (
         "azure-client-secret",
@@ -101,7 +110,7 @@ PAIRED: tuple[tuple[str, str, str, str, Callable[[str], bool]], ...] = (
         "AKI[AD]|ASIA",
         r"(?:AKIA|ASIA)[A-Z0-9]{16}",
         r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
-        lambda s: varied(s) and mixed(s),
+        lambda s: varied(s) and mixed(s) and "EXAMPLE" not in s,  # not AWS's documentation example
     ),
     # Twilio: the account SID, then its auth token (32 hex): Client("AC...", "...")
     (

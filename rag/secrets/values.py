@@ -66,10 +66,10 @@ def not_example(value: str) -> bool:
     """Reject template references and stock example words (`password123`, `changeme`, `${PW}`)."""
     if value.startswith(("$", "%", "{", "<")) or any(mark in value for mark in ("${", "{{", "%s", "%(")):
         return False
-    return not _stock_word(value)
+    return not stock_word(value)
 
 
-def _stock_word(value: str) -> bool:
+def stock_word(value: str) -> bool:
     """Whether a password is only stock example words and digits (`pass123`, `foo:bar`, `changeme`),
     or those words alone in leetspeak (`p@ssword`, `s3cr3t`, `P@55w0rd!`; not `p@ss(w0rd)123`)."""
     lowered = value.lower()
@@ -87,12 +87,12 @@ def real_password(match: re.Match[str]) -> bool:
         return False  # a template or environment reference; '$' inside a password is kept
     if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
         return False
-    return not _stock_word(urllib.parse.unquote(value))
+    return not stock_word(urllib.parse.unquote(value))
 
 
 # Parts of placeholder values: your-api-key-1, xxxx1234, abc***xyz, <changeme>, [REDACTED:...],
 # FTP's `-anonymous@`; and of values that are something else: URLs, regexes and paths (`\`)
-_PLACEHOLDER_PARTS = (
+PLACEHOLDER_PARTS = (
     "your",
     "example",
     "placeholder",
@@ -161,6 +161,12 @@ _ORDINARY = re.compile(
 )
 
 
+def not_a_credential(value: str) -> bool:
+    """Tell a path, an algorithm's name or a name of credential words from a credential (see
+    _NOT_A_CREDENTIAL)."""
+    return _NOT_A_CREDENTIAL.fullmatch(value) is not None
+
+
 def ordinary(value: str) -> bool:
     """Tell a path, a file name or a code identifier, which name things, from a credential (see _ORDINARY)."""
     return _ORDINARY.fullmatch(value) is not None
@@ -178,7 +184,7 @@ def credential_value(value: str) -> bool:
     if not varied(value) or not not_example(value):
         return False
     lowered = value.lower()
-    if any(part in lowered for part in _PLACEHOLDER_PARTS) or _NOT_A_CREDENTIAL.fullmatch(value):
+    if any(part in lowered for part in PLACEHOLDER_PARTS) or _NOT_A_CREDENTIAL.fullmatch(value):
         return False
     return not ordinary(value)
 
@@ -230,5 +236,5 @@ def secret_name(name: str) -> bool:
     if found.group().startswith("token") and NOT_AUTH_TOKEN.search(lowered[: found.start()]):
         return False
     return not HASHED_NAME.search(lowered[: found.start()]) and not lowered.endswith(
-        ("_url", "_path", "_file", "_name", "_env", "_var", "_len", "_length")
+        ("_url", "_path", "_file", "_name", "_env", "_var", "_len", "_length", "_hint")
     )

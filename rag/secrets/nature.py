@@ -1,0 +1,670 @@
+"""Find secrets by what they are: a value that looks random (rag.secrets.randomness) in a
+credential context, whatever the form around it.
+
+A context is what the value belongs to: a name, key, header, flag or XML element whose words say
+password, secret, token, key, auth, credential, session, private or signature (in any case and
+with any separator: `DB_PASSWORD`, `dbPassword`, `X-Api-Key`, `--auth-token`, `<password>`);
+the `value` beside such a `name` (Kubernetes env lists, ECS task definitions, XML properties);
+the column of a table whose header says so (CSV, Markdown); the credential argument of a
+well-known client call (`redis.Redis(host, port, db, password)`, `HTTPBasicAuth(user, pw)`,
+`smtp.login(user, pw)`); the user part of a URL (`https://<token>@host`); a SQL statement that
+sets a password (`IDENTIFIED BY`). The value may be quoted or not, start with any character, sit
+on the line below its name, or be split into literals joined by `+`, `.`, `||` or nothing.
+
+For the words of a password (pass, pwd, secret), a chosen value counts too (values.credential_value:
+`Tr0ub4dor&3`); for the others only a random one does, so `cache_key = "user_profile_v2"` and
+`signature = "HMAC-SHA256"` stay.
+
+Cost: each word is found by a literal search in the lowered text (the same gates the form rules
+use), and its name, operator and value by one anchored match; Python looks only at the names
+that end in an operator, a table separator or a line end.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Sequence
+
+from rag.secrets.assignments import CODE_NAME, HASH_VALUE
+from rag.secrets.randomness import ascending, known_shape, looks_random
+from rag.secrets.values import NOT_AUTH_TOKEN, REPEATED, credential_value, kind_of_name
+
+# the words of a credential context (lowered), and whether a chosen value counts too
+WORDS: dict[str, bool] = {
+    "pass": True,
+    "pwd": True,
+    "secret": True,
+    "token": False,
+    "key": False,
+    "auth": False,
+    "credential": False,
+    "session": False,
+}
+# `private` is a word of names too (`private_key`, `privateToken`), found through the word beside it;
+# and `signature` names a value derived from a secret (an HMAC), which grants nothing alone
+
+# a word, the rest of its name, a closing quote or bracket, then an operator (`=`, `:`, `:=`,
+# `=>`, `,`, `>`, a table's `|` or tab, blanks) or the end of the name (a `name: X` whose value
+# is beside it); in the lowered text, led by the word's literal
+_AFTER_WORD = (
+    r"(?P<tail>[a-z0-9_.-]{0,40}+)(?P<close>[\"'`]?+\]?+)"
+    # an operator (a type annotation's `: &str =` too) or blanks, then (maybe on the next line)
+    # the start of a quoted value or of an unquoted one long enough to be random
+    r"(?:(?P<op>[ \t]*+(?::=|=>|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
+    r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+"
+    r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}))"""
+    # a quoted name, a comma, then a quoted value (`"password", "..."`)
+    r"""|(?P<comma>(?<=["'`])[ \t]*+,)(?=[ \t]*+(?:\r?\n[ \t]*+)?[bruBRU]{0,2}["'`][^"'`\r\n]{6})"""
+    # a separator in a row that may be a table's header (no code or prose after it)
+    r"|(?P<sep>[ \t]*+[,|\t;])(?=[^\n=(){}\[\]<>:]{0,2000}+(?:\n|\Z))"
+    # the end of the name: a name field's value, whose value is beside it
+    r"""|(?P<end>(?=[ \t]*+(?:\r?\n|}|/?>|\Z))|(?<=["'`])(?=[ \t]++[a-z])))"""
+)
+_NAMED = {word: re.compile(re.escape(word) + _AFTER_WORD) for word in WORDS}
+
+# name segments that say the value is something else than a credential
+_NOT_CREDENTIAL = frozenset(
+    [
+        "public",
+        "pub",
+        "hash",
+        "hashed",
+        "digest",
+        "checksum",
+        "fingerprint",
+        "integrity",
+        "hint",
+        "policy",
+        "prompt",
+        "label",
+        "placeholder",
+        "example",
+        "examples",
+        "pattern",
+        "regex",
+        "length",
+        "len",
+        "min",
+        "max",
+        "format",
+        "type",
+        "kind",
+        "field",
+        "name",
+        "names",
+        "path",
+        "file",
+        "dir",
+        "url",
+        "uri",
+        "endpoint",
+        "arn",
+        "alias",
+        "version",
+        "prefix",
+        "suffix",
+        "count",
+        "size",
+        "expiry",
+        "expires",
+        "expiration",
+        "ttl",
+        "timeout",
+        "reset",
+        "rule",
+        "rules",
+        "strength",
+        "uuid",
+        "index",
+        "cache",
+        "sort",
+        "partition",
+        "primary",
+        "foreign",
+        "lookup",
+        "next",
+        "page",
+        "continuation",
+        "cursor",
+        "marker",
+        "idempotency",
+        "request",
+        "sync",
+        "change",
+        "lock",
+        "env",
+        "var",
+        "template",
+        "id",
+        "ids",
+        "sha",
+        "sha1",
+        "sha256",
+        "sha512",
+        "md5",
+        "result",
+        "output",
+        "input",
+        "cls",
+        "class",
+        "handler",
+        "factory",
+        "callback",
+        "starting",
+        "publishable",
+    ]
+)
+# words that hold a context word without meaning it
+_NOT_THE_WORD = frozenset(
+    [
+        "author",
+        "authors",
+        "authored",
+        "authority",
+        "authorities",
+        "authoring",
+        "bypass",
+        "compass",
+        "passenger",
+        "passengers",
+        "passage",
+        "passive",
+        "passthrough",
+        "surpass",
+        "keyboard",
+        "keyword",
+        "keywords",
+        "keyframe",
+        "keyframes",
+        "keystroke",
+        "keystrokes",
+        "keypress",
+        "keydown",
+        "keyup",
+        "keypad",
+        "keychain",
+        "monkey",
+        "donkey",
+        "turkey",
+        "hockey",
+        "whiskey",
+        "jockey",
+        "tokenize",
+        "tokenizer",
+        "tokenizers",
+        "tokenized",
+        "tokenizing",
+        "tokenization",
+        "passport",
+        "sessionstorage",
+    ]
+)
+_AFTER_KEY = frozenset(
+    [
+        "id",
+        "ids",
+        "kid",
+        "name",
+        "names",
+        "type",
+        "path",
+        "file",
+        "url",
+        "uri",
+        "arn",
+        "alias",
+        "ring",
+        "store",
+        "map",
+        "s",
+    ]
+)
+_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# a name that is a name field's value: its value is that of the `value` key beside it
+_VALUE_KEY = re.compile(r"""(?<![\w-])(?i:value)["'`]?[ \t]*(?::|=>|=)[ \t]*""")
+# what ends an item before its value: another name field, a brace, a new YAML list item
+_ITEM_END = re.compile(r"""[{}]|\n[ \t]*-[ \t]|(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)""")
+_OTHER_NAME = re.compile(r"""(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)""")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{1,15}[ \t]+(?=\S)")  # Token, Bearer, Basic, ApiKey, SSWS...
+# a quoted literal, maybe prefixed (b"", r"", u""); and what joins two: an operator (`+`, PHP's
+# `.`, Lua's `..`, SQL's `||`, VB's `&`) maybe before a line break, a backslash continuation, or
+# blanks (Python's and C's adjacent literals)
+_PREFIX = re.compile(r"[bruBRU]{0,2}(?=[\"'`])")
+_JOINED = re.compile(
+    r"""(?:[ \t]*(?:\+|\.\.?|\|\||&)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
+)
+_CODE_AFTER = re.compile(r"[(\[.]|[ \t]*[,)\]}]")  # what follows a name in code, not a value
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # a dotted name in code
+# an unquoted value: up to a blank, a quote, a bracket, an operator or a separator (or a URL
+# query's next `&name=`), base64 padding allowed; possessive, so each candidate scans its own
+# characters only
+_UNQUOTED = re.compile(r"""(?:[^\s"'`,;:=(){}\[\]<>&]|&(?![\w.-]{1,40}=)){1,1024}+={0,2}""")
+
+
+@functools.lru_cache(maxsize=4096)  # names repeat: a file says `password` many times
+def credential_name(name: str, word: str) -> bool:
+    """Tell whether a name that holds `word` names a credential: the word is not part of another
+    (author, bypass, keyboard, tokenizer) and no segment says the value is something else (a
+    hash, a public key, a path, a length, a pagination token: public_key, password_hint,
+    key_id, NextToken)."""
+    segments = [s.lower() for s in _SEGMENTS.findall(name)]
+    if not segments or any(s in _NOT_CREDENTIAL or s in _NOT_THE_WORD for s in segments):
+        return False
+    at = next((i for i, s in enumerate(segments) if word in s), None)
+    if at is None:
+        return False
+    before, after = "".join(segments[:at]), segments[at + 1 :]
+    if word == "token" and NOT_AUTH_TOKEN.search(before):
+        return False  # a pagination, idempotency or verification token: NextToken, VerificationToken
+    if word == "key" and _NOT_SECRET_KEY.search(before):
+        return False  # an object's or a row's key: S3Key, cache_key, primary_key
+    return not (word == "key" and after and after[0] in _AFTER_KEY)
+
+
+_NOT_SECRET_KEY = re.compile(
+    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup)\Z"
+)
+
+
+def named_values(word: str) -> _NamedValues:
+    """The finder of the values named by `word` (see WORDS)."""
+    return _NamedValues(word)
+
+
+class _NamedValues:
+    """Find the values of names that hold one word: `find(text, lowered)` yields kind, start, end."""
+
+    def __init__(self, word: str) -> None:
+        self.word, self.strong, self.pattern = word, WORDS[word], _NAMED[word]
+
+    def __call__(self, text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
+        headers: set[int] = set()  # table rows already read as a header, or found not one
+        for m in _matches(self.pattern, lowered, at):
+            start = _name_start(text, m.start())
+            name = text[start : m.end("tail")].lstrip("$-.")
+            # part of a longer token: a URL's user (`//x-access-token:`), an ARN or URN
+            # (`aws:secretsmanager:`), a type name (`AWS::MSK::BatchScramSecret`)
+            if text[max(0, start - 2) : start].endswith(("//", ":", "/")) or "::" in name:
+                continue
+            if not credential_name(name, self.word):
+                continue
+            op = (m["op"] or "").strip(" \t")
+            if m["sep"] is not None and m["close"][:1] in ("'", '"', "`") and m["sep"].strip() == ",":
+                field = _name_field(text, start)  # `"name": "DB_PASSWORD",` then its value
+                if field is not None:
+                    found = _paired_value(text, field, m.end(), self.strong)
+                    if found is not None:
+                        yield kind_of_name(name), *found
+                continue
+            if m["sep"] is not None:
+                line = text.rfind("\n", 0, start) + 1
+                if line not in headers:
+                    headers.add(line)
+                    column = _header_column(text, line, start)
+                    if column is not None:
+                        yield from _column_values(text, line, column, self.strong)
+                continue
+            if m["end"] is not None or m["comma"] is not None:
+                # a name field's value (`- name: DB_PASSWORD`), or a quoted name then its value
+                field = _name_field(text, start)
+                if field is not None:
+                    found = _paired_value(text, field, m.end(), self.strong)
+                    if found is not None:
+                        yield kind_of_name(name), *found
+                    continue
+                if m["comma"] is None or text[start - 1 : start] != m["close"][:1]:
+                    continue  # `("X-Api-Key", "...")`: the quoted string is the name, whole
+                value = _value(text, m.end(), False)  # in a list of strings: a random one only
+                if value is not None:
+                    yield kind_of_name(name), *value
+                continue
+            elif not op and not _keyword(text, start, name):
+                continue  # a blank is an operator after a flag, a keyword or a setting only
+            if op == ">" and text[max(0, start - 1) : start] != "<":
+                continue
+            value = _value(text, m.end(), self.strong, op == ">")
+            if value is not None:
+                yield kind_of_name(name), *value
+
+
+def _matches(pattern: re.Pattern[str], lowered: str, at: Sequence[int]) -> Iterator[re.Match[str]]:
+    """Match `pattern` at each occurrence `at` of its word in the lowered text."""
+    for hit in at:
+        m = pattern.match(lowered, hit)
+        if m is not None:
+            yield m
+
+
+_FIELD_NAMES = ("name", "key", "variable")
+
+
+def _name_field(text: str, start: int) -> int | None:
+    """Where the field whose value is the name at `start` begins, when the name is the value of
+    a `name`, `key` or `variable` field (`- name: `, `"name": "`, `key="`); else None."""
+    head = text[max(0, start - 24) : start].rstrip(" \t\"'`")
+    for op in ("=>", ":", "="):
+        if head.endswith(op):
+            head = head[: -len(op)].rstrip(" \t\"'`")
+            break
+    else:
+        return None
+    lowered = head.lower()
+    for field in _FIELD_NAMES:
+        if lowered.endswith(field) and not lowered[-len(field) - 1 : -len(field)].isalnum():
+            return start - 24 + len(head) - len(field) if start >= 24 else len(head) - len(field)
+    return None
+
+
+def _keyword(text: str, start: int, name: str) -> bool:
+    """Whether a name followed by a blank and its value is a flag (`--password x`), a keyword or
+    constant (`PASSWORD 'x'`, `ENV API_TOKEN x`), a setting's name (`auth_token x`) or the first
+    word of its line (`requirepass x`, `password x` in a config file), not a word of prose."""
+    if text[start - 1 : start] == "-" or name.isupper() or any(c in name for c in "_.-"):
+        return True
+    line = text.rfind("\n", 0, start) + 1
+    return not text[line:start].strip(" \t")
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the name that holds the word at `at` starts (64 characters back at most)."""
+    low = max(0, at - 64)
+    while at > low and (text[at - 1].isalnum() or text[at - 1] in "_.$-"):
+        at -= 1
+    return at
+
+
+_GAP = re.compile(r"[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?")  # blanks, and one line break (a YAML item's dash)
+
+
+def _value(text: str, at: int, strong: bool, element: bool = False) -> tuple[int, int] | None:
+    """The span of the secret value at `at` (blanks and one line break skipped), or None."""
+    gap = _GAP.match(text, at)
+    at = gap.end() if gap else at
+    if element:  # <password>VALUE</password>
+        end = text.find("<", at, at + 1024)
+        return _judged(text, at, end, strong, True) if end != -1 else None
+    return _literal(text, at, strong)
+
+
+def _literal(text: str, at: int, strong: bool) -> tuple[int, int] | None:
+    """Read a quoted literal (and the literals joined to it) or an unquoted token at `at`; return
+    the span of the secret when it is one."""
+    prefix = _PREFIX.match(text, at)
+    if prefix is None:
+        scheme = _SCHEME.match(text, at)  # Authorization: Token <secret>
+        if scheme is not None:
+            at = scheme.end()
+        token = _UNQUOTED.match(text, at)
+        if token is None or _CODE_AFTER.match(text, token.end()):
+            return None  # a call, a subscript, an attribute, an argument's type: code
+        return _judged(text, at, token.end(), strong, False)
+    parts: list[tuple[int, int]] = []
+    pos = prefix.end()
+    while len(parts) < 8:
+        quote = text[pos]
+        end = text.find(quote, pos + 1, pos + 1026)
+        if end == -1 or text.find("\n", pos + 1, end) != -1:
+            break
+        parts.append((pos + 1, end))
+        joined = _JOINED.match(text, end + 1)
+        if joined is None:
+            break
+        pos = joined.end()
+    if not parts:
+        return None
+    value = "".join(text[a:b] for a, b in parts)
+    start, end = parts[0][0], parts[-1][1]
+    scheme = _SCHEME.match(value)
+    if scheme is not None and len(parts) == 1 and " " not in value[scheme.end() :]:
+        start += scheme.end()  # "Token <secret>", "ApiKey <secret>": a header's value
+        value = value[scheme.end() :]
+    return (start, end) if _is_secret(value, strong, True) else None
+
+
+def _judged(text: str, start: int, end: int, strong: bool, quoted: bool) -> tuple[int, int] | None:
+    """The span start..end when the value there is a secret (see _is_secret)."""
+    value = text[start:end].strip()
+    if not value:
+        return None
+    start = text.index(value, start)
+    return (start, start + len(value)) if _is_secret(value, strong, quoted) else None
+
+
+def _is_secret(value: str, strong: bool, quoted: bool) -> bool:
+    """A random value; under a password's word, also a chosen literal in quotes (unquoted, a
+    chosen value is as often code: the form rules judge those by the line around them)."""
+    if value[:4].lower() in ("arn:", "urn:"):
+        return False
+    if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value)):
+        return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY
+    if looks_random(value):
+        return True
+    if not (strong and quoted) or " " in value or "\t" in value or HASH_VALUE.match(value):
+        return False
+    if "(" in value or REPEATED.search(value) or ascending(value) or known_shape(value):
+        return False  # code, a test vector, a UUID, hash, date or version
+    return credential_value(value)
+
+
+def _paired_value(text: str, field: int, name_end: int, strong: bool) -> tuple[int, int] | None:
+    """The value of the `value` key beside a name field, after it or before it in the same item:
+    `- name: DB_PASSWORD` then `value: ...`; `{"value": "...", "name": "DB_PASSWORD"}`;
+    `<add key="ApiKey" value="..."/>`."""
+    after = _VALUE_KEY.search(text, name_end, min(len(text), name_end + 160))
+    if after is not None and _ITEM_END.search(text, name_end, after.start()) is None:
+        return _literal(text, after.end(), strong)
+    above = text.rfind("\n", 0, max(0, text.rfind("\n", 0, field)))  # from the line above
+    keys = list(_VALUE_KEY.finditer(text, max(0, above), field))
+    if keys:
+        before = keys[-1]
+        between = text[before.end() : field]
+        if not any(c in between for c in "{}") and _OTHER_NAME.search(between) is None:
+            return _literal(text, before.end(), strong)
+    return None
+
+
+# ---- tables: a header row that names a credential column, then its values --------------------------
+
+_NOT_HEADER = re.compile(r"[=(){}\[\]<>:]")  # code and prose, not a header
+_CELL_NAME = re.compile(r"""[ \t]*["'`]?[\w .#/-]{1,40}["'`]?[ \t]*""")
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, int]]:
+    """The spans of the cells of a table row (double-quoted cells may hold the separator)."""
+    spans, pos, n = [], 0, len(line)
+    while pos <= n:
+        if line[pos : pos + 1] == '"':
+            close = line.find('"', pos + 1)
+            while close != -1 and line[close + 1 : close + 2] == '"':
+                close = line.find('"', close + 2)
+            end = line.find(sep, close + 1) if close != -1 else -1
+        else:
+            end = line.find(sep, pos)
+        end = n if end == -1 else end
+        spans.append((pos, end))
+        pos = end + 1
+    return spans
+
+
+def _row(text: str, line: int) -> tuple[str, int]:
+    """The row that starts at `line` (without its line break), and where it ends."""
+    end = text.find("\n", line)
+    end = len(text) if end == -1 else end
+    return text[line:end].rstrip("\r"), end
+
+
+def _header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None:
+    """When the row at `line` is a table's header (2+ cells, each a short name) whose cell at `at`
+    names the credential: the separator, the column and the number of cells."""
+    row, _ = _row(text, line)
+    if len(row) > 2000 or _NOT_HEADER.search(row):
+        return None
+    for sep in ("|", "\t", ",", ";"):
+        if sep not in row:
+            continue
+        cells = _cells(row, sep)
+        if sum(1 for a, b in cells if row[a:b].strip()) < 2 or row.rstrip().endswith(sep) and sep != "|":
+            continue  # one name, or a list of items (`A,` then `B,`): not a header
+        if not all(_CELL_NAME.fullmatch(row[a:b]) or a == b for a, b in cells):
+            continue
+        for i, (a, b) in enumerate(cells):
+            if a <= at - line < b or (a == b and a == at - line):
+                return sep, i, len(cells)
+    return None
+
+
+def _column_values(
+    text: str, line: int, column: tuple[str, int, int], strong: bool
+) -> Iterator[tuple[str, int, int]]:
+    """Yield the values of a credential column in the rows below its header, up to the first
+    row of another shape (a Markdown table's `|---|` row skipped)."""
+    sep, index, width = column
+    header, pos = _row(text, line)
+    kind = kind_of_name(header[_cells(header, sep)[index][0] : _cells(header, sep)[index][1]])
+    for _ in range(2000):
+        if pos >= len(text):
+            return
+        line = pos + 1
+        row, pos = _row(text, line)
+        cells = _cells(row, sep)
+        if len(cells) != width:
+            return
+        a, b = cells[index]
+        cell = row[a:b].strip()
+        if sep == "|" and set(cell) <= set("-: "):
+            continue
+        quoted = cell[:1] == cell[-1:] and cell[:1] in ('"', "'") and len(cell) > 1
+        value = cell[1:-1] if quoted else cell
+        if value and _is_secret(value, strong, quoted):
+            start = line + a + row[a:b].index(value)
+            yield kind, start, start + len(value)
+
+
+# ---- credential arguments of well-known client calls ----------------------------------------------
+
+# the callee (the name before `(`, lowered, without its qualifier) -> the positions (from 0) of its
+# credential arguments, and whether they are passwords (a chosen value counts too)
+CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
+    "redis": ((3,), True),  # redis.Redis(host, port, db, password)
+    "strictredis": ((3,), True),
+    "httpbasicauth": ((1,), True),  # requests.auth.HTTPBasicAuth(user, password)
+    "httpdigestauth": ((1,), True),
+    "httpproxyauth": ((1,), True),
+    "basicauth": ((1,), True),  # aiohttp.BasicAuth(login, password)
+    "plainauth": ((2,), True),  # Go's smtp.PlainAuth(identity, username, password, host)
+    "auth": ((1,), True),  # requests' auth=(user, password)
+    "login": ((1,), True),  # smtplib, imaplib, ftplib, poplib: login(user, password)
+    "connect": (
+        (2, 3),
+        True,
+    ),  # pymysql/MySQLdb (host, user, password); paramiko (host, port, user, password)
+    "mysqli_connect": ((2,), True),
+    "pdo": ((2,), True),  # PHP's new PDO(dsn, user, password)
+    "getconnection": ((2,), True),  # JDBC's DriverManager.getConnection(url, user, password)
+    "networkcredential": ((1,), True),  # .NET
+    "usernamepasswordcredentials": ((1,), True),  # Apache HttpClient
+    "passwordauthentication": ((1,), True),  # java.net
+    "usernamepasswordauthenticationtoken": ((1,), True),  # Spring Security
+    "session": ((1, 2), False),  # boto3.Session(key id, secret, session token)
+    "credentials": ((1, 2), False),  # Credentials(key id, secret, token)
+    "newstaticcredentials": ((1, 2), False),  # Go's AWS SDK
+    "basicawscredentials": ((1,), False),  # Java's AWS SDK
+    "oauthhandler": ((0, 1), False),  # tweepy
+    "set_access_token": ((0, 1), False),
+}
+# the lowered words that find the calls (one literal search each; auth, credential, session and
+# token are the contexts' words too), and the pattern that finds a callee ending in one
+CALL_WORDS = ("auth", "login", "connect", "redis", "credential", "session", "token", "pdo")
+_CALLEE = {
+    word: re.compile(re.escape(word) + r"[a-z_]{0,24}+(?=[ \t]*(?:=[ \t]*)?\()") for word in CALL_WORDS
+}
+
+
+def call_arguments(word: str) -> _CallArguments:
+    """The finder of the credential arguments of the calls found by `word` (see CALLS)."""
+    return _CallArguments(word)
+
+
+class _CallArguments:
+    """Find the credential arguments of well-known calls: `find(text, lowered)`."""
+
+    def __init__(self, word: str) -> None:
+        self.word, self.pattern = word, _CALLEE[word]
+
+    def __call__(self, text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
+        for m in _matches(self.pattern, lowered, at):
+            start = _name_start(lowered, m.start())
+            callee = lowered[start : m.end()].rpartition(".")[2].lstrip("$-")
+            spec = CALLS.get(callee)
+            if spec is None:
+                continue
+            positions, strong = spec
+            paren = lowered.index("(", m.end())
+            for i, (a, b) in enumerate(_arguments(text, paren)):
+                if i in positions and _PREFIX.match(text, a) is not None:
+                    found = _literal(text, a, strong)
+                    if found is not None and found[1] <= b:
+                        yield "credential-argument", *found
+
+
+_ARG_END = re.compile(r"""["'`()\[\]{},]""")
+
+
+def _arguments(text: str, paren: int) -> Iterator[tuple[int, int]]:
+    """The spans of the positional arguments of the call whose `(` is at `paren` (within 600
+    characters; a keyword argument ends them)."""
+    pos, depth, start, limit = paren + 1, 0, paren + 1, min(len(text), paren + 600)
+    while pos < limit:
+        m = _ARG_END.search(text, pos, limit)
+        if m is None:
+            return
+        c = m[0]
+        if c in "\"'`":
+            close = text.find(c, m.end(), limit)
+            if close == -1:
+                return
+            pos = close + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}" and depth:
+            depth -= 1
+        elif depth == 0:
+            arg = text[start : m.start()]
+            stripped = arg.strip()
+            if re.match(r"[A-Za-z_]\w*[ \t]*=(?!=)|\*", stripped):
+                return  # keyword arguments follow the positional ones
+            lead = len(arg) - len(arg.lstrip())
+            yield start + lead, start + lead + len(stripped)
+            if c == ")":
+                return
+            start = m.end()
+        pos = m.end()
+
+
+# ---- a token as a URL's user: https://<token>@host, https://<token>:x-oauth-basic@host ----------------
+
+_URL_USER = re.compile(
+    r"://(?P<user>[^\s:/?#@'\"<>\[\]()]{12,256})(?::[^\s/?#@'\"<>]{0,256})?@(?=[A-Za-z0-9\[])"
+)
+
+
+def url_users(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each URL user part that looks random (a token passed as the user)."""
+    for m in _URL_USER.finditer(text):
+        if looks_random(m["user"]):
+            yield "url-token", m.start("user"), m.end("user")
+
+
+# ---- SQL: CREATE or ALTER USER ... IDENTIFIED BY '...' (MySQL, Oracle) ---------------------------------
+
+_IDENTIFIED = re.compile(r"identified[ \t]+(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+(?:password[ \t]+)?")
+
+
+def sql_passwords(text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
+    """Yield the password of each SQL statement that sets one without naming it (IDENTIFIED BY)."""
+    for m in _matches(_IDENTIFIED, lowered, at):
+        found = _literal(text, m.end(), True)
+        if found is not None:
+            yield "password-assignment", *found
