@@ -135,6 +135,7 @@ signing_algorithm = "HMAC-SHA256"
 key_id = "AKIAIOSFODNN7EXAMPLE"
 cache_key = "user_profile_v2"
 version = "1.2.3-beta.4+build5"
+allOwnKeys = _ref2$allOwnKeys
 hasher_classes = [
     BCryptSHA256PasswordHasher,
     PBKDF2SHA1PasswordHasher,

@@ -235,6 +235,7 @@ _JOINED = re.compile(
     r"""(?:[ \t]*(?:\+|\.\.?|\|\||&)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
 )
 _CODE_AFTER = re.compile(r"[(\[.]|[ \t]*[,)\]}]")  # what follows a name in code, not a value
+_JS_NAME = re.compile(r"[A-Za-z_][\w]*\$[A-Za-z_$][\w$]*")  # a bundler's renamed binding
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # a dotted name in code
 # an unquoted value: up to a blank, a quote, a bracket, an operator or a separator (or a URL
 # query's next `&name=`), base64 padding allowed; possessive, so each candidate scans its own
@@ -436,8 +437,8 @@ def _is_secret(value: str, strong: bool, quoted: bool) -> bool:
     chosen value is as often code: the form rules judge those by the line around them)."""
     if value[:4].lower() in ("arn:", "urn:"):
         return False
-    if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value)):
-        return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY
+    if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value) or _JS_NAME.fullmatch(value)):
+        return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY, _ref2$allOwnKeys
     if looks_random(value):
         return True
     if not (strong and quoted) or " " in value or "\t" in value or HASH_VALUE.match(value):
