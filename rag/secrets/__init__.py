@@ -18,13 +18,13 @@ escapes decoded (a notebook's `"\\"password\\": \\"...\\"\\n"`), backslash-conti
 line below its name joined to it (`NAME = (` then `"value"`, `const NAME =` then `"value";`). A secret found
 there is mapped back to its span in the text, so the redaction keeps the line breaks it covers.
 
-Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp_"`, `"://"`, ...);
-its full regex runs only when the gate passes, and rules with the same gate test it once, so a file
-with no candidates costs about 60 fast scans (4.1 s over the eight corpora's 56 MB on a loaded 2-core
-machine, 14 MB/s: bench/secret_scan.py). Names in
-any case are searched in the lowered text, which a literal search scans 5 times faster than an
-IGNORECASE pattern. No rule scans a span of text more than a bounded number of times: hostile
-inputs (1 MB of BEGIN lines, of `mysql `) take under half a second (bench/hostile.py --shapes).
+Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp_"`, `"://"`, ...),
+or the lowered words it names (`pass`, `key`, `token`, ...), whose occurrences are found once per
+text (str.find) and shared by every rule and finder that names them; its full regex runs only when
+the gate passes, at those occurrences or the lines that hold them when it can. Over the eight
+corpora's 56 MB this costs 1.19 times what the form rules alone did (bench/secret_scan.py,
+docs/security.md). No rule scans a span of text more than a bounded number of times: hostile
+inputs (1 MB of BEGIN lines, of `mysql `) stay linear (bench/hostile.py --shapes).
 
 False positives are kept low by shape checks: token bodies must mix upper case, lower case and
 digits (so `sk-` in `task-runner-...` never counts), JWT headers must decode to `{"alg"...}`, key

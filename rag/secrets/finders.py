@@ -6,17 +6,26 @@ import base64
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rag.secrets.randomness import encodes_other_text
 from rag.secrets.values import REPEATED, credential_value, kind_of_name, not_example, secret_name
 
 
 @dataclass(frozen=True, slots=True)
+class WordGate:
+    """A gate tested at the occurrences of lowered words (found once per text and shared by every
+    rule and finder that names them, see scan.py): it passes when `test(text, lowered, at)` holds
+    at one of them. Several of these cost no scan of the text of their own."""
+
+    words: tuple[str, ...]
+    test: Callable[[str, str, int], bool]
+
+
+@dataclass(frozen=True, slots=True)
 class Finder:
     """A rule written as code rather than one regex: `find` yields the kind, start and end of each secret."""
 
-    gate: Callable[[str], object] | Any  # or a rules.WordGate
+    gate: Callable[[str], object] | WordGate
     find: Callable[[str], Iterator[tuple[str, int, int]]]
 
 

@@ -24,6 +24,7 @@ from rag.secrets.finders import (
     PHP_DEFINE,
     Finder,
     WordFinder,
+    WordGate,
     encoded_secrets,
     flag_passwords,
     key_blocks,
@@ -67,16 +68,6 @@ class Rule:
     # For a pattern of whole lines (MULTILINE, led by `^`): matched only at the starts of the lines
     # that hold one of `words`, not tried at every line of the text
     lines: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class WordGate:
-    """A gate tested at the occurrences of lowered words (found once per text and shared by every
-    rule and finder that names them, see scan.py): it passes when `test(text, lowered, at)` holds
-    at one of them. Several of these cost no scan of the text of their own."""
-
-    words: tuple[str, ...]
-    test: Callable[[str, str, int], bool]
 
 
 def _at(literal: str, back: int = 0) -> Callable[[str, str, int], bool]:

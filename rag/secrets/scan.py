@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from rag.secrets.decoded import decoded_view
-from rag.secrets.finders import Finder, WordFinder
-from rag.secrets.rules import RULES, Rule, WordGate
+from rag.secrets.finders import Finder, WordFinder, WordGate
+from rag.secrets.rules import RULES, Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +58,14 @@ def find_secrets(text: str) -> list[Finding]:
     return kept
 
 
-def _gate_plan() -> tuple[tuple[object, ...], tuple[tuple[int, Rule | Finder | WordFinder], ...]]:
+def _gate_plan() -> tuple[
+    tuple[Callable[[str], object] | WordGate, ...], tuple[tuple[int, Rule | Finder | WordFinder], ...]
+]:
     """Return the distinct gates (a test of the text, or a WordGate), and each rule in order with
     the index of its gate (-1: none): rules that share a gate (the same literal, see
     rules._search) have its answer from one test per text."""
     gates: dict[int, int] = {}
-    distinct: list[object] = []
+    distinct: list[Callable[[str], object] | WordGate] = []
     plan: list[tuple[int, Rule | Finder | WordFinder]] = []
     for rule in RULES:
         gate = None if isinstance(rule, WordFinder) else rule.gate
@@ -136,7 +138,7 @@ def _scan(text: str) -> list[Finding]:
                         test.test(text, lowered, i) for word in test.words for i in where(word)
                     )
                 else:
-                    passed[gate] = bool(test(text))  # type: ignore[operator]
+                    passed[gate] = bool(test(text))
             if not passed[gate]:
                 continue
         if isinstance(rule, Finder):
