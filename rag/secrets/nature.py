@@ -57,7 +57,7 @@ _AFTER_WORD = (
     # a quoted name, a comma, then a quoted value (`"password", "..."`)
     r"""|(?P<comma>(?<=["'`])[ \t]*+,)(?=[ \t]*+(?:\r?\n[ \t]*+)?[bruBRU]{0,2}["'`][^"'`\r\n]{6})"""
     # a separator in a row that may be a table's header (no code or prose after it)
-    r"|(?P<sep>[ \t]*+[,|\t;])(?=[^\n=(){}\[\]<>:]{0,2000}+(?:\n|\Z))"
+    r"|(?P<sep>[ \t]*+[,|\t;])(?=[^\n=(){}\[\]<>:]{0,300}+(?:\n|\Z))"
     # the end of the name: a name field's value, whose value is beside it
     r"""|(?P<end>(?=[ \t]*+(?:\r?\n|}|/?>|\Z))|(?<=["'`])(?=[ \t]++[a-z])))"""
 )
@@ -281,8 +281,22 @@ class _NamedValues:
 
     def __call__(self, text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
         headers: set[int] = set()  # table rows already read as a header, or found not one
+        table_end = -1  # where the last table read ends: its rows are no headers
         for m in _matches(self.pattern, lowered, at):
             start = _name_start(text, m.start())
+            close, sep = m["close"], m["sep"]
+            quoted_name = close[:1] in ("'", '"', "`")
+            # the cheap tests of each form first: most matches are of none
+            field = None
+            if m["end"] is not None or (sep is not None and quoted_name and sep.strip() == ","):
+                field = _name_field(text, start)  # `- name: DB_PASSWORD`, `"name": "X",` then its value
+                if field is None and m["comma"] is None:
+                    continue
+            elif sep is not None:
+                line = text.rfind("\n", 0, start) + 1
+                if quoted_name or line in headers or line < table_end:
+                    continue
+                headers.add(line)
             name = text[start : m.end("tail")].lstrip("$-.")
             # part of a longer token: a URL's user (`//x-access-token:`), an ARN or URN
             # (`aws:secretsmanager:`), a type name (`AWS::MSK::BatchScramSecret`)
@@ -290,37 +304,26 @@ class _NamedValues:
                 continue
             if not credential_name(name, self.word):
                 continue
-            op = (m["op"] or "").strip(" \t")
-            if m["sep"] is not None and m["close"][:1] in ("'", '"', "`") and m["sep"].strip() == ",":
-                field = _name_field(text, start)  # `"name": "DB_PASSWORD",` then its value
-                if field is not None:
-                    found = _paired_value(text, field, m.end(), self.strong)
-                    if found is not None:
-                        yield kind_of_name(name), *found
+            if field is not None:
+                found = _paired_value(text, field, m.end(), self.strong)
+                if found is not None:
+                    yield kind_of_name(name), *found
                 continue
-            if m["sep"] is not None:
-                line = text.rfind("\n", 0, start) + 1
-                if line not in headers:
-                    headers.add(line)
-                    column = _header_column(text, line, start)
-                    if column is not None:
-                        yield from _column_values(text, line, column, self.strong)
+            if sep is not None:  # a row that may be a table's header
+                column = _header_column(text, line, start)
+                if column is not None:
+                    values, table_end = _column_values(text, line, column, self.strong)
+                    yield from values
                 continue
-            if m["end"] is not None or m["comma"] is not None:
-                # a name field's value (`- name: DB_PASSWORD`), or a quoted name then its value
-                field = _name_field(text, start)
-                if field is not None:
-                    found = _paired_value(text, field, m.end(), self.strong)
-                    if found is not None:
-                        yield kind_of_name(name), *found
-                    continue
-                if m["comma"] is None or text[start - 1 : start] != m["close"][:1]:
+            if m["comma"] is not None:
+                if text[start - 1 : start] != close[:1]:
                     continue  # `("X-Api-Key", "...")`: the quoted string is the name, whole
                 value = _value(text, m.end(), False)  # in a list of strings: a random one only
                 if value is not None:
                     yield kind_of_name(name), *value
                 continue
-            elif not op and not _keyword(text, start, name):
+            op = m["op"].strip(" \t")
+            if not op and not _keyword(text, start, name):
                 continue  # a blank is an operator after a flag, a keyword or a setting only
             if op == ">" and text[max(0, start - 1) : start] != "<":
                 continue
@@ -441,11 +444,16 @@ def _is_secret(value: str, strong: bool, quoted: bool) -> bool:
         return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY, _ref2$allOwnKeys
     if looks_random(value):
         return True
-    if not (strong and quoted) or " " in value or "\t" in value or HASH_VALUE.match(value):
+    if (
+        not (strong and quoted)
+        or " " in value
+        or "\t" in value
+        or "(" in value
+        or not credential_value(value)
+    ):
         return False
-    if "(" in value or REPEATED.search(value) or ascending(value) or known_shape(value):
-        return False  # code, a test vector, a UUID, hash, date or version
-    return credential_value(value)
+    # (the costlier tests last: few values get here) a hash, a test vector, a UUID, date or version
+    return not (HASH_VALUE.match(value) or REPEATED.search(value) or ascending(value) or known_shape(value))
 
 
 def _paired_value(text: str, field: int, name_end: int, strong: bool) -> tuple[int, int] | None:
@@ -517,20 +525,22 @@ def _header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None
 
 def _column_values(
     text: str, line: int, column: tuple[str, int, int], strong: bool
-) -> Iterator[tuple[str, int, int]]:
-    """Yield the values of a credential column in the rows below its header, up to the first
-    row of another shape (a Markdown table's `|---|` row skipped)."""
+) -> tuple[list[tuple[str, int, int]], int]:
+    """The secrets of a credential column in the rows below its header, up to the first row of
+    another shape (a Markdown table's `|---|` row skipped); and where the table ends."""
     sep, index, width = column
     header, pos = _row(text, line)
     kind = kind_of_name(header[_cells(header, sep)[index][0] : _cells(header, sep)[index][1]])
+    found: list[tuple[str, int, int]] = []
     for _ in range(2000):
         if pos >= len(text):
-            return
+            break
         line = pos + 1
-        row, pos = _row(text, line)
+        row, end = _row(text, line)
         cells = _cells(row, sep)
         if len(cells) != width:
-            return
+            break
+        pos = end
         a, b = cells[index]
         cell = row[a:b].strip()
         if sep == "|" and set(cell) <= set("-: "):
@@ -539,7 +549,8 @@ def _column_values(
         value = cell[1:-1] if quoted else cell
         if value and _is_secret(value, strong, quoted):
             start = line + a + row[a:b].index(value)
-            yield kind, start, start + len(value)
+            found.append((kind, start, start + len(value)))
+    return found, pos
 
 
 # ---- credential arguments of well-known client calls ----------------------------------------------
@@ -577,8 +588,10 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
 # the lowered words that find the calls (one literal search each; auth, credential, session and
 # token are the contexts' words too), and the pattern that finds a callee ending in one
 CALL_WORDS = ("auth", "login", "connect", "redis", "credential", "session", "token", "pdo")
+# (a quote within the call's first 200 characters: a literal argument; found at C speed)
 _CALLEE = {
-    word: re.compile(re.escape(word) + r"[a-z_]{0,24}+(?=[ \t]*(?:=[ \t]*)?\()") for word in CALL_WORDS
+    word: re.compile(re.escape(word) + r"""[a-z_]{0,24}+(?=[ \t]*(?:=[ \t]*)?\([^\n]{0,200}?["'`])""")
+    for word in CALL_WORDS
 }
 
 
@@ -602,7 +615,7 @@ class _CallArguments:
                 continue
             positions, strong = spec
             paren = lowered.index("(", m.end())
-            for i, (a, b) in enumerate(_arguments(text, paren)):
+            for i, (a, b) in enumerate(_arguments(text, paren, max(positions) + 1)):
                 if i in positions and _PREFIX.match(text, a) is not None:
                     found = _literal(text, a, strong)
                     if found is not None and found[1] <= b:
@@ -612,11 +625,11 @@ class _CallArguments:
 _ARG_END = re.compile(r"""["'`()\[\]{},]""")
 
 
-def _arguments(text: str, paren: int) -> Iterator[tuple[int, int]]:
-    """The spans of the positional arguments of the call whose `(` is at `paren` (within 600
-    characters; a keyword argument ends them)."""
-    pos, depth, start, limit = paren + 1, 0, paren + 1, min(len(text), paren + 600)
-    while pos < limit:
+def _arguments(text: str, paren: int, count: int) -> Iterator[tuple[int, int]]:
+    """The spans of the first `count` positional arguments of the call whose `(` is at `paren`
+    (within 300 characters, brackets nested twice at most; a keyword argument ends them)."""
+    pos, depth, start, limit = paren + 1, 0, paren + 1, min(len(text), paren + 300)
+    while pos < limit and count > 0:
         m = _ARG_END.search(text, pos, limit)
         if m is None:
             return
@@ -629,6 +642,8 @@ def _arguments(text: str, paren: int) -> Iterator[tuple[int, int]]:
             continue
         if c in "([{":
             depth += 1
+            if depth > 2:
+                return  # calls in calls in calls: not a client's credentials
         elif c in ")]}" and depth:
             depth -= 1
         elif depth == 0:
@@ -638,6 +653,7 @@ def _arguments(text: str, paren: int) -> Iterator[tuple[int, int]]:
                 return  # keyword arguments follow the positional ones
             lead = len(arg) - len(arg.lstrip())
             yield start + lead, start + lead + len(stripped)
+            count -= 1
             if c == ")":
                 return
             start = m.end()
