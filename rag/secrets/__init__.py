@@ -22,7 +22,7 @@ Cost: each rule has a gate, a substring test or a literal-prefixed search (`"ghp
 or the lowered words it names (`pass`, `key`, `token`, ...), whose occurrences are found once per
 text (str.find) and shared by every rule and finder that names them; its full regex runs only when
 the gate passes, at those occurrences or the lines that hold them when it can. Over the eight
-corpora's 56 MB this costs 1.19 times what the form rules alone did (bench/secret_scan.py,
+corpora's 56 MB this costs 1.16 times what the form rules alone did (bench/secret_scan.py,
 docs/security.md). No rule scans a span of text more than a bounded number of times: hostile
 inputs (1 MB of BEGIN lines, of `mysql `) stay linear (bench/hostile.py --shapes).
 
