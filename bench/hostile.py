@@ -57,6 +57,22 @@ SHAPES: dict[str, tuple[str, str]] = {
     "pgpass-colons": ("pgpass.sh", "pgpass a:1:b:c:"),
     "requirepass": ("redis.conf", "requirepass "),
     "name-words": ("a.py", "password = '" + "a-" * 200 + "'\n"),
+    # the credential contexts of rag.secrets.nature, a word every 4 to 33 characters: a name and
+    # its value, a table's separators, header and cells, a name field, an XML element, a flag,
+    # client calls, a URL's user, SQL's IDENTIFIED BY
+    "password-quotes": ("a.py", "password='"),
+    "token-quotes": ("a.js", 'token="'),
+    "quoted-pairs": ("a.py", '"password", "' + "Zq8mN3" + "pL7kR2" + '", '),
+    "key-commas": ("a.csv", "key,"),
+    "header-rows": ("a.csv", "a,password,b\n"),
+    "token-cells": ("a.md", "| token |"),
+    "name-fields": ("a.yaml", "- name: DB_PASSWORD\n"),
+    "xml-elements": ("a.xml", "<password>"),
+    "flag-values": ("run.sh", "--auth-token " + "aB3dE5fG7hJ9" + "kL2mx "),
+    "auth-calls": ("a.py", "auth("),
+    "login-calls": ("a.py", "login(a, 'b'"),
+    "url-users": ("a.txt", "https://" + "aB3dE5fG7hJ9" + "kL2m@"),
+    "identified-by": ("a.sql", "identified by '"),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import string
 
 import pytest
 
@@ -200,3 +202,26 @@ def test_look_alikes_stay_as_written(text: str) -> None:
 )
 def test_looks_random(value: str, expected: bool) -> None:
     assert looks_random(value) is expected
+
+
+def _random_values(count: int, seed: int) -> list[str]:
+    """`count` random values of letters and digits, 20 characters each, that look random (1 in
+    200 such strings does not: a run of letters that reads as words)."""
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits
+    values: list[str] = []
+    while len(values) < count:
+        value = "".join(rng.choice(alphabet) for _ in range(20))
+        if looks_random(value):
+            values.append(value)
+    return values
+
+
+def test_a_file_denser_in_names_than_the_budget_is_redacted_to_its_end() -> None:
+    # 6,000 names, more than the finders read one by one in a text this long: the rest are read
+    # by one search, and every value is still taken
+    values = _random_values(6000, seed=1)
+    text = "".join(f'auth_token = "{value}"\n' for value in values)
+    redacted, counts = redact(text)
+    assert counts == {"token-assignment": 6000}
+    assert not any(value in redacted for value in values)

@@ -15,10 +15,13 @@ from rag.secrets.values import REPEATED, credential_value, kind_of_name, not_exa
 class WordGate:
     """A gate tested at the occurrences of lowered words (found once per text and shared by every
     rule and finder that names them, see scan.py): it passes when `test(text, lowered, at)` holds
-    at one of them. Several of these cost no scan of the text of their own."""
+    at one of them. Several of these cost no scan of the text of their own. `anywhere(text,
+    lowered)` gives the same answer by one search of the text: cheaper where the words are
+    frequent (a megabyte of `key,`: 250,000 tests in Python)."""
 
     words: tuple[str, ...]
     test: Callable[[str, str, int], bool]
+    anywhere: Callable[[str, str], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,13 +32,56 @@ class Finder:
     find: Callable[[str], Iterator[tuple[str, int, int]]]
 
 
+# What the word finders may spend on a text, per million characters (and on any shorter text).
+# In the most demanding file of 278 MB of real code (the eight corpora, the standard library and
+# its site-packages) they read 1,459 candidates and judged values worth 1,970; a megabyte that
+# held a credential's word every 10 characters would have 100,000 candidates, each read in Python.
+CANDIDATES_PER_MB = 4_096
+JUDGED_PER_MB = 8_192
+
+
+@dataclass(slots=True)
+class Budget:
+    """What the word finders may still spend on one text, shared by all of them. Past it they
+    read on more coarsely, erring towards redaction.
+
+    `candidates`: each name, call or URL matched at a word's occurrence takes one; past them a
+    finder reads the rest of the text by one search for a name, an operator and a value (see
+    nature._coarse) and judges each value found, whatever its name says (so a look-alike's value
+    may be taken); client calls' arguments are no longer read.
+    `judged`: judging a value takes 8 and one per 8 of its characters (about 12 microseconds
+    each); past them a value counts when it may be random by the tests that run at C speed
+    (randomness.roughly_random), or when a password's quoted literal may be chosen
+    (values.may_be_chosen)."""
+
+    candidates: int
+    judged: int
+    coarse: bool = False  # whether the names of every word have been read past the budget
+
+    @classmethod
+    def for_text(cls, text: str) -> Budget:
+        """The budget of a text: so much per million characters, and at least that much."""
+        millions = max(1, len(text) // 1_000_000)
+        return cls(CANDIDATES_PER_MB * millions, JUDGED_PER_MB * millions)
+
+    def take(self) -> bool:
+        """Take a candidate: False when none is left."""
+        self.candidates -= 1
+        return self.candidates >= 0
+
+    def judge(self, value: str) -> bool:
+        """Take the judging of `value`: False when it is no longer affordable."""
+        self.judged -= 8 + len(value) // 8
+        return self.judged >= 0
+
+
 @dataclass(frozen=True, slots=True)
 class WordFinder:
     """A finder of names in any case, run when the lowered text holds `word`: `find` is given the
-    text, the lowered text (of the same length) and the word's occurrences in it."""
+    text, the lowered text (of the same length), the word's occurrences in it and the text's budget."""
 
     word: str
-    find: Callable[[str, str, Sequence[int]], Iterator[tuple[str, int, int]]]
+    find: Callable[[str, str, Sequence[int], Budget], Iterator[tuple[str, int, int]]]
 
 
 def _key_body(block: str) -> bool:

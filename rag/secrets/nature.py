@@ -27,8 +27,9 @@ import re
 from collections.abc import Iterator, Sequence
 
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE
-from rag.secrets.randomness import ascending, known_shape, looks_random
-from rag.secrets.values import NOT_AUTH_TOKEN, REPEATED, credential_value, kind_of_name
+from rag.secrets.finders import Budget
+from rag.secrets.randomness import ascending, known_shape, looks_random, may_be_random, roughly_random
+from rag.secrets.values import NOT_AUTH_TOKEN, REPEATED, credential_value, kind_of_name, may_be_chosen
 
 # the words of a credential context (lowered), and whether a chosen value counts too
 WORDS: dict[str, bool] = {
@@ -56,12 +57,27 @@ _AFTER_WORD = (
     r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}))"""
     # a quoted name, a comma, then a quoted value (`"password", "..."`)
     r"""|(?P<comma>(?<=["'`])[ \t]*+,)(?=[ \t]*+(?:\r?\n[ \t]*+)?[bruBRU]{0,2}["'`][^"'`\r\n]{6})"""
-    # a separator in a row that may be a table's header (no code or prose after it)
-    r"|(?P<sep>[ \t]*+[,|\t;])(?=[^\n=(){}\[\]<>:]{0,300}+(?:\n|\Z))"
+    # a separator in a row that may be a table's header (no code or prose after it to the line's
+    # end, 300 characters at most: the finder tells, by one search for every separator before the
+    # next _ROW_STOP, where a lookahead here scanned 300 characters at each `key,` of a megabyte)
+    r"|(?P<sep>[ \t]*+[,|\t;])"
     # the end of the name: a name field's value, whose value is beside it
     r"""|(?P<end>(?=[ \t]*+(?:\r?\n|}|/?>|\Z))|(?<=["'`])(?=[ \t]++[a-z])))"""
 )
 _NAMED = {word: re.compile(re.escape(word) + _AFTER_WORD) for word in WORDS}
+# past the budget (finders.Budget): a word, the rest of its name, an operator, a separator or a
+# blank, then (maybe on the next line) a quoted value of 8+ characters or an unquoted one of 12+
+_COARSE_VALUE = (
+    r"""[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+"""
+    r"""(?:[bru]{0,2}(?P<quote>["'`])(?P<quoted>[^"'`\r\n]{8,1024}+)(?P=quote)|(?P<bare>[^\s"'`,;:=(){}\[\]<>&]{12,1024}+))"""
+)
+_COARSE_NAMES = re.compile(
+    "(?P<name>(?P<word>"
+    + "|".join(WORDS)
+    + r""")[a-z0-9_.-]{0,40}+)["'`]?+\]?+(?P<op>[ \t]*+(?::=|=>|[:=>,|;])|[ \t])"""
+    + _COARSE_VALUE
+)
+_ROW_STOP = re.compile(r"[\n=(){}\[\]<>:]")  # code, prose or a line's end: what ends a header row's rest
 
 # name segments that say the value is something else than a credential
 _NOT_CREDENTIAL = frozenset(
@@ -279,12 +295,32 @@ class _NamedValues:
     def __init__(self, word: str) -> None:
         self.word, self.strong, self.pattern = word, WORDS[word], _NAMED[word]
 
-    def __call__(self, text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
+    def __call__(
+        self, text: str, lowered: str, at: Sequence[int], budget: Budget
+    ) -> Iterator[tuple[str, int, int]]:
         headers: set[int] = set()  # table rows already read as a header, or found not one
         table_end = -1  # where the last table read ends: its rows are no headers
-        for m in _matches(self.pattern, lowered, at):
+        pattern, size = self.pattern, len(lowered)
+        row_from, row_stop = 1, 0  # the first _ROW_STOP at or after row_from (none: the text's end)
+        for hit in at:
+            m = pattern.match(lowered, hit)
+            if m is None:
+                continue
+            sep = m["sep"]
+            if sep is not None:  # the rest of a header row: no code or prose to its end, 300 at most
+                end = m.end()
+                if not row_from <= end <= row_stop:  # (found once for every separator before it)
+                    stop = _ROW_STOP.search(lowered, end)
+                    row_from, row_stop = end, size if stop is None else stop.start()
+                if row_stop - end > 300 or (row_stop < size and lowered[row_stop] != "\n"):
+                    continue
+            if not budget.take():
+                if not budget.coarse:  # the first finder past the budget reads every word's names
+                    budget.coarse = True
+                    yield from _coarse(_COARSE_NAMES, text, lowered, 0, budget)
+                return
+            close = m["close"]
             start = _name_start(text, m.start())
-            close, sep = m["close"], m["sep"]
             quoted_name = close[:1] in ("'", '"', "`")
             # the cheap tests of each form first: most matches are of none
             field = None
@@ -293,8 +329,9 @@ class _NamedValues:
                 if field is None and m["comma"] is None:
                     continue
             elif sep is not None:
-                line = text.rfind("\n", 0, start) + 1
-                if quoted_name or line in headers or line < table_end:
+                # a header row is short: its start is looked for that far back only
+                line = text.rfind("\n", max(0, start - _MAX_ROW - 1), start) + 1
+                if quoted_name or (line == 0 and start > _MAX_ROW) or line in headers or line < table_end:
                     continue
                 headers.add(line)
             name = text[start : m.end("tail")].lstrip("$-.")
@@ -305,20 +342,20 @@ class _NamedValues:
             if not credential_name(name, self.word):
                 continue
             if field is not None:
-                found = _paired_value(text, field, m.end(), self.strong)
+                found = _paired_value(text, field, m.end(), self.strong, budget)
                 if found is not None:
                     yield kind_of_name(name), *found
                 continue
             if sep is not None:  # a row that may be a table's header
                 column = _header_column(text, line, start)
                 if column is not None:
-                    values, table_end = _column_values(text, line, column, self.strong)
+                    values, table_end = _column_values(text, line, column, self.strong, budget)
                     yield from values
                 continue
             if m["comma"] is not None:
                 if text[start - 1 : start] != close[:1]:
                     continue  # `("X-Api-Key", "...")`: the quoted string is the name, whole
-                value = _value(text, m.end(), False)  # in a list of strings: a random one only
+                value = _value(text, m.end(), False, budget)  # in a list of strings: a random one only
                 if value is not None:
                     yield kind_of_name(name), *value
                 continue
@@ -327,17 +364,26 @@ class _NamedValues:
                 continue  # a blank is an operator after a flag, a keyword or a setting only
             if op == ">" and text[max(0, start - 1) : start] != "<":
                 continue
-            value = _value(text, m.end(), self.strong, op == ">")
+            value = _value(text, m.end(), self.strong, budget, op == ">")
             if value is not None:
                 yield kind_of_name(name), *value
 
 
-def _matches(pattern: re.Pattern[str], lowered: str, at: Sequence[int]) -> Iterator[re.Match[str]]:
-    """Match `pattern` at each occurrence `at` of its word in the lowered text."""
-    for hit in at:
-        m = pattern.match(lowered, hit)
-        if m is not None:
-            yield m
+def _coarse(
+    pattern: re.Pattern[str], text: str, lowered: str, at: int, budget: Budget
+) -> Iterator[tuple[str, int, int]]:
+    """Past the candidates' budget: each value that `pattern` finds in the lowered text from `at`
+    on after a `name` led by a `word`, when it is a secret (see _is_secret, and Budget for its own
+    budget); the name is not judged, so a look-alike's value may be taken too."""
+    for m in pattern.finditer(lowered, at):
+        quoted = m["quoted"] is not None
+        start, end = m.span("quoted" if quoted else "bare")
+        name = m["name"]
+        # a password's word, after an operator (after a separator, a value that may be chosen is
+        # as often the next cell or argument)
+        strong = WORDS.get(m["word"], True) and m["op"][-1:] not in (",", "|", ";")
+        if _is_secret(text[start:end], strong, quoted, budget):
+            yield kind_of_name(name), start, end
 
 
 _FIELD_NAMES = ("name", "key", "variable")
@@ -366,8 +412,10 @@ def _keyword(text: str, start: int, name: str) -> bool:
     word of its line (`requirepass x`, `password x` in a config file), not a word of prose."""
     if text[start - 1 : start] == "-" or name.isupper() or any(c in name for c in "_.-"):
         return True
-    line = text.rfind("\n", 0, start) + 1
-    return not text[line:start].strip(" \t")
+    at = start  # back over the blanks before the name only: each blank is passed by one name at most
+    while at > 0 and text[at - 1] in " \t":
+        at -= 1
+    return at == 0 or text[at - 1] == "\n"
 
 
 def _name_start(text: str, at: int) -> int:
@@ -381,17 +429,17 @@ def _name_start(text: str, at: int) -> int:
 _GAP = re.compile(r"[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?")  # blanks, and one line break (a YAML item's dash)
 
 
-def _value(text: str, at: int, strong: bool, element: bool = False) -> tuple[int, int] | None:
+def _value(text: str, at: int, strong: bool, budget: Budget, element: bool = False) -> tuple[int, int] | None:
     """The span of the secret value at `at` (blanks and one line break skipped), or None."""
     gap = _GAP.match(text, at)
     at = gap.end() if gap else at
     if element:  # <password>VALUE</password>
         end = text.find("<", at, at + 1024)
-        return _judged(text, at, end, strong, True) if end != -1 else None
-    return _literal(text, at, strong)
+        return _judged(text, at, end, strong, True, budget) if end != -1 else None
+    return _literal(text, at, strong, budget)
 
 
-def _literal(text: str, at: int, strong: bool) -> tuple[int, int] | None:
+def _literal(text: str, at: int, strong: bool, budget: Budget) -> tuple[int, int] | None:
     """Read a quoted literal (and the literals joined to it) or an unquoted token at `at`; return
     the span of the secret when it is one."""
     prefix = _PREFIX.match(text, at)
@@ -402,7 +450,7 @@ def _literal(text: str, at: int, strong: bool) -> tuple[int, int] | None:
         token = _UNQUOTED.match(text, at)
         if token is None or _CODE_AFTER.match(text, token.end()):
             return None  # a call, a subscript, an attribute, an argument's type: code
-        return _judged(text, at, token.end(), strong, False)
+        return _judged(text, at, token.end(), strong, False, budget)
     parts: list[tuple[int, int]] = []
     pos = prefix.end()
     while len(parts) < 8:
@@ -423,25 +471,35 @@ def _literal(text: str, at: int, strong: bool) -> tuple[int, int] | None:
     if scheme is not None and len(parts) == 1 and " " not in value[scheme.end() :]:
         start += scheme.end()  # "Token <secret>", "ApiKey <secret>": a header's value
         value = value[scheme.end() :]
-    return (start, end) if _is_secret(value, strong, True) else None
+    return (start, end) if _is_secret(value, strong, True, budget) else None
 
 
-def _judged(text: str, start: int, end: int, strong: bool, quoted: bool) -> tuple[int, int] | None:
+def _judged(
+    text: str, start: int, end: int, strong: bool, quoted: bool, budget: Budget
+) -> tuple[int, int] | None:
     """The span start..end when the value there is a secret (see _is_secret)."""
     value = text[start:end].strip()
     if not value:
         return None
     start = text.index(value, start)
-    return (start, start + len(value)) if _is_secret(value, strong, quoted) else None
+    return (start, start + len(value)) if _is_secret(value, strong, quoted, budget) else None
 
 
-def _is_secret(value: str, strong: bool, quoted: bool) -> bool:
+def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget) -> bool:
     """A random value; under a password's word, also a chosen literal in quotes (unquoted, a
-    chosen value is as often code: the form rules judge those by the line around them)."""
+    chosen value is as often code: the form rules judge those by the line around them). Past the
+    budget's judging (see Budget), a value counts when it may be random by the tests that run at C
+    speed, or when a password's quoted literal may be chosen: redacted rather than let through
+    unjudged."""
+    random = may_be_random(value)
+    if not (random or strong and quoted):
+        return False  # (the cheap test first: most values are words)
     if value[:4].lower() in ("arn:", "urn:"):
         return False
     if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value) or _JS_NAME.fullmatch(value)):
         return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY, _ref2$allOwnKeys
+    if not budget.judge(value):
+        return (random and roughly_random(value)) or (strong and quoted and may_be_chosen(value))
     if looks_random(value):
         return True
     if (
@@ -456,25 +514,34 @@ def _is_secret(value: str, strong: bool, quoted: bool) -> bool:
     return not (HASH_VALUE.match(value) or REPEATED.search(value) or ascending(value) or known_shape(value))
 
 
-def _paired_value(text: str, field: int, name_end: int, strong: bool) -> tuple[int, int] | None:
+_PAIR_WINDOW = 1200
+
+
+def _paired_value(
+    text: str, field: int, name_end: int, strong: bool, budget: Budget
+) -> tuple[int, int] | None:
     """The value of the `value` key beside a name field, after it or before it in the same item:
     `- name: DB_PASSWORD` then `value: ...`; `{"value": "...", "name": "DB_PASSWORD"}`;
     `<add key="ApiKey" value="..."/>`."""
     after = _VALUE_KEY.search(text, name_end, min(len(text), name_end + 160))
     if after is not None and _ITEM_END.search(text, name_end, after.start()) is None:
-        return _literal(text, after.end(), strong)
-    above = text.rfind("\n", 0, max(0, text.rfind("\n", 0, field)))  # from the line above
-    keys = list(_VALUE_KEY.finditer(text, max(0, above), field))
+        return _literal(text, after.end(), strong, budget)
+    # from the line above, within _PAIR_WINDOW characters (a value of 1,024 and its key)
+    low = max(0, field - _PAIR_WINDOW)
+    line = text.rfind("\n", low, field)
+    above = text.rfind("\n", low, line) if line > low else -1
+    keys = list(_VALUE_KEY.finditer(text, max(low, above), field))
     if keys:
         before = keys[-1]
         between = text[before.end() : field]
         if not any(c in between for c in "{}") and _OTHER_NAME.search(between) is None:
-            return _literal(text, before.end(), strong)
+            return _literal(text, before.end(), strong, budget)
     return None
 
 
 # ---- tables: a header row that names a credential column, then its values --------------------------
 
+_MAX_ROW = 2000  # characters in a header row at most
 _NOT_HEADER = re.compile(r"[=(){}\[\]<>:]")  # code and prose, not a header
 _CELL_NAME = re.compile(r"""[ \t]*["'`]?[\w .#/-]{1,40}["'`]?[ \t]*""")
 
@@ -507,7 +574,7 @@ def _header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None
     """When the row at `line` is a table's header (2+ cells, each a short name) whose cell at `at`
     names the credential: the separator, the column and the number of cells."""
     row, _ = _row(text, line)
-    if len(row) > 2000 or _NOT_HEADER.search(row):
+    if len(row) > _MAX_ROW or _NOT_HEADER.search(row):
         return None
     for sep in ("|", "\t", ",", ";"):
         if sep not in row:
@@ -524,7 +591,7 @@ def _header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None
 
 
 def _column_values(
-    text: str, line: int, column: tuple[str, int, int], strong: bool
+    text: str, line: int, column: tuple[str, int, int], strong: bool, budget: Budget
 ) -> tuple[list[tuple[str, int, int]], int]:
     """The secrets of a credential column in the rows below its header, up to the first row of
     another shape (a Markdown table's `|---|` row skipped); and where the table ends."""
@@ -547,7 +614,7 @@ def _column_values(
             continue
         quoted = cell[:1] == cell[-1:] and cell[:1] in ('"', "'") and len(cell) > 1
         value = cell[1:-1] if quoted else cell
-        if value and _is_secret(value, strong, quoted):
+        if value and _is_secret(value, strong, quoted, budget):
             start = line + a + row[a:b].index(value)
             found.append((kind, start, start + len(value)))
     return found, pos
@@ -588,11 +655,14 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
 # the lowered words that find the calls (one literal search each; auth, credential, session and
 # token are the contexts' words too), and the pattern that finds a callee ending in one
 CALL_WORDS = ("auth", "login", "connect", "redis", "credential", "session", "token", "pdo")
-# (a quote within the call's first 200 characters: a literal argument; found at C speed)
 _CALLEE = {
-    word: re.compile(re.escape(word) + r"""[a-z_]{0,24}+(?=[ \t]*(?:=[ \t]*)?\([^\n]{0,200}?["'`])""")
+    word: re.compile(re.escape(word) + r"[a-z_]{0,24}+(?=[ \t]*(?:=[ \t]*)?(?P<paren>\())")
     for word in CALL_WORDS
 }
+# a call is read when a quote comes within its first 200 characters (a literal argument) on its line:
+# the next quote or line break is found once for the calls before it (a regex's scan of 200
+# characters at each `auth(` of a megabyte of them took 1.3 s)
+_QUOTE_OR_BREAK = re.compile(r"""[\n"'`]""")
 
 
 def call_arguments(word: str) -> _CallArguments:
@@ -606,18 +676,32 @@ class _CallArguments:
     def __init__(self, word: str) -> None:
         self.word, self.pattern = word, _CALLEE[word]
 
-    def __call__(self, text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
-        for m in _matches(self.pattern, lowered, at):
+    def __call__(
+        self, text: str, lowered: str, at: Sequence[int], budget: Budget
+    ) -> Iterator[tuple[str, int, int]]:
+        pattern, size = self.pattern, len(lowered)
+        quote_from, quote = 1, 0  # the first quote or line break at or after quote_from
+        for hit in at:
+            m = pattern.match(lowered, hit)
+            if m is None:
+                continue
+            paren = m.start("paren")
+            if not quote_from <= paren + 1 <= quote:  # (found once for every call before it)
+                stop = _QUOTE_OR_BREAK.search(lowered, paren + 1)
+                quote_from, quote = paren + 1, size if stop is None else stop.start()
+            if quote - paren > 201 or quote == size or lowered[quote] == "\n":
+                continue
+            if not budget.take():
+                return  # (past the budget, calls are not read: the names' values still are)
             start = _name_start(lowered, m.start())
             callee = lowered[start : m.end()].rpartition(".")[2].lstrip("$-")
             spec = CALLS.get(callee)
             if spec is None:
                 continue
             positions, strong = spec
-            paren = lowered.index("(", m.end())
             for i, (a, b) in enumerate(_arguments(text, paren, max(positions) + 1)):
                 if i in positions and _PREFIX.match(text, a) is not None:
-                    found = _literal(text, a, strong)
+                    found = _literal(text, a, strong, budget)
                     if found is not None and found[1] <= b:
                         yield "credential-argument", *found
 
@@ -667,11 +751,25 @@ _URL_USER = re.compile(
 )
 
 
-def url_users(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield each URL user part that looks random (a token passed as the user)."""
-    for m in _URL_USER.finditer(text):
-        if looks_random(m["user"]):
+def url_users(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
+    """Yield each URL user part that looks random (a token passed as the user), at the
+    occurrences `at` of `://`."""
+    for hit in at:
+        m = _URL_USER.match(text, hit)
+        if m is None:
+            continue
+        if not budget.take():  # the rest by one search
+            for m in _URL_USER.finditer(text, hit):
+                if _random_user(m["user"], budget):
+                    yield "url-token", m.start("user"), m.end("user")
+            return
+        if _random_user(m["user"], budget):
             yield "url-token", m.start("user"), m.end("user")
+
+
+def _random_user(user: str, budget: Budget) -> bool:
+    """Whether a URL's user looks random (past the budget's judging: roughly random)."""
+    return may_be_random(user) and (looks_random(user) if budget.judge(user) else roughly_random(user))
 
 
 # ---- SQL: CREATE or ALTER USER ... IDENTIFIED BY '...' (MySQL, Oracle) ---------------------------------
@@ -679,9 +777,20 @@ def url_users(text: str) -> Iterator[tuple[str, int, int]]:
 _IDENTIFIED = re.compile(r"identified[ \t]+(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+(?:password[ \t]+)?")
 
 
-def sql_passwords(text: str, lowered: str, at: Sequence[int]) -> Iterator[tuple[str, int, int]]:
+def sql_passwords(
+    text: str, lowered: str, at: Sequence[int], budget: Budget
+) -> Iterator[tuple[str, int, int]]:
     """Yield the password of each SQL statement that sets one without naming it (IDENTIFIED BY)."""
-    for m in _matches(_IDENTIFIED, lowered, at):
-        found = _literal(text, m.end(), True)
+    for hit in at:
+        m = _IDENTIFIED.match(lowered, hit)
+        if m is None:
+            continue
+        if not budget.take():
+            yield from _coarse(_COARSE_IDENTIFIED, text, lowered, hit, budget)
+            return
+        found = _literal(text, m.end(), True, budget)
         if found is not None:
             yield "password-assignment", *found
+
+
+_COARSE_IDENTIFIED = re.compile("(?P<name>(?P<word>" + _IDENTIFIED.pattern + "))(?P<op>)" + _COARSE_VALUE)

@@ -16,8 +16,8 @@ import base64
 import binascii
 import math
 import re
+import string
 import urllib.parse
-from collections import Counter
 
 from rag.secrets.values import (
     PLACEHOLDER_PARTS,
@@ -55,10 +55,8 @@ _WORD = re.compile(r"(?i)(?=[a-z]*[aeiouy])(?![a-z]*[b-df-hj-np-tv-xz]{4})[a-z]{
 def looks_random(value: str, depth: int = 0) -> bool:
     """Tell whether `value` looks generated: 12+ characters, no blank, no placeholder, not of a
     known look-alike shape (UUID, hash, version), and random as the text it encodes, or as written."""
-    if not MIN_LENGTH <= len(value) <= _MAX_LENGTH or not _two_classes(value):
+    if not may_be_random(value):
         return False  # (the cheap tests first: most candidates are words)
-    if not value.isascii() or not value.isprintable():
-        return False
     if "\\" in value and depth < 3 and _ESCAPE.search(value):
         return _random_text(_ESCAPE.sub(lambda m: chr(int(m[0][2:], 16)), value), depth + 1)
     if " " in value or _placeholder(value) or REPEATED.search(value) or ascending(value):
@@ -72,6 +70,38 @@ def looks_random(value: str, depth: int = 0) -> bool:
         return _random_text(decoded, depth + 1)
     prefix = _TOKEN_PREFIX.match(value)  # a vendor's prefix (sk_live_, ghp_, xoxb-): judge the body
     return random_as_written(value) or (prefix is not None and random_as_written(value[prefix.end() :]))
+
+
+def may_be_random(value: str) -> bool:
+    """The cheap tests of looks_random, at C speed: 12 to 8,192 printable ASCII characters with
+    both cases, or a digit and a letter."""
+    return (
+        MIN_LENGTH <= len(value) <= _MAX_LENGTH
+        and _two_classes(value)
+        and value.isascii()
+        and value.isprintable()
+    )
+
+
+def roughly_random(value: str) -> bool:
+    """The tests of random_as_written that run at C speed, on a value that may_be_random: its
+    classes switch often, and it has as many distinct characters as an entropy of three quarters
+    of its alphabet's needs. Looser than looks_random (a path or a hash of known shape passes)."""
+    kinds = value.translate(_CLASS_OF)
+    n = len(kinds)
+    if n < MIN_LENGTH - 2:
+        return False
+    count = kinds.count
+    switches = count("01") + count("02") + count("10") + count("12") + count("20") + count("21")
+    digits = "0" in kinds
+    if switches < (0.2 if digits else 0.35) * (n - 1):
+        return False
+    lower, upper = "1" in kinds, "2" in kinds
+    hex_digits = not (lower and upper) and _HEX.fullmatch(value) is not None  # (one case only)
+    alphabet = 16 if hex_digits else 10 * digits + 26 * lower + 26 * upper
+    if n < len(value):
+        alphabet += 20  # symbols
+    return len(set(value)) >= math.pow(max(2, min(len(value), alphabet)), 0.75)
 
 
 def encodes_other_text(value: str) -> bool:
@@ -102,15 +132,18 @@ _TOKEN_PREFIX = re.compile(r"[a-z][a-z0-9]{1,7}(?:[_-][a-z0-9]{2,8}){0,2}[_-](?=
 def _placeholder(value: str) -> bool:
     """A template, a reference, a mask or an example: `${TOKEN}`, `<your-token>`, `$API_KEY`,
     `xxxx`, `***`, `changeme2024`."""
-    if any(mark in value for mark in _TEMPLATE_MARKS) or _REFERENCE.fullmatch(value):
+    if _TEMPLATE_MARK.search(value) or _REFERENCE.fullmatch(value):
         return True
     if value[0] in "<{[" and value[-1] in ">}]":
         return True
     lowered = value.lower()
-    return any(part in lowered for part in PLACEHOLDER_PARTS) or stock_word(value)
+    return _PLACEHOLDER_PART.search(lowered) is not None or stock_word(value)
 
 
-_TEMPLATE_MARKS = ("${", "$(", "{{", "}}", "%s", "%(", "%{", "#{", "<%", "://")
+_TEMPLATE_MARK = re.compile(
+    "|".join(map(re.escape, ("${", "$(", "{{", "}}", "%s", "%(", "%{", "#{", "<%", "://")))
+)
+_PLACEHOLDER_PART = re.compile("|".join(map(re.escape, PLACEHOLDER_PARTS)))
 _REFERENCE = re.compile(r"[$%@][A-Za-z_][A-Za-z_.]*[0-9]*%?")  # $API_KEY, %TOKEN%, @password2
 
 
@@ -149,48 +182,62 @@ def _as_text(raw: bytes) -> str | None:
 
 
 def random_as_written(value: str) -> bool:
-    """Judge the characters themselves: two classes of letters and digits at least (or both
-    cases with symbols), switching between classes often (letters only: both cases, a quarter
-    to three quarters upper case), no run of one character or of the alphabet, not a path, file
-    name or identifier, and an entropy near its alphabet's."""
-    alnum = [c for c in value if c.isalnum()]
-    if len(alnum) < MIN_LENGTH - 2 or ordinary(value):
+    """Judge the characters themselves (ASCII, as looks_random passes them): two classes of
+    letters and digits at least (or both cases with symbols), switching between classes often
+    (letters only: both cases, a quarter to three quarters upper case), no run of one character
+    or of the alphabet, not a path, file name or identifier, and an entropy near its alphabet's."""
+    kinds = value.translate(_CLASS_OF)  # each letter or digit as its class; counted at C speed
+    n = len(kinds)
+    if n < MIN_LENGTH - 2 or ordinary(value):
         return False
-    classes = [sum(map(test, alnum)) for test, _ in _ALPHABETS]
-    if sum(1 for n in classes if n) < 2:
+    classes = [kinds.count(kind) for kind in "012"]
+    if sum(1 for k in classes if k) < 2:
         return False
-    kinds = [0 if c.isdigit() else 1 if c.islower() else 2 for c in alnum]
-    switches = sum(a != b for a, b in zip(kinds, kinds[1:])) / (len(kinds) - 1)
+    switches = _switches(kinds) / (n - 1)
     if all(classes) and _mean_part(value) >= 3:
         return False  # words and acronyms in CamelCase: a name (getUserAccountSettings2)
     if not classes[0]:  # letters only: a CamelCase name switches at each capital, twice
-        upper = classes[2] / len(alnum)
-        short = len(alnum) < 16 and len(alnum) == len(value)  # symbols make up for length
+        upper = classes[2] / n
+        short = n < 16 and n == len(value)  # symbols make up for length
         if short or not 0.25 <= upper <= 0.75 or switches < 0.35:
             return False
     elif switches < 0.2:
         return False
-    alphabet = sum(size for (_, size), n in zip(_ALPHABETS, classes) if n)
+    alphabet = sum(size for (_, size), k in zip(_ALPHABETS, classes) if k)
     if _HEX.fullmatch(value):
         alphabet = 16
-    if len(alnum) < len(value):
+    if n < len(value):
         alphabet += 20  # symbols
     return entropy(value) >= 0.75 * math.log2(min(len(value), alphabet))
+
+
+# an ASCII letter or digit -> its class (0 a digit, 1 lower case, 2 upper case); the rest dropped
+_CLASS_OF = str.maketrans(
+    string.digits + string.ascii_lowercase + string.ascii_uppercase,
+    "0" * 10 + "1" * 26 + "2" * 26,
+    "".join(chr(i) for i in range(128) if not chr(i).isalnum()),
+)
+_SWITCHES = ("01", "02", "10", "12", "20", "21")
+
+
+def _switches(kinds: str) -> int:
+    """How often two neighbours differ in class (no two of one switch overlap: counted at C speed)."""
+    return sum([kinds.count(switch) for switch in _SWITCHES])
 
 
 def _mean_part(value: str) -> float:
     """The mean length of the parts of `value` split where its class changes (a word in
     CamelCase, an acronym, a number): 4 in BCryptSHA256PasswordHasher, under 2 in a random string."""
     parts = _PARTS.findall(value)
-    if sum(1 for p in parts if _WORD.fullmatch(p)) < 2:
+    if sum(1 for p in parts if len(p) > 2 and _WORD.fullmatch(p)) < 2:
         return 0.0  # fewer than two words: not a name of words
     return sum(map(len, parts)) / len(parts)
 
 
 def entropy(value: str) -> float:
     """Shannon entropy of the characters of `value`, in bits per character."""
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+    n = len(value)  # (each character's count in the order of first sight, as Counter gives them)
+    return -sum([c / n * math.log2(c / n) for c in map(value.count, dict.fromkeys(value))])
 
 
 def ascending(value: str, n: int = 6) -> bool:

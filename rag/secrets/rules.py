@@ -70,17 +70,28 @@ class Rule:
     lines: bool = False
 
 
-def _at(literal: str, back: int = 0) -> Callable[[str, str, int], bool]:
-    """Test that `literal` starts `back` characters before an occurrence, in the text as written."""
-    return lambda text, lowered, at: at >= back and text.startswith(literal, at - back)
+def _at(words: tuple[str, ...], literal: str, back: int = 0) -> WordGate:
+    """Gate on `literal` starting `back` characters before an occurrence of a word, in the text as
+    written (the literal holds the word there, so anywhere in the text is the same test)."""
+    return WordGate(
+        words,
+        lambda text, lowered, at: at >= back and text.startswith(literal, at - back),
+        lambda text, lowered: literal in text,
+    )
 
 
-def _matches_at(pattern: str, lowered: bool = False) -> Callable[[str, str, int], bool]:
-    """Test that `pattern` matches at an occurrence, in the text (or the lowered text)."""
-    match = re.compile(pattern).match
+def _matches_at(words: tuple[str, ...], pattern: str, lowered: bool = False) -> WordGate:
+    """Gate on `pattern` matching at an occurrence of a word, in the text (or the lowered text);
+    the pattern starts with one of the words, in some case, so a search of the text is the same test."""
+    compiled = re.compile(pattern)
+    match, search = compiled.match, compiled.search
     if lowered:
-        return lambda text, low, at: match(low, at) is not None
-    return lambda text, low, at: match(text, at) is not None
+        return WordGate(
+            words, lambda text, low, at: match(low, at) is not None, lambda text, low: search(low) is not None
+        )
+    return WordGate(
+        words, lambda text, low, at: match(text, at) is not None, lambda text, low: search(text) is not None
+    )
 
 
 # Characters that may not sit right before a token, so `task-`/`disk-` and the like never start one.
@@ -341,10 +352,7 @@ RULES: tuple[Rule | Finder | WordFinder, ...] = (
         check=lambda m: not_example(m["secret"]) and varied(m["secret"]) and m["secret"] != "*",
     ),
     Finder(_contains("define("), named_literals(PHP_DEFINE)),
-    *(
-        Finder(WordGate(("env",), _at(word, back)), named_literals(pattern))
-        for word, back, pattern in ENV_DEFAULTS
-    ),
+    *(Finder(_at(("env",), word, back), named_literals(pattern)) for word, back, pattern in ENV_DEFAULTS),
     # Assignments to credential names (see ASSIGNED and assigned_secret), in any case; last, so
     # that a token rule above names the kind of a token in the same span
     _anycase(
@@ -394,7 +402,7 @@ RULES: tuple[Rule | Finder | WordFinder, ...] = (
     *(
         Rule(
             kind,
-            WordGate(words, _matches_at(gate + r"""["']?[=:]""")),
+            _matches_at(words, gate + r"""["']?[=:]"""),
             re.compile(ENV_LINE.format(suffix=suffix), re.MULTILINE),
             "secret",
             env_secret,
@@ -414,7 +422,7 @@ RULES: tuple[Rule | Finder | WordFinder, ...] = (
     ),
     Rule(
         "password-assignment",
-        WordGate(("pass", "pwd"), _matches_at(r"(?:password|passwd|pwd)[ \t]*[=:]", lowered=True)),
+        _matches_at(("pass", "pwd"), r"(?:password|passwd|pwd)[ \t]*[=:]", lowered=True),
         CONFIG_LINE,
         "secret",
         config_secret,
@@ -436,5 +444,5 @@ RULES: tuple[Rule | Finder | WordFinder, ...] = (
     *(WordFinder(word, named_values(word)) for word in WORDS),
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
     WordFinder("identified", sql_passwords),
-    Finder(_contains("://"), url_users),
+    WordFinder("://", url_users),
 )

@@ -177,9 +177,7 @@ def credential_value(value: str) -> bool:
     symbol (`!#$%&*+?@^~`; not `-_.=`, so `your-api-key`, `my_secret_name` and `a=b` are not), not a
     template, mask or stock example (`${PW}`, `***`, `password123`, `changeme2024`), nor a path, file
     name or identifier (see ordinary)."""
-    if len(value) < 8 or not any(map(str.isalpha, value)):
-        return False
-    if not any(map(str.isdigit, value)) and _SYMBOLS.isdisjoint(value):
+    if not may_be_chosen(value):
         return False  # (the cheap tests first: most candidates are words)
     if not varied(value) or not not_example(value):
         return False
@@ -187,6 +185,13 @@ def credential_value(value: str) -> bool:
     if any(part in lowered for part in PLACEHOLDER_PARTS) or _NOT_A_CREDENTIAL.fullmatch(value):
         return False
     return not ordinary(value)
+
+
+def may_be_chosen(value: str) -> bool:
+    """The cheap tests of credential_value: 8+ characters, a letter, and a digit or a symbol."""
+    if len(value) < 8 or not any(map(str.isalpha, value)):
+        return False
+    return any(map(str.isdigit, value)) or not _SYMBOLS.isdisjoint(value)
 
 
 # Token names that are not credentials: .NET's publicKeyToken, and the pagination, idempotency,
