@@ -65,6 +65,7 @@ SHAPES: dict[str, tuple[str, str]] = {
     "quoted-pairs": ("a.py", '"password", "' + "Zq8mN3" + "pL7kR2" + '", '),
     "key-commas": ("a.csv", "key,"),
     "header-rows": ("a.csv", "a,password,b\n"),
+    "last-cells": ("a.tsv", "a\tpassword\n"),
     "token-cells": ("a.md", "| token |"),
     "name-fields": ("a.yaml", "- name: DB_PASSWORD\n"),
     "xml-elements": ("a.xml", "<password>"),

@@ -225,3 +225,15 @@ def test_a_file_denser_in_names_than_the_budget_is_redacted_to_its_end() -> None
     redacted, counts = redact(text)
     assert counts == {"token-assignment": 6000}
     assert not any(value in redacted for value in values)
+
+
+@pytest.mark.parametrize(
+    ("header", "row"), [("user,password", "user{i},{value}"), ("password\tuser", "{value}\tuser{i}")]
+)
+def test_every_row_of_a_long_table_is_redacted(header: str, row: str) -> None:
+    values = _random_values(2500, seed=2)
+    text = header + "\n" + "".join(row.format(i=i, value=value) + "\n" for i, value in enumerate(values))
+    redacted, counts = redact(text)
+    assert counts == {"password-assignment": 2500}
+    assert not any(value in redacted for value in values)
+    assert "user2499" in redacted

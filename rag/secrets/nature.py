@@ -60,7 +60,7 @@ _AFTER_WORD = (
     # a separator in a row that may be a table's header (no code or prose after it to the line's
     # end, 300 characters at most: the finder tells, by one search for every separator before the
     # next _ROW_STOP, where a lookahead here scanned 300 characters at each `key,` of a megabyte)
-    r"|(?P<sep>[ \t]*+[,|\t;])"
+    r"|(?P<sep>[ ]*+[,|\t;])"
     # the end of the name: a name field's value, whose value is beside it
     r"""|(?P<end>(?=[ \t]*+(?:\r?\n|}|/?>|\Z))|(?<=["'`])(?=[ \t]++[a-z])))"""
 )
@@ -327,8 +327,10 @@ class _NamedValues:
             if m["end"] is not None or (sep is not None and quoted_name and sep.strip() == ","):
                 field = _name_field(text, start)  # `- name: DB_PASSWORD`, `"name": "X",` then its value
                 if field is None and m["comma"] is None:
-                    continue
-            elif sep is not None:
+                    if m["end"] is None or quoted_name or not _last_cell(text, start):
+                        continue
+                    sep = ""  # the last cell of a row that may be a table's header
+            if field is None and sep is not None:
                 # a header row is short: its start is looked for that far back only
                 line = text.rfind("\n", max(0, start - _MAX_ROW - 1), start) + 1
                 if quoted_name or (line == 0 and start > _MAX_ROW) or line in headers or line < table_end:
@@ -404,6 +406,11 @@ def _name_field(text: str, start: int) -> int | None:
         if lowered.endswith(field) and not lowered[-len(field) - 1 : -len(field)].isalnum():
             return start - 24 + len(head) - len(field) if start >= 24 else len(head) - len(field)
     return None
+
+
+def _last_cell(text: str, start: int) -> bool:
+    """Whether the name at `start`, last on its line, follows a table's separator (`user,password`)."""
+    return text[max(0, start - 16) : start].rstrip(" ")[-1:] in (",", "|", "\t", ";")
 
 
 def _keyword(text: str, start: int, name: str) -> bool:
@@ -599,9 +606,7 @@ def _column_values(
     header, pos = _row(text, line)
     kind = kind_of_name(header[_cells(header, sep)[index][0] : _cells(header, sep)[index][1]])
     found: list[tuple[str, int, int]] = []
-    for _ in range(2000):
-        if pos >= len(text):
-            break
+    while pos < len(text):
         line = pos + 1
         row, end = _row(text, line)
         cells = _cells(row, sep)
