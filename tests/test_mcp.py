@@ -33,8 +33,12 @@ def server(*args: str, unset: tuple[str, ...] = ()) -> StdioServerParameters:
 
 
 def session_run(
-    params: StdioServerParameters, calls: list[tuple[str, dict[str, Any]]]
+    params: StdioServerParameters,
+    calls: list[tuple[str, dict[str, Any]]],
+    descriptions: dict[str, str] | None = None,
 ) -> tuple[list[str], list[Any]]:
+    """Start the server, list its tools (their descriptions into `descriptions`), make the calls."""
+
     async def run() -> tuple[list[str], list[Any]]:
         with open(os.devnull, "w") as errlog:
             async with (
@@ -42,7 +46,10 @@ def session_run(
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
-                tools = [t.name for t in (await session.list_tools()).tools]
+                listed = (await session.list_tools()).tools
+                if descriptions is not None:
+                    descriptions.update((t.name, t.description or "") for t in listed)
+                tools = [t.name for t in listed]
                 results = [await session.call_tool(name, arguments) for name, arguments in calls]
         return tools, results
 
@@ -63,6 +70,7 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
         },
     )
     index = ingest(repo, options=IngestOptions(workers=1)).index_path
+    described: dict[str, str] = {}
     tools, (found, typo, status, reindexed, bad_k) = session_run(
         server("--index", str(index)),
         [
@@ -72,8 +80,11 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
             ("reindex", {}),
             ("search", {"query": "rank", "k": 0}),
         ],
+        described,
     )
     assert sorted(tools) == ["reindex", "related", "search", "status"]
+    # the agent is the one that writes the search: the tool says how a query finds code
+    assert all(words in described["search"] for words in ("identifiers", "camelCase", "error message"))
     hits = payload(found)
     assert hits["repository"] == str(repo.resolve()) and hits["index"] == str(index)
     first = hits["passages"][0]

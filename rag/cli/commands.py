@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import click
 
-from rag.answer.defaults import BACKENDS, DEFAULT_MODEL
+from rag.answer.defaults import BACKENDS, DEFAULT_MODEL, DEFAULT_SEARCH, SEARCH_MODEL_ENV, SEARCH_MODES
 from rag.cli.options import (
     ASK_AS,
     RagGroup,
@@ -28,6 +28,7 @@ from rag.cli.output import (
     NO_RELATED,
     about,
     format_answer_json,
+    format_explained,
     format_hits,
     format_hits_json,
     format_related_json,
@@ -37,6 +38,8 @@ from rag.cli.output import (
     format_usage,
     json_notes,
     out,
+    plan_about,
+    plan_note,
     source_line,
     stderr_is_terminal,
     stream,
@@ -190,6 +193,21 @@ def _question(words: tuple[str, ...]) -> str:
     is_flag=True,
     help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
 )
+@click.option(
+    "--search",
+    type=click.Choice(SEARCH_MODES),
+    default=DEFAULT_SEARCH,
+    show_default=True,
+    envvar="RAG_SEARCH",
+    help="Who writes the search: planned = the model that answers turns the question into keyword "
+    "searches first (one short call); question = the question's own words alone.",
+)
+@click.option(
+    "--search-model",
+    default=None,
+    envvar=SEARCH_MODEL_ENV,
+    help="Model that plans the search. [default: the newest Claude Haiku the installed SDK lists]",
+)
 @as_option(ASK_AS)
 @click.option(
     "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer."
@@ -207,12 +225,15 @@ def query_cmd(
     model: str,
     show_prompt: bool,
     prompt_only: bool,
+    search: str,
+    search_model: str | None,
     groups: tuple[str, ...],
     refresh: bool,
     scoring: str,
     rerank: str,
 ) -> None:
-    """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
+    """Answer QUESTION from the indexed code, citing the passages the answer rests on. When a model
+    answers, it first turns the question into keyword searches (--search)."""
     from rag.retrieval.retrieve import Request
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
@@ -236,6 +257,7 @@ def query_cmd(
             exact=as_json,
         )
         return
+    from rag.answer.ask import Planning
     from rag.answer.backends import render_text_prompt, resolve_backend
     from rag.answer.citations import INCOMPLETE
     from rag.errors import BackendError
@@ -243,15 +265,21 @@ def query_cmd(
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
+    planning = None
+    if search == "planned" and (generates or show_prompt):
+        # --show-prompt shows the planning prompt, even with no model to send it to
+        planning = Planning(backend if generates else None, search_model)
     outcome = ask(
         locate_index(index_path),
         request,
         backend if generates else None,
+        planning=planning,
         on_retrieved=notes,
+        on_planned=lambda plan: out(plan_note(plan), err=True),
         on_text=None if as_json else stream,
     )
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
-    extra = about(outcome.retrieval)
+    extra = {**about(outcome.retrieval), **plan_about(outcome.plan)}
     if prompt is None:  # nothing retrieved
         if prompt_only:
             out(NO_CONTEXT_MESSAGE, err=True)
@@ -265,6 +293,18 @@ def query_cmd(
     if prompt_only:
         out(prompt.text)  # exact through a pipe (`| claude -p`), visible on a terminal
     elif show_prompt:
+        if outcome.plan_prompt is not None:
+            from rag.answer.plan import PLAN_MAX_TOKENS
+            from rag.answer.plan import search_model as default_search_model
+
+            name = search_model or default_search_model()
+            out(f"=== search planning: sent first, to {name} ===")
+            out(
+                backend.render_completion(outcome.plan_prompt, model=name, max_tokens=PLAN_MAX_TOKENS)
+                if backend
+                else render_text_prompt(outcome.plan_prompt)
+            )
+            out("=== answer: its passages are those of the planned search; here, the question's own ===")
         out(backend.render(prompt) if backend else render_text_prompt(prompt))
     elif result is None:
         # the passages alone: the prompt repeats them (--show-prompt prints it; JSON keeps "prompt")
@@ -275,8 +315,10 @@ def query_cmd(
         out(NO_BACKEND_HINT, err=True)
     else:
         out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
+        if explain and not as_json:
+            out(format_explained(result.hits))
         if not as_json:
-            out(format_usage(result), err=True)
+            out(format_usage(result, outcome.plan), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
 

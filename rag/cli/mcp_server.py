@@ -20,6 +20,12 @@ INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
 
 SEARCH_HELP = (
     "Search the indexed repository's code and docs for passages relevant to a question or keywords. "
+    "The search is lexical (BM25): it finds passages by the words they share with the query, splitting "
+    "identifiers into words (getUserName: get, user, name) and matching them whole too; word order does "
+    "not matter. Write the query as the code would: the user's key words, then the identifiers likely to "
+    "hold the answer in the language's spelling (camelCase, snake_case, PascalCase), and any error message "
+    "or setting text involved, e.g. 'task never runs enqueue_job poll_ready worker queue'. If the first "
+    "passages miss, search again with names taken from them. "
     "Returns ranked passages, each with path, start_line, end_line, symbol, score and text; cite them as "
     "path:start_line-end_line. "
     "Use before answering any question about this codebase."

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,6 +19,7 @@ from rag.semantic.registry import NOT_INSTALLED
 
 if TYPE_CHECKING:
     from rag.answer.citations import Answer
+    from rag.answer.plan import Plan
     from rag.chunking.base import Chunk
     from rag.retrieval.retrieve import Retrieval
 
@@ -96,6 +98,26 @@ def about(found: Retrieval) -> dict[str, Any]:
     }
 
 
+def plan_about(plan: Plan | None) -> dict[str, Any]:
+    """The JSON keys of a search plan: the model's searches (what each result's `found_by`
+    numbers), the model that wrote them, its tokens, and why there are none (`search_note`)."""
+    if plan is None:
+        return {"searches": []}
+    return {
+        "searches": list(plan.searches),
+        "search_model": plan.model,
+        "search_usage": plan.usage,
+        "search_note": plan.note,
+    }
+
+
+def plan_note(plan: Plan) -> str:
+    """The stderr line of a plan: what was searched, or why the question was searched alone."""
+    from rag.answer.plan import searched_line
+
+    return plan.note if plan.note is not None else searched_line(plan.searches)
+
+
 NO_HITS = "No passages match the question (none of its words occur in the index)."
 NO_RELATED = "No other passage shares the words of this one."
 
@@ -128,15 +150,34 @@ def format_hits(hits: list[Hit], explain: bool = False, none: str = NO_HITS) -> 
                 f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}"
             )
         if explain:
-            lines.extend(
-                f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
-                f"score {t.score:.4f} ({t.score / hit.score:.0%})"
-                for t in hit.contributions
-            )
+            lines.extend(_explanation(hit))
         body = f"{c.context}\n{c.text}" if c.context and not c.text.startswith(c.context) else c.text
         lines.extend("    " + line for line in body.splitlines())
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _explanation(hit: Hit) -> list[str]:
+    """The --explain lines of a hit: the searches that found it, and each term's part of its score."""
+    lines = [f"     found by {', '.join(hit.found_by)}"] if hit.found_by else []
+    lines.extend(
+        f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
+        f"score {t.score:.4f} ({t.score / hit.score:.0%})"
+        for t in hit.contributions
+    )
+    return lines
+
+
+def format_explained(hits: Sequence[Hit]) -> str:
+    """Return, after an answer, why each passage sent was chosen: its place, the searches that found
+    it and its terms' parts (--explain), without its text (the answer cites it)."""
+    blocks = ["", "Passages sent:"]
+    for rank, hit in enumerate(hits, 1):
+        c = hit.chunk
+        label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else ""
+        blocks.append(f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
+        blocks.extend(_explanation(hit))
+    return "\n".join(blocks)
 
 
 def format_hits_json(
@@ -224,15 +265,18 @@ def format_sources(result: Answer) -> str:
     return "\n".join(lines)
 
 
-def format_usage(result: Answer) -> str:
-    """Return one line naming the model, backend and tokens used."""
+def format_usage(result: Answer, plan: Plan | None = None) -> str:
+    """Return one line naming the model, backend and tokens used (with a search plan: the model
+    that wrote it, and the tokens of both calls)."""
     tokens = result.usage
+    calls = " in 2 calls" if plan is not None else ""
     used = (
-        f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens"
+        f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens{calls}"
         if "input_tokens" in tokens and "output_tokens" in tokens
         else ""
     )
-    return f"({result.model} via {result.backend}{used})"
+    by = f", search by {plan.model}" if plan is not None else ""
+    return f"({result.model} via {result.backend}{by}{used})"
 
 
 def format_status(report: Any, list_skipped: bool = False) -> str:

@@ -133,6 +133,8 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
         out["semantic"] = hit.semantic
         out["mix"] = hit.mix
+    if hit.found_by:  # a model's searches ran with the question: which of them found it
+        out["found_by"] = list(hit.found_by)
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
     return out

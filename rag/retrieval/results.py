@@ -42,3 +42,14 @@ class Hit(NamedTuple):
     # mix of it with the lexical score the final order is by; None when the stage did not run
     semantic: float | None = None
     mix: float | None = None
+    # with a model's searches: which searches' words it matched, most of its score first
+    # ("question", "search 1", ...)
+    found_by: tuple[str, ...] = ()
+
+
+class Glance(NamedTuple):
+    """What a planner is shown of an index for a question (rag.retrieval.retrieve.glance)."""
+
+    repository: str  # the repository's folder name
+    languages: tuple[str, ...]  # the main languages of its readable files, most files first
+    candidates: tuple[Chunk, ...]  # the question's own lexical top passages, best first

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.errors import InputError
 from rag.retrieval.passages import shape
 from rag.retrieval.ranking import question_shape
-from rag.retrieval.results import Hit
+from rag.retrieval.results import Glance, Hit
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
 from rag.sources.names import ACCESS_FILE
@@ -32,6 +33,7 @@ class Request(NamedTuple):
     refresh: bool = False  # re-ingest what changed first
     scoring: str = DEFAULT_SCORING
     rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
+    searches: tuple[str, ...] = ()  # more words to search with the question's (a model's searches)
 
 
 class Retrieval(NamedTuple):
@@ -48,10 +50,23 @@ class Retrieval(NamedTuple):
     ] = ()  # query words unknown to the index, and what was searched instead
     refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
     note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
+    searches: tuple[str, ...] = ()  # what was searched besides the question (a model's searches)
+    glance: Glance | None = None  # what a planner was shown of the index, when one was asked
 
 
-def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
+# a planner: what the index shows of a question (Glance) -> the searches to run with it
+Planner = Callable[[Glance], Sequence[str]]
+
+
+def retrieve(
+    index_path: str | os.PathLike[str], request: Request, planner: Planner | None = None
+) -> Retrieval:
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
+
+    With a `planner` (the model that will answer, rag.answer.plan), the question is first
+    searched alone, lexically, and the planner shown what that found (glance()); what it returns
+    is searched with the question. A question that is one identifier (a lookup the ranking's
+    definition boost answers), or whose words find nothing, is not planned.
 
     The freshness check is cheap, and does not grow with the repository: stat calls on the
     hits' own files and the folders that hold them, up to the root (Index.changed_files);
@@ -64,15 +79,23 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         gone = check_index(index, index_path)
+        searches, seen = request.searches, None
+        if planner is not None and question_shape(request.question).symbol is None:
+            seen = glance(index, request.question, request.groups, request.scoring)
+            if seen.candidates:
+                searches = tuple(planner(seen))
         hits, note = rank_question(
             index,
             request.question,
             request.k,
-            explain=request.explain,
+            explain=request.explain or bool(searches),  # a model's searches: which found each hit
             groups=request.groups,
             scoring=request.scoring,
             rerank=request.rerank,
+            searches=searches,
         )
+        if searches:
+            hits = found_by(index, hits, request.question, searches, request.groups, request.explain)
         spelling = sys.modules.get(
             "rag.retrieval.spelling"
         )  # loaded by the search above only if a word was unknown
@@ -89,7 +112,46 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         fixed,
         request.refresh,
         note,
+        searches,
+        seen,
     )
+
+
+def found_by(
+    index: Index,
+    hits: list[Hit],
+    question: str,
+    searches: Sequence[str],
+    groups: frozenset[str] = frozenset(),
+    explain: bool = False,
+) -> list[Hit]:
+    """Name the searches whose words each hit matched ("question", "search 1", ...), most of its
+    score first: a term's share of the score goes to the searches that hold it, by their counts of
+    it; a term none holds as written (a corrected word, a short form) is the question's. Without
+    `explain` the term contributions are then left out, as a search without searches leaves them."""
+    from rag.retrieval.search import query_counts
+
+    classes = index.view(groups).classes
+    labels = ["question", *(f"search {i}" for i in range(1, len(searches) + 1))]
+    counts = [query_counts(index, text, classes) for text in (question, *searches)]
+    out = []
+    for hit in hits:
+        share = [0.0] * len(labels)
+        for c in hit.contributions:
+            held = [n.get(c.term, 0) for n in counts]
+            total = sum(held)
+            if not total:
+                share[0] += c.score
+                continue
+            for i, n in enumerate(held):
+                share[i] += c.score * n / total
+        order = sorted((i for i, s in enumerate(share) if s > 0), key=lambda i: (-share[i], i))
+        out.append(
+            hit._replace(
+                found_by=tuple(labels[i] for i in order), contributions=hit.contributions if explain else ()
+            )
+        )
+    return out
 
 
 def changed_since_ingest(
@@ -140,11 +202,13 @@ def rank_question(
     scoring: str = DEFAULT_SCORING,
     rerank: str = DEFAULT_MODE,
     weights: RankingWeights = DEFAULTS,
+    searches: Sequence[str] = (),
 ) -> tuple[list[Hit], str | None]:
     """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
     the MCP tool, the benches): the lexical ranking, then the semantic stage when `rerank` runs it;
     with the note for stderr the stage leaves (the extra is not installed, or its model failed).
     `weights` are what the lexical ranking uses (a benchmark passes DEFAULTS._replace(...)).
+    `searches` are searched with the question, in one query (search()).
 
     A question that is one identifier skips the stage: it is a lookup the definition boost answers,
     and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
@@ -152,7 +216,16 @@ def rank_question(
     shaped = index.manifest.tokenizer.mode != "plain"  # the original design's passages stay its windows
     want = shaping_depth(k, weights) if shaped else k
     if not available or question_shape(question).symbol is not None:
-        hits = search(index, question, want, explain=explain, groups=groups, scoring=scoring, weights=weights)
+        hits = search(
+            index,
+            question,
+            want,
+            explain=explain,
+            groups=groups,
+            scoring=scoring,
+            weights=weights,
+            searches=searches,
+        )
         note = NOT_INSTALLED if rerank == "auto" and not available else None
     else:
         from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, when it runs
@@ -167,9 +240,55 @@ def rank_question(
             scoring=scoring,
             spread=False,
             weights=weights,
+            searches=searches,
         )
-        hits, note = safe_rerank(index.path, question, hits, want, weights)
+        text = "\n".join((question, *searches))  # what the passages' meaning is compared with
+        hits, note = safe_rerank(index.path, text, hits, want, weights)
     return (shape(index, hits, k, weights.grow_chars) if shaped else hits), note
+
+
+GLANCE = 20  # the passages of the question's own search a planner is shown
+
+
+def glance(
+    index: Index,
+    question: str,
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    depth: int = GLANCE,
+) -> Glance:
+    """Return what a planner is shown of the index for a question, as a caller with `groups` sees
+    it: the repository's folder name, its main languages, and the question's own lexical top
+    `depth` (no semantic stage: it is a first look)."""
+    hits = search(index, question, depth, groups=groups, scoring=scoring)
+    return Glance(
+        os.path.basename(index.manifest.root.rstrip("/\\")) or index.manifest.root,
+        languages(index, groups),
+        tuple(h.chunk for h in hits),
+    )
+
+
+LANGUAGES = 4  # the most a glance names
+
+
+_LABELS = {"python": "Python", "javascript": "JavaScript/TypeScript", "markdown": "Markdown", "rst": "reST"}
+
+
+def languages(index: Index, groups: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """Return the languages of the files a caller with `groups` may read, as people name them
+    ("Python", "Go", "Markdown"), most files first; plain text is not a language."""
+    from rag.chunking import chunker_for
+    from rag.chunking.languages import GRAMMARS
+
+    readable = index.readable_files(groups) if index.manifest.access is not None else None
+    counts: dict[str, int] = {}
+    for path, _ in index.file_chunk_counts():
+        if readable is None or path in readable:
+            kind = chunker_for(path)
+            counts[kind] = counts.get(kind, 0) + 1
+    counts.pop("text", None)
+    kinds = sorted(counts, key=lambda kind: (-counts[kind], kind))[:LANGUAGES]
+    return tuple(GRAMMARS[k].label if k in GRAMMARS else _LABELS.get(k, k) for k in kinds)
 
 
 def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
