@@ -264,6 +264,7 @@ def test_explain_after_an_answer_lists_the_passages_sent_and_their_searches(
     result = query(index, "--explain", QUESTION)
     assert result.exit_code == 0, result.output
     sent = result.stdout.split("Passages sent:\n", 1)[1].splitlines()
-    assert sent[0].endswith("jobs/queue.py:1-3 enqueue_job (function)")
-    assert sent[1] == "     found by search 2, search 1"
+    assert sent[0] == "1. jobs/queue.py:1-3 enqueue_job (function)"
+    assert sent[1].startswith("     score ")
+    assert sent[2] == "     found by search 2, search 1"
     assert any(line.startswith("     poll: idf") for line in sent)

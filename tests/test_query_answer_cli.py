@@ -293,7 +293,11 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
         "chunk",
         "kind",
         "symbol",
+        "context_start_line",
+        "context_end_line",
         "text",
+        "matched",
+        "marked_lines",
         "demoted",
         "boosted",
     }

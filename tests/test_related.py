@@ -265,8 +265,8 @@ def test_text_output_is_searchs_passage_format(index: Path) -> None:
     assert done.exit_code == 0, done.output
     assert done.stderr == "Like net/retry.py:1-8 backoff_delay (function)\n"
     head, *body = done.stdout.splitlines()
-    assert head.endswith("  net/polling.py:1-12 poll_until (function)") and head.startswith("1. ")
-    assert body[4] == "    def poll_until(check, attempts=8, base_delay=0.5, max_delay=30.0):"
+    assert head == "1. net/polling.py:1-12 poll_until (function)"
+    assert body[4] == "   5 | def poll_until(check, attempts=8, base_delay=0.5, max_delay=30.0):"
 
 
 def test_json_holds_the_source_and_searchs_passages(index: Path) -> None:

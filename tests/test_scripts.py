@@ -93,6 +93,7 @@ def test_a_reader_that_stops_early_ends_the_answer_quietly(worked_repo: Path, tm
     claude.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "RAG_BACKEND": "claude"}
     env.pop("ANTHROPIC_API_KEY", None)
+    env["RAG_SEARCH"] = "question"  # one `claude` run: the answer
     proc = subprocess.Popen(
         [sys.executable, str(PROJECT / "query.py"), "billing refunds"],
         cwd=worked_repo,

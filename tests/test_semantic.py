@@ -303,7 +303,8 @@ def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "[semantic " in result.stdout and "x lexical" in result.stdout and "x cosine" in result.stdout
+    assert "; semantic 0." in result.stdout and "order by mix" in result.stdout
+    assert "x lexical share" in result.stdout and "x cosine" in result.stdout
 
 
 @pytest.fixture

@@ -110,7 +110,7 @@ class AnthropicBackend:
         for hit in prompt.hits:
             doc: dict[str, Any] = {
                 "type": "document",
-                "source": {"type": "text", "media_type": "text/plain", "data": hit.chunk.text},
+                "source": {"type": "text", "media_type": "text/plain", "data": hit.passage.text},
                 "title": document_title(hit),
                 "citations": {"enabled": True},
             }

@@ -86,10 +86,15 @@ def attribute(value: str | None) -> str:
 
 
 def document_title(hit: Hit) -> str:
-    """Return the label of a passage: path:start-end and symbol."""
-    c = hit.chunk
+    """Return the label of a passage: path:start-end of the lines sent, the match's lines and symbol."""
+    c, m = hit.passage, hit.chunk
+    match = (
+        ""
+        if (c.start_line, c.end_line) == (m.start_line, m.end_line)
+        else f" (match {m.start_line}-{m.end_line})"
+    )
     return render(
-        "title", path=c.path, start_line=c.start_line, end_line=c.end_line, symbol=c.symbol or ""
+        "title", path=c.path, start_line=c.start_line, end_line=c.end_line, match=match, symbol=m.symbol or ""
     ).strip()
 
 
@@ -104,12 +109,13 @@ def build_prompt(question: str, hits: Sequence[Hit]) -> Prompt:
         render(
             "document",
             index=i,
-            path=attribute(h.chunk.path),
-            start_line=h.chunk.start_line,
-            end_line=h.chunk.end_line,
+            path=attribute(h.passage.path),
+            start_line=h.passage.start_line,
+            end_line=h.passage.end_line,
+            match=f"{h.chunk.start_line}-{h.chunk.end_line}",
             symbol=attribute(h.chunk.symbol),
             context=attribute(h.chunk.context),
-            text=neutralise(h.chunk.text),
+            text=neutralise(h.passage.text),
         )
         for i, h in enumerate(hits, 1)
     )

@@ -42,6 +42,7 @@ from rag.cli.output import (
     plan_note,
     source_line,
     stderr_is_terminal,
+    stdout_is_terminal,
     stream,
     text_notes,
 )
@@ -170,6 +171,12 @@ def _question(words: tuple[str, ...]) -> str:
 @click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
 @click.option("--explain", is_flag=True, help="Show which query terms matched each passage and how much.")
 @click.option(
+    "--brief/--full",
+    default=None,
+    help="Show each passage's matched lines and those beside them, or its whole context. "
+    "[default: --brief on a terminal, --full in a pipe]",
+)
+@click.option(
     "--backend",
     "backend_name",
     type=click.Choice(BACKENDS),
@@ -221,6 +228,7 @@ def query_cmd(
     as_json: bool,
     no_llm: bool,
     explain: bool,
+    brief: bool | None,
     backend_name: str,
     model: str,
     show_prompt: bool,
@@ -253,7 +261,7 @@ def query_cmd(
         out(
             format_hits_json(text, found.hits, explain, about(found))
             if as_json
-            else format_hits(found.hits, explain),
+            else format_hits(found.hits, explain, brief=_brief(brief, explain)),
             exact=as_json,
         )
         return
@@ -311,7 +319,7 @@ def query_cmd(
         if as_json:
             out(format_unanswered_json(text, hits, prompt.text, explain, extra), exact=True)
         else:
-            out(format_hits(hits, explain))
+            out(format_hits(hits, explain, brief=_brief(brief, explain)))
         out(NO_BACKEND_HINT, err=True)
     else:
         out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
@@ -321,6 +329,14 @@ def query_cmd(
             out(format_usage(result, outcome.plan), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
+
+
+def _brief(brief: bool | None, explain: bool) -> bool:
+    """--brief/--full as asked; unasked, brief on a terminal (a reader) and full in a pipe (a
+    script), and full with --explain."""
+    if brief is not None:
+        return brief
+    return not explain and stdout_is_terminal()
 
 
 def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
@@ -340,6 +356,11 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 @index_option
 @top_k_option("How many passages to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--brief/--full",
+    default=None,
+    help="Show each passage's first lines, or its whole context. [default: --brief on a terminal]",
+)
 @as_option("Search as a member of GROUP, seeing files .rag-access grants it")
 @click.option(
     "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then search."
@@ -351,6 +372,7 @@ def related_cmd(
     index_path: str | None,
     top_k: int,
     as_json: bool,
+    brief: bool | None,
     groups: tuple[str, ...],
     refresh: bool,
     scoring: str,
@@ -377,7 +399,7 @@ def related_cmd(
         out(format_related_json(result.source, found.hits, about(found)), exact=True)
         return
     out(source_line(result.source), err=True)
-    out(format_hits(found.hits, none=NO_RELATED))
+    out(format_hits(found.hits, none=NO_RELATED, brief=_brief(brief, False)))
 
 
 @main.command("eval")

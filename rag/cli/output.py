@@ -58,6 +58,11 @@ def stream(text: str) -> None:
     out(text, nl=False)  # each control character is shown whole, split or not
 
 
+def stdout_is_terminal() -> bool:
+    """Whether a person reads stdout: the passages are then shown brief by default."""
+    return _terminal(False)
+
+
 def stderr_is_terminal() -> bool:
     """Whether someone watches stderr: the progress line and the 'Searching' line are for them."""
     return sys.stderr.isatty()
@@ -122,44 +127,120 @@ NO_HITS = "No passages match the question (none of its words occur in the index)
 NO_RELATED = "No other passage shares the words of this one."
 
 
-def format_hits(hits: list[Hit], explain: bool = False, none: str = NO_HITS) -> str:
-    """Return a readable ranked list: score, path:start-end, symbol, then the passage (`none`
-    when there is no hit)."""
+WIDTH = 80  # a header line fits a terminal this wide
+BRIEF_LINES = 8  # the most lines of a match --brief shows
+
+
+def format_hits(hits: list[Hit], explain: bool = False, none: str = NO_HITS, brief: bool = False) -> str:
+    """Return a readable ranked list (`none` when there is no hit): for each result, in the order
+    ranked, a header naming its match (path:start-end symbol (kind)) within WIDTH columns, a line of
+    what it matched and why it was ranked where it is, then its context with line numbers, the
+    lines that hold a matched word marked `>`. `brief`: only the match's marked lines and those
+    beside them. `explain`: also the scores and each term's part."""
     if not hits:
         return none
     blocks = []
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
-        label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else ""
-        # so that a list not in score order explains itself
-        ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
+        lines = [_header(f"{rank}. ", c)]
+        notes = []
+        if hit.words:
+            notes.append("matched " + ", ".join(one_line(w) for w in hit.words))
+        if hit.demoted:  # so that a list not in score order explains itself
+            notes.append(f"{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score")
         if hit.boosted:
-            ranked += f"  [ranked up: {hit.boosted}]"
-        semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
-        lines = [
-            f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"
-        ]
-        if explain and hit.semantic is not None and hit.mix is not None:
-            from rag.semantic.rerank import LEXICAL_WEIGHT
-
-            lexical = (
-                (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
-            )
-            lines.append(
-                f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
-                f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}"
-            )
+            notes.append(f"ranked up: {hit.boosted}")
+        if hit.found_by:
+            notes.append("found by " + ", ".join(hit.found_by))
+        lines.extend(_wrapped(" · ".join(notes), "   "))
         if explain:
-            lines.extend(_explanation(hit))
-        body = f"{c.context}\n{c.text}" if c.context and not c.text.startswith(c.context) else c.text
-        lines.extend("    " + line for line in body.splitlines())
+            lines.append(_scores(hit))
+            lines.extend(_explanation(hit, with_found_by=False))
+        lines.extend(_numbered(hit, brief))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
-def _explanation(hit: Hit) -> list[str]:
+def _header(lead: str, c: Chunk) -> str:
+    """`lead` path:start-end symbol (kind), the path shortened in its middle to fit WIDTH."""
+    where = f":{c.start_line}-{c.end_line}"
+    label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
+    path = one_line(c.path)
+    room = WIDTH - len(lead) - len(where) - len(label)
+    if len(path) > room:
+        if room < 12:  # a symbol too long to leave the path room: the symbol gives way
+            label = label[: max(0, WIDTH - len(lead) - len(where) - 13)] + "…"
+            room = WIDTH - len(lead) - len(where) - len(label)
+        keep = max(room - 1, 4)
+        path = path[: keep // 2] + "…" + path[len(path) - (keep - keep // 2) :]
+    return f"{lead}{path}{where}{label}"[: WIDTH + 1]
+
+
+def _wrapped(text: str, indent: str) -> list[str]:
+    """`text` in lines of at most WIDTH columns, each after `indent`."""
+    if not text:
+        return []
+    out: list[str] = []
+    line = indent
+    for word in text.split(" "):
+        if len(line) + len(word) + 1 > WIDTH and line.strip():
+            out.append(line.rstrip())
+            line = indent
+        line += word + " "
+    out.append(line.rstrip())
+    return out
+
+
+def _scores(hit: Hit) -> str:
+    parts = [f"score {hit.score:.4f}"]
+    if hit.ranked is not None:
+        parts.append(f"ranked by {hit.ranked:.4f}")
+    if hit.semantic is not None and hit.mix is not None:
+        from rag.semantic.rerank import LEXICAL_WEIGHT
+
+        parts.append(
+            f"semantic {hit.semantic:.4f}, order by mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical share"
+            f" + {1 - LEXICAL_WEIGHT:g} x cosine"
+        )
+    return "     " + "; ".join(parts)
+
+
+def _numbered(hit: Hit, brief: bool) -> list[str]:
+    """The passage's lines, numbered, the marked ones flagged `>`; `brief`: the match's marked lines
+    and one line each side (its first lines when none is marked), at most BRIEF_LINES, gaps shown."""
+    c = hit.chunk
+    shown = hit.passage
+    body = shown.text.split("\n")
+    if c.context and not shown.text.startswith(c.context):
+        body = [f"({one_line(c.context)})", *body]  # the breadcrumb: where the match sits
+        first = shown.start_line - 1
+    else:
+        first = shown.start_line
+    numbered = list(enumerate(body, first))
+    marks = set(hit.marks)
+    width = len(str(shown.end_line))
+    if brief:
+        inside = [(n, t) for n, t in numbered if c.start_line <= n <= c.end_line]
+        near = {m + d for m in marks for d in (-1, 0, 1)}
+        picked = [(n, t) for n, t in inside if n in near] or inside[:4]
+        if len(picked) > BRIEF_LINES:
+            picked = picked[:BRIEF_LINES]
+        numbered = picked
+    out: list[str] = []
+    previous: int | None = None
+    for n, text in numbered:
+        if previous is not None and n > previous + 1:
+            out.append(f"  {'⋮':>{width}}")
+        flag = ">" if n in marks else " "
+        number = f"{n:>{width}}" if n >= shown.start_line else " " * width
+        out.append(f"{flag} {number} | {text}".rstrip())
+        previous = n
+    return out
+
+
+def _explanation(hit: Hit, with_found_by: bool = True) -> list[str]:
     """The --explain lines of a hit: the searches that found it, and each term's part of its score."""
-    lines = [f"     found by {', '.join(hit.found_by)}"] if hit.found_by else []
+    lines = [f"     found by {', '.join(hit.found_by)}"] if hit.found_by and with_found_by else []
     lines.extend(
         f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
         f"score {t.score:.4f} ({t.score / hit.score:.0%})"
@@ -173,9 +254,8 @@ def format_explained(hits: Sequence[Hit]) -> str:
     it and its terms' parts (--explain), without its text (the answer cites it)."""
     blocks = ["", "Passages sent:"]
     for rank, hit in enumerate(hits, 1):
-        c = hit.chunk
-        label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else ""
-        blocks.append(f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
+        blocks.append(_header(f"{rank}. ", hit.chunk))
+        blocks.append(_scores(hit))
         blocks.extend(_explanation(hit))
     return "\n".join(blocks)
 

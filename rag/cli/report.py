@@ -115,8 +115,10 @@ def refresh_line(report: IngestReport | None) -> str:
 
 def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     """Return a hit in the JSON shape scripts rely on: `query --json`'s results and the MCP
-    search tool's passages."""
-    c = hit.chunk
+    search tool's passages. The match (the chunk that scored) is `start_line`-`end_line`, `symbol`
+    and `kind`; the context (the lines shown and sent) is `context_start_line`-`context_end_line`
+    and `text`."""
+    c, shown = hit.chunk, hit.passage
     out: dict[str, Any] = {
         "rank": rank,
         "score": hit.score,
@@ -126,7 +128,11 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "chunk": c.ordinal,
         "kind": c.kind,
         "symbol": c.symbol,
-        "text": c.text,
+        "context_start_line": shown.start_line,
+        "context_end_line": shown.end_line,
+        "text": shown.text,
+        "matched": list(hit.words),  # the question's words it matched
+        "marked_lines": list(hit.marks),  # the lines of text that hold them
         "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
         "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
     }

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.errors import InputError
-from rag.retrieval.passages import shape
+from rag.retrieval.passages import mark, shape
 from rag.retrieval.ranking import question_shape
 from rag.retrieval.results import Glance, Hit
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
@@ -88,14 +88,18 @@ def retrieve(
             index,
             request.question,
             request.k,
-            explain=request.explain or bool(searches),  # a model's searches: which found each hit
+            explain=True,  # what each hit matched: its words and lines, and the searches that found it
             groups=request.groups,
             scoring=request.scoring,
             rerank=request.rerank,
             searches=searches,
         )
         if searches:
-            hits = found_by(index, hits, request.question, searches, request.groups, request.explain)
+            hits = found_by(index, hits, request.question, searches, request.groups)
+        if index.manifest.tokenizer.mode != "plain":
+            hits = mark(index, hits, (request.question, *searches))
+        if not request.explain:
+            hits = [h._replace(contributions=()) for h in hits]
         spelling = sys.modules.get(
             "rag.retrieval.spelling"
         )  # loaded by the search above only if a word was unknown
@@ -123,12 +127,10 @@ def found_by(
     question: str,
     searches: Sequence[str],
     groups: frozenset[str] = frozenset(),
-    explain: bool = False,
 ) -> list[Hit]:
     """Name the searches whose words each hit matched ("question", "search 1", ...), most of its
     score first: a term's share of the score goes to the searches that hold it, by their counts of
-    it; a term none holds as written (a corrected word, a short form) is the question's. Without
-    `explain` the term contributions are then left out, as a search without searches leaves them."""
+    it; a term none holds as written (a corrected word, a short form) is the question's."""
     from rag.retrieval.search import query_counts
 
     classes = index.view(groups).classes
@@ -146,11 +148,7 @@ def found_by(
             for i, n in enumerate(held):
                 share[i] += c.score * n / total
         order = sorted((i for i, s in enumerate(share) if s > 0), key=lambda i: (-share[i], i))
-        out.append(
-            hit._replace(
-                found_by=tuple(labels[i] for i in order), contributions=hit.contributions if explain else ()
-            )
-        )
+        out.append(hit._replace(found_by=tuple(labels[i] for i in order)))
     return out
 
 
@@ -214,20 +212,21 @@ def rank_question(
     and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
     available = active(rerank)  # one look for the extra (find_spec) per call
     shaped = index.manifest.tokenizer.mode != "plain"  # the original design's passages stay its windows
-    want = shaping_depth(k, weights) if shaped else k
-    if not available or question_shape(question).symbol is not None:
-        hits = search(
-            index,
-            question,
-            want,
-            explain=explain,
-            groups=groups,
-            scoring=scoring,
-            weights=weights,
-            searches=searches,
-        )
-        note = NOT_INSTALLED if rerank == "auto" and not available else None
-    else:
+    semantic = available and question_shape(question).symbol is None
+
+    def ranked(want: int) -> tuple[list[Hit], str | None]:
+        if not semantic:
+            hits = search(
+                index,
+                question,
+                want,
+                explain=explain,
+                groups=groups,
+                scoring=scoring,
+                weights=weights,
+                searches=searches,
+            )
+            return hits, NOT_INSTALLED if rerank == "auto" and not available else None
         from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, when it runs
 
         # the stage reorders the lexical list, so it takes it unspread and spreads its own order
@@ -243,8 +242,25 @@ def rank_question(
             searches=searches,
         )
         text = "\n".join((question, *searches))  # what the passages' meaning is compared with
-        hits, note = safe_rerank(index.path, text, hits, want, weights)
-    return (shape(index, hits, k, weights.grow_chars) if shaped else hits), note
+        return safe_rerank(index.path, text, hits, want, weights)
+
+    if not shaped:
+        return ranked(k)
+    want = shaping_depth(k, weights)
+    hits, note = ranked(want)
+    out = shape(index, hits, k, weights.grow_chars)
+    # distinct matches short of k while more were ranked: rank deeper, the results so far kept
+    while len(out) < k and len(hits) >= want and want < MAX_DEPTH:
+        want *= 2
+        deeper, note = ranked(want)
+        listed = {h.chunk[:3] for h in hits}
+        more = [h for h in deeper if h.chunk[:3] not in listed]
+        hits = hits + more
+        out = shape(index, more, k, weights.grow_chars, before=out)
+    return out, note
+
+
+MAX_DEPTH = 160  # the deepest a list is ranked to find k distinct matches
 
 
 GLANCE = 20  # the passages of the question's own search a planner is shown
@@ -292,10 +308,10 @@ def languages(index: Index, groups: frozenset[str] = frozenset()) -> tuple[str, 
 
 
 def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
-    """Return how many ranked hits the passages of a top k are shaped from. Up to k = 10 it is 10,
-    whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
-    passages are the same for all of them; a list of 10 may then come out shorter. Past 10, half as
-    many again, to fill k after the hits an earlier passage covers make way."""
+    """Return how many ranked hits the passages of a top k are shaped from first. Up to k = 10 it is
+    10, whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
+    passages are the same for all of them; past 10, half as many again. When the distinct matches of
+    those fall short of k, rank_question ranks deeper."""
     fixed = weights.min_candidates // weights.candidates_per_k
     return fixed if k <= fixed else k + k // 2
 
