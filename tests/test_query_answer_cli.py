@@ -54,7 +54,8 @@ def use_fake(monkeypatch: pytest.MonkeyPatch, fake_backend: FakeBackend) -> Fake
 
 
 def query(runner: CliRunner, index: Path, *args: str) -> Any:
-    return runner.invoke(main, ["query", "--index", str(index), *args])
+    # -q: stderr holds only what these tests are about, not the line naming the index
+    return runner.invoke(main, ["query", "-q", "--index", str(index), *args])
 
 
 def expected_prompt(index: Path, question: str = QUESTION) -> Any:
@@ -426,6 +427,7 @@ def test_claude_error_through_the_script(scripted_repo: Path, claude_bin: Path) 
     assert done.returncode == 1
     assert (done.stdout, done.stderr) == (
         "",
+        f"Searching {scripted_repo.resolve()}\n"
         "Error: `claude -p` returned an error (exit 1): Credit balance is too low\n",
     )
 

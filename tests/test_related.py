@@ -263,7 +263,9 @@ def test_bad_input_is_one_line_and_its_exit_code(index: Path, location: str, cod
 def test_text_output_is_searchs_passage_format(index: Path) -> None:
     done = CliRunner().invoke(main, ["related", "--index", str(index), "-k", "1", "net/retry.py:7"])
     assert done.exit_code == 0, done.output
-    assert done.stderr == "Like net/retry.py:1-8 backoff_delay (function)\n"
+    assert done.stderr == (
+        f"Searching {index.parent.parent.resolve()}\nLike net/retry.py:1-8 backoff_delay (function)\n"
+    )
     head, *body = done.stdout.splitlines()
     assert head.endswith("  net/polling.py:1-12 poll_until (function)") and head.startswith("1. ")
     assert body[4] == "    def poll_until(check, attempts=8, base_delay=0.5, max_delay=30.0):"
@@ -291,7 +293,7 @@ def test_json_holds_the_source_and_searchs_passages(index: Path) -> None:
 
 def test_a_passage_whose_words_no_other_holds_lists_nothing(tmp_path: Path) -> None:
     index = build(tmp_path / "r", {**FILES, "zoo.txt": "Quagga okapi.\n"})
-    done = CliRunner().invoke(main, ["related", "--index", str(index), "zoo.txt:1"])
+    done = CliRunner().invoke(main, ["related", "-q", "--index", str(index), "zoo.txt:1"])
     assert (done.exit_code, done.stdout) == (0, "No other passage shares the words of this one.\n")
     assert done.stderr == "Like zoo.txt:1-1\n"
 

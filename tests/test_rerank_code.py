@@ -123,7 +123,7 @@ def test_the_reason_is_printed(tmp_path: Path) -> None:
         main, ["query", "--index", str(report.index_path), "--no-llm", "-k", "1", "Router"]
     )
     assert result.exit_code == 0
-    assert result.output.splitlines()[0].endswith(
+    assert result.stdout.splitlines()[0].endswith(
         "app/routing.py:1-3 Router (class)  [ranked up: defines Router]"
     )
 

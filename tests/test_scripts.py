@@ -71,7 +71,7 @@ def test_retrieval_only_does_not_import_the_sdk(worked_repo: Path) -> None:
         text=True,
         env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"},
     )
-    assert done.stderr.strip() == "[]"
+    assert done.stderr.splitlines() == [f"Searching {worked_repo.resolve()}", "[]"]
     assert json.loads(done.stdout)["results"]
 
 
@@ -106,7 +106,8 @@ def test_a_reader_that_stops_early_ends_the_answer_quietly(worked_repo: Path, tm
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert proc.wait(timeout=60) == 1
-    assert err == ""  # not "Error: Broken pipe — check that the path exists and is writable"
+    # not "Error: Broken pipe — check that the path exists and is writable"
+    assert err == f"Searching {worked_repo.resolve()}\n"
 
 
 def _children(pid: int) -> set[int]:

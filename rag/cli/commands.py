@@ -18,6 +18,7 @@ from rag.cli.options import (
     RagGroup,
     as_option,
     index_option,
+    quiet_option,
     rerank_option,
     scoring_option,
     top_k_option,
@@ -46,7 +47,7 @@ from rag.cli.progress import ProgressLine
 from rag.cli.report import after_ingest_lines, format_ingest_report
 from rag.errors import InputError
 from rag.semantic.registry import NOT_INSTALLED
-from rag.store.paths import locate_index
+from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
 
@@ -196,6 +197,7 @@ def _question(words: tuple[str, ...]) -> str:
 )
 @scoring_option
 @rerank_option
+@quiet_option
 def query_cmd(
     question: tuple[str, ...],
     index_path: str | None,
@@ -211,12 +213,17 @@ def query_cmd(
     refresh: bool,
     scoring: str,
     rerank: str,
+    quiet: bool,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
-    from rag.retrieval.retrieve import Request
+    from rag.retrieval.retrieve import Request, Retrieval
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
-    notes = json_notes if as_json else text_notes
+    located = find_index(index_path)
+
+    def notes(found: Retrieval) -> None:
+        (json_notes if as_json else text_notes)(found, located.remembered, quiet)
+
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
@@ -228,7 +235,7 @@ def query_cmd(
 
     text = request.question
     if no_llm:
-        found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
+        found = ask(located.path, request, build_prompt=False, on_retrieved=notes).retrieval
         out(
             format_hits_json(text, found.hits, explain, about(found))
             if as_json
@@ -244,7 +251,7 @@ def query_cmd(
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
     outcome = ask(
-        locate_index(index_path),
+        located.path,
         request,
         backend if generates else None,
         on_retrieved=notes,
@@ -304,6 +311,7 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 )
 @scoring_option
 @rerank_option
+@quiet_option
 def related_cmd(
     location: tuple[str, int],
     index_path: str | None,
@@ -313,14 +321,16 @@ def related_cmd(
     refresh: bool,
     scoring: str,
     rerank: str,
+    quiet: bool,
 ) -> None:
     """List the passages most like the one that holds LINE of PATH (PATH relative to the indexed
     repository, or a path inside it), that passage and those overlapping it left out."""
     from rag.retrieval.related import related
 
     path, line = location
+    located = find_index(index_path)
     result = related(
-        locate_index(index_path),
+        located.path,
         path,
         line,
         top_k,
@@ -330,7 +340,7 @@ def related_cmd(
         refresh_first=refresh,
     )
     found = result.found
-    (json_notes if as_json else text_notes)(found)
+    (json_notes if as_json else text_notes)(found, located.remembered, quiet)
     if as_json:
         out(format_related_json(result.source, found.hits, about(found)), exact=True)
         return

@@ -111,6 +111,14 @@ index_option = click.option(
 )
 
 
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Do not name the index that answered on stderr (other notes and errors still print).",
+)
+
+
 scoring_option = click.option(
     "--scoring",
     type=click.Choice(SCORINGS),
