@@ -127,7 +127,7 @@ def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: 
         (["ingest", "{missing}"], 1, "does not exist — pass the path of a repository directory"),
         (["ingest", "{file}"], 1, "is not a directory — pass the path of a repository directory"),
         (["ingest", "{empty}"], 1, "No indexable files in"),
-        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `python ingest.py REPO --index"),
+        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `rag ingest REPO --index"),
         (["query", "--no-llm", "--index", "{corrupt}", "q"], 1, "is corrupt"),
         (["query", "--no-llm", "--index", "{index}", "   "], 1, "The question is empty — ask something"),
         (["query", "--no-llm", "--index", "{index}"], 1, "The question is empty — ask something"),
@@ -380,7 +380,7 @@ def test_query_notes_a_repository_that_is_gone(runner: CliRunner, worked_repo: P
     assert result.stderr == (
         f"Searching {worked_repo.resolve()} (index {index})\n"
         f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
-        "passages are as indexed — re-run `python ingest.py REPO` with its new path\n"
+        "passages are as indexed — re-run `rag ingest REPO` with its new path\n"
     )
 
 

@@ -300,7 +300,7 @@ def test_index_naming_a_folder_without_an_index_suggests_a_command_that_works(
     result = runner.invoke(main, ["query", "--no-llm", "--index", str(repo), "score"])
     assert result.exit_code == 1
     assert result.output == (
-        f"Error: No index in {repo} (no {repo}/.rag/index.sqlite) — run `python ingest.py {repo}` "
+        f"Error: No index in {repo} (no {repo}/.rag/index.sqlite) — run `rag ingest {repo}` "
         "to index that folder, or pass --index the index file itself\n"
     )
 

@@ -155,7 +155,7 @@ def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
     for result in (first, second):
         assert result.is_error
         assert result.content[0].text.endswith(
-            f"No index at {missing} — run `python ingest.py REPO --index {missing}` first"
+            f"No index at {missing} — run `python -m rag ingest REPO --index {missing}` first"
         )
 
 

@@ -18,7 +18,7 @@ from rag import ingest
 from rag.answer.backends import ApiCitation, Generation, render_text_prompt
 from rag.answer.prompts import build_prompt
 from rag.cli import main
-from rag.cli.output import NO_BACKEND_HINT, NO_CONTEXT_MESSAGE
+from rag.cli.output import NO_CONTEXT_MESSAGE
 from rag.errors import BackendError
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -33,6 +33,11 @@ REPO = {
     "README.md": "# Demo\n\nA tiny project about gardening and tomatoes, nothing else.\n",
 }
 QUESTION = "how is the password checked?"
+
+NO_BACKEND_HINT = (  # as `rag query` says it
+    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+    "`rag query --prompt-only QUESTION | claude -p`."
+)
 
 
 @pytest.fixture

@@ -202,7 +202,7 @@ def test_a_restricted_file_is_not_in_the_index_in_the_same_words_as_a_missing_on
     assert restricted == (
         1,
         f"Error: secret/backoff.py is not in the index; name an indexed file by its path in {root} "
-        f"(or re-run `python ingest.py {root}` if it is new)\n",
+        f"(or re-run `rag ingest {root}` if it is new)\n",
     )
     assert restricted[1] == missing[1].replace("secret/nothere.py", "secret/backoff.py")
     # its length is not told either, nor does an absolute path reach it
@@ -340,7 +340,7 @@ def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
     assert said == missing.content[0].text.replace("secret/nothere.py", "secret/backoff.py")
     assert said.endswith(
         "secret/backoff.py is not in the index; name an indexed file by its path in "
-        f"{tmp_path / 'full'} (or re-run `python ingest.py {tmp_path / 'full'}` if it is new)"
+        f"{tmp_path / 'full'} (or re-run `python -m rag ingest {tmp_path / 'full'}` if it is new)"
     )
     assert past_end.is_error and past_end.content[0].text.endswith(
         "net/retry.py has 17 lines; give a line from 1 to 17"

@@ -22,9 +22,9 @@ from rag.cli.options import (
     rerank_option,
     scoring_option,
     top_k_option,
+    version_option,
 )
 from rag.cli.output import (
-    NO_BACKEND_HINT,
     NO_CONTEXT_MESSAGE,
     NO_RELATED,
     about,
@@ -37,6 +37,7 @@ from rag.cli.output import (
     format_unanswered_json,
     format_usage,
     json_notes,
+    no_backend_hint,
     out,
     source_line,
     stderr_is_terminal,
@@ -45,15 +46,20 @@ from rag.cli.output import (
 )
 from rag.cli.progress import ProgressLine
 from rag.cli.report import after_ingest_lines, format_ingest_report
-from rag.errors import InputError
+from rag.errors import InputError, command, run_as
 from rag.semantic.registry import NOT_INSTALLED
 from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
 
 @click.group(cls=RagGroup)
-def main() -> None:
+@version_option
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Ask questions about a codebase, answered from its own code."""
+    # the hints name commands as the user runs them: `python -m rag ingest` (click's name for
+    # `python -m rag`), else `rag ingest`, whatever the console script's path
+    run_as("python -m rag" if ctx.info_name == "python -m rag" else "rag")
 
 
 @main.command("ingest")
@@ -156,7 +162,9 @@ def _question(words: tuple[str, ...]) -> str:
     # nothing downstream can encode: they become U+FFFD, as in indexed files
     question = " ".join(words).encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
     if not question:
-        raise InputError('The question is empty — ask something, e.g. query.py "how are passages scored?"')
+        raise InputError(
+            f'The question is empty — ask something, e.g. {command("query")} "how are passages scored?"'
+        )
     return question
 
 
@@ -189,7 +197,7 @@ def _question(words: tuple[str, ...]) -> str:
 @click.option(
     "--prompt-only",
     is_flag=True,
-    help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
+    help="Print only the prompt, for a pipe into a model: --prompt-only QUESTION | claude -p",
 )
 @as_option(ASK_AS)
 @click.option(
@@ -279,7 +287,7 @@ def query_cmd(
             out(format_unanswered_json(text, hits, prompt.text, explain, extra), exact=True)
         else:
             out(format_hits(hits, explain))
-        out(NO_BACKEND_HINT, err=True)
+        out(no_backend_hint(), err=True)
     else:
         out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
         if not as_json:
@@ -394,7 +402,7 @@ def eval_cmd(
     if full and not corpus_root:
         raise click.UsageError(
             "--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
-            "`python ingest.py REPO --full` for another index"
+            f"`{command('ingest')} REPO --full` for another index"
         )
     report = run_eval(
         Path(questions),
@@ -448,9 +456,10 @@ def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     serve(index_path, frozenset(groups))
 
 
-def _standalone(command: click.Command) -> Callable[[], None]:
+def _standalone(script: click.Command) -> Callable[[], None]:
     def run() -> None:
-        command.main(prog_name=os.path.basename(sys.argv[0]))
+        run_as(sys.argv[0])  # the script's path as typed: its hints name the script beside it
+        script.main(prog_name=os.path.basename(sys.argv[0]))
 
     return run
 

@@ -25,10 +25,16 @@ NO_CONTEXT_MESSAGE = (
     "The indexed code does not seem to cover this question: no passage matches its words, "
     "so no model was asked."
 )
-NO_BACKEND_HINT = (
-    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
-    "`python query.py --prompt-only QUESTION | claude -p`."
-)
+
+
+def no_backend_hint() -> str:
+    """What to do when no model can answer, naming the query command as the user runs it."""
+    from rag.errors import command
+
+    return (
+        "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+        f"`{command('query')} --prompt-only QUESTION | claude -p`."
+    )
 
 
 def _terminal(err: bool) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.terminal import one_line
+from rag.errors import command
 
 if TYPE_CHECKING:
     from rag.chunking.base import Chunk
@@ -91,7 +92,7 @@ def freshness_lines(found: Retrieval) -> list[str]:
     if found.gone is not None:
         lines.append(
             f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
-            "as indexed — re-run `python ingest.py REPO` with its new path"
+            f"as indexed — re-run `{command('ingest')} REPO` with its new path"
         )
     if found.changed:
         shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")

@@ -14,7 +14,7 @@ import os
 from typing import NamedTuple
 
 from rag.chunking.base import Chunk
-from rag.errors import InputError
+from rag.errors import InputError, command
 from rag.indexing.terms import chunk_counts
 from rag.retrieval.passages import shape
 from rag.retrieval.results import Hit
@@ -138,7 +138,7 @@ def not_indexed(path: str, root: str) -> InputError:
     for both, so that it tells nothing of files the caller may not read."""
     return InputError(
         f"{path} is not in the index; name an indexed file by its path in {root} "
-        f"(or re-run `python ingest.py {root}` if it is new)"
+        f"(or re-run `{command('ingest')} {root}` if it is new)"
     )
 
 

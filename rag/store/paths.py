@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple
 
-from rag.errors import IngestRunningError, InputError, NoIndexError
+from rag.errors import IngestRunningError, InputError, NoIndexError, command
 from rag.sources.names import INDEX_DIRNAME, INDEX_FILENAME
 
 if TYPE_CHECKING:
@@ -50,8 +50,8 @@ def ingest_command(root: object, index_path: str) -> str:
 
     holder = repository_holding(os.path.realpath(index_path))
     if holder is not None:
-        return "python ingest.py " + shlex.quote(holder)
-    return f"python ingest.py {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
+        return f"{command('ingest')} {shlex.quote(holder)}"
+    return f"{command('ingest')} {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
 
 
 def index_file(path: str | os.PathLike[str]) -> Path:
@@ -262,11 +262,11 @@ def find_index(
             if os.path.isdir(os.path.expanduser(given)):  # a folder: its index is FOLDER/.rag/index.sqlite
                 repo = os.path.dirname(os.path.dirname(path))
                 raise NoIndexError(
-                    f"No index in {given} (no {path}) — run `python ingest.py {shlex.quote(repo)}` "
+                    f"No index in {given} (no {path}) — run `{command('ingest')} {shlex.quote(repo)}` "
                     "to index that folder, or pass --index the index file itself"
                 )
             raise NoIndexError(
-                f"No index at {given} — run `python ingest.py REPO --index {shlex.quote(given)}` first"
+                f"No index at {given} — run `{command('ingest')} REPO --index {shlex.quote(given)}` first"
             )
         return Located(path)
     here = folder = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
@@ -286,5 +286,5 @@ def find_index(
         del known[here]  # its index was deleted: the entry would never answer again
         _remember(known)
     raise NoIndexError(
-        f"No index found for {here} — run `python ingest.py REPO` first (or pass --index PATH)"
+        f"No index found for {here} — run `{command('ingest')} REPO` first (or pass --index PATH)"
     )
