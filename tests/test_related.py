@@ -333,8 +333,8 @@ def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
     cli = CliRunner().invoke(
         main, ["related", "--index", str(full), "--json", "--rerank", "auto", "-k", "2", "net/retry.py:7"]
     )
-    assert got["passages"] == json.loads(cli.stdout)["results"]
-    assert all(not p["path"].startswith("secret/") for p in got["passages"])
+    assert got == {**json.loads(cli.stdout), "notes": []}  # `rag related --json`'s object, and its notes
+    assert all(not p["path"].startswith("secret/") for p in got["results"])
     assert restricted.is_error and missing.is_error
     said = restricted.content[0].text
     assert said == missing.content[0].text.replace("secret/nothere.py", "secret/backoff.py")
@@ -352,4 +352,4 @@ def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
         server("--index", str(full), "--as", "ops"),
         [("related", {"path": "net/retry.py", "line": 7, "k": 1})],
     )
-    assert payload(member)["passages"][0]["path"] == "secret/backoff.py"
+    assert payload(member)["results"][0]["path"] == "secret/backoff.py"

@@ -27,7 +27,6 @@ from rag.cli.options import (
 from rag.cli.output import (
     NO_CONTEXT_MESSAGE,
     NO_RELATED,
-    about,
     format_answer_json,
     format_hits,
     format_hits_json,
@@ -45,7 +44,7 @@ from rag.cli.output import (
     text_notes,
 )
 from rag.cli.progress import ProgressLine
-from rag.cli.report import after_ingest_lines, format_ingest_report
+from rag.cli.report import about, after_ingest_lines, format_ingest_report
 from rag.errors import InputError, command, run_as
 from rag.semantic.registry import NOT_INSTALLED
 from rag.store.paths import find_index, locate_index
@@ -450,9 +449,13 @@ def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, related, status,
     reindex."""
     from rag.cli.mcp_server import INSTALL_HINT, available, serve
+    from rag.store.reader import Index
 
     if not available():
         raise click.ClickException(INSTALL_HINT)
+    # every tool would fail without an index: refuse to start, in the one line a query would print
+    with Index(locate_index(index_path)):
+        pass
     serve(index_path, frozenset(groups))
 
 

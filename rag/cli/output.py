@@ -97,15 +97,6 @@ def searching_line(found: Retrieval, remembered: bool = False) -> str:
     return f"Searching {one_line(found.repository)}" + (f" ({', '.join(said)})" if said else "")
 
 
-def about(found: Retrieval) -> dict[str, Any]:
-    """The JSON keys that say which index answered, and what was corrected."""
-    return {
-        "index": found.index_path,
-        "repository": found.repository,
-        "corrections": [c._asdict() for c in found.corrections],
-    }
-
-
 NO_HITS = "No passages match the question (none of its words occur in the index)."
 NO_RELATED = "No other passage shares the words of this one."
 

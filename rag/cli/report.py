@@ -139,6 +139,21 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     return out
 
 
+def about(found: Retrieval) -> dict[str, Any]:
+    """The JSON keys that say which index answered, and what was corrected."""
+    return {
+        "index": found.index_path,
+        "repository": found.repository,
+        "corrections": [c._asdict() for c in found.corrections],
+    }
+
+
+NO_MATCH = (
+    "No passage matches: none of the query's words occur in the index (question words such as 'how' "
+    "are not searched) — search for words the code or its docs would contain"
+)
+
+
 def source_dict(chunk: Chunk) -> dict[str, Any]:
     """Return the passage `rag related` searched from, in passage_dict's keys (no rank nor score)."""
     return {
