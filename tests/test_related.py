@@ -353,3 +353,57 @@ def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
         [("related", {"path": "net/retry.py", "line": 7, "k": 1})],
     )
     assert payload(member)["results"][0]["path"] == "secret/backoff.py"
+
+
+def test_a_passage_ranked_up_says_why_without_naming_a_question(tmp_path: Path) -> None:
+    """File coherence ranks a passage of many.py, whose file holds four like the source, above a
+    passage of one.py that scores a little more: the reason names the passage, not a question."""
+    names = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+        "mike",
+    ]
+
+    def body(i: int) -> str:  # 40 lines unlike every other file's
+        return "".join(
+            f"    {names[(i * 7 + j) % 13]}_{j} = {names[(i * 3 + j) % 13]}{i}(value)\n" for j in range(40)
+        )
+
+    index = build(
+        tmp_path / "r",
+        {
+            "src/source.py": "def check_packet(packet, checksum, window):\n"
+            '    """Verify a packet checksum inside a sliding window."""\n'
+            "    return verify(packet, checksum) and window.ok(packet)\n",
+            "net/many.py": "".join(
+                f'def handler_{i}(packet, checksum):\n    """Validate the packet checksum."""\n{body(i)}'
+                "    return verify(packet, checksum)\n\n\n"
+                for i in range(4)
+            ),
+            "net/one.py": 'def handler_x(packet, checksum):\n    """Validate the packet checksum, checksum."""\n'
+            f"{body(9)}    return verify(packet, checksum)\n",
+        },
+    )
+    done = CliRunner().invoke(
+        main, ["related", "--index", str(index), "--json", "-k", "3", "src/source.py:1"]
+    )
+    results = json.loads(done.stdout)["results"]
+    assert [(r["path"], r["boosted"]) for r in results] == [
+        ("net/many.py", "its file holds much of the code like this passage"),
+        ("net/one.py", None),
+        ("net/many.py", None),
+    ]
+    assert results[0]["score"] < results[1]["score"]
+    text = CliRunner().invoke(main, ["related", "--index", str(index), "-k", "3", "src/source.py:1"])
+    assert "its file holds much of the code like this passage" in text.stdout
+    assert "question" not in text.stdout
