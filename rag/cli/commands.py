@@ -418,6 +418,13 @@ def eval_cmd(
     for note in report.notes:  # as a query's: --json leaves out the install hint
         if not (as_json and note == NOT_INSTALLED):
             out(note, err=True)
+    if not report.outcomes:  # figures over no question would read as a retrieval that finds nothing
+        first = report.label_errors[0]
+        raise InputError(
+            f"No question could be scored: none of the {len(report.unscored)} has an answer whose path is in "
+            f"the index (the first: {first.answer.path}, line {first.line} of {questions}) — give paths "
+            "relative to the repository root, or pass the index of that repository"
+        )
     if as_json:
         out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:
