@@ -127,6 +127,20 @@ def test_backend_failures(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_when_the_model_cannot_be_reached_the_passages_still_print(
+    runner: CliRunner, index: Path, use_fake: FakeBackend, as_json: bool
+) -> None:
+    unreachable = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
+    use_fake.answers.append(BackendError(unreachable))
+    result = query(runner, index, *(["--json"] if as_json else []), QUESTION)
+    assert (result.exit_code, result.stderr) == (1, f"Error: {unreachable}\n")
+    # the passages as retrieval alone prints them; --json keeps stdout for one whole object
+    passages = query(runner, index, "--no-llm", QUESTION).stdout
+    assert "auth.py:" in passages
+    assert result.stdout == ("" if as_json else passages)
+
+
 @pytest.mark.parametrize(
     ("stop_reason", "message"),
     [
@@ -430,8 +444,9 @@ def test_claude_error_through_the_script(scripted_repo: Path, claude_bin: Path) 
     env.pop("ANTHROPIC_API_KEY", None)
     done = run_script("query.py", QUESTION, cwd=scripted_repo, env=env)
     assert done.returncode == 1
+    passages = run_script("query.py", "--no-llm", QUESTION, cwd=scripted_repo, env=env).stdout
     assert (done.stdout, done.stderr) == (
-        "",
+        passages,
         f"Searching {scripted_repo.resolve()}\n"
         "Error: `claude -p` returned an error (exit 1): Credit balance is too low\n",
     )

@@ -227,8 +227,10 @@ def query_cmd(
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
     located = find_index(index_path)
+    retrieved: list[Retrieval] = []
 
     def notes(found: Retrieval) -> None:
+        retrieved.append(found)
         (json_notes if as_json else text_notes)(found, located.remembered, quiet)
 
     if no_llm + show_prompt + prompt_only > 1:
@@ -257,13 +259,27 @@ def query_cmd(
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
-    outcome = ask(
-        located.path,
-        request,
-        backend if generates else None,
-        on_retrieved=notes,
-        on_text=None if as_json else stream,
-    )
+    streamed = False
+
+    def show(text: str) -> None:
+        nonlocal streamed
+        streamed = True
+        stream(text)
+
+    try:
+        outcome = ask(
+            located.path,
+            request,
+            backend if generates else None,
+            on_retrieved=notes,
+            on_text=None if as_json else show,
+        )
+    except BackendError:
+        # the search succeeded and the model did not answer (unreachable, refused the key, ...): the
+        # passages are still worth reading, before the error (--json: stdout stays empty)
+        if retrieved and retrieved[0].hits and not as_json:
+            out(("\n\n" if streamed else "") + format_hits(retrieved[0].hits, explain))
+        raise
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
     extra = about(outcome.retrieval)
     if prompt is None:  # nothing retrieved
