@@ -44,6 +44,14 @@ def clean_env(
 
 
 @pytest.fixture(autouse=True)
+def run_as_rag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hints name `rag ingest`, as the installed command's do, whatever a test ran before."""
+    import rag.errors
+
+    monkeypatch.setattr(rag.errors, "_program", ["rag"])
+
+
+@pytest.fixture(autouse=True)
 def small_array_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Store per-chunk arrays in blocks of 16 chunk ids in every index a test builds in process
     (1,024 by default), so that reading them block by block is exercised everywhere. Indexes

@@ -57,8 +57,9 @@ def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monk
     monkeypatch.chdir(worked_repo)
     result = runner.invoke(main, ["query", "--no-llm", "-k", "2", "billing refunds"])
     assert result.exit_code == 0, result.output
+    assert result.stderr == f"Searching {worked_repo.resolve()}\n"
     # each result: its match, then its lines numbered (the worked example's plain design marks none)
-    assert result.output == (
+    assert result.stdout == (
         "1. refunds.txt:1-1 (text)\n"
         "  1 | Refunds go back to the original card after billing approves them.\n"
         "\n"
@@ -74,7 +75,7 @@ def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Pat
         main, ["query", "--json", "--no-llm", "--index", index, "-k", "1", "billing refunds"]
     )
     assert result.exit_code == 0
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data == {
         "question": "billing refunds",
         "results": [
@@ -107,7 +108,7 @@ def test_query_with_only_unknown_words_is_empty_not_an_error(runner: CliRunner, 
     index = str(worked_repo / ".rag" / "index.sqlite")
     result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "chargeback"])
     assert result.exit_code == 0
-    assert json.loads(result.output) == {
+    assert json.loads(result.stdout) == {
         "question": "chargeback",
         "results": [],
         "index": index,
@@ -131,7 +132,7 @@ def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: 
         (["ingest", "{missing}"], 1, "does not exist — pass the path of a repository directory"),
         (["ingest", "{file}"], 1, "is not a directory — pass the path of a repository directory"),
         (["ingest", "{empty}"], 1, "No indexable files in"),
-        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `python ingest.py REPO --index"),
+        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `rag ingest REPO --index"),
         (["query", "--no-llm", "--index", "{corrupt}", "q"], 1, "is corrupt"),
         (["query", "--no-llm", "--index", "{index}", "   "], 1, "The question is empty — ask something"),
         (["query", "--no-llm", "--index", "{index}"], 1, "The question is empty — ask something"),
@@ -253,12 +254,12 @@ def test_query_as_group(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
     runner.invoke(main, ["ingest", str(repo)])
     monkeypatch.chdir(repo)
     public = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
-    assert [r["path"] for r in json.loads(public.output)["results"]] == ["README.md"]
+    assert [r["path"] for r in json.loads(public.stdout)["results"]] == ["README.md"]
     member = runner.invoke(main, ["query", "--no-llm", "--json", "--as", "people", "salary engineers"])
-    assert [r["path"] for r in json.loads(member.output)["results"]] == ["hr/salaries.txt", "README.md"]
+    assert [r["path"] for r in json.loads(member.stdout)["results"]] == ["hr/salaries.txt", "README.md"]
     monkeypatch.setenv("RAG_GROUPS", "finance people")
     env = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
-    assert json.loads(env.output)["results"][0]["path"] == "hr/salaries.txt"
+    assert json.loads(env.stdout)["results"][0]["path"] == "hr/salaries.txt"
 
 
 def test_index_option_may_name_a_folder(runner: CliRunner, worked_repo: Path, tmp_path: Path) -> None:
@@ -293,7 +294,7 @@ def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunne
     )
     assert runner.invoke(main, ["ingest", str(repo)]).exit_code == 0
     index = str(repo / ".rag" / "index.sqlite")
-    text = runner.invoke(main, ["query", "--no-llm", "--index", index, "refund invoice"]).output
+    text = runner.invoke(main, ["query", "--no-llm", "--index", index, "refund invoice"]).stdout
     blocks = text.split("\n\n")
     assert blocks[0].startswith("1. billing.py:1-3 refund (function)\n   matched refund, invoice\n")
     assert blocks[1].startswith(
@@ -301,7 +302,7 @@ def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunne
         "   matched refund, invoice · test: ranked at x0.5 of its score\n"
     )
     results = json.loads(
-        runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).output
+        runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).stdout
     )
     assert [r["demoted"] for r in results["results"]] == [None, "test"]
     first, second = results["results"]
@@ -315,7 +316,7 @@ def test_a_question_in_bytes_that_are_not_utf8(runner: CliRunner, worked_repo: P
     monkeypatch.chdir(worked_repo)
     result = runner.invoke(main, ["query", "--no-llm", "--json", "refunds \udcff policy"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["question"] == "refunds \ufffd policy"
+    assert json.loads(result.stdout)["question"] == "refunds \ufffd policy"
     shown = runner.invoke(main, ["query", "--show-prompt", "--backend", "none", "refunds \udcff policy"])
     assert shown.exit_code == 0 and "refunds \ufffd policy" in shown.output
 
@@ -386,8 +387,9 @@ def test_query_notes_a_repository_that_is_gone(runner: CliRunner, worked_repo: P
     result = runner.invoke(main, ["query", "--no-llm", "--index", str(index), "-k", "1", "refunds"])
     assert result.exit_code == 0 and "refunds.txt:1-1" in result.stdout
     assert result.stderr == (
+        f"Searching {worked_repo.resolve()} (index {index})\n"
         f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
-        "passages are as indexed — re-run `python ingest.py REPO` with its new path\n"
+        "passages are as indexed — re-run `rag ingest REPO` with its new path\n"
     )
 
 

@@ -204,3 +204,27 @@ def test_eval_k_out_of_range_is_a_usage_error(runner: CliRunner, setup: tuple[Pa
     questions, index = setup
     result = runner.invoke(main, ["eval", str(questions), "--index", str(index), "-k", "11"])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_eval_with_no_question_to_score_is_an_error(
+    runner: CliRunner, setup: tuple[Path, Path], as_json: bool
+) -> None:
+    _, index = setup
+    questions = setup[0].with_name("elsewhere.jsonl")
+    # answers labelled with paths of another checkout: none is in the index
+    questions.write_text(
+        q("a", "refunds to the original card", "src/refunds.txt")
+        + "\n"
+        + q("b", "bcrypt", "src/auth.txt")
+        + "\n"
+    )
+    result = runner.invoke(
+        main, ["eval", str(questions), "--index", str(index), *(["--json"] if as_json else [])]
+    )
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: No question could be scored: none of the 2 has an answer whose path is in the index (the "
+        f"first: src/refunds.txt, line 1 of {questions}) — give paths relative to the repository root, or "
+        "pass the index of that repository\n"
+    )

@@ -43,7 +43,8 @@ def index(tmp_path: Path) -> Path:
 
 
 def query(index: Path, *args: str) -> Any:
-    return CliRunner().invoke(main, ["query", "--index", str(index), *args])
+    """`rag query`, quiet about which index answered (stderr then holds only the notes tested here)."""
+    return CliRunner().invoke(main, ["query", "--quiet", "--index", str(index), *args])
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from rag import ingest
 from rag.answer.backends import ApiCitation, Generation, render_text_prompt
 from rag.answer.prompts import build_prompt
 from rag.cli import main
-from rag.cli.output import NO_BACKEND_HINT, NO_CONTEXT_MESSAGE
+from rag.cli.output import NO_CONTEXT_MESSAGE
 from rag.errors import BackendError
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -33,6 +33,11 @@ REPO = {
     "README.md": "# Demo\n\nA tiny project about gardening and tomatoes, nothing else.\n",
 }
 QUESTION = "how is the password checked?"
+
+NO_BACKEND_HINT = (  # as `rag query` says it
+    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+    "`rag query --prompt-only QUESTION | claude -p`."
+)
 
 
 @pytest.fixture
@@ -56,7 +61,8 @@ def use_fake(monkeypatch: pytest.MonkeyPatch, fake_backend: FakeBackend) -> Fake
 
 
 def query(runner: CliRunner, index: Path, *args: str) -> Any:
-    return runner.invoke(main, ["query", "--index", str(index), *args])
+    # -q: stderr holds only what these tests are about, not the line naming the index
+    return runner.invoke(main, ["query", "-q", "--index", str(index), *args])
 
 
 def expected_prompt(index: Path, question: str = QUESTION) -> Any:
@@ -121,6 +127,20 @@ def test_backend_failures(
     assert result.exit_code == code
     assert result.stderr == stderr
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_when_the_model_cannot_be_reached_the_passages_still_print(
+    runner: CliRunner, index: Path, use_fake: FakeBackend, as_json: bool
+) -> None:
+    unreachable = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
+    use_fake.answers.append(BackendError(unreachable))
+    result = query(runner, index, *(["--json"] if as_json else []), QUESTION)
+    assert (result.exit_code, result.stderr) == (1, f"Error: {unreachable}\n")
+    # the passages as retrieval alone prints them; --json keeps stdout for one whole object
+    passages = query(runner, index, "--no-llm", QUESTION).stdout
+    assert "auth.py:" in passages
+    assert result.stdout == ("" if as_json else passages)
 
 
 @pytest.mark.parametrize(
@@ -451,10 +471,12 @@ def test_claude_error_through_the_script(scripted_repo: Path, claude_bin: Path) 
     env.pop("ANTHROPIC_API_KEY", None)
     done = run_script("query.py", QUESTION, cwd=scripted_repo, env=env)
     assert done.returncode == 1
+    passages = run_script("query.py", "--no-llm", QUESTION, cwd=scripted_repo, env=env).stdout
     assert (done.stdout, done.stderr) == (
-        "",
+        passages,
         "Search planning failed (`claude -p` returned an error (exit 1): Credit balance is too low): "
         "searched the question's own words\n"
+        f"Searching {scripted_repo.resolve()}\n"
         "Error: `claude -p` returned an error (exit 1): Credit balance is too low\n",
     )
 

@@ -123,7 +123,7 @@ def test_the_reason_is_printed(tmp_path: Path) -> None:
         main, ["query", "--index", str(report.index_path), "--no-llm", "-k", "1", "Router"]
     )
     assert result.exit_code == 0
-    head, notes = result.output.splitlines()[:2]
+    head, notes = result.stdout.splitlines()[:2]
     assert head == "1. app/routing.py:1-3 Router (class)"
     assert notes == "   matched router · ranked up: defines Router"
 

@@ -59,7 +59,7 @@ def no_raw_controls(text: str) -> bool:
 def test_passages_file_names_and_the_stale_note_show_controls_visibly(repo: Path, terminal: None) -> None:
     index = ingest(repo).index_path
     (repo / EVIL_NAME).write_text(TEXT + "more\n")  # the stale note names it
-    result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index), "refund invoice"])
+    result = CliRunner().invoke(main, ["query", "-q", "--no-llm", "--index", str(index), "refund invoice"])
     assert result.exit_code == 0
     assert no_raw_controls(result.output)
     assert "\\x1b]52;c;ZWNobyBwd25lZA==\\x07" in result.stdout

@@ -18,15 +18,15 @@ from rag.cli.options import (
     RagGroup,
     as_option,
     index_option,
+    quiet_option,
     rerank_option,
     scoring_option,
     top_k_option,
+    version_option,
 )
 from rag.cli.output import (
-    NO_BACKEND_HINT,
     NO_CONTEXT_MESSAGE,
     NO_RELATED,
-    about,
     format_answer_json,
     format_explained,
     format_hits,
@@ -37,6 +37,7 @@ from rag.cli.output import (
     format_unanswered_json,
     format_usage,
     json_notes,
+    no_backend_hint,
     out,
     plan_about,
     plan_note,
@@ -47,16 +48,21 @@ from rag.cli.output import (
     text_notes,
 )
 from rag.cli.progress import ProgressLine
-from rag.cli.report import after_ingest_lines, format_ingest_report
-from rag.errors import InputError
+from rag.cli.report import about, after_ingest_lines, format_ingest_report
+from rag.errors import InputError, command, run_as
 from rag.semantic.registry import NOT_INSTALLED
-from rag.store.paths import locate_index
+from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
 
 @click.group(cls=RagGroup)
-def main() -> None:
+@version_option
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Ask questions about a codebase, answered from its own code."""
+    # the hints name commands as the user runs them: `python -m rag ingest` (click's name for
+    # `python -m rag`), else `rag ingest`, whatever the console script's path
+    run_as("python -m rag" if ctx.info_name == "python -m rag" else "rag")
 
 
 @main.command("ingest")
@@ -159,7 +165,9 @@ def _question(words: tuple[str, ...]) -> str:
     # nothing downstream can encode: they become U+FFFD, as in indexed files
     question = " ".join(words).encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
     if not question:
-        raise InputError('The question is empty — ask something, e.g. query.py "how are passages scored?"')
+        raise InputError(
+            f'The question is empty — ask something, e.g. {command("query")} "how are passages scored?"'
+        )
     return question
 
 
@@ -198,7 +206,7 @@ def _question(words: tuple[str, ...]) -> str:
 @click.option(
     "--prompt-only",
     is_flag=True,
-    help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
+    help="Print only the prompt, for a pipe into a model: --prompt-only QUESTION | claude -p",
 )
 @click.option(
     "--search",
@@ -221,6 +229,7 @@ def _question(words: tuple[str, ...]) -> str:
 )
 @scoring_option
 @rerank_option
+@quiet_option
 def query_cmd(
     question: tuple[str, ...],
     index_path: str | None,
@@ -239,13 +248,20 @@ def query_cmd(
     refresh: bool,
     scoring: str,
     rerank: str,
+    quiet: bool,
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on. When a model
     answers, it first turns the question into keyword searches (--search)."""
-    from rag.retrieval.retrieve import Request
+    from rag.retrieval.retrieve import Request, Retrieval
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
-    notes = json_notes if as_json else text_notes
+    located = find_index(index_path)
+    retrieved: list[Retrieval] = []
+
+    def notes(found: Retrieval) -> None:
+        retrieved.append(found)
+        (json_notes if as_json else text_notes)(found, located.remembered, quiet)
+
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
@@ -257,7 +273,7 @@ def query_cmd(
 
     text = request.question
     if no_llm:
-        found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
+        found = ask(located.path, request, build_prompt=False, on_retrieved=notes).retrieval
         out(
             format_hits_json(text, found.hits, explain, about(found))
             if as_json
@@ -277,15 +293,32 @@ def query_cmd(
     if search == "planned" and (generates or show_prompt):
         # --show-prompt shows the planning prompt, even with no model to send it to
         planning = Planning(backend if generates else None, search_model)
-    outcome = ask(
-        locate_index(index_path),
-        request,
-        backend if generates else None,
-        planning=planning,
-        on_retrieved=notes,
-        on_planned=lambda plan: out(plan_note(plan), err=True),
-        on_text=None if as_json else stream,
-    )
+    streamed = False
+
+    def show(text: str) -> None:
+        nonlocal streamed
+        streamed = True
+        stream(text)
+
+    try:
+        outcome = ask(
+            located.path,
+            request,
+            backend if generates else None,
+            planning=planning,
+            on_retrieved=notes,
+            on_planned=lambda plan: out(plan_note(plan), err=True),
+            on_text=None if as_json else show,
+        )
+    except BackendError:
+        # the search succeeded and the model did not answer (unreachable, refused the key, ...): the
+        # passages are still worth reading, before the error (--json: stdout stays empty)
+        if retrieved and retrieved[0].hits and not as_json:
+            out(
+                ("\n\n" if streamed else "")
+                + format_hits(retrieved[0].hits, explain, brief=_brief(brief, explain))
+            )
+        raise
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
     extra = {**about(outcome.retrieval), **plan_about(outcome.plan)}
     if prompt is None:  # nothing retrieved
@@ -320,7 +353,7 @@ def query_cmd(
             out(format_unanswered_json(text, hits, prompt.text, explain, extra), exact=True)
         else:
             out(format_hits(hits, explain, brief=_brief(brief, explain)))
-        out(NO_BACKEND_HINT, err=True)
+        out(no_backend_hint(), err=True)
     else:
         out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
         if explain and not as_json:
@@ -367,6 +400,7 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 )
 @scoring_option
 @rerank_option
+@quiet_option
 def related_cmd(
     location: tuple[str, int],
     index_path: str | None,
@@ -377,14 +411,16 @@ def related_cmd(
     refresh: bool,
     scoring: str,
     rerank: str,
+    quiet: bool,
 ) -> None:
     """List the passages most like the one that holds LINE of PATH (PATH relative to the indexed
     repository, or a path inside it), that passage and those overlapping it left out."""
     from rag.retrieval.related import related
 
     path, line = location
+    located = find_index(index_path)
     result = related(
-        locate_index(index_path),
+        located.path,
         path,
         line,
         top_k,
@@ -394,7 +430,7 @@ def related_cmd(
         refresh_first=refresh,
     )
     found = result.found
-    (json_notes if as_json else text_notes)(found)
+    (json_notes if as_json else text_notes)(found, located.remembered, quiet)
     if as_json:
         out(format_related_json(result.source, found.hits, about(found)), exact=True)
         return
@@ -448,7 +484,7 @@ def eval_cmd(
     if full and not corpus_root:
         raise click.UsageError(
             "--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
-            "`python ingest.py REPO --full` for another index"
+            f"`{command('ingest')} REPO --full` for another index"
         )
     report = run_eval(
         Path(questions),
@@ -465,6 +501,13 @@ def eval_cmd(
     for note in report.notes:  # as a query's: --json leaves out the install hint
         if not (as_json and note == NOT_INSTALLED):
             out(note, err=True)
+    if not report.outcomes:  # figures over no question would read as a retrieval that finds nothing
+        first = report.label_errors[0]
+        raise InputError(
+            f"No question could be scored: none of the {len(report.unscored)} has an answer whose path is in "
+            f"the index (the first: {first.answer.path}, line {first.line} of {questions}) — give paths "
+            "relative to the repository root, or pass the index of that repository"
+        )
     if as_json:
         out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:
@@ -496,15 +539,20 @@ def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, related, status,
     reindex."""
     from rag.cli.mcp_server import INSTALL_HINT, available, serve
+    from rag.store.reader import Index
 
     if not available():
         raise click.ClickException(INSTALL_HINT)
+    # every tool would fail without an index: refuse to start, in the one line a query would print
+    with Index(locate_index(index_path)):
+        pass
     serve(index_path, frozenset(groups))
 
 
-def _standalone(command: click.Command) -> Callable[[], None]:
+def _standalone(script: click.Command) -> Callable[[], None]:
     def run() -> None:
-        command.main(prog_name=os.path.basename(sys.argv[0]))
+        run_as(sys.argv[0])  # the script's path as typed: its hints name the script beside it
+        script.main(prog_name=os.path.basename(sys.argv[0]))
 
     return run
 

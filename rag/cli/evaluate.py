@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.terminal import one_line
-from rag.errors import InputError
+from rag.errors import InputError, command
 from rag.retrieval.results import Hit
 from rag.retrieval.retrieve import rank_question
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
@@ -315,7 +315,7 @@ class Indexes:
                 AccessList.load(index.manifest.root)  # a line that cannot be parsed: name it
                 raise InputError(
                     f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
-                    f"`python ingest.py {index.manifest.root}`"
+                    f"`{command('ingest')} {index.manifest.root}`"
                 )
             self._open[key] = (index, frozenset(index.readable_files(self.groups)))
         return self._open[key]

@@ -27,10 +27,16 @@ NO_CONTEXT_MESSAGE = (
     "The indexed code does not seem to cover this question: no passage matches its words, "
     "so no model was asked."
 )
-NO_BACKEND_HINT = (
-    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
-    "`python query.py --prompt-only QUESTION | claude -p`."
-)
+
+
+def no_backend_hint() -> str:
+    """What to do when no model can answer, naming the query command as the user runs it."""
+    from rag.errors import command
+
+    return (
+        "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+        f"`{command('query')} --prompt-only QUESTION | claude -p`."
+    )
 
 
 def _terminal(err: bool) -> bool:
@@ -68,39 +74,34 @@ def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
-def json_notes(found: Retrieval) -> None:
+def json_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) -> None:
     """text_notes without the semantic stage's install hint, which --json leaves out."""
-    text_notes(found._replace(note=None) if found.note == NOT_INSTALLED else found)
+    text_notes(found._replace(note=None) if found.note == NOT_INSTALLED else found, remembered, quiet)
 
 
-def text_notes(found: Retrieval) -> None:
-    """Print which index answers (on a terminal), what was corrected, refreshed or is stale, and
-    the semantic stage's note, on stderr (one line each). Scripts read the index from --json."""
+def text_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) -> None:
+    """Print which index answers (unless `quiet`), what was corrected, refreshed or is stale, and
+    the semantic stage's note, on stderr (one line each). `remembered`: the index was found as the
+    one an ingest run from the current folder wrote (rag.store.paths.find_index)."""
     if found.note is not None:
         out(found.note, err=True)
-    if stderr_is_terminal():
-        out(searching_line(found), err=True)
+    if not quiet:
+        out(searching_line(found, remembered), err=True)
     for line in freshness_lines(found):
         out(line, err=True)
 
 
-def searching_line(found: Retrieval) -> str:
-    """'Searching REPO' (and the index, when it is not REPO/.rag/index.sqlite)."""
+REMEMBERED = "last ingested from this folder"
+
+
+def searching_line(found: Retrieval, remembered: bool = False) -> str:
+    """'Searching REPO', then in parentheses the index when it is not REPO/.rag/index.sqlite, and
+    whether it was chosen as the one last ingested from the current folder."""
     from rag.store.paths import default_index_file
 
     same = os.path.abspath(found.index_path) == os.path.abspath(default_index_file(found.repository))
-    return f"Searching {one_line(found.repository)}" + (
-        "" if same else f" (index {one_line(found.index_path)})"
-    )
-
-
-def about(found: Retrieval) -> dict[str, Any]:
-    """The JSON keys that say which index answered, and what was corrected."""
-    return {
-        "index": found.index_path,
-        "repository": found.repository,
-        "corrections": [c._asdict() for c in found.corrections],
-    }
+    said = ([] if same else [f"index {one_line(found.index_path)}"]) + ([REMEMBERED] if remembered else [])
+    return f"Searching {one_line(found.repository)}" + (f" ({', '.join(said)})" if said else "")
 
 
 def plan_about(plan: Plan | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.terminal import one_line
+from rag.errors import command
 
 if TYPE_CHECKING:
     from rag.chunking.base import Chunk
@@ -91,7 +92,7 @@ def freshness_lines(found: Retrieval) -> list[str]:
     if found.gone is not None:
         lines.append(
             f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
-            "as indexed — re-run `python ingest.py REPO` with its new path"
+            f"as indexed — re-run `{command('ingest')} REPO` with its new path"
         )
     if found.changed:
         shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")
@@ -144,6 +145,21 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
     return out
+
+
+def about(found: Retrieval) -> dict[str, Any]:
+    """The JSON keys that say which index answered, and what was corrected."""
+    return {
+        "index": found.index_path,
+        "repository": found.repository,
+        "corrections": [c._asdict() for c in found.corrections],
+    }
+
+
+NO_MATCH = (
+    "No passage matches: none of the query's words occur in the index (question words such as 'how' "
+    "are not searched) — search for words the code or its docs would contain"
+)
 
 
 def source_dict(chunk: Chunk) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from rag.errors import InputError
+from rag.errors import InputError, command
 from rag.retrieval.passages import mark, shape
 from rag.retrieval.ranking import question_shape
 from rag.retrieval.results import Glance, Hit
@@ -174,7 +174,7 @@ def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:
     if moved is not None:  # its files and freshness would be the old folder's
         raise InputError(
             f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-            f"re-run `python ingest.py {moved}`, or pass --refresh"
+            f"re-run `{command('ingest')} {moved}`, or pass --refresh"
         )
     gone = None if os.path.isdir(root) else root
     if index.access_changed():
@@ -185,7 +185,7 @@ def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:
         # file to a caller the new ones shut out
         raise InputError(
             f"{ACCESS_FILE} changed since the index was built — re-run "
-            f"`python ingest.py {root}`, or pass --refresh"
+            f"`{command('ingest')} {root}`, or pass --refresh"
         )
     return gone
 
