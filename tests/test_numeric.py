@@ -3,7 +3,10 @@ with the standard library's results to the last bit."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,3 +74,18 @@ def test_numpy_score_bounds_equal_the_standard_librarys_to_the_last_bit(
     slow = rag.weights.score_bounds(ids_of, tfs_of, norms, normalisers)
     assert [[x.hex() for x in xs] for xs in fast] == [[x.hex() for x in xs] for xs in slow]
     assert fast[0][0] == max(rag.weights.tf_weight(tf) / norms[i] for i, tf in zip(ids_of[0], tfs_of[0]))
+
+
+def test_the_search_imports_numpy_without_the_semantic_model() -> None:
+    # the lexical search's numpy comes without the model's module, and the one-thread setting of
+    # its BLAS is not left behind for the processes this one starts
+    code = (
+        "import json, os, sys, rag.numeric\n"
+        "np = rag.numeric.numpy_or_none()\n"
+        "print(json.dumps([np is sys.modules['numpy'], 'rag.semantic.model' in sys.modules, "
+        "'OPENBLAS_NUM_THREADS' in os.environ]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert json.loads(out.stdout) == [True, False, False]
