@@ -1,5 +1,8 @@
-"""numpy when it is installed (the semantic extra brings it): long arrays of the lexical search are
-then read and added up at C speed, with the same results as the standard library's loops."""
+"""numpy when it is installed (the semantic extra brings it) and when it pays: long arrays of the
+lexical search are then read and added up at C speed, with the same results as the standard
+library's loops. Importing numpy costs a process more than a query on a mid-sized repository
+spends adding up (docs/benchmarks.md), so a process that has not loaded it imports it only for
+work large enough to repay the import; once it is loaded, any work it speeds up uses it."""
 
 from __future__ import annotations
 
@@ -8,6 +11,15 @@ import os
 import sys
 from importlib.util import find_spec
 from typing import Any
+
+
+def numpy_for(size: int, loaded_from: int, import_from: int) -> Any:
+    """Return numpy for work of `size` (in the caller's unit: postings, values) when it pays:
+    from `loaded_from` when this process has loaded numpy already, from `import_from` when it
+    would import it for this work. Else None, as when numpy is not installed."""
+    if size < (loaded_from if "numpy" in sys.modules else import_from):
+        return None
+    return numpy_or_none()
 
 
 @functools.cache

@@ -1,5 +1,5 @@
-"""rag.numeric: a query with many postings adds them up in numpy arrays when numpy is installed,
-with the standard library's results to the last bit."""
+"""rag.numeric: a query with many postings adds them up in numpy arrays when numpy is installed
+and worth its import, with the standard library's results to the last bit."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ def test_numpy_sums_equal_the_standard_librarys_to_the_last_bit(
             found = []
             for postings, prune in ((10**12, False), (0, True), (0, False)):
                 monkeypatch.setattr(topk_module, "NUMPY_POSTINGS", postings)
+                monkeypatch.setattr(topk_module, "NUMPY_IMPORT_POSTINGS", postings)
                 found.append(
                     [
                         (h.chunk.path, h.chunk.start_line, h.score)
@@ -74,6 +75,37 @@ def test_numpy_score_bounds_equal_the_standard_librarys_to_the_last_bit(
     slow = rag.weights.score_bounds(ids_of, tfs_of, norms, normalisers)
     assert [[x.hex() for x in xs] for xs in fast] == [[x.hex() for x in xs] for xs in slow]
     assert fast[0][0] == max(rag.weights.tf_weight(tf) / norms[i] for i, tf in zip(ids_of[0], tfs_of[0]))
+
+
+def test_a_query_too_small_to_repay_the_import_leaves_numpy_unloaded(tmp_path: Path) -> None:
+    # in a process that has not loaded numpy, a query whose postings are fewer than its import
+    # repays is range-checked and added up by the standard library, and numpy stays unloaded;
+    # once numpy is loaded, the same query adds up in numpy with the same hits, to the last bit.
+    # The thresholds of work numpy takes once loaded are lowered to every list, so that only
+    # the import's own threshold keeps it out
+    repo, vocab = zipf_repo(tmp_path / "r", 150, 3)
+    ingest(repo)
+    code = f"""
+import json, sys
+import rag.retrieval.topk as topk, rag.store.packing as packing
+from rag import Index, search
+topk.NUMPY_POSTINGS = packing._NUMPY_VALUES = 1
+with Index({str(repo / ".rag" / "index.sqlite")!r}) as index:
+    hits = lambda: [(h.chunk.path, h.score.hex()) for h in search(index, {" ".join(vocab[:6])!r}, 4)]
+    small = hits()
+    unloaded = "numpy" not in sys.modules
+    topk.NUMPY_IMPORT_POSTINGS = 1  # now every query repays it
+    large = hits()
+print(json.dumps([unloaded, "numpy" in sys.modules, small == large, len(small)]))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert json.loads(out.stdout) == [True, True, True, 4]
 
 
 def test_the_search_imports_numpy_without_the_semantic_model() -> None:
