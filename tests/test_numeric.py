@@ -108,6 +108,36 @@ print(json.dumps([unloaded, "numpy" in sys.modules, small == large, len(small)])
     assert json.loads(out.stdout) == [True, True, True, 4]
 
 
+def test_a_query_that_adds_up_in_numpy_imports_it_before_reading_its_postings(tmp_path: Path) -> None:
+    # a query whose postings repay numpy's import loads it first, so that the range checks of
+    # its lists (rag.store.packing.largest) use it too
+    repo, vocab = zipf_repo(tmp_path / "r", 150, 4)
+    ingest(repo)
+    code = f"""
+import json, sys
+import rag.retrieval.topk as topk, rag.store.packing as packing, rag.store.reader as reader
+from rag import Index, search
+topk.NUMPY_IMPORT_POSTINGS = 1
+seen = []
+def largest(values):
+    seen.append("numpy" in sys.modules)
+    return packing.largest(values)
+reader.largest = largest
+with Index({str(repo / ".rag" / "index.sqlite")!r}) as index:
+    search(index, {" ".join(vocab[:6])!r}, 4)
+print(json.dumps(seen))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    seen = json.loads(out.stdout)
+    assert seen and all(seen)
+
+
 def test_the_search_imports_numpy_without_the_semantic_model() -> None:
     # the lexical search's numpy comes without the model's module, and the one-thread setting of
     # its BLAS is not left behind for the processes this one starts
