@@ -117,7 +117,7 @@ def test_a_query_that_adds_up_in_numpy_imports_it_before_reading_its_postings(tm
 import json, sys
 import rag.retrieval.topk as topk, rag.store.packing as packing, rag.store.reader as reader
 from rag import Index, search
-topk.NUMPY_IMPORT_POSTINGS = 1
+topk.NUMPY_POSTINGS = topk.NUMPY_IMPORT_POSTINGS = 1
 seen = []
 def largest(values):
     seen.append("numpy" in sys.modules)
@@ -136,6 +136,39 @@ print(json.dumps(seen))
     )
     seen = json.loads(out.stdout)
     assert seen and all(seen)
+
+
+def test_a_process_asking_many_questions_loads_numpy_once_their_sum_repays_it(tmp_path: Path) -> None:
+    # each question alone is too small to repay numpy's import, but a process that keeps asking
+    # (a server, an evaluation) counts what it added up without numpy: the question that brings
+    # the sum past the import's worth loads it, and every later one uses it; the hits are the
+    # same to the last bit throughout
+    repo, vocab = zipf_repo(tmp_path / "r", 150, 5)
+    ingest(repo)
+    question = " ".join(vocab[:6])
+    code = f"""
+import json, sys
+import rag.retrieval.topk as topk
+from rag import Index, search
+from rag.retrieval.search import query_counts
+topk.NUMPY_POSTINGS = 1
+with Index({str(repo / ".rag" / "index.sqlite")!r}) as index:
+    postings = index.postings_count(query_counts(index, {question!r}))
+    topk.NUMPY_IMPORT_POSTINGS = int(2.5 * postings)  # repaid during the third question
+    loaded, hits = [], []
+    for _ in range(4):
+        hits.append([(h.chunk.path, h.score.hex()) for h in search(index, {question!r}, 4)])
+        loaded.append("numpy" in sys.modules)
+print(json.dumps([loaded, all(h == hits[0] for h in hits), len(hits[0])]))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert json.loads(out.stdout) == [[False, False, True, True], True, 4]
 
 
 def test_the_search_imports_numpy_without_the_semantic_model() -> None:

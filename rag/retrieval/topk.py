@@ -29,19 +29,29 @@ _THRESHOLD_SAMPLE = 20_000
 DENSE_RATIO = 0.25
 # Postings from which a query adds up with numpy, when it is installed (the semantic extra
 # installs it): every posting, at C speed, with the same bits as the standard library's sums.
-# From NUMPY_POSTINGS in a process that has loaded numpy already (a server after its first long
-# query, the semantic stage). A process that has not must import it first, 148 ms of CPU on a
+# From NUMPY_POSTINGS in a process that has loaded numpy already (after its first long questions,
+# or for the semantic stage). A process that has not must import it first, 148 ms of CPU on a
 # 2-core machine, against about 0.5 us saved a posting (523 ns at a million chunks, 436 ns on
-# django's 38,670): repaid from about 300,000 postings (`python bench/numpy_import.py`), which a
-# question on a mid-sized repository does not reach
+# django's 38,670 chunks): repaid from about 300,000 postings (`python bench/numpy_import.py`),
+# which a question on a mid-sized repository does not reach
 NUMPY_POSTINGS = 50_000
 NUMPY_IMPORT_POSTINGS = 300_000
+# the postings of NUMPY_POSTINGS or more this process has added up without numpy: they count
+# towards repaying its import, so that a process that keeps asking questions too small to repay
+# it alone (a server, an evaluation) loads it once, when their sum would have
+_added_without_numpy = 0
+
+
+def _numpy(postings: int) -> Any:
+    """numpy for a query of `postings`, when it pays (rag.numeric.numpy_for), else None."""
+    repaid_from = max(NUMPY_POSTINGS, NUMPY_IMPORT_POSTINGS - _added_without_numpy)
+    return numpy_for(postings, NUMPY_POSTINGS, repaid_from)
 
 
 def numpy_ahead(postings: int) -> None:
     """Import numpy now when top_scores will add up `postings` in it, so that reading them can
     use it too: their range checks (rag.store.packing.largest) cost max() 61 ns a value."""
-    numpy_for(postings, NUMPY_POSTINGS, NUMPY_IMPORT_POSTINGS)
+    _numpy(postings)
 
 
 def top_scores(
@@ -67,9 +77,12 @@ def top_scores(
     for i in range(len(terms) - 1, -1, -1):
         remaining[i] = remaining[i + 1] + terms[i][3]
     postings = sum(len(t[1]) for t in terms)
-    np = numpy_for(postings, NUMPY_POSTINGS, NUMPY_IMPORT_POSTINGS)
+    np = _numpy(postings)
     if np is not None:
         return _top_numpy(np, terms, n, weights, norms, n_ids, prune, remaining)
+    if postings >= NUMPY_POSTINGS:
+        global _added_without_numpy
+        _added_without_numpy += postings
     if postings > DENSE_RATIO * n_ids:
         return _best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
     acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
