@@ -259,6 +259,20 @@ def test_query_reads_only_what_it_needs(
     assert len(chunk_reads[0].split(" IN (")[1].split(",")) == candidate_count(2) < 50
 
 
+def test_the_postings_of_terms_are_counted_without_reading_them(worked_repo: Path) -> None:
+    # the count a query decides numpy by: each known term's postings once, an unknown term none
+    path = ingest(worked_repo).index_path
+    with Index(path) as index:
+        billing = index.tokenizer.query_counts("billing")
+        assert len(billing) == 1
+        term = next(iter(billing))
+        card = next(iter(index.tokenizer.query_counts("card")))
+        held = len(index.postings(term)[0]) + len(index.postings(card)[0])
+        assert held == 5  # billing in all four files, card in one
+        assert index.postings_count([term, card, term, "neverseenword"]) == held
+        assert index.postings_count([]) == 0
+
+
 def test_files_skipped_after_reading_are_not_read_again(tmp_path: Path, mocker) -> None:
     repo = code_repo(tmp_path / "r")
     write_tree(repo, {"empty.txt": "", "blob.dat": b"\0\1\2"})

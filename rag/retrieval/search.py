@@ -15,7 +15,7 @@ from typing import NamedTuple
 from rag.retrieval.quoted import holding, quotes
 from rag.retrieval.ranking import candidate_count, definitions, file_key, question_shape, rank_hits
 from rag.retrieval.results import Hit, TermContribution
-from rag.retrieval.topk import Work, top_scores
+from rag.retrieval.topk import Work, numpy_ahead, top_scores
 from rag.store.reader import Index
 from rag.store.views import View
 from rag.text.acronyms import expand
@@ -100,6 +100,8 @@ def _search(
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
     qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
+    if "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
+        numpy_ahead(index.postings_count(qtf))
     found_of = {term: _postings(index, view, term) for term in qtf}
     corrected: dict[str, str] = {}
     # words the view has never seen -> their nearest indexed terms (known words are left alone);

@@ -212,6 +212,20 @@ class Index:
         return [(p, n) for p, n in rows]
 
     @_reads
+    def postings_count(self, terms: Iterable[str]) -> int:
+        """Return how many postings the given terms hold in all (their stored document
+        frequencies: no list is read); terms the index has never seen hold none."""
+        wanted = list(dict.fromkeys(terms))
+        total = 0
+        for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for (df,) in self._query(f"SELECT df FROM terms WHERE term IN ({marks})", tuple(part)):
+                check(isinstance(df, int) and df >= 0, "term rows out of range")
+                total += df
+        return total
+
+    @_reads
     def has_term(self, term: str) -> bool:
         """Tell whether the index holds `term` (without reading its postings)."""
         return self._query("SELECT 1 FROM terms WHERE term = ?", (term,)).fetchone() is not None
