@@ -17,6 +17,8 @@ as a failed plan is). With --json FILE, the per-question ranks go there.
 
     python bench/planned_search.py --time 16 --sets natural:passages
 
+--stages N times, in process, the planning step's parts and a retrieval with and without it.
+
 --time N measures what planning adds to a question's local time: N questions of each set (every
 len/N-th), each asked through a whole `query.py --json` process with the plan and with
 `--search question`, in turn, --repeat times after a warm-up of each; both get their answer from the
@@ -191,6 +193,63 @@ def timing(set_name: str, variant: str, n: int, repeat: int, rerank: str, given:
     )
 
 
+def stages(set_name: str, variant: str, n: int, repeat: int, rerank: str, given: dict[str, Path]) -> None:
+    """Print, in process, the median time of a question's retrieval alone and with its plan, and of
+    the planning step's parts: the first look (glance), the languages, the prompt, the call to the
+    loopback server (the recorded reply: no model's time)."""
+    import statistics
+
+    import anthropic
+
+    from rag.answer.plan import plan_search, planning_prompt
+    from rag.retrieval.retrieve import glance, languages, retrieve
+    from rag.store.reader import Index
+
+    file, root = SETS[set_name]
+    questions = load_questions(SHARED / file)
+    chosen = questions[:: max(1, len(questions) // n)][:n]
+    indexes = Indexes()
+    index_name = "codesearch" if set_name == "natural" else set_name
+    times: dict[str, list[float]] = {
+        k: [] for k in ("question alone", "with the plan", "glance", "languages", "prompt", "call")
+    }
+    with ReplayApi(load_recordings([recordings_file(set_name, variant, given)])) as api:
+        backend = AnthropicBackend(
+            client=anthropic.Anthropic(base_url=api.url, api_key="offline", max_retries=0)
+        )
+        for _ in range(repeat):
+            for q in chosen:
+                indexes.get(set_name, root / str(q.corpus))
+                path = INDEXES / f"{index_name}-{q.corpus}.idx"
+                request = Request(q.question, 4, rerank=rerank)
+                t = time.perf_counter()
+                retrieve(path, request)
+                times["question alone"].append(time.perf_counter() - t)
+
+                def planner(seen: Any, question: str = q.question) -> tuple[str, ...]:
+                    return plan_search(backend, planning_prompt(question, seen), "recorded").searches
+
+                t = time.perf_counter()
+                retrieve(path, request, planner)
+                times["with the plan"].append(time.perf_counter() - t)
+                with Index(path) as index:
+                    t = time.perf_counter()
+                    seen = glance(index, q.question)
+                    times["glance"].append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    languages(index)
+                    times["languages"].append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    prompt = planning_prompt(q.question, seen)
+                    times["prompt"].append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    plan_search(backend, prompt, "recorded")
+                    times["call"].append(time.perf_counter() - t)
+    print(f"{set_name} {variant} rerank {rerank}, {len(chosen)} questions x {repeat}, in process:")
+    for name, values in times.items():
+        print(f"    {name:15} median {statistics.median(values) * 1000:6.1f} ms")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help=f"SET:VARIANT,... (default {DEFAULT_SETS})")
@@ -201,11 +260,23 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path, help="write every run's figures and per-question ranks here")
     ap.add_argument("--time", type=int, default=0, metavar="N", help="time N questions of each set instead")
     ap.add_argument("--repeat", type=int, default=5, help="with --time: runs of each question and mode")
+    ap.add_argument(
+        "--stages",
+        type=int,
+        default=0,
+        metavar="N",
+        help="time the planning step's parts on N questions, in process",
+    )
     args = ap.parse_args(argv)
     given = {}
     for item in args.recordings:
         key, _, path = item.partition("=")
         given[key] = Path(path)
+    if args.stages:
+        for item in args.sets.split(","):
+            set_name, _, variant = item.partition(":")
+            stages(set_name, variant, args.stages, args.repeat, args.rerank, given)
+        return
     if args.time:
         for item in args.sets.split(","):
             set_name, _, variant = item.partition(":")
