@@ -12,6 +12,20 @@ import sys
 from importlib.util import find_spec
 from typing import Any
 
+# an index from this many chunks has questions whose postings numpy adds up faster than its import
+# costs (about 300,000 postings: rag.retrieval.topk.NUMPY_IMPORT_POSTINGS; docs/benchmarks.md)
+SCALE_CHUNKS = 200_000
+SCALE_HINT = (
+    "Note: pip install 'rag-code[scale]' would add up a large index's postings in numpy "
+    "(at a million chunks, 25 ms a long question against 548 ms)"
+)
+
+
+def scale_hint(chunks: int) -> str | None:
+    """The one line an ingest of `chunks` chunks says when numpy would speed its queries and is not
+    installed, else None."""
+    return SCALE_HINT if chunks >= SCALE_CHUNKS and find_spec("numpy") is None else None
+
 
 def numpy_for(size: int, loaded_from: int, import_from: int) -> Any:
     """Return numpy for work of `size` (in the caller's unit: postings, values) when it pays:

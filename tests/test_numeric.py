@@ -184,3 +184,26 @@ def test_the_search_imports_numpy_without_the_semantic_model() -> None:
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert json.loads(out.stdout) == [True, False, False]
+
+
+def test_an_ingest_of_a_large_index_names_the_scale_extra_once_when_numpy_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+    from conftest import write_tree
+
+    import rag.numeric
+    from rag.cli import main
+
+    root = write_tree(tmp_path / "repo", {f"m{n}.py": f"def f{n}():\n    return {n}\n" for n in range(3)})
+    monkeypatch.setattr(rag.numeric, "SCALE_CHUNKS", 3)  # three chunks count as large here
+    with_numpy = CliRunner().invoke(main, ["ingest", "--full", str(root)])
+    assert with_numpy.exit_code == 0 and "rag-code[scale]" not in with_numpy.stderr
+    monkeypatch.setattr(rag.numeric, "find_spec", lambda name: None)
+    without = CliRunner().invoke(main, ["ingest", "--full", str(root)])
+    assert without.exit_code == 0 and without.stderr.count(rag.numeric.SCALE_HINT) == 1
+    monkeypatch.setattr(rag.numeric, "SCALE_CHUNKS", 4)
+    small = CliRunner().invoke(main, ["ingest", "--full", str(root)])
+    assert "rag-code[scale]" not in small.stderr
+    quiet = CliRunner().invoke(main, ["ingest", "-q", "--full", str(root)])
+    assert quiet.stderr == "" and quiet.stdout == ""

@@ -346,10 +346,18 @@ def without_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("without_extra")
-def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path) -> None:
+def test_without_the_extra_an_ingest_says_once_how_to_enable_it_and_queries_do_not(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest = CliRunner().invoke(main, ["ingest", str(repo)])
+    assert ingest.exit_code == 0 and ingest.stderr.count(NOT_INSTALLED) == 1
+    assert "Prepared" not in ingest.output
+    monkeypatch.setenv("RAG_RERANK", "none")
+    assert NOT_INSTALLED not in CliRunner().invoke(main, ["ingest", str(repo)]).stderr
+    monkeypatch.delenv("RAG_RERANK")
     index = str(repo / ".rag/index.sqlite")
     text = CliRunner().invoke(main, ["query", "--no-llm", "--index", index, "account"])
-    assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1
+    assert text.exit_code == 0 and text.stdout.startswith("1. ") and NOT_INSTALLED not in text.stderr
     as_json = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", index, "account"])
     assert NOT_INSTALLED not in as_json.stderr
     none = CliRunner().invoke(

@@ -37,7 +37,6 @@ from rag.cli.output import (
     format_status,
     format_unanswered_json,
     format_usage,
-    json_notes,
     no_backend_hint,
     out,
     plan_about,
@@ -51,6 +50,7 @@ from rag.cli.output import (
 from rag.cli.progress import ProgressLine
 from rag.cli.report import about, after_ingest_lines, format_ingest_report
 from rag.errors import InputError, command, run_as
+from rag.numeric import scale_hint
 from rag.semantic.registry import NOT_INSTALLED
 from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
@@ -159,6 +159,9 @@ def ingest_cmd(
     if after is not None and not quiet:
         for text in after_ingest_lines(after):
             out(text, err=text.startswith("Note:"))
+    hint = scale_hint(report.chunks)
+    if hint is not None and not quiet:
+        out(hint, err=True)
 
 
 def _question(words: tuple[str, ...]) -> str:
@@ -261,7 +264,7 @@ def query_cmd(
 
     def notes(found: Retrieval) -> None:
         retrieved.append(found)
-        (json_notes if as_json else text_notes)(found, located.remembered, quiet)
+        text_notes(found, located.remembered, quiet)
 
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
@@ -431,7 +434,7 @@ def related_cmd(
         refresh_first=refresh,
     )
     found = result.found
-    (json_notes if as_json else text_notes)(found, located.remembered, quiet)
+    text_notes(found, located.remembered, quiet)
     if as_json:
         out(format_related_json(result.source, found.hits, about(found)), exact=True)
         return

@@ -74,16 +74,12 @@ def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
-def json_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) -> None:
-    """text_notes without the semantic stage's install hint, which --json leaves out."""
-    text_notes(found._replace(note=None) if found.note == NOT_INSTALLED else found, remembered, quiet)
-
-
 def text_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) -> None:
     """Print which index answers (unless `quiet`), what was corrected, refreshed or is stale, and
     the semantic stage's note, on stderr (one line each). `remembered`: the index was found as the
-    one an ingest run from the current folder wrote (rag.store.paths.find_index)."""
-    if found.note is not None:
+    one an ingest run from the current folder wrote (rag.store.paths.find_index). The stage's install
+    hint is an ingest's to give (rag.semantic.embed.after_ingest), not every query's."""
+    if found.note is not None and found.note != NOT_INSTALLED:
         out(found.note, err=True)
     if not quiet:
         out(searching_line(found, remembered), err=True)

@@ -69,7 +69,10 @@ DEFAULT_EMBEDDING_MODEL = "minilm-l6-q8"
 # saturate (onnxruntime's quantization notes), and other CPUs
 UNQUANTIZED = "minilm-l6-int8"
 MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS or STATIC_MODELS the stage uses (the benches compare them)
-NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
+NOT_INSTALLED = (
+    f"Note: {EXTRA_HINT} would rerank the passages by meaning, at a slower first query "
+    f"(docs/levers.md; {RERANK_ENV}=none silences this)"
+)
 
 
 def model_name() -> str:
