@@ -217,10 +217,13 @@ def median_isolated(args: list[str], repeat: int, cwd: Path | None = None) -> tu
     return statistics.median(r.seconds for r in runs), max(r.max_rss_mb for r in runs)
 
 
-def whole_process(index: Path, questions: list[str], repeat: int) -> tuple[float, float, float]:
-    """Median seconds and max peak MB of the query script over `questions`, and the median of
-    `python -c "import click"` run between them (so both see the same machine load)."""
-    query = [sys.executable, str(PROJECT / "query.py"), "--json", "--no-llm", "--index", str(index)]
+def whole_process(
+    index: Path, questions: list[str], repeat: int, options: tuple[str, ...] = ()
+) -> tuple[float, float, float]:
+    """Median seconds and max peak MB of the query script over `questions` (with `options`, e.g.
+    ("--rerank", "none")), and the median of `python -c "import click"` run between them (so
+    both see the same machine load)."""
+    query = [sys.executable, str(PROJECT / "query.py"), "--json", "--no-llm", *options, "--index", str(index)]
     click = [sys.executable, "-c", "import click"]
     times, clicks, peak = [], [], 0.0
     for _ in range(repeat):

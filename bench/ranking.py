@@ -125,17 +125,25 @@ def codesearch(indexes: Indexes, run: ModuleType, weights: RankingWeights) -> di
     tasks = [
         json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
     ]
-    rows, sizes = [], []
+    rows, match_rows, sizes = [], [], []
     for t in tasks[::SAMPLE]:
         hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"], weights)
+        # scored on the lines a reader is shown (the context), and on the match lines alone
         results = [
+            {"path": h.passage.path, "start_line": h.passage.start_line, "end_line": h.passage.end_line}
+            for h in hits
+        ]
+        matches = [
             {"path": h.chunk.path, "start_line": h.chunk.start_line, "end_line": h.chunk.end_line}
             for h in hits
         ]
         rows.append({**t, **run.score_task(t, results)})
-        sizes.extend(len(h.chunk.text) for h in hits[:4])
+        match_rows.append({**t, **run.score_task(t, matches)})
+        sizes.extend(len(h.passage.text) for h in hits[:4])
     scores = run.per_repo(rows, lambda r: r["ndcg10"])
     agg = run.aggregate(scores, sorted(scores))
+    match_scores = run.per_repo(match_rows, lambda r: r["ndcg10"])
+    agg["match"] = run.aggregate(match_scores, sorted(match_scores))["overall"]
     agg["top4_chars"] = sum(sizes) / len(sizes) if sizes else 0.0
     agg["rows"] = rows
     return agg
@@ -143,7 +151,7 @@ def codesearch(indexes: Indexes, run: ModuleType, weights: RankingWeights) -> di
 
 def qa_set(
     indexes: Indexes, set_name: str, weights: RankingWeights
-) -> tuple[float, float, float, dict[str, int | None], dict[str, float]]:
+) -> tuple[float, float, float, dict[str, int | None], dict[str, float], float, float]:
     file, root = SETS[set_name]
     questions = load_questions(SHARED / file)
     if set_name == "docstring":
@@ -154,7 +162,7 @@ def qa_set(
     m = report.overall
     ranks = {o.question.id: o.rank for o in report.outcomes}
     per_corpus = {c: v.hit_at_4 for c, v in report.per_corpus.items()}
-    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars, ranks, per_corpus
+    return m.hit_at_4, m.mrr_at_10, m.mean_top4_chars, ranks, per_corpus, m.match_hit_at_4, m.match_mrr_at_10
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -214,7 +222,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"{label:28} codesearch {cs['overall']:.4f} (arch {cats['architecture']:.3f} sem {cats['semantic']:.3f} "
                 f"sym {cats['symbol']:.3f}; {cs['top4_chars']:.0f} ch) | dev {dev[0]:.3f}/{dev[1]:.4f} ({dev[2]:.0f} ch) "
                 f"| docstring {doc[0]:.3f}/{doc[1]:.4f} ({doc[2]:.0f} ch) "
-                f"| natural {nat[0]:.3f}/{nat[1]:.4f} ({nat[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]",
+                f"| natural {nat[0]:.3f}/{nat[1]:.4f} ({nat[2]:.0f} ch)  [{time.perf_counter() - t0:.0f} s]\n"
+                f"{'  match lines alone':28} codesearch {cs['match']:.4f} | dev {dev[5]:.3f}/{dev[6]:.4f} "
+                f"| docstring {doc[5]:.3f}/{doc[6]:.4f} | natural {nat[5]:.3f}/{nat[6]:.4f}",
                 flush=True,
             )
             if args.languages:

@@ -2,8 +2,33 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# How the user runs rag, so that a hint names a command that works for them: "rag" (the installed
+# command, and what a library caller is told), "python -m rag", or the path of one of the
+# checkout's scripts as typed ("query.py", "../rag/ingest.py"). rag.cli sets it once per process.
+_program = ["rag"]
+SCRIPTS = {"ingest": "ingest.py", "query": "query.py"}  # the commands the checkout has a script for
+
+
+def run_as(program: str) -> None:
+    """Name the program the user typed: "rag", "python -m rag", or the path of a script (ingest.py)."""
+    _program[0] = program
+
+
+def command(name: str) -> str:
+    """Return the command line that runs rag's command `name` as the user runs rag: `rag ingest`,
+    `python -m rag ingest`, or `python ingest.py` (beside the script they ran)."""
+    program = _program[0]
+    if program.endswith(".py"):
+        if name in SCRIPTS:
+            import shlex  # a hint's path, quoted for a shell
+
+            return f"python {shlex.quote(os.path.join(os.path.dirname(program), SCRIPTS[name]))}"
+        program = "rag"
+    return f"{program} {name}"
 
 
 class RagError(Exception):

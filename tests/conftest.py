@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"  # a stand-in for `claude -p`
 WORKED_EXAMPLE = {
     "refunds.txt": "Refunds go back to the original card after billing approves them.\n",
     "team.txt": "For billing, ask billing support or the billing team.\n",
@@ -40,6 +41,14 @@ def clean_env(
     monkeypatch.setenv("RAG_RERANK", "none")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
+
+
+@pytest.fixture(autouse=True)
+def run_as_rag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hints name `rag ingest`, as the installed command's do, whatever a test ran before."""
+    import rag.errors
+
+    monkeypatch.setattr(rag.errors, "_program", ["rag"])
 
 
 @pytest.fixture(autouse=True)
@@ -95,6 +104,8 @@ class FakeBackend:
     prompts: list[Prompt] = field(default_factory=list)
     name: str = "fake"
     model: str = "fake-model"
+    plans: list[Generation | str | BaseException] = field(default_factory=list)  # replies to complete()
+    plan_prompts: list[tuple[Prompt, str]] = field(default_factory=list)  # each prompt, and the model asked
 
     def queue(
         self,
@@ -125,8 +136,36 @@ class FakeBackend:
     def render(self, prompt: Prompt) -> str:
         return f"--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}"
 
+    def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
+        self.plan_prompts.append((prompt, model))
+        if not self.plans:
+            raise AssertionError("FakeBackend.complete was called more often than plans were queued")
+        queued = self.plans.pop(0)
+        if isinstance(queued, BaseException):
+            raise queued
+        if isinstance(queued, Generation):
+            return queued
+        return Generation(queued, stop_reason="end_turn", usage={"input_tokens": 7, "output_tokens": 3})
+
+    def render_completion(self, prompt: Prompt, *, model: str, max_tokens: int) -> str:
+        return f"--- plan for {model} ---\n{prompt.system}\n{prompt.user}"
+
 
 @pytest.fixture
 def fake_backend() -> FakeBackend:
     """A FakeBackend with nothing queued."""
     return FakeBackend()
+
+
+# --- a local Messages API (tests/local_api.py) ------------------------------------------------------------
+
+from collections.abc import Iterator  # noqa: E402
+
+from local_api import FakeApi, serving  # noqa: E402
+
+
+@pytest.fixture
+def api() -> Iterator[FakeApi]:
+    """A local server speaking the Messages API, answering from the responses a test queues."""
+    with serving() as fake:
+        yield fake

@@ -164,7 +164,7 @@ def test_query_explain_says_which_words_an_added_acronym_stands_for(tmp_path: Pa
         main, ["query", "--index", str(path), "--no-llm", "--explain", "-k", "2", QUESTION]
     )
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0].startswith("1. ") and "docs/glossary.md" in lines[0]
     assert [line.split(":")[0].strip() for line in lines if "(for " in line] == [
         "sse (for 'server sent event')",

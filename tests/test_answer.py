@@ -162,3 +162,16 @@ def test_api_citations_are_checked_against_the_documents_sent() -> None:
         Citation("rag/auth.py", 10, 13, "something the passage never said", False),
         Citation("", 0, 0, "a document that was not sent", False),
     ]
+
+
+def test_a_citation_may_point_at_any_line_of_the_context_sent() -> None:
+    from rag.answer.citations import check_citations
+
+    match = Chunk("widget.ts", 13, 15, "function", "renderWidget", "a\nb\nc", "", 2)
+    context = match._replace(start_line=1, text="\n".join(f"line {n}" for n in range(1, 16)))
+    hit = Hit(1.0, match, context=context)
+    cited = check_citations("See [widget.ts:2-3] and [widget.ts:14-16].", (), [hit])
+    assert [(c.start_line, c.end_line, c.valid, c.cited_text) for c in cited] == [
+        (2, 3, True, "line 2\nline 3"),
+        (14, 16, False, ""),  # line 16 was never sent
+    ]

@@ -8,11 +8,8 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,6 +17,8 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from conftest import FAKE_CLAUDE
+from local_api import FakeApi, delta
 
 from rag.answer.backends import (
     DEFAULT_MODEL,
@@ -34,7 +33,6 @@ from rag.chunking import Chunk
 from rag.errors import BackendError
 from rag.retrieval.results import Hit
 
-FAKE_CLAUDE = Path(__file__).parent / "data" / "fake_claude.py"
 PROJECT = Path(__file__).resolve().parent.parent
 
 HITS = [
@@ -195,71 +193,6 @@ def test_ctrl_c_while_streaming_propagates_and_closes_the_stream(mocker: Any) ->
 
 
 # --- the real SDK against a local Messages API ------------------------------------------------------------
-
-
-@dataclass
-class FakeApi:
-    """A local HTTP server that answers POST /v1/messages from a script of responses."""
-
-    url: str
-    responses: list[tuple[int, dict[str, str], bytes | float]] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def reply(self, status: int, body: object, **headers: str) -> FakeApi:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.responses.append((status, {"content-type": "application/json", **headers}, data))
-        return self
-
-    def stream(self, events: list[dict[str, Any]]) -> FakeApi:
-        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-        self.responses.append((200, {"content-type": "text/event-stream"}, data))
-        return self
-
-    def hang(self, seconds: float) -> FakeApi:
-        self.responses.append((200, {}, seconds))
-        return self
-
-    def client(self, max_retries: int = 1, timeout: float = 10.0) -> anthropic.Anthropic:
-        return anthropic.Anthropic(
-            base_url=self.url, api_key="test", max_retries=max_retries, timeout=timeout
-        )
-
-
-@pytest.fixture
-def api() -> Iterator[FakeApi]:
-    fake = FakeApi(url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("content-length", 0)))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            fake.requests.append({"path": self.path, "headers": headers, "json": json.loads(body)})
-            status, headers, data = fake.responses.pop(0)
-            if isinstance(data, float):
-                time.sleep(data)
-                return
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield fake
-    server.shutdown()
-    server.server_close()
-
-
-def delta(index: int, **fields: Any) -> dict[str, Any]:
-    """Return a content_block_delta event."""
-    return {"type": "content_block_delta", "index": index, "delta": fields}
 
 
 def answer_events(model: str = DEFAULT_MODEL, stop_reason: str = "end_turn") -> list[dict[str, Any]]:

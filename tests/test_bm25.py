@@ -112,11 +112,11 @@ def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypa
     ingest(worked_repo, options=IngestOptions(settings=PLAIN))
     index = str(worked_repo / ".rag" / "index.sqlite")
     args = ["query", "--json", "--no-llm", "--index", index, "billing refunds"]
-    bm25 = json.loads(runner.invoke(main, [*args, "--scoring", "bm25"]).output)["results"]
-    tfidf = json.loads(runner.invoke(main, args).output)["results"]
+    bm25 = json.loads(runner.invoke(main, [*args, "--scoring", "bm25"]).stdout)["results"]
+    tfidf = json.loads(runner.invoke(main, args).stdout)["results"]
     assert round(bm25[0]["score"], 4) == 0.9627 and round(tfidf[0]["score"], 4) == 0.3922
     monkeypatch.setenv("RAG_SCORING", "bm25")
-    assert json.loads(runner.invoke(main, args).output)["results"] == bm25
+    assert json.loads(runner.invoke(main, args).stdout)["results"] == bm25
     bad = runner.invoke(main, [*args, "--scoring", "bm26"])
     assert bad.exit_code == 2 and "'bm26' is not one of 'auto', 'tfidf', 'bm25'" in bad.output
     questions = tmp_path / "q.jsonl"  # a miss: its listing shows the scores of the chosen scoring

@@ -57,12 +57,14 @@ def test_query_prints_ranked_passages(runner: CliRunner, worked_repo: Path, monk
     monkeypatch.chdir(worked_repo)
     result = runner.invoke(main, ["query", "--no-llm", "-k", "2", "billing refunds"])
     assert result.exit_code == 0, result.output
-    assert result.output == (
-        "1. 0.3922  refunds.txt:1-1\n"
-        "    Refunds go back to the original card after billing approves them.\n"
+    assert result.stderr == f"Searching {worked_repo.resolve()}\n"
+    # each result: its match, then its lines numbered (the worked example's plain design marks none)
+    assert result.stdout == (
+        "1. refunds.txt:1-1 (text)\n"
+        "  1 | Refunds go back to the original card after billing approves them.\n"
         "\n"
-        "2. 0.2472  team.txt:1-1\n"
-        "    For billing, ask billing support or the billing team.\n"
+        "2. team.txt:1-1 (text)\n"
+        "  1 | For billing, ask billing support or the billing team.\n"
     )
 
 
@@ -73,7 +75,7 @@ def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Pat
         main, ["query", "--json", "--no-llm", "--index", index, "-k", "1", "billing refunds"]
     )
     assert result.exit_code == 0
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data == {
         "question": "billing refunds",
         "results": [
@@ -86,7 +88,11 @@ def test_query_json_has_the_documented_shape(runner: CliRunner, worked_repo: Pat
                 "chunk": 0,
                 "kind": "text",
                 "symbol": None,
+                "context_start_line": 1,
+                "context_end_line": 1,
                 "text": "Refunds go back to the original card after billing approves them.",
+                "matched": [],
+                "marked_lines": [],
                 "demoted": None,
                 "boosted": None,
             }
@@ -102,7 +108,7 @@ def test_query_with_only_unknown_words_is_empty_not_an_error(runner: CliRunner, 
     index = str(worked_repo / ".rag" / "index.sqlite")
     result = runner.invoke(main, ["query", "--json", "--no-llm", "--index", index, "chargeback"])
     assert result.exit_code == 0
-    assert json.loads(result.output) == {
+    assert json.loads(result.stdout) == {
         "question": "chargeback",
         "results": [],
         "index": index,
@@ -126,7 +132,7 @@ def test_index_from_environment(runner: CliRunner, worked_repo: Path, tmp_path: 
         (["ingest", "{missing}"], 1, "does not exist — pass the path of a repository directory"),
         (["ingest", "{file}"], 1, "is not a directory — pass the path of a repository directory"),
         (["ingest", "{empty}"], 1, "No indexable files in"),
-        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `python ingest.py REPO --index"),
+        (["query", "--no-llm", "--index", "{missing}", "q"], 1, "run `rag ingest REPO --index"),
         (["query", "--no-llm", "--index", "{corrupt}", "q"], 1, "is corrupt"),
         (["query", "--no-llm", "--index", "{index}", "   "], 1, "The question is empty — ask something"),
         (["query", "--no-llm", "--index", "{index}"], 1, "The question is empty — ask something"),
@@ -248,12 +254,12 @@ def test_query_as_group(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
     runner.invoke(main, ["ingest", str(repo)])
     monkeypatch.chdir(repo)
     public = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
-    assert [r["path"] for r in json.loads(public.output)["results"]] == ["README.md"]
+    assert [r["path"] for r in json.loads(public.stdout)["results"]] == ["README.md"]
     member = runner.invoke(main, ["query", "--no-llm", "--json", "--as", "people", "salary engineers"])
-    assert [r["path"] for r in json.loads(member.output)["results"]] == ["hr/salaries.txt", "README.md"]
+    assert [r["path"] for r in json.loads(member.stdout)["results"]] == ["hr/salaries.txt", "README.md"]
     monkeypatch.setenv("RAG_GROUPS", "finance people")
     env = runner.invoke(main, ["query", "--no-llm", "--json", "salary engineers"])
-    assert json.loads(env.output)["results"][0]["path"] == "hr/salaries.txt"
+    assert json.loads(env.stdout)["results"][0]["path"] == "hr/salaries.txt"
 
 
 def test_index_option_may_name_a_folder(runner: CliRunner, worked_repo: Path, tmp_path: Path) -> None:
@@ -288,15 +294,19 @@ def test_a_demoted_passage_says_why_it_ranks_below_lower_scores(runner: CliRunne
     )
     assert runner.invoke(main, ["ingest", str(repo)]).exit_code == 0
     index = str(repo / ".rag" / "index.sqlite")
-    text = runner.invoke(main, ["query", "--no-llm", "--index", index, "refund invoice"]).output
-    first, second = [line for line in text.splitlines() if line[:2] in ("1.", "2.")]
-    assert "billing.py" in first and "[" not in first
-    assert "tests/test_refunds.py" in second and second.endswith("[test: ranked at x0.5 of its score]")
-    assert float(second.split()[1]) > float(first.split()[1])  # a higher score, ranked second
+    text = runner.invoke(main, ["query", "--no-llm", "--index", index, "refund invoice"]).stdout
+    blocks = text.split("\n\n")
+    assert blocks[0].startswith("1. billing.py:1-3 refund (function)\n   matched refund, invoice\n")
+    assert blocks[1].startswith(
+        "2. tests/test_refunds.py:1-2 test_refund_invoice (function)\n"
+        "   matched refund, invoice · test: ranked at x0.5 of its score\n"
+    )
     results = json.loads(
-        runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).output
+        runner.invoke(main, ["query", "--no-llm", "--json", "--index", index, "refund invoice"]).stdout
     )
     assert [r["demoted"] for r in results["results"]] == [None, "test"]
+    first, second = results["results"]
+    assert second["score"] > first["score"]  # a higher score, ranked second
 
 
 def test_a_question_in_bytes_that_are_not_utf8(runner: CliRunner, worked_repo: Path, monkeypatch) -> None:
@@ -306,7 +316,7 @@ def test_a_question_in_bytes_that_are_not_utf8(runner: CliRunner, worked_repo: P
     monkeypatch.chdir(worked_repo)
     result = runner.invoke(main, ["query", "--no-llm", "--json", "refunds \udcff policy"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["question"] == "refunds \ufffd policy"
+    assert json.loads(result.stdout)["question"] == "refunds \ufffd policy"
     shown = runner.invoke(main, ["query", "--show-prompt", "--backend", "none", "refunds \udcff policy"])
     assert shown.exit_code == 0 and "refunds \ufffd policy" in shown.output
 
@@ -377,8 +387,9 @@ def test_query_notes_a_repository_that_is_gone(runner: CliRunner, worked_repo: P
     result = runner.invoke(main, ["query", "--no-llm", "--index", str(index), "-k", "1", "refunds"])
     assert result.exit_code == 0 and "refunds.txt:1-1" in result.stdout
     assert result.stderr == (
+        f"Searching {worked_repo.resolve()} (index {index})\n"
         f"Note: {worked_repo.resolve()}, the repository this index was built from, is gone: the "
-        "passages are as indexed — re-run `python ingest.py REPO` with its new path\n"
+        "passages are as indexed — re-run `rag ingest REPO` with its new path\n"
     )
 
 

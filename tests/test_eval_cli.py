@@ -65,11 +65,12 @@ def test_eval_table(runner: CliRunner, setup: tuple[Path, Path]) -> None:
         result.stdout
         == "\n".join(
             [
-                "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
-                f"billing          2  1.000  1.000   1.000   1.000  {billing:>11,.0f}",
-                f"auth             1  0.000  0.000   0.000   0.000  {PASSWORDS:>11,.0f}",
-                "-------------------------------------------------------------",
-                f"overall          3  0.667  0.667   0.667   0.667  {overall:>11,.0f}",
+                "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars  match hit@4  MRR@10",
+                f"billing          2  1.000  1.000   1.000   1.000  {billing:>11,.0f}        1.000   1.000",
+                f"auth             1  0.000  0.000   0.000   0.000  {PASSWORDS:>11,.0f}        0.000   0.000",
+                "-" * 82,
+                f"overall          3  0.667  0.667   0.667   0.667  {overall:>11,.0f}        0.667   0.667",
+                "A passage counts by the lines it shows; match: by the lines that matched alone",
                 "Labelling errors: 1 answer path(s) in 1 question(s) are not in the index; 1 question(s) not scored:",
                 "  q4 (line 4): tokens.txt:1-1",
             ]
@@ -121,6 +122,8 @@ def test_eval_json(runner: CliRunner, setup: tuple[Path, Path]) -> None:
         "hit_at_10": pytest.approx(2 / 3),
         "mrr_at_10": pytest.approx(2 / 3),
         "mean_top4_chars": pytest.approx((REFUNDS + INVOICES + PASSWORDS) / 3),
+        "match_hit_at_4": pytest.approx(2 / 3),
+        "match_mrr_at_10": pytest.approx(2 / 3),
     }
     assert list(data["per_corpus"]) == ["billing", "auth"]
     assert data["label_errors"] == [
@@ -154,7 +157,7 @@ def test_eval_corpus_root_builds_then_reuses(runner: CliRunner, tmp_path: Path) 
     assert (root / "billing" / ".rag" / "index.sqlite").is_file()
     assert (root / "auth" / ".rag" / "index.sqlite").is_file()
     assert first.stderr.count("Indexed ") == 2
-    assert first.stdout.splitlines()[-1].startswith("overall          3  1.000  1.000   1.000   1.000")
+    assert first.stdout.splitlines()[-2].startswith("overall          3  1.000  1.000   1.000   1.000")
     again = runner.invoke(main, args + ["--json"])
     assert again.exit_code == 0, again.output
     assert again.stderr.count("Index is up to date") == 2
@@ -201,3 +204,27 @@ def test_eval_k_out_of_range_is_a_usage_error(runner: CliRunner, setup: tuple[Pa
     questions, index = setup
     result = runner.invoke(main, ["eval", str(questions), "--index", str(index), "-k", "11"])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_eval_with_no_question_to_score_is_an_error(
+    runner: CliRunner, setup: tuple[Path, Path], as_json: bool
+) -> None:
+    _, index = setup
+    questions = setup[0].with_name("elsewhere.jsonl")
+    # answers labelled with paths of another checkout: none is in the index
+    questions.write_text(
+        q("a", "refunds to the original card", "src/refunds.txt")
+        + "\n"
+        + q("b", "bcrypt", "src/auth.txt")
+        + "\n"
+    )
+    result = runner.invoke(
+        main, ["eval", str(questions), "--index", str(index), *(["--json"] if as_json else [])]
+    )
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: No question could be scored: none of the 2 has an answer whose path is in the index (the "
+        f"first: src/refunds.txt, line 1 of {questions}) — give paths relative to the repository root, or "
+        "pass the index of that repository\n"
+    )

@@ -63,11 +63,22 @@ def test_known_metrics() -> None:
     assert [o.rank for o in report.outcomes] == [1, 2, 5, None]
     # top-4 chars: q1 100+10+10+10, q2 200+300+10+10, q3 and q4 4 x 10 -> 16 passages
     chars = (130 + 520 + 40 + 40) / 16
-    assert report.overall == Metrics(4, 0.25, 0.5, 0.75, pytest.approx((1 + 0.5 + 0.2 + 0) / 4), chars)
+    mrr = pytest.approx((1 + 0.5 + 0.2 + 0) / 4)
+    # the passages are their matches (no context grown): the match figures are the same
+    assert report.overall == Metrics(4, 0.25, 0.5, 0.75, mrr, chars, 0.5, mrr)
     assert report.per_corpus == {
-        "alpha": Metrics(2, 0.5, 1.0, 1.0, 0.75, (130 + 520) / 8),
-        "beta": Metrics(2, 0.0, 0.0, 0.5, pytest.approx(0.1), 10.0),
+        "alpha": Metrics(2, 0.5, 1.0, 1.0, 0.75, (130 + 520) / 8, 1.0, 0.75),
+        "beta": Metrics(2, 0.0, 0.0, 0.5, pytest.approx(0.1), 10.0, 0.0, pytest.approx(0.1)),
     }
+
+
+def test_a_context_that_shows_the_answer_counts_and_its_match_alone_does_not() -> None:
+    match = Chunk("a.py", 20, 29, "function", "neighbour", "x" * 10)
+    grown = Hit(1.0, match, context=match._replace(start_line=1, end_line=29, text="y" * 50))
+    report = evaluate([question("q", "a.py", 5, 8)], lambda q: [grown, *filler(9)])
+    m = report.overall
+    assert (m.hit_at_1, m.match_hit_at_4, m.match_mrr_at_10) == (1.0, 0.0, 0.0)
+    assert m.mean_top4_chars == (50 + 3 * 10) / 4  # the size of what is shown
 
 
 @pytest.mark.parametrize(("k", "missed"), [(1, ["q2", "q3", "q4"]), (4, ["q3", "q4"]), (10, ["q4"])])
@@ -169,11 +180,12 @@ def test_format_table() -> None:
     report = evaluate(QUESTIONS, ranked)
     assert format_table(report) == "\n".join(
         [
-            "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
-            "alpha            2  0.500  1.000   1.000   0.750           81",
-            "beta             2  0.000  0.000   0.500   0.100           10",
-            "-------------------------------------------------------------",
-            "overall          4  0.250  0.500   0.750   0.425           46",
+            "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars  match hit@4  MRR@10",
+            "alpha            2  0.500  1.000   1.000   0.750           81        1.000   0.750",
+            "beta             2  0.000  0.000   0.500   0.100           10        0.000   0.100",
+            "-" * 82,
+            "overall          4  0.250  0.500   0.750   0.425           46        0.500   0.425",
+            "A passage counts by the lines it shows; match: by the lines that matched alone",
         ]
     )
 
@@ -181,8 +193,9 @@ def test_format_table() -> None:
 def test_format_table_flags_long_passages() -> None:
     report = evaluate([question("q", "a.py", 1, 1)], lambda q: [hit("a.py", 1, 1, 3001)])
     assert format_table(report).splitlines() == [
-        "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars",
-        "overall          1  1.000  1.000   1.000   1.000        3,001 !",
+        "corpus   questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars  match hit@4  MRR@10",
+        "overall          1  1.000  1.000   1.000   1.000        3,001        1.000   1.000 !",
+        "A passage counts by the lines it shows; match: by the lines that matched alone",
         "! top-4 passages average over the 3,000-character budget",
     ]
 

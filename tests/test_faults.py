@@ -96,7 +96,7 @@ def test_an_index_built_with_another_k1_is_refused_then_rebuilt_whole(indexed, m
     assert refused.exit_code == 1
     assert refused.output == (
         f"Error: The index at {index} was built with scoring parameters {{'bm25_k1': 4.0, 'bm25_b': 0.9}}, "
-        f"this tool scores with {{'bm25_k1': 2.0, 'bm25_b': 0.9}} — re-run `python ingest.py {repo.resolve()}`\n"
+        f"this tool scores with {{'bm25_k1': 2.0, 'bm25_b': 0.9}} — re-run `rag ingest {repo.resolve()}`\n"
     )
     rebuilt = runner.invoke(main, ["ingest", str(repo)])
     assert rebuilt.exit_code == 0 and rebuilt.output.startswith("Indexed 12 files"), (
@@ -109,7 +109,7 @@ def test_an_index_built_with_another_k1_is_refused_then_rebuilt_whole(indexed, m
         out = runner.invoke(
             main, ["query", "--index", str(path), "--json", "--no-llm", "-k", "10", "login handler 7"]
         )
-        return [(r["path"], r["score"]) for r in json.loads(out.output)["results"]]
+        return [(r["path"], r["score"]) for r in json.loads(out.stdout)["results"]]
 
     assert scores(index) == scores(fresh)  # exactly a build with k1 = 2
     monkeypatch.setattr(rag.weights, "BM25_K1", 4.0)

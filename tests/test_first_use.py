@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
-import rag.cli.output
 from rag.cli import main
 from rag.cli.progress import ProgressLine
 from rag.indexing.pipeline import IngestOptions, ingest
@@ -196,16 +195,88 @@ def test_a_query_names_the_repository_it_searched(
     runner: CliRunner, repo: Path, tmp_path: Path, monkeypatch
 ) -> None:
     index = one_ingest(repo)
-    monkeypatch.setattr(rag.cli.output, "stderr_is_terminal", lambda: True)
     monkeypatch.chdir(repo)
-    result = runner.invoke(main, ["query", "--no-llm", "score"])
-    assert result.stderr.splitlines()[0] == f"Searching {repo.resolve()}"
+    result = runner.invoke(main, ["query", "--no-llm", "score"])  # stderr is not a terminal here
+    assert result.stderr == f"Searching {repo.resolve()}\n"
     elsewhere = tmp_path / "idx.sqlite"
     ingest(repo, elsewhere, IngestOptions(workers=1))
     result = runner.invoke(main, ["query", "--no-llm", "--index", str(elsewhere), "score"])
-    assert result.stderr.splitlines()[0] == f"Searching {repo.resolve()} (index {elsewhere})"
-    data = json.loads(runner.invoke(main, ["query", "--json", "--no-llm", "score"]).stdout)
+    assert result.stderr == f"Searching {repo.resolve()} (index {elsewhere})\n"
+    result = runner.invoke(main, ["query", "--json", "--no-llm", "score"])
+    assert result.stderr == f"Searching {repo.resolve()}\n"
+    data = json.loads(result.stdout)
     assert (data["index"], data["repository"]) == (str(index), str(repo.resolve()))
+    for quiet in ("-q", "--quiet"):
+        result = runner.invoke(main, ["query", quiet, "--no-llm", "score"])
+        assert (result.exit_code, result.stderr) == (0, "")
+        assert result.stdout == runner.invoke(main, ["query", "--no-llm", "score"]).stdout
+
+
+def test_related_names_the_repository_it_searched_unless_quiet(
+    runner: CliRunner, repo: Path, monkeypatch
+) -> None:
+    one_ingest(repo)
+    monkeypatch.chdir(repo)
+    result = runner.invoke(main, ["related", "rag/score.py:2"])
+    assert result.stderr.splitlines()[0] == f"Searching {repo.resolve()}"
+    result = runner.invoke(main, ["related", "-q", "rag/score.py:2"])
+    assert result.stderr.splitlines()[0].startswith("Like rag/score.py:")
+
+
+def test_a_query_says_when_the_index_is_the_one_last_ingested_from_its_folder(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Three repositories ingested from one folder: its queries go to the last, and say so."""
+    runner = CliRunner()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    repos = [
+        write_tree(tmp_path / name, {"notes.md": f"# {name}\n\nThe score of {name}.\n"}) for name in "abc"
+    ]
+    for r in repos:
+        assert runner.invoke(main, ["ingest", "-q", str(r)]).exit_code == 0
+    result = runner.invoke(main, ["query", "--no-llm", "score"])
+    assert result.exit_code == 0
+    assert result.stderr == f"Searching {repos[2].resolve()} (last ingested from this folder)\n"
+    assert "notes.md" in result.stdout
+    # a query from inside a repository uses that repository's index, however it was ingested
+    monkeypatch.chdir(repos[0])
+    assert runner.invoke(main, ["query", "--no-llm", "score"]).stderr == f"Searching {repos[0].resolve()}\n"
+
+
+def test_remembered_indexes_that_are_gone_are_forgotten(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    runner = CliRunner()
+    state = Path(os.environ["XDG_STATE_HOME"]) / "rag" / "indexes.json"
+    here, there, gone = (tmp_path / name for name in ("here", "there", "gone"))
+    for folder in (here, there, gone):
+        folder.mkdir()
+    first = write_tree(tmp_path / "first", CODE)
+    second = write_tree(tmp_path / "second", CODE)
+    for cwd, r in ((here, first), (there, second), (gone, second)):
+        monkeypatch.chdir(cwd)
+        assert runner.invoke(main, ["ingest", "-q", str(r)]).exit_code == 0
+    assert set(json.loads(state.read_text())) == {
+        str(here.resolve()),
+        str(there.resolve()),
+        str(gone.resolve()),
+    }
+    # the index of `here` is deleted: a query from there forgets it, and says how to make one
+    shutil.rmtree(first / ".rag")
+    monkeypatch.chdir(here)
+    result = runner.invoke(main, ["query", "--no-llm", "score"])
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: No index found for {here.resolve()}")
+    assert set(json.loads(state.read_text())) == {str(there.resolve()), str(gone.resolve())}
+    # a folder deleted: the next ingest forgets it
+    monkeypatch.chdir(tmp_path)
+    gone.rmdir()
+    assert runner.invoke(main, ["ingest", "-q", str(first)]).exit_code == 0
+    assert json.loads(state.read_text()) == {
+        str(there.resolve()): str((second / ".rag" / "index.sqlite").resolve()),
+        str(tmp_path.resolve()): str((first / ".rag" / "index.sqlite").resolve()),
+    }
 
 
 # --- 8. messages that name the real cause -----------------------------------------------------------------
@@ -229,7 +300,7 @@ def test_index_naming_a_folder_without_an_index_suggests_a_command_that_works(
     result = runner.invoke(main, ["query", "--no-llm", "--index", str(repo), "score"])
     assert result.exit_code == 1
     assert result.output == (
-        f"Error: No index in {repo} (no {repo}/.rag/index.sqlite) — run `python ingest.py {repo}` "
+        f"Error: No index in {repo} (no {repo}/.rag/index.sqlite) — run `rag ingest {repo}` "
         "to index that folder, or pass --index the index file itself\n"
     )
 

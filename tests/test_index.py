@@ -167,7 +167,7 @@ def test_stale_temp_file_of_a_killed_ingest_is_cleaned(tmp_path: Path) -> None:
 
 
 def test_missing_index_says_which_command_to_run(tmp_path: Path) -> None:
-    with pytest.raises(NoIndexError, match=r"run `python ingest.py REPO` first"):
+    with pytest.raises(NoIndexError, match=r"run `rag ingest REPO` first"):
         Index(tmp_path / "nope.sqlite")
     with pytest.raises(NoIndexError, match="No index found for"):
         locate_index(None, tmp_path)
@@ -176,7 +176,7 @@ def test_missing_index_says_which_command_to_run(tmp_path: Path) -> None:
 def test_corrupt_index_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "index.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(IndexFormatError, match="corrupt .* re-run `python ingest.py"):
+    with pytest.raises(IndexFormatError, match="corrupt .* re-run `rag ingest"):
         Index(bad)
 
 
@@ -257,6 +257,20 @@ def test_query_reads_only_what_it_needs(
     assert len(chunk_reads) == 1
     # only the candidates for the top 2, not the 50 chunks that share a term with the query
     assert len(chunk_reads[0].split(" IN (")[1].split(",")) == candidate_count(2) < 50
+
+
+def test_the_postings_of_terms_are_counted_without_reading_them(worked_repo: Path) -> None:
+    # the count a query decides numpy by: each known term's postings once, an unknown term none
+    path = ingest(worked_repo).index_path
+    with Index(path) as index:
+        billing = index.tokenizer.query_counts("billing")
+        assert len(billing) == 1
+        term = next(iter(billing))
+        card = next(iter(index.tokenizer.query_counts("card")))
+        held = len(index.postings(term)[0]) + len(index.postings(card)[0])
+        assert held == 5  # billing in all four files, card in one
+        assert index.postings_count([term, card, term, "neverseenword"]) == held
+        assert index.postings_count([]) == 0
 
 
 def test_files_skipped_after_reading_are_not_read_again(tmp_path: Path, mocker) -> None:
@@ -662,7 +676,7 @@ def test_an_index_with_impossible_contents_is_one_error(tmp_path: Path, edit: st
     with conn:
         conn.execute(edit)
     conn.close()
-    with pytest.raises(IndexFormatError, match=r"re-run `python ingest.py"):
+    with pytest.raises(IndexFormatError, match=r"re-run `rag ingest"):
         retrieve(index_path, Request("login password", k=4))
 
 
@@ -760,7 +774,7 @@ def test_a_repository_copied_or_moved_with_its_index(tmp_path: Path, how: str) -
     index_path = moved / ".rag" / "index.sqlite"
     # its index still names the old folder: a query refuses rather than check (or --refresh
     # re-read) that folder's files, which may be gone, or another repository's
-    with pytest.raises(InputError, match=f"built for {original.resolve()}.*re-run `python ingest.py {moved}"):
+    with pytest.raises(InputError, match=f"built for {original.resolve()}.*re-run `rag ingest {moved}"):
         retrieve(index_path, Request("giraffe pool", 4))
     found = retrieve(index_path, Request("giraffe pool", 4, refresh=True))  # re-reads the new folder
     assert [h.chunk.path for h in found.hits][:1] == ["app/db.py"] and found.changed == []
@@ -821,7 +835,7 @@ def test_ingest_over_a_damaged_index(tmp_path: Path) -> None:
             assert snapshot(index_path, questions) == snapshot(expected, questions), number
             outcomes.add("rebuilt" if report.reused == 0 else "updated")
         except IndexFormatError as exc:
-            assert str(exc).endswith("— re-run `python ingest.py REPO --full`"), number
+            assert str(exc).endswith("— re-run `rag ingest REPO --full`"), number
             outcomes.add("reported")
             ingest(repo, options=IngestOptions(full=True))
             assert snapshot(index_path, questions) == snapshot(expected, questions), number
@@ -960,7 +974,7 @@ def test_the_old_format_message_names_the_command_that_rebuilds_that_index(tmp_p
         with pytest.raises(IndexFormatError) as caught:
             Index(path)
         root = str(repo.resolve())
-        expected = f"python ingest.py '{root}'" + ("" if index_path is None else f" --index '{path}'")
+        expected = f"rag ingest '{root}'" + ("" if index_path is None else f" --index '{path}'")
         assert str(caught.value).endswith(f"re-run `{expected}`")  # quoted: the paths hold a blank
         path.unlink()
 
@@ -994,7 +1008,7 @@ def test_the_old_format_message_of_a_copied_repository_names_the_copy(tmp_path: 
     copy = Path(shutil.copytree(original, tmp_path / "copy"))
     with sqlite3.connect(copy / ".rag" / "index.sqlite") as conn:
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'format_version'")
-    with pytest.raises(IndexFormatError, match=f"re-run `python ingest.py {copy.resolve()}`$"):
+    with pytest.raises(IndexFormatError, match=f"re-run `rag ingest {copy.resolve()}`$"):
         Index(copy / ".rag" / "index.sqlite")
 
 
@@ -1028,7 +1042,7 @@ def test_a_manifest_value_damaged_to_null_is_one_error(tmp_path: Path) -> None:
     with sqlite3.connect(index_path) as conn:
         conn.execute("UPDATE meta SET value = NULL WHERE key = 'tokenizer'")
     conn.close()
-    with pytest.raises(IndexFormatError, match=r"is corrupt .* re-run `python ingest.py REPO --full`"):
+    with pytest.raises(IndexFormatError, match=r"is corrupt .* re-run `rag ingest REPO --full`"):
         Index(index_path)
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,13 @@ def server(*args: str, unset: tuple[str, ...] = ()) -> StdioServerParameters:
 
 
 def session_run(
-    params: StdioServerParameters, calls: list[tuple[str, dict[str, Any]]]
+    params: StdioServerParameters,
+    calls: list[tuple[str, dict[str, Any]] | Callable[[], object]],
+    descriptions: dict[str, str] | None = None,
 ) -> tuple[list[str], list[Any]]:
+    """The tools a server lists (their descriptions into `descriptions`) and the results of `calls`
+    in order (a callable is run, between two calls, for what it does)."""
+
     async def run() -> tuple[list[str], list[Any]]:
         with open(os.devnull, "w") as errlog:
             async with (
@@ -42,8 +48,16 @@ def session_run(
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
-                tools = [t.name for t in (await session.list_tools()).tools]
-                results = [await session.call_tool(name, arguments) for name, arguments in calls]
+                listed = (await session.list_tools()).tools
+                if descriptions is not None:
+                    descriptions.update((t.name, t.description or "") for t in listed)
+                tools = [t.name for t in listed]
+                results = []
+                for call in calls:
+                    if callable(call):
+                        call()
+                    else:
+                        results.append(await session.call_tool(*call))
         return tools, results
 
     return anyio.run(run)
@@ -63,29 +77,41 @@ def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
         },
     )
     index = ingest(repo, options=IngestOptions(workers=1)).index_path
-    tools, (found, typo, status, reindexed, bad_k) = session_run(
+    described: dict[str, str] = {}
+    tools, (found, typo, nothing, status, reindexed, bad_k) = session_run(
         server("--index", str(index)),
         [
             ("search", {"query": "how are passages ranked", "k": 2}),
             ("search", {"query": "pasages"}),
+            ("search", {"query": "xylophone quagga"}),
             ("status", {}),
             ("reindex", {}),
             ("search", {"query": "rank", "k": 0}),
         ],
+        described,
     )
     assert sorted(tools) == ["reindex", "related", "search", "status"]
+    # the agent is the one that writes the search: the tool says how a query finds code
+    assert all(words in described["search"] for words in ("identifiers", "camelCase", "error message"))
     hits = payload(found)
     assert hits["repository"] == str(repo.resolve()) and hits["index"] == str(index)
-    first = hits["passages"][0]
+    first = hits["results"][0]
     assert (
         f"{first['path']}:{first['start_line']}-{first['end_line']} {first['symbol']}" == "score.py:1-2 score"
     )
-    # a passage is the one `query --json` prints, key for key (the server ranks as RAG_RERANK unset does)
+    # what `query --no-llm --json` prints, key for key, and the notes it prints on stderr (the server
+    # ranks as RAG_RERANK unset does)
     question = ["--rerank", "auto", "-k", "2", "how are passages ranked"]
     cli = CliRunner().invoke(main, ["query", "--no-llm", "--json", "--index", str(index), *question])
-    assert hits["passages"] == json.loads(cli.stdout)["results"]
+    assert hits == {**json.loads(cli.stdout), "notes": []}
+    assert list(hits) == ["question", "results", "index", "repository", "corrections", "notes"]
     assert payload(typo)["notes"] == [
         "Note: searched 'passages' for 'pasages' (words the index has never seen)"
+    ]
+    assert payload(nothing)["results"] == []
+    assert payload(nothing)["notes"] == [
+        "No passage matches: none of the query's words occur in the index (question words such as 'how' "
+        "are not searched) — search for words the code or its docs would contain"
     ]
     assert payload(status)["files"] == 2
     assert payload(reindexed)["up_to_date"] is True
@@ -152,16 +178,40 @@ def test_the_server_module_loads_without_the_commands() -> None:
     assert done.stdout.strip() == "['rag.cli', 'rag.cli.mcp_server', 'rag.cli.report', 'rag.cli.terminal']"
 
 
-def test_a_missing_index_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
-    missing = tmp_path / "none.sqlite"
-    _, (first, second) = session_run(
-        server("--index", str(missing)), [("search", {"query": "x"}), ("status", {})]
+def test_an_index_deleted_while_serving_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "r", {"score.py": "def score(passages):\n    return 1\n"})
+    index = ingest(repo, options=IngestOptions(workers=1)).index_path
+    _, (before, first, second) = session_run(
+        server("--index", str(index)),
+        [("search", {"query": "score"}), index.unlink, ("search", {"query": "score"}), ("status", {})],
     )
+    assert payload(before)["results"][0]["path"] == "score.py"
     for result in (first, second):
         assert result.is_error
         assert result.content[0].text.endswith(
-            f"No index at {missing} — run `python ingest.py REPO --index {missing}` first"
+            f"No index at {index} — run `python -m rag ingest REPO --index {index}` first"
         )
+
+
+@pytest.mark.parametrize("given", [None, "none.sqlite"], ids=["found-from-the-folder", "index-option"])
+def test_without_an_index_it_refuses_to_start(tmp_path: Path, given: str | None) -> None:
+    args = [] if given is None else ["--index", given]
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "mcp", *args],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"Error: No index found for {tmp_path.resolve()} — run `python -m rag ingest REPO` first "
+        "(or pass --index PATH)\n"
+        if given is None
+        else f"Error: No index at {given} — run `python -m rag ingest REPO --index {given}` first\n"
+    )
 
 
 def test_without_the_extra_it_says_what_to_install(tmp_path: Path) -> None:

@@ -22,9 +22,14 @@ CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))
 
 
 def load_case(name: str) -> tuple[str, list[Hit]]:
-    """Return the question and hits of tests/data/prompts/<name>.json."""
+    """Return the question and hits of tests/data/prompts/<name>.json: each chunk the match, its
+    optional `shown` (start_line, end_line, text) the context grown around it."""
     case = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
-    hits = [Hit(score=1.0 / n, chunk=Chunk(**c)) for n, c in enumerate(case["chunks"], 1)]
+    hits = []
+    for n, c in enumerate(case["chunks"], 1):
+        shown = c.pop("shown", None)
+        chunk = Chunk(**c)
+        hits.append(Hit(score=1.0 / n, chunk=chunk, context=chunk._replace(**shown) if shown else None))
     return case["question"], hits
 
 
@@ -39,7 +44,7 @@ def test_prompt_matches_golden_bytes(name: str) -> None:
 
 
 def test_golden_cases_exist() -> None:
-    assert {"basic", "injection", "attributes"} <= set(CASES)
+    assert {"basic", "injection", "attributes", "grown"} <= set(CASES)
 
 
 def test_documents_come_first_and_the_question_last() -> None:
@@ -55,12 +60,33 @@ def test_documents_come_first_and_the_question_last() -> None:
 def test_each_chunk_is_one_document_labelled_with_path_lines_and_symbol() -> None:
     question, hits = load_case("basic")
     user = build_prompt(question, hits).user
-    opening = r'^<document index="(\d+)" path="([^"]*)" lines="(\d+)-(\d+)" symbol="([^"]*)"'
+    opening = (
+        r'^<document index="(\d+)" path="([^"]*)" lines="(\d+)-(\d+)" match="(\d+)-(\d+)" symbol="([^"]*)"'
+    )
     openings = re.findall(opening, user, re.MULTILINE)
     assert openings == [
-        (str(i), h.chunk.path, str(h.chunk.start_line), str(h.chunk.end_line), h.chunk.symbol or "")
+        (
+            str(i),
+            h.chunk.path,
+            str(h.chunk.start_line),
+            str(h.chunk.end_line),
+            *[str(h.chunk.start_line), str(h.chunk.end_line)],
+            h.chunk.symbol or "",
+        )
         for i, h in enumerate(hits, 1)
     ]
+
+
+def test_a_grown_passage_names_its_lines_and_its_match() -> None:
+    question, hits = load_case("grown")
+    prompt = build_prompt(question, hits)
+    grown = hits[0]
+    assert grown.passage != grown.chunk
+    assert (
+        f'<document index="1" path="widget.ts" lines="1-15" match="13-15" symbol="renderWidget" context="">\n'
+        f"{grown.passage.text}\n</document>"
+    ) in prompt.user
+    assert "any lines of the document, not only its match" in prompt.system
 
 
 def test_the_instructions_say_to_answer_only_from_the_passages_and_cite_them() -> None:

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FakeBackend, write_tree
-from test_backends import FAKE_CLAUDE, FakeApi, api, delta  # noqa: F401  (api is a fixture used below)
+from conftest import FAKE_CLAUDE, FakeBackend, write_tree
+from local_api import FakeApi, delta, plan_reply
 
 from rag import ingest
 from rag.answer.backends import ApiCitation, Generation, render_text_prompt
 from rag.answer.prompts import build_prompt
 from rag.cli import main
-from rag.cli.output import NO_BACKEND_HINT, NO_CONTEXT_MESSAGE
+from rag.cli.output import NO_CONTEXT_MESSAGE
 from rag.errors import BackendError
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -34,6 +34,11 @@ REPO = {
 }
 QUESTION = "how is the password checked?"
 
+NO_BACKEND_HINT = (  # as `rag query` says it
+    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+    "`rag query --prompt-only QUESTION | claude -p`."
+)
+
 
 @pytest.fixture
 def index(tmp_path: Path) -> Path:
@@ -48,13 +53,16 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def use_fake(monkeypatch: pytest.MonkeyPatch, fake_backend: FakeBackend) -> FakeBackend:
-    """Make every backend name resolve to the FakeBackend."""
+    """Make every backend name resolve to the FakeBackend, which answers from the question's own
+    search (the planned search has its tests in test_plan_cli.py)."""
     monkeypatch.setattr("rag.answer.backends.resolve_backend", lambda name, model, env=None: fake_backend)
+    monkeypatch.setenv("RAG_SEARCH", "question")
     return fake_backend
 
 
 def query(runner: CliRunner, index: Path, *args: str) -> Any:
-    return runner.invoke(main, ["query", "--index", str(index), *args])
+    # -q: stderr holds only what these tests are about, not the line naming the index
+    return runner.invoke(main, ["query", "-q", "--index", str(index), *args])
 
 
 def expected_prompt(index: Path, question: str = QUESTION) -> Any:
@@ -119,6 +127,20 @@ def test_backend_failures(
     assert result.exit_code == code
     assert result.stderr == stderr
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_when_the_model_cannot_be_reached_the_passages_still_print(
+    runner: CliRunner, index: Path, use_fake: FakeBackend, as_json: bool
+) -> None:
+    unreachable = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
+    use_fake.answers.append(BackendError(unreachable))
+    result = query(runner, index, *(["--json"] if as_json else []), QUESTION)
+    assert (result.exit_code, result.stderr) == (1, f"Error: {unreachable}\n")
+    # the passages as retrieval alone prints them; --json keeps stdout for one whole object
+    passages = query(runner, index, "--no-llm", QUESTION).stdout
+    assert "auth.py:" in passages
+    assert result.stdout == ("" if as_json else passages)
 
 
 @pytest.mark.parametrize(
@@ -200,7 +222,16 @@ def test_show_prompt_for_the_api_is_the_request(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     result = query(
-        runner, index, "--backend", "anthropic", "--model", "claude-test", "--show-prompt", QUESTION
+        runner,
+        index,
+        "--backend",
+        "anthropic",
+        "--model",
+        "claude-test",
+        "--search",
+        "question",
+        "--show-prompt",
+        QUESTION,
     )
     assert result.exit_code == 0, result.output
     request = json.loads(result.stdout)
@@ -258,6 +289,7 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
         "index",
         "repository",
         "corrections",
+        "searches",
     ]
     assert got["question"] == QUESTION
     assert got["answer"] == "It compares hashes [auth.py:6-7]. Also [gone.py:1-2]."
@@ -281,7 +313,11 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
         "chunk",
         "kind",
         "symbol",
+        "context_start_line",
+        "context_end_line",
         "text",
+        "matched",
+        "marked_lines",
         "demoted",
         "boosted",
     }
@@ -300,6 +336,9 @@ def test_anthropic_backend_end_to_end_against_a_local_api(
     text = expected_prompt(index).hits[0].chunk.text
     quoted = "    stored = load_hash(user)\n"
     start = text.index(quoted)
+    api.reply(
+        200, plan_reply("check_password verify load_hash", usage={"input_tokens": 60, "output_tokens": 5})
+    )
     citation = {
         "type": "char_location",
         "cited_text": quoted,
@@ -337,11 +376,19 @@ def test_anthropic_backend_end_to_end_against_a_local_api(
     )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.setenv("RAG_SEARCH_MODEL", "claude-fast")
     result = query(runner, index, "--model", "claude-test", QUESTION)
     assert result.exit_code == 0, result.output
     assert result.stdout == "It loads the hash. [1]\n\nSources:\n  [1] auth.py:1-7\n"
-    assert result.stderr == "(claude-test via anthropic; 200 input + 9 output tokens)\n"
-    assert api.requests[0]["headers"]["authorization"] == "Bearer sk-test"  # how SDK 2.x sends the key
+    assert result.stderr == (
+        "searched: check_password verify load_hash\n"
+        "(claude-test via anthropic, search by claude-fast; 260 input + 14 output tokens in 2 calls)\n"
+    )
+    plan, answer = api.requests
+    assert plan["headers"]["authorization"] == "Bearer sk-test"  # how SDK 2.x sends the key
+    assert (plan["json"]["model"], plan["json"].get("stream")) == ("claude-fast", None)
+    assert QUESTION in plan["json"]["messages"][0]["content"]
+    assert (answer["json"]["model"], answer["json"]["stream"]) == ("claude-test", True)
 
 
 # --- the scripts, as a user runs them -----------------------------------------------------------------------
@@ -424,8 +471,12 @@ def test_claude_error_through_the_script(scripted_repo: Path, claude_bin: Path) 
     env.pop("ANTHROPIC_API_KEY", None)
     done = run_script("query.py", QUESTION, cwd=scripted_repo, env=env)
     assert done.returncode == 1
+    passages = run_script("query.py", "--no-llm", QUESTION, cwd=scripted_repo, env=env).stdout
     assert (done.stdout, done.stderr) == (
-        "",
+        passages,
+        "Search planning failed (`claude -p` returned an error (exit 1): Credit balance is too low): "
+        "searched the question's own words\n"
+        f"Searching {scripted_repo.resolve()}\n"
         "Error: `claude -p` returned an error (exit 1): Credit balance is too low\n",
     )
 
@@ -475,8 +526,10 @@ def test_the_none_backend_json_has_one_shape_with_or_without_passages(runner: Cl
             "index",
             "repository",
             "corrections",
+            "searches",
         ]
     )
+    assert found["searches"] == nothing["searches"] == []  # no model: the question alone was searched
     assert (found["answer"], found["usage"], found["stop_reason"]) == (None, None, None)
     assert "<document" in found["prompt"] and QUESTION in found["prompt"]
     assert (nothing["answer"], nothing["results"], nothing["stop_reason"], nothing["prompt"]) == (

@@ -202,7 +202,7 @@ def test_a_restricted_file_is_not_in_the_index_in_the_same_words_as_a_missing_on
     assert restricted == (
         1,
         f"Error: secret/backoff.py is not in the index; name an indexed file by its path in {root} "
-        f"(or re-run `python ingest.py {root}` if it is new)\n",
+        f"(or re-run `rag ingest {root}` if it is new)\n",
     )
     assert restricted[1] == missing[1].replace("secret/nothere.py", "secret/backoff.py")
     # its length is not told either, nor does an absolute path reach it
@@ -263,10 +263,12 @@ def test_bad_input_is_one_line_and_its_exit_code(index: Path, location: str, cod
 def test_text_output_is_searchs_passage_format(index: Path) -> None:
     done = CliRunner().invoke(main, ["related", "--index", str(index), "-k", "1", "net/retry.py:7"])
     assert done.exit_code == 0, done.output
-    assert done.stderr == "Like net/retry.py:1-8 backoff_delay (function)\n"
+    assert done.stderr == (
+        f"Searching {index.parent.parent.resolve()}\nLike net/retry.py:1-8 backoff_delay (function)\n"
+    )
     head, *body = done.stdout.splitlines()
-    assert head.endswith("  net/polling.py:1-12 poll_until (function)") and head.startswith("1. ")
-    assert body[4] == "    def poll_until(check, attempts=8, base_delay=0.5, max_delay=30.0):"
+    assert head == "1. net/polling.py:1-12 poll_until (function)"
+    assert body[4] == "   5 | def poll_until(check, attempts=8, base_delay=0.5, max_delay=30.0):"
 
 
 def test_json_holds_the_source_and_searchs_passages(index: Path) -> None:
@@ -291,7 +293,7 @@ def test_json_holds_the_source_and_searchs_passages(index: Path) -> None:
 
 def test_a_passage_whose_words_no_other_holds_lists_nothing(tmp_path: Path) -> None:
     index = build(tmp_path / "r", {**FILES, "zoo.txt": "Quagga okapi.\n"})
-    done = CliRunner().invoke(main, ["related", "--index", str(index), "zoo.txt:1"])
+    done = CliRunner().invoke(main, ["related", "-q", "--index", str(index), "zoo.txt:1"])
     assert (done.exit_code, done.stdout) == (0, "No other passage shares the words of this one.\n")
     assert done.stderr == "Like zoo.txt:1-1\n"
 
@@ -331,14 +333,14 @@ def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
     cli = CliRunner().invoke(
         main, ["related", "--index", str(full), "--json", "--rerank", "auto", "-k", "2", "net/retry.py:7"]
     )
-    assert got["passages"] == json.loads(cli.stdout)["results"]
-    assert all(not p["path"].startswith("secret/") for p in got["passages"])
+    assert got == {**json.loads(cli.stdout), "notes": []}  # `rag related --json`'s object, and its notes
+    assert all(not p["path"].startswith("secret/") for p in got["results"])
     assert restricted.is_error and missing.is_error
     said = restricted.content[0].text
     assert said == missing.content[0].text.replace("secret/nothere.py", "secret/backoff.py")
     assert said.endswith(
         "secret/backoff.py is not in the index; name an indexed file by its path in "
-        f"{tmp_path / 'full'} (or re-run `python ingest.py {tmp_path / 'full'}` if it is new)"
+        f"{tmp_path / 'full'} (or re-run `python -m rag ingest {tmp_path / 'full'}` if it is new)"
     )
     assert past_end.is_error and past_end.content[0].text.endswith(
         "net/retry.py has 17 lines; give a line from 1 to 17"
@@ -350,4 +352,58 @@ def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
         server("--index", str(full), "--as", "ops"),
         [("related", {"path": "net/retry.py", "line": 7, "k": 1})],
     )
-    assert payload(member)["passages"][0]["path"] == "secret/backoff.py"
+    assert payload(member)["results"][0]["path"] == "secret/backoff.py"
+
+
+def test_a_passage_ranked_up_says_why_without_naming_a_question(tmp_path: Path) -> None:
+    """File coherence ranks a passage of many.py, whose file holds four like the source, above a
+    passage of one.py that scores a little more: the reason names the passage, not a question."""
+    names = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+        "mike",
+    ]
+
+    def body(i: int) -> str:  # 40 lines unlike every other file's
+        return "".join(
+            f"    {names[(i * 7 + j) % 13]}_{j} = {names[(i * 3 + j) % 13]}{i}(value)\n" for j in range(40)
+        )
+
+    index = build(
+        tmp_path / "r",
+        {
+            "src/source.py": "def check_packet(packet, checksum, window):\n"
+            '    """Verify a packet checksum inside a sliding window."""\n'
+            "    return verify(packet, checksum) and window.ok(packet)\n",
+            "net/many.py": "".join(
+                f'def handler_{i}(packet, checksum):\n    """Validate the packet checksum."""\n{body(i)}'
+                "    return verify(packet, checksum)\n\n\n"
+                for i in range(4)
+            ),
+            "net/one.py": 'def handler_x(packet, checksum):\n    """Validate the packet checksum, checksum."""\n'
+            f"{body(9)}    return verify(packet, checksum)\n",
+        },
+    )
+    done = CliRunner().invoke(
+        main, ["related", "--index", str(index), "--json", "-k", "3", "src/source.py:1"]
+    )
+    results = json.loads(done.stdout)["results"]
+    assert [(r["path"], r["boosted"]) for r in results] == [
+        ("net/many.py", "its file holds much of the code like this passage"),
+        ("net/one.py", None),
+        ("net/many.py", None),
+    ]
+    assert results[0]["score"] < results[1]["score"]
+    text = CliRunner().invoke(main, ["related", "--index", str(index), "-k", "3", "src/source.py:1"])
+    assert "its file holds much of the code like this passage" in text.stdout
+    assert "question" not in text.stdout

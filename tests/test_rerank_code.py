@@ -123,9 +123,9 @@ def test_the_reason_is_printed(tmp_path: Path) -> None:
         main, ["query", "--index", str(report.index_path), "--no-llm", "-k", "1", "Router"]
     )
     assert result.exit_code == 0
-    assert result.output.splitlines()[0].endswith(
-        "app/routing.py:1-3 Router (class)  [ranked up: defines Router]"
-    )
+    head, notes = result.stdout.splitlines()[:2]
+    assert head == "1. app/routing.py:1-3 Router (class)"
+    assert notes == "   matched router · ranked up: defines Router"
 
 
 def test_an_index_of_the_plain_design_gets_no_code_aware_stage(tmp_path: Path) -> None:

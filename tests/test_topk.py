@@ -32,13 +32,14 @@ SCORINGS = pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
 @pytest.fixture(autouse=True, params=["dict", "array", "numpy"])
 def accumulator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run every test here with scores summed in a dict, in a dense array and in numpy arrays
-    (rag.retrieval.search picks by the number of postings, and numpy only when it is installed;
+    (rag.retrieval.topk picks by the number of postings, and numpy only when it is installed;
     these small indexes would always get the dict)."""
     if request.param == "numpy":
         pytest.importorskip("numpy")
     topk_module = sys.modules["rag.retrieval.topk"]
     monkeypatch.setattr(topk_module, "DENSE_RATIO", 0.0 if request.param == "array" else 1e9)
-    monkeypatch.setattr(topk_module, "NUMPY_POSTINGS", 0 if request.param == "numpy" else 10**12)
+    for threshold in ("NUMPY_POSTINGS", "NUMPY_IMPORT_POSTINGS"):
+        monkeypatch.setattr(topk_module, threshold, 0 if request.param == "numpy" else 10**12)
     return str(request.param)
 
 

@@ -1,5 +1,5 @@
-"""The query flow, retrieve -> prompt -> generate, in one place (the CLI and the library call it).
-The answer and its citation check are rag.answer.citations'."""
+"""The query flow, plan -> retrieve -> prompt -> generate, in one place (the CLI and the library
+call it). The plan is rag.answer.plan's; the answer and its citation check are rag.answer.citations'."""
 
 from __future__ import annotations
 
@@ -7,20 +7,34 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from rag.retrieval.results import Glance
 from rag.retrieval.retrieve import Request, Retrieval, retrieve
 
 if TYPE_CHECKING:  # the model's side is imported when a prompt is built: a query for passages never loads it
     from rag.answer.backends import Backend, OnText
     from rag.answer.citations import Answer
+    from rag.answer.plan import Plan
     from rag.answer.prompts import Prompt
 
 
+class Planning(NamedTuple):
+    """Who plans the search: `backend` with `model` (None: rag.answer.plan.search_model()). With no
+    backend the planning prompt is only built (to be shown: --show-prompt), and the question is
+    searched alone."""
+
+    backend: Backend | None
+    model: str | None = None
+
+
 class Outcome(NamedTuple):
-    """What one question came to: the passages retrieved, the prompt built from them, the answer."""
+    """What one question came to: the passages retrieved, the prompt built from them, the answer,
+    and the search plan (its prompt, and what the model made of it)."""
 
     retrieval: Retrieval
     prompt: Prompt | None  # None when nothing was retrieved, or only passages were asked for
     answer: Answer | None  # None when no model was asked
+    plan_prompt: Prompt | None = None  # None when the search was not planned
+    plan: Plan | None = None  # None when no planning call was made
 
 
 def ask(
@@ -29,28 +43,64 @@ def ask(
     backend: Backend | None = None,
     *,
     build_prompt: bool = True,
+    planning: Planning | None = None,
     on_retrieved: Callable[[Retrieval], None] | None = None,
+    on_planned: Callable[[Plan], None] | None = None,
     on_text: OnText | None = None,
 ) -> Outcome:
-    """Answer a question from the index: retrieve its passages, build the prompt (unless
-    `build_prompt` is off), and with a backend generate the answer, streamed to `on_text`.
-    `on_retrieved` sees the retrieval before any model is asked (to print its notes first).
+    """Answer a question from the index: with `planning`, have the model write the searches first
+    (rag.answer.plan), retrieve the passages, build the prompt (unless `build_prompt` is off), and
+    with a backend generate the answer, streamed to `on_text`. `on_planned` sees the plan as soon as
+    it is made, `on_retrieved` the retrieval before any model answers (to print their notes first).
+    The answer's usage counts the planning call's tokens with its own.
 
     When nothing is retrieved no model is called: with a backend, the answer is empty, stop_reason NO_CONTEXT.
     """
-    retrieval = retrieve(index_path, request)
+    plan_prompt: Prompt | None = None
+    plan: Plan | None = None
+
+    def planner(glance: Glance) -> tuple[str, ...]:
+        nonlocal plan_prompt, plan
+        from rag.answer.plan import plan_search, planning_prompt
+
+        assert planning is not None
+        plan_prompt = planning_prompt(request.question, glance)
+        if planning.backend is None:
+            return ()
+        plan = plan_search(planning.backend, plan_prompt, planning.model)
+        if on_planned is not None:
+            on_planned(plan)
+        return plan.searches
+
+    retrieval = retrieve(index_path, request, planner if planning is not None else None)
     if on_retrieved is not None:
         on_retrieved(retrieval)
     if not retrieval.hits:
         return Outcome(
-            retrieval, None, None if backend is None else no_context_answer(request.question, backend)
+            retrieval,
+            None,
+            None if backend is None else no_context_answer(request.question, backend),
+            plan_prompt,
+            plan,
         )
     if not build_prompt:
-        return Outcome(retrieval, None, None)
+        return Outcome(retrieval, None, None, plan_prompt, plan)
     from rag.answer.prompts import build_prompt as build
 
     prompt = build(request.question, retrieval.hits)
-    return Outcome(retrieval, prompt, None if backend is None else generate(prompt, backend, on_text))
+    answer = None if backend is None else generate(prompt, backend, on_text)
+    if answer is not None and plan is not None and plan.usage:
+        answer = answer._replace(usage=add_usage(plan.usage, answer.usage))
+    return Outcome(retrieval, prompt, answer, plan_prompt, plan)
+
+
+def add_usage(*usages: dict[str, int]) -> dict[str, int]:
+    """Sum token counts field by field."""
+    out: dict[str, int] = {}
+    for usage in usages:
+        for key, n in usage.items():
+            out[key] = out.get(key, 0) + n
+    return out
 
 
 def no_context_answer(question: str, backend: Backend) -> Answer:

@@ -28,6 +28,9 @@ DEFAULT_CLAUDE_TIMEOUT = 300.0  # seconds for one `claude -p` run
 # SDK's own default read timeout is 600 s, retried twice: half an hour of silence
 API_CONNECT_TIMEOUT = 10.0
 API_READ_TIMEOUT = 120.0
+# a short call (a search plan) is not retried: its failure costs only the plan, and a retry's wait
+# (the SDK honours a Retry-After of up to a minute) would hold the answer back
+COMPLETION_RETRIES = 0
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 OnText = Callable[[str], None]
@@ -68,6 +71,14 @@ class Backend(Protocol):
         """Return exactly what would be sent for `prompt`, readably (for --show-prompt)."""
         ...
 
+    def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
+        """Answer a short prompt of plain text (no documents) with `model`, in one call, not streamed."""
+        ...
+
+    def render_completion(self, prompt: Prompt, *, model: str, max_tokens: int) -> str:
+        """Return exactly what complete() would send for `prompt`, readably (for --show-prompt)."""
+        ...
+
 
 def render_text_prompt(prompt: Prompt) -> str:
     """Show a prompt as its system part and its user part."""
@@ -99,7 +110,7 @@ class AnthropicBackend:
         for hit in prompt.hits:
             doc: dict[str, Any] = {
                 "type": "document",
-                "source": {"type": "text", "media_type": "text/plain", "data": hit.chunk.text},
+                "source": {"type": "text", "media_type": "text/plain", "data": hit.passage.text},
                 "title": document_title(hit),
                 "citations": {"enabled": True},
             }
@@ -118,13 +129,56 @@ class AnthropicBackend:
         """Return the request body as JSON."""
         return json.dumps(self.request(prompt), indent=2, ensure_ascii=False)
 
+    def _client(self) -> anthropic.Anthropic:
+        """The SDK client, made once: a plan and an answer share its connection."""
+        import anthropic
+
+        if self.client is None:
+            self.client = anthropic.Anthropic(
+                api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT)
+            )
+        return self.client
+
+    def completion_request(self, prompt: Prompt, model: str, max_tokens: int) -> dict[str, Any]:
+        """Return the arguments of messages.create for a short plain-text prompt."""
+        return {
+            "model": model,
+            "max_tokens": max_tokens,
+            "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
+
+    def render_completion(self, prompt: Prompt, *, model: str, max_tokens: int) -> str:
+        """Return the request body of complete() as JSON."""
+        return json.dumps(self.completion_request(prompt, model, max_tokens), indent=2, ensure_ascii=False)
+
+    def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
+        """One messages.create call, not retried, within `timeout` seconds to connect and to read."""
+        import anthropic
+
+        client = self._client().with_options(
+            timeout=anthropic.Timeout(timeout, connect=min(timeout, API_CONNECT_TIMEOUT)),
+            max_retries=COMPLETION_RETRIES,
+        )
+        try:
+            message = client.messages.create(**self.completion_request(prompt, model, max_tokens))
+            text = "".join(block.text for block in message.content if block.type == "text")
+        except anthropic.AnthropicError as exc:
+            raise BackendError(_api_error_message(exc, model)) from None
+        except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
+            raise BackendError(
+                f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__})"
+            ) from None
+        usage = {k: v for k in USAGE_FIELDS if isinstance(v := getattr(message.usage, k, None), int)}
+        return Generation(
+            text=text, stop_reason=message.stop_reason, usage=usage, model=message.model or model
+        )
+
     def generate(self, prompt: Prompt, on_text: OnText | None = None) -> Generation:
         """Stream the answer; after each cited text block, emit its reference numbers, e.g. " [1][2]"."""
         import anthropic
 
-        client = self.client or anthropic.Anthropic(
-            api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT)
-        )
+        client = self._client()
         write = on_text or (lambda _: None)
 
         def emit(text: str) -> None:  # an error of the caller's writer is not the API's
@@ -267,7 +321,7 @@ class ClaudeCliBackend:
         self.model = model
         self.timeout = timeout
 
-    def command(self, prompt: Prompt) -> list[str]:
+    def command(self, prompt: Prompt, model: str | None = None) -> list[str]:
         """Return the argument vector: print mode, JSON output, tools off, our system prompt."""
         return [
             self.executable,
@@ -277,7 +331,7 @@ class ClaudeCliBackend:
             "--tools",
             "",
             "--model",
-            self.model,
+            model or self.model,
             "--system-prompt",
             prompt.system,
         ]
@@ -286,8 +340,22 @@ class ClaudeCliBackend:
         """Return the system prompt (passed as --system-prompt) and the user prompt (sent on stdin)."""
         return render_text_prompt(prompt)
 
+    def render_completion(self, prompt: Prompt, *, model: str, max_tokens: int) -> str:
+        """Return what complete() sends: the same parts as an answer's, to `model`."""
+        return render_text_prompt(prompt)
+
+    def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
+        """One more `claude -p` run, with `model`, cut at `timeout` seconds (claude takes no token limit)."""
+        return self._run(prompt, model, timeout)
+
     def generate(self, prompt: Prompt, on_text: OnText | None = None) -> Generation:
         """Run `claude -p` from an empty temporary directory, so no CLAUDE.md or project settings load."""
+        generation = self._run(prompt, self.model, self.timeout)
+        if on_text is not None:
+            on_text(generation.text)
+        return generation
+
+    def _run(self, prompt: Prompt, model: str, timeout: float) -> Generation:
         import subprocess
         import tempfile
 
@@ -295,7 +363,7 @@ class ClaudeCliBackend:
             try:
                 # its own session, so that a timeout or Ctrl-C can end claude and anything it started
                 proc = subprocess.Popen(
-                    self.command(prompt),
+                    self.command(prompt, model),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
@@ -312,20 +380,16 @@ class ClaudeCliBackend:
                 ) from None
             try:
                 with terminations_as_exit():  # then claude's session is ended too
-                    stdout, stderr = _communicate(proc, prompt.user, self.timeout)
+                    stdout, stderr = _communicate(proc, prompt.user, timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
                 raise BackendError(
-                    f"`claude -p` gave no answer within {self.timeout:g} s — try again, "
-                    "or use --backend anthropic"
+                    f"`claude -p` gave no answer within {timeout:g} s — try again, or use --backend anthropic"
                 ) from None
             except BaseException:
                 _kill(proc)
                 raise
-        generation = parse_claude_result(proc.returncode, stdout, stderr, self.model)
-        if on_text is not None:
-            on_text(generation.text)
-        return generation
+        return parse_claude_result(proc.returncode, stdout, stderr, model)
 
 
 CLAUDE_EXIT_GRACE = 2.0  # seconds to wait for the pipes to close once `claude` itself has exited

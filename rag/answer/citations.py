@@ -88,7 +88,7 @@ def _normal_path(path: str) -> str:
 
 def _check_span(path: str, start: int, end: int, hits: Sequence[Hit]) -> Citation:
     for hit in hits:
-        c = hit.chunk
+        c = hit.passage  # any line sent may be cited
         if c.path == path and c.start_line <= start <= end <= c.end_line:
             lines = c.text.splitlines()[start - c.start_line : end - c.start_line + 1]
             return Citation(path, start, end, "\n".join(lines), True)
@@ -98,7 +98,7 @@ def _check_span(path: str, start: int, end: int, hits: Sequence[Hit]) -> Citatio
 def _check_api(cite: ApiCitation, hits: Sequence[Hit]) -> Citation:
     if not 0 <= cite.document_index < len(hits):
         return Citation("", 0, 0, cite.cited_text, False)
-    c = hits[cite.document_index].chunk
+    c = hits[cite.document_index].passage
     # the span is the whole passage's, so that every citation of one document has one reference number
     return Citation(c.path, c.start_line, c.end_line, cite.cited_text, _offset_of(cite, c.text) is not None)
 

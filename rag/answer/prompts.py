@@ -20,6 +20,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Anything that could open or close one of our framing elements, e.g. "</document>", "< /Documents",
 # "<question": its "<" becomes "&lt;" so a passage cannot end its document or start a new one.
 _FRAMING_TAG = re.compile(r"<(?=\s*/?\s*(?:documents?|question)(?![\w-]))", re.IGNORECASE)
+# the planning prompt's framing (rag.answer.plan) adds its own elements
+_PLAN_TAG = re.compile(r"<(?=\s*/?\s*(?:documents?|question|passages|repository)(?![\w-]))", re.IGNORECASE)
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): invisible when rendered, so
 # "</doc\u00admen\u200bt>" reads as a closing tag to a model while it slips past _FRAMING_TAG
 _IGNORABLE = re.compile(
@@ -71,10 +73,11 @@ def normalise(text: str) -> str:
     return _IGNORABLE.sub("", unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)))
 
 
-def neutralise(text: str) -> str:
+def neutralise(text: str, plan: bool = False) -> str:
     """Normalise `text` (see normalise), then escape whatever in it looks like an opening or closing
-    tag of our framing: a look-alike is escaped as its ASCII form is."""
-    return _FRAMING_TAG.sub("&lt;", normalise(text))
+    tag of our framing (with `plan`, the planning prompt's): a look-alike is escaped as its ASCII
+    form is."""
+    return (_PLAN_TAG if plan else _FRAMING_TAG).sub("&lt;", normalise(text))
 
 
 def attribute(value: str | None) -> str:
@@ -83,10 +86,15 @@ def attribute(value: str | None) -> str:
 
 
 def document_title(hit: Hit) -> str:
-    """Return the label of a passage: path:start-end and symbol."""
-    c = hit.chunk
+    """Return the label of a passage: path:start-end of the lines sent, the match's lines and symbol."""
+    c, m = hit.passage, hit.chunk
+    match = (
+        ""
+        if (c.start_line, c.end_line) == (m.start_line, m.end_line)
+        else f" (match {m.start_line}-{m.end_line})"
+    )
     return render(
-        "title", path=c.path, start_line=c.start_line, end_line=c.end_line, symbol=c.symbol or ""
+        "title", path=c.path, start_line=c.start_line, end_line=c.end_line, match=match, symbol=m.symbol or ""
     ).strip()
 
 
@@ -101,12 +109,13 @@ def build_prompt(question: str, hits: Sequence[Hit]) -> Prompt:
         render(
             "document",
             index=i,
-            path=attribute(h.chunk.path),
-            start_line=h.chunk.start_line,
-            end_line=h.chunk.end_line,
+            path=attribute(h.passage.path),
+            start_line=h.passage.start_line,
+            end_line=h.passage.end_line,
+            match=f"{h.chunk.start_line}-{h.chunk.end_line}",
             symbol=attribute(h.chunk.symbol),
             context=attribute(h.chunk.context),
-            text=neutralise(h.chunk.text),
+            text=neutralise(h.passage.text),
         )
         for i, h in enumerate(hits, 1)
     )

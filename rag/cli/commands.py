@@ -5,6 +5,7 @@ inside it, so that `query.py` starts without them."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -12,22 +13,23 @@ from collections.abc import Callable
 
 import click
 
-from rag.answer.defaults import BACKENDS, DEFAULT_MODEL
+from rag.answer.defaults import BACKENDS, DEFAULT_MODEL, DEFAULT_SEARCH, SEARCH_MODEL_ENV, SEARCH_MODES
 from rag.cli.options import (
     ASK_AS,
     RagGroup,
     as_option,
     index_option,
+    quiet_option,
     rerank_option,
     scoring_option,
     top_k_option,
+    version_option,
 )
 from rag.cli.output import (
-    NO_BACKEND_HINT,
     NO_CONTEXT_MESSAGE,
     NO_RELATED,
-    about,
     format_answer_json,
+    format_explained,
     format_hits,
     format_hits_json,
     format_related_json,
@@ -35,24 +37,33 @@ from rag.cli.output import (
     format_status,
     format_unanswered_json,
     format_usage,
-    json_notes,
+    no_backend_hint,
     out,
+    plan_about,
+    plan_note,
     source_line,
     stderr_is_terminal,
+    stdout_is_terminal,
     stream,
     text_notes,
 )
 from rag.cli.progress import ProgressLine
-from rag.cli.report import after_ingest_lines, format_ingest_report
-from rag.errors import InputError
+from rag.cli.report import about, after_ingest_lines, format_ingest_report
+from rag.errors import InputError, command, run_as
+from rag.numeric import scale_hint
 from rag.semantic.registry import NOT_INSTALLED
-from rag.store.paths import locate_index
+from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
 
 @click.group(cls=RagGroup)
-def main() -> None:
+@version_option
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Ask questions about a codebase, answered from its own code."""
+    # the hints name commands as the user runs them: `python -m rag ingest` (click's name for
+    # `python -m rag`), else `rag ingest`, whatever the console script's path
+    run_as("python -m rag" if ctx.info_name == "python -m rag" else "rag")
 
 
 @main.command("ingest")
@@ -148,6 +159,9 @@ def ingest_cmd(
     if after is not None and not quiet:
         for text in after_ingest_lines(after):
             out(text, err=text.startswith("Note:"))
+    hint = scale_hint(report.chunks)
+    if hint is not None and not quiet:
+        out(hint, err=True)
 
 
 def _question(words: tuple[str, ...]) -> str:
@@ -155,7 +169,9 @@ def _question(words: tuple[str, ...]) -> str:
     # nothing downstream can encode: they become U+FFFD, as in indexed files
     question = " ".join(words).encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
     if not question:
-        raise InputError('The question is empty — ask something, e.g. query.py "how are passages scored?"')
+        raise InputError(
+            f'The question is empty — ask something, e.g. {command("query")} "how are passages scored?"'
+        )
     return question
 
 
@@ -166,6 +182,12 @@ def _question(words: tuple[str, ...]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
 @click.option("--explain", is_flag=True, help="Show which query terms matched each passage and how much.")
+@click.option(
+    "--brief/--full",
+    default=None,
+    help="Show each passage's matched lines and those beside them, or its whole context. "
+    "[default: --brief on a terminal, --full in a pipe]",
+)
 @click.option(
     "--backend",
     "backend_name",
@@ -188,7 +210,22 @@ def _question(words: tuple[str, ...]) -> str:
 @click.option(
     "--prompt-only",
     is_flag=True,
-    help="Print only the prompt, for a pipe: query.py --prompt-only QUESTION | claude -p",
+    help="Print only the prompt, for a pipe into a model: --prompt-only QUESTION | claude -p",
+)
+@click.option(
+    "--search",
+    type=click.Choice(SEARCH_MODES),
+    default=DEFAULT_SEARCH,
+    show_default=True,
+    envvar="RAG_SEARCH",
+    help="Who writes the search: planned = the model that answers turns the question into keyword "
+    "searches first (one short call); question = the question's own words alone.",
+)
+@click.option(
+    "--search-model",
+    default=None,
+    envvar=SEARCH_MODEL_ENV,
+    help="Model that plans the search. [default: the newest Claude Haiku the installed SDK lists]",
 )
 @as_option(ASK_AS)
 @click.option(
@@ -196,6 +233,7 @@ def _question(words: tuple[str, ...]) -> str:
 )
 @scoring_option
 @rerank_option
+@quiet_option
 def query_cmd(
     question: tuple[str, ...],
     index_path: str | None,
@@ -203,20 +241,31 @@ def query_cmd(
     as_json: bool,
     no_llm: bool,
     explain: bool,
+    brief: bool | None,
     backend_name: str,
     model: str,
     show_prompt: bool,
     prompt_only: bool,
+    search: str,
+    search_model: str | None,
     groups: tuple[str, ...],
     refresh: bool,
     scoring: str,
     rerank: str,
+    quiet: bool,
 ) -> None:
-    """Answer QUESTION from the indexed code, citing the passages the answer rests on."""
-    from rag.retrieval.retrieve import Request
+    """Answer QUESTION from the indexed code, citing the passages the answer rests on. When a model
+    answers, it first turns the question into keyword searches (--search)."""
+    from rag.retrieval.retrieve import Request, Retrieval
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
-    notes = json_notes if as_json else text_notes
+    located = find_index(index_path)
+    retrieved: list[Retrieval] = []
+
+    def notes(found: Retrieval) -> None:
+        retrieved.append(found)
+        text_notes(found, located.remembered, quiet)
+
     if no_llm + show_prompt + prompt_only > 1:
         raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
     if (show_prompt or prompt_only) and (as_json or explain):
@@ -228,14 +277,15 @@ def query_cmd(
 
     text = request.question
     if no_llm:
-        found = ask(locate_index(index_path), request, build_prompt=False, on_retrieved=notes).retrieval
+        found = ask(located.path, request, build_prompt=False, on_retrieved=notes).retrieval
         out(
             format_hits_json(text, found.hits, explain, about(found))
             if as_json
-            else format_hits(found.hits, explain),
+            else format_hits(found.hits, explain, brief=_brief(brief, explain)),
             exact=as_json,
         )
         return
+    from rag.answer.ask import Planning
     from rag.answer.backends import render_text_prompt, resolve_backend
     from rag.answer.citations import INCOMPLETE
     from rag.errors import BackendError
@@ -243,15 +293,38 @@ def query_cmd(
     # resolved before searching, so that a missing key or `claude` fails fast
     backend = None if prompt_only else resolve_backend(backend_name, model)
     generates = backend is not None and not show_prompt
-    outcome = ask(
-        locate_index(index_path),
-        request,
-        backend if generates else None,
-        on_retrieved=notes,
-        on_text=None if as_json else stream,
-    )
+    planning = None
+    if search == "planned" and (generates or show_prompt):
+        # --show-prompt shows the planning prompt, even with no model to send it to
+        planning = Planning(backend if generates else None, search_model)
+    streamed = False
+
+    def show(text: str) -> None:
+        nonlocal streamed
+        streamed = True
+        stream(text)
+
+    try:
+        outcome = ask(
+            located.path,
+            request,
+            backend if generates else None,
+            planning=planning,
+            on_retrieved=notes,
+            on_planned=lambda plan: out(plan_note(plan), err=True),
+            on_text=None if as_json else show,
+        )
+    except BackendError:
+        # the search succeeded and the model did not answer (unreachable, refused the key, ...): the
+        # passages are still worth reading, before the error (--json: stdout stays empty)
+        if retrieved and retrieved[0].hits and not as_json:
+            out(
+                ("\n\n" if streamed else "")
+                + format_hits(retrieved[0].hits, explain, brief=_brief(brief, explain))
+            )
+        raise
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
-    extra = about(outcome.retrieval)
+    extra = {**about(outcome.retrieval), **plan_about(outcome.plan)}
     if prompt is None:  # nothing retrieved
         if prompt_only:
             out(NO_CONTEXT_MESSAGE, err=True)
@@ -265,20 +338,42 @@ def query_cmd(
     if prompt_only:
         out(prompt.text)  # exact through a pipe (`| claude -p`), visible on a terminal
     elif show_prompt:
+        if outcome.plan_prompt is not None:
+            from rag.answer.plan import PLAN_MAX_TOKENS
+            from rag.answer.plan import search_model as default_search_model
+
+            name = search_model or default_search_model()
+            out(f"=== search planning: sent first, to {name} ===")
+            out(
+                backend.render_completion(outcome.plan_prompt, model=name, max_tokens=PLAN_MAX_TOKENS)
+                if backend
+                else render_text_prompt(outcome.plan_prompt)
+            )
+            out("=== answer: its passages are those of the planned search; here, the question's own ===")
         out(backend.render(prompt) if backend else render_text_prompt(prompt))
     elif result is None:
         # the passages alone: the prompt repeats them (--show-prompt prints it; JSON keeps "prompt")
         if as_json:
             out(format_unanswered_json(text, hits, prompt.text, explain, extra), exact=True)
         else:
-            out(format_hits(hits, explain))
-        out(NO_BACKEND_HINT, err=True)
+            out(format_hits(hits, explain, brief=_brief(brief, explain)))
+        out(no_backend_hint(), err=True)
     else:
         out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
+        if explain and not as_json:
+            out(format_explained(result.hits))
         if not as_json:
-            out(format_usage(result), err=True)
+            out(format_usage(result, outcome.plan), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
+
+
+def _brief(brief: bool | None, explain: bool) -> bool:
+    """--brief/--full as asked; unasked, brief on a terminal (a reader) and full in a pipe (a
+    script), and full with --explain."""
+    if brief is not None:
+        return brief
+    return not explain and stdout_is_terminal()
 
 
 def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
@@ -298,29 +393,38 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 @index_option
 @top_k_option("How many passages to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--brief/--full",
+    default=None,
+    help="Show each passage's first lines, or its whole context. [default: --brief on a terminal]",
+)
 @as_option("Search as a member of GROUP, seeing files .rag-access grants it")
 @click.option(
     "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then search."
 )
 @scoring_option
 @rerank_option
+@quiet_option
 def related_cmd(
     location: tuple[str, int],
     index_path: str | None,
     top_k: int,
     as_json: bool,
+    brief: bool | None,
     groups: tuple[str, ...],
     refresh: bool,
     scoring: str,
     rerank: str,
+    quiet: bool,
 ) -> None:
     """List the passages most like the one that holds LINE of PATH (PATH relative to the indexed
     repository, or a path inside it), that passage and those overlapping it left out."""
     from rag.retrieval.related import related
 
     path, line = location
+    located = find_index(index_path)
     result = related(
-        locate_index(index_path),
+        located.path,
         path,
         line,
         top_k,
@@ -330,12 +434,12 @@ def related_cmd(
         refresh_first=refresh,
     )
     found = result.found
-    (json_notes if as_json else text_notes)(found)
+    text_notes(found, located.remembered, quiet)
     if as_json:
         out(format_related_json(result.source, found.hits, about(found)), exact=True)
         return
     out(source_line(result.source), err=True)
-    out(format_hits(found.hits, none=NO_RELATED))
+    out(format_hits(found.hits, none=NO_RELATED, brief=_brief(brief, False)))
 
 
 @main.command("eval")
@@ -384,7 +488,7 @@ def eval_cmd(
     if full and not corpus_root:
         raise click.UsageError(
             "--full rebuilds the corpus indexes of --corpus-root — pass it, or run "
-            "`python ingest.py REPO --full` for another index"
+            f"`{command('ingest')} REPO --full` for another index"
         )
     report = run_eval(
         Path(questions),
@@ -401,6 +505,13 @@ def eval_cmd(
     for note in report.notes:  # as a query's: --json leaves out the install hint
         if not (as_json and note == NOT_INSTALLED):
             out(note, err=True)
+    if not report.outcomes:  # figures over no question would read as a retrieval that finds nothing
+        first = report.label_errors[0]
+        raise InputError(
+            f"No question could be scored: none of the {len(report.unscored)} has an answer whose path is in "
+            f"the index (the first: {first.answer.path}, line {first.line} of {questions}) — give paths "
+            "relative to the repository root, or pass the index of that repository"
+        )
     if as_json:
         out(json.dumps(report_dict(report, misses), ensure_ascii=False), exact=True)
     else:
@@ -432,15 +543,26 @@ def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
     """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, related, status,
     reindex."""
     from rag.cli.mcp_server import INSTALL_HINT, available, serve
+    from rag.store.reader import Index
 
     if not available():
         raise click.ClickException(INSTALL_HINT)
+    # every tool would fail without an index: refuse to start, in the one line a query would print
+    with Index(locate_index(index_path)):
+        pass
     serve(index_path, frozenset(groups))
 
 
-def _standalone(command: click.Command) -> Callable[[], None]:
+def _standalone(script: click.Command) -> Callable[[], None]:
     def run() -> None:
-        command.main(prog_name=os.path.basename(sys.argv[0]))
+        run_as(sys.argv[0])  # the script's path as typed: its hints name the script beside it
+        try:
+            script.main(prog_name=os.path.basename(sys.argv[0]))
+        finally:
+            # the process ends next: the interpreter's last garbage collection would walk every
+            # object its imports made (click's, rag's, numpy's) only to free what the exit frees
+            # anyway; frozen objects are not walked (docs/benchmarks.md: 16 ms of a 200 ms query)
+            gc.freeze()
 
     return run
 

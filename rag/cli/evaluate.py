@@ -2,7 +2,9 @@
 
 A question is found at rank r when its r-th passage has the same path as one of its
 answers and a line span that overlaps that answer's span (1-based, inclusive; touching
-lines overlap, adjacent spans do not). hit@k is the share of questions found within the
+lines overlap, adjacent spans do not). A passage's span is its context, the lines a reader is
+shown and a model is sent; beside each figure goes the same figure for the match lines alone
+(the chunk that scored), so that growing passages never passes for better retrieval. hit@k is the share of questions found within the
 top k; MRR@10 is the mean of 1/r over questions found within the top 10 (0 otherwise).
 Beside them goes the mean size in characters of the top-4 passages, because the overlap
 rule rewards long passages that would bloat the prompt (the mean is kept within 3,000).
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.terminal import one_line
-from rag.errors import InputError
+from rag.errors import InputError, command
 from rag.retrieval.results import Hit
 from rag.retrieval.retrieve import rank_question
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
@@ -74,6 +76,8 @@ class Metrics:
     hit_at_10: float
     mrr_at_10: float
     mean_top4_chars: float  # mean characters of the top-4 passages, pooled over questions
+    match_hit_at_4: float = 0.0  # hit@4 and MRR@10 of the match lines alone
+    match_mrr_at_10: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,7 @@ class QuestionOutcome:
     question: Question
     rank: int | None  # rank of the first hit within the top DEPTH, None if there is none
     hits: tuple[Hit, ...]  # best first, at most DEPTH
+    match_rank: int | None = None  # the same, on the match lines alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,17 +195,18 @@ def _parse_span(where: str, i: int, answer: object) -> Span:
     return Span(path.removeprefix("./"), start, end)
 
 
-def overlaps(hit: Hit, answer: Span) -> bool:
-    """Return whether a passage counts as a hit for an answer: same path, overlapping line spans."""
-    c = hit.chunk
+def overlaps(hit: Hit, answer: Span, match: bool = False) -> bool:
+    """Return whether a passage counts as a hit for an answer: same path, overlapping line spans
+    (its context's, or with `match` its match's)."""
+    c = hit.chunk if match else hit.passage
     return c.path == answer.path and c.start_line <= answer.end_line and answer.start_line <= c.end_line
 
 
-def first_hit_rank(hits: Sequence[Hit], answers: Iterable[Span]) -> int | None:
+def first_hit_rank(hits: Sequence[Hit], answers: Iterable[Span], match: bool = False) -> int | None:
     """Return the 1-based rank of the first passage that hits an answer, within the top DEPTH."""
     answers = tuple(answers)
     for rank, hit in enumerate(hits[:DEPTH], 1):
-        if any(overlaps(hit, a) for a in answers):
+        if any(overlaps(hit, a, match) for a in answers):
             return rank
     return None
 
@@ -211,9 +217,12 @@ def metrics(outcomes: Sequence[QuestionOutcome]) -> Metrics:
     ranks = [o.rank for o in outcomes]
     hit = [sum(1 for r in ranks if r is not None and r <= k) / n if n else 0.0 for k in KS]
     mrr = sum(1.0 / r for r in ranks if r is not None and r <= DEPTH) / n if n else 0.0
-    sizes = [len(h.chunk.text) for o in outcomes for h in o.hits[:PASSAGES]]
+    sizes = [len(h.passage.text) for o in outcomes for h in o.hits[:PASSAGES]]
     chars = sum(sizes) / len(sizes) if sizes else 0.0
-    return Metrics(n, hit[0], hit[1], hit[2], mrr, chars)
+    matched = [o.match_rank for o in outcomes]
+    match_hit = sum(1 for r in matched if r is not None and r <= PASSAGES) / n if n else 0.0
+    match_mrr = sum(1.0 / r for r in matched if r is not None and r <= DEPTH) / n if n else 0.0
+    return Metrics(n, hit[0], hit[1], hit[2], mrr, chars, match_hit, match_mrr)
 
 
 def evaluate(
@@ -244,7 +253,9 @@ def evaluate(
                 unscored.append(q)
                 continue
         hits = tuple(retrieve(q)[:DEPTH])
-        outcomes.append(QuestionOutcome(q, first_hit_rank(hits, answers), hits))
+        outcomes.append(
+            QuestionOutcome(q, first_hit_rank(hits, answers), hits, first_hit_rank(hits, answers, match=True))
+        )
     corpora: dict[str, list[QuestionOutcome]] = {}
     for o in outcomes:
         if o.question.corpus is not None:
@@ -304,7 +315,7 @@ class Indexes:
                 AccessList.load(index.manifest.root)  # a line that cannot be parsed: name it
                 raise InputError(
                     f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
-                    f"`python ingest.py {index.manifest.root}`"
+                    f"`{command('ingest')} {index.manifest.root}`"
                 )
             self._open[key] = (index, frozenset(index.readable_files(self.groups)))
         return self._open[key]
@@ -391,7 +402,7 @@ def format_table(report: EvalReport) -> str:
     """Return the metrics as a table: one row per corpus, then overall, then any labelling errors."""
     rows = [*report.per_corpus.items(), ("overall", report.overall)]
     width = max(len("corpus"), *(len(name) for name, _ in rows))
-    header = f"{'corpus':<{width}}  questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars"
+    header = f"{'corpus':<{width}}  questions  hit@1  hit@4  hit@10  MRR@10  top-4 chars  match hit@4  MRR@10"
     over = False
 
     def row(name: str, m: Metrics) -> str:
@@ -400,7 +411,8 @@ def format_table(report: EvalReport) -> str:
         over = over or bool(flag)
         return (
             f"{name:<{width}}  {m.questions:>9}  {m.hit_at_1:.3f}  {m.hit_at_4:.3f}  {m.hit_at_10:>6.3f}"
-            f"  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}{flag}"
+            f"  {m.mrr_at_10:>6.3f}  {m.mean_top4_chars:>11,.0f}  {m.match_hit_at_4:>11.3f}  "
+            f"{m.match_mrr_at_10:>6.3f}{flag}"
         )
 
     lines = [header]
@@ -410,6 +422,7 @@ def format_table(report: EvalReport) -> str:
     lines.append(row("overall", report.overall))
     if report.semantic:
         lines.append("Ranked lexically, then by the semantic rerank (--rerank none: the lexical order alone)")
+    lines.append("A passage counts by the lines it shows; match: by the lines that matched alone")
     if over:
         lines.append(f"! top-4 passages average over the {MAX_PASSAGE_CHARS:,}-character budget")
     if report.label_errors:
@@ -438,9 +451,12 @@ def format_misses(report: EvalReport) -> str:
         if not o.hits:
             out.append("  nothing came back (none of the question's words occur in the index)")
         for rank, hit in enumerate(o.hits[: report.k], 1):
-            c = hit.chunk
+            c, shown = hit.chunk, hit.passage
             label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
-            out.append(f"  {rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}")
+            more = "" if shown[1:3] == c[1:3] else f" (shown {shown.start_line}-{shown.end_line})"
+            out.append(
+                f"  {rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{more}"
+            )
             if hit.contributions:
                 out.append(
                     "       "
@@ -487,7 +503,9 @@ def _miss_dict(o: QuestionOutcome, k: int) -> dict[str, Any]:
                 "end_line": h.chunk.end_line,
                 "kind": h.chunk.kind,
                 "symbol": h.chunk.symbol,
-                "chars": len(h.chunk.text),
+                "context_start_line": h.passage.start_line,
+                "context_end_line": h.passage.end_line,
+                "chars": len(h.passage.text),
                 "explain": [t._asdict() for t in h.contributions],
             }
             for r, h in enumerate(o.hits[:k], 1)

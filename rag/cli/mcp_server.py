@@ -1,10 +1,11 @@
 """`rag mcp`: the index as an MCP server over stdio, with four tools (search, related, status, reindex).
 
 The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.retrieval.related, rag.cli.status,
-rag.indexing.pipeline) and say what it says (rag.cli.report: a passage is `query.py --json`'s), so a
-search sees the same passages, access groups and freshness notes as `query.py --no-llm`. An
-error a user can cause is a tool error with the CLI's one-line message; a fault in rag is a tool
-error naming it; neither ends the server. stdout carries only the protocol.
+rag.indexing.pipeline) and say what it says (rag.cli.report): search returns `rag query --no-llm
+--json`'s object and related `rag related --json`'s, each with the notes the command prints on stderr,
+so a search sees the same passages, access groups and freshness notes as the command. An error a user
+can cause is a tool error with the CLI's one-line message; a fault in rag is a tool error naming it;
+neither ends the server. stdout carries only the protocol.
 """
 
 from __future__ import annotations
@@ -13,21 +14,37 @@ import os
 from importlib import import_module
 from typing import Any
 
-from rag.cli.report import format_ingest_report, freshness_lines, internal_error, passage_dict, source_dict
+from rag.cli.report import (
+    NO_MATCH,
+    about,
+    format_ingest_report,
+    freshness_lines,
+    internal_error,
+    passage_dict,
+    source_dict,
+)
 
 MAX_K = 50
 INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
 
 SEARCH_HELP = (
     "Search the indexed repository's code and docs for passages relevant to a question or keywords. "
-    "Returns ranked passages, each with path, start_line, end_line, symbol, score and text; cite them as "
-    "path:start_line-end_line. "
+    "The search is lexical (BM25): it finds passages by the words they share with the query, splitting "
+    "identifiers into words (getUserName: get, user, name) and matching them whole too; word order does "
+    "not matter. Write the query as the code would: the user's key words, then the identifiers likely to "
+    "hold the answer in the language's spelling (camelCase, snake_case, PascalCase), and any error message "
+    "or setting text involved, e.g. 'task never runs enqueue_job poll_ready worker queue'. If the first "
+    "passages miss, search again with names taken from them. "
+    "Returns the ranked passages as results, each with path, its match (start_line, end_line, symbol), "
+    "score, and its context (context_start_line, context_end_line, text: cite any of its lines as "
+    "path:start-end), and notes: words corrected, files changed since the index was built, or why "
+    "nothing matched. "
     "Use before answering any question about this codebase."
 )
 RELATED_HELP = (
     "Find the passages most like the code at a line of an indexed file: pass its path (relative to the "
     "repository) and a line number. Returns the passage holding that line as source, and ranked passages "
-    "as search does (that passage and those overlapping it left out). Use to find code like the code "
+    "as results, as search does (that passage and those overlapping it left out). Use to find code like the code "
     "you are reading: other implementations, copies to change together, the same pattern elsewhere."
 )
 STATUS_HELP = (
@@ -97,14 +114,16 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
                 raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
             if not query.strip():
                 raise tool_error("The query is empty — pass the question or keywords to search for")
-            found = retrieve(where(), Request(query.strip(), k, groups=groups))
-            return {
-                "repository": found.repository,
-                "index": found.index_path,
-                "passages": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+            question = query.strip()
+            found = retrieve(where(), Request(question, k, groups=groups))
+            return {  # `rag query --no-llm --json`'s object, and the notes the command prints
+                "question": question,
+                "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+                **about(found),
                 # the semantic stage's note too (the model failed: lexical order), not its install hint
                 "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
-                + freshness_lines(found),
+                + freshness_lines(found)
+                + ([] if found.hits else [NO_MATCH]),
             }
 
         return guarded(run)  # type: ignore[no-any-return]
@@ -124,11 +143,10 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
                 )
             result = related_to(where(), path.strip(), line, k, groups=groups)
             found = result.found
-            return {
-                "repository": found.repository,
-                "index": found.index_path,
+            return {  # `rag related --json`'s object, and the notes the command prints
                 "source": source_dict(result.source),
-                "passages": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+                "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+                **about(found),
                 "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
                 + freshness_lines(found),
             }

@@ -102,12 +102,61 @@ class RagGroup(_OneLineUsage, click.Group):
             raise usage_line(exc) from None
 
 
+DISTRIBUTION = "rag-code"  # the name rag is installed under (pyproject.toml)
+
+
+def rag_version() -> str:
+    """Return rag's version: the installed distribution's, else that of the checkout's pyproject.toml
+    beside the package (run from a checkout that was never installed), else "unknown"."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        pass
+    import tomllib
+
+    pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "pyproject.toml")
+    try:
+        with open(pyproject, "rb") as fh:
+            project = tomllib.load(fh)["project"]
+        if project["name"] == DISTRIBUTION:
+            return f"{project['version']} (a checkout, not installed)"
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return "unknown"
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"rag {rag_version()}")
+        ctx.exit()
+
+
+version_option = click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print rag's version and exit.",
+)
+
+
 index_option = click.option(
     "--index",
     "index_path",
     type=click.Path(),
     envvar="RAG_INDEX",
     help="Index file to use (default: REPO/.rag/index.sqlite, found from the current directory).",
+)
+
+
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Do not name the index that answered on stderr (other notes and errors still print).",
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,6 +19,7 @@ from rag.semantic.registry import NOT_INSTALLED
 
 if TYPE_CHECKING:
     from rag.answer.citations import Answer
+    from rag.answer.plan import Plan
     from rag.chunking.base import Chunk
     from rag.retrieval.retrieve import Retrieval
 
@@ -25,10 +27,16 @@ NO_CONTEXT_MESSAGE = (
     "The indexed code does not seem to cover this question: no passage matches its words, "
     "so no model was asked."
 )
-NO_BACKEND_HINT = (
-    "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
-    "`python query.py --prompt-only QUESTION | claude -p`."
-)
+
+
+def no_backend_hint() -> str:
+    """What to do when no model can answer, naming the query command as the user runs it."""
+    from rag.errors import command
+
+    return (
+        "No model was asked: set ANTHROPIC_API_KEY, install Claude Code (`claude`), or pipe "
+        f"`{command('query')} --prompt-only QUESTION | claude -p`."
+    )
 
 
 def _terminal(err: bool) -> bool:
@@ -56,87 +64,197 @@ def stream(text: str) -> None:
     out(text, nl=False)  # each control character is shown whole, split or not
 
 
+def stdout_is_terminal() -> bool:
+    """Whether a person reads stdout: the passages are then shown brief by default."""
+    return _terminal(False)
+
+
 def stderr_is_terminal() -> bool:
     """Whether someone watches stderr: the progress line and the 'Searching' line are for them."""
     return sys.stderr.isatty()
 
 
-def json_notes(found: Retrieval) -> None:
-    """text_notes without the semantic stage's install hint, which --json leaves out."""
-    text_notes(found._replace(note=None) if found.note == NOT_INSTALLED else found)
-
-
-def text_notes(found: Retrieval) -> None:
-    """Print which index answers (on a terminal), what was corrected, refreshed or is stale, and
-    the semantic stage's note, on stderr (one line each). Scripts read the index from --json."""
-    if found.note is not None:
+def text_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) -> None:
+    """Print which index answers (unless `quiet`), what was corrected, refreshed or is stale, and
+    the semantic stage's note, on stderr (one line each). `remembered`: the index was found as the
+    one an ingest run from the current folder wrote (rag.store.paths.find_index). The stage's install
+    hint is an ingest's to give (rag.semantic.embed.after_ingest), not every query's."""
+    if found.note is not None and found.note != NOT_INSTALLED:
         out(found.note, err=True)
-    if stderr_is_terminal():
-        out(searching_line(found), err=True)
+    if not quiet:
+        out(searching_line(found, remembered), err=True)
     for line in freshness_lines(found):
         out(line, err=True)
 
 
-def searching_line(found: Retrieval) -> str:
-    """'Searching REPO' (and the index, when it is not REPO/.rag/index.sqlite)."""
+REMEMBERED = "last ingested from this folder"
+
+
+def searching_line(found: Retrieval, remembered: bool = False) -> str:
+    """'Searching REPO', then in parentheses the index when it is not REPO/.rag/index.sqlite, and
+    whether it was chosen as the one last ingested from the current folder."""
     from rag.store.paths import default_index_file
 
     same = os.path.abspath(found.index_path) == os.path.abspath(default_index_file(found.repository))
-    return f"Searching {one_line(found.repository)}" + (
-        "" if same else f" (index {one_line(found.index_path)})"
-    )
+    said = ([] if same else [f"index {one_line(found.index_path)}"]) + ([REMEMBERED] if remembered else [])
+    return f"Searching {one_line(found.repository)}" + (f" ({', '.join(said)})" if said else "")
 
 
-def about(found: Retrieval) -> dict[str, Any]:
-    """The JSON keys that say which index answered, and what was corrected."""
+def plan_about(plan: Plan | None) -> dict[str, Any]:
+    """The JSON keys of a search plan: the model's searches (what each result's `found_by`
+    numbers), the model that wrote them, its tokens, and why there are none (`search_note`)."""
+    if plan is None:
+        return {"searches": []}
     return {
-        "index": found.index_path,
-        "repository": found.repository,
-        "corrections": [c._asdict() for c in found.corrections],
+        "searches": list(plan.searches),
+        "search_model": plan.model,
+        "search_usage": plan.usage,
+        "search_note": plan.note,
     }
+
+
+def plan_note(plan: Plan) -> str:
+    """The stderr line of a plan: what was searched, or why the question was searched alone."""
+    from rag.answer.plan import searched_line
+
+    return plan.note if plan.note is not None else searched_line(plan.searches)
 
 
 NO_HITS = "No passages match the question (none of its words occur in the index)."
 NO_RELATED = "No other passage shares the words of this one."
 
 
-def format_hits(hits: list[Hit], explain: bool = False, none: str = NO_HITS) -> str:
-    """Return a readable ranked list: score, path:start-end, symbol, then the passage (`none`
-    when there is no hit)."""
+WIDTH = 80  # a header line fits a terminal this wide
+BRIEF_LINES = 8  # the most lines of a match --brief shows
+
+
+def format_hits(hits: list[Hit], explain: bool = False, none: str = NO_HITS, brief: bool = False) -> str:
+    """Return a readable ranked list (`none` when there is no hit): for each result, in the order
+    ranked, a header naming its match (path:start-end symbol (kind)) within WIDTH columns, a line of
+    what it matched and why it was ranked where it is, then its context with line numbers, the
+    lines that hold a matched word marked `>`. `brief`: only the match's marked lines and those
+    beside them. `explain`: also the scores and each term's part."""
     if not hits:
         return none
     blocks = []
     for rank, hit in enumerate(hits, 1):
         c = hit.chunk
-        label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else ""
-        # so that a list not in score order explains itself
-        ranked = f"  [{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score]" if hit.demoted else ""
+        lines = [_header(f"{rank}. ", c)]
+        notes = []
+        if hit.words:
+            notes.append("matched " + ", ".join(one_line(w) for w in hit.words))
+        if hit.demoted:  # so that a list not in score order explains itself
+            notes.append(f"{hit.demoted}: ranked at x{TEST_FACTOR:g} of its score")
         if hit.boosted:
-            ranked += f"  [ranked up: {hit.boosted}]"
-        semantic = f"  [semantic {hit.semantic:.4f}, mix {hit.mix:.4f}]" if hit.semantic is not None else ""
-        lines = [
-            f"{rank}. {hit.score:.4f}  {one_line(c.path)}:{c.start_line}-{c.end_line}{label}{ranked}{semantic}"
-        ]
-        if explain and hit.semantic is not None and hit.mix is not None:
-            from rag.semantic.rerank import LEXICAL_WEIGHT
-
-            lexical = (
-                (hit.mix - (1 - LEXICAL_WEIGHT) * hit.semantic) / LEXICAL_WEIGHT if LEXICAL_WEIGHT else 0.0
-            )
-            lines.append(
-                f"     mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical {lexical:.4f} (of the best) + "
-                f"{1 - LEXICAL_WEIGHT:g} x cosine {hit.semantic:.4f}"
-            )
+            notes.append(f"ranked up: {hit.boosted}")
+        if hit.found_by:
+            notes.append("found by " + ", ".join(hit.found_by))
+        lines.extend(_wrapped(" · ".join(notes), "   "))
         if explain:
-            lines.extend(
-                f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
-                f"score {t.score:.4f} ({t.score / hit.score:.0%})"
-                for t in hit.contributions
-            )
-        body = f"{c.context}\n{c.text}" if c.context and not c.text.startswith(c.context) else c.text
-        lines.extend("    " + line for line in body.splitlines())
+            lines.append(_scores(hit))
+            lines.extend(_explanation(hit, with_found_by=False))
+        lines.extend(_numbered(hit, brief))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _header(lead: str, c: Chunk) -> str:
+    """`lead` path:start-end symbol (kind), the path shortened in its middle to fit WIDTH."""
+    where = f":{c.start_line}-{c.end_line}"
+    label = f" {one_line(c.symbol)} ({c.kind})" if c.symbol else f" ({c.kind})"
+    path = one_line(c.path)
+    room = WIDTH - len(lead) - len(where) - len(label)
+    if len(path) > room:
+        if room < 12:  # a symbol too long to leave the path room: the symbol gives way
+            label = label[: max(0, WIDTH - len(lead) - len(where) - 13)] + "…"
+            room = WIDTH - len(lead) - len(where) - len(label)
+        keep = max(room - 1, 4)
+        path = path[: keep // 2] + "…" + path[len(path) - (keep - keep // 2) :]
+    return f"{lead}{path}{where}{label}"[: WIDTH + 1]
+
+
+def _wrapped(text: str, indent: str) -> list[str]:
+    """`text` in lines of at most WIDTH columns, each after `indent`."""
+    if not text:
+        return []
+    out: list[str] = []
+    line = indent
+    for word in text.split(" "):
+        if len(line) + len(word) + 1 > WIDTH and line.strip():
+            out.append(line.rstrip())
+            line = indent
+        line += word + " "
+    out.append(line.rstrip())
+    return out
+
+
+def _scores(hit: Hit) -> str:
+    parts = [f"score {hit.score:.4f}"]
+    if hit.ranked is not None:
+        parts.append(f"ranked by {hit.ranked:.4f}")
+    if hit.semantic is not None and hit.mix is not None:
+        from rag.semantic.rerank import LEXICAL_WEIGHT
+
+        parts.append(
+            f"semantic {hit.semantic:.4f}, order by mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical share"
+            f" + {1 - LEXICAL_WEIGHT:g} x cosine"
+        )
+    return "     " + "; ".join(parts)
+
+
+def _numbered(hit: Hit, brief: bool) -> list[str]:
+    """The passage's lines, numbered, the marked ones flagged `>`; `brief`: the match's marked lines
+    and one line each side (its first lines when none is marked), at most BRIEF_LINES, gaps shown."""
+    c = hit.chunk
+    shown = hit.passage
+    body = shown.text.split("\n")
+    if c.context and not shown.text.startswith(c.context):
+        body = [f"({one_line(c.context)})", *body]  # the breadcrumb: where the match sits
+        first = shown.start_line - 1
+    else:
+        first = shown.start_line
+    numbered = list(enumerate(body, first))
+    marks = set(hit.marks)
+    width = len(str(shown.end_line))
+    if brief:
+        inside = [(n, t) for n, t in numbered if c.start_line <= n <= c.end_line]
+        near = {m + d for m in marks for d in (-1, 0, 1)}
+        picked = [(n, t) for n, t in inside if n in near] or inside[:4]
+        if len(picked) > BRIEF_LINES:
+            picked = picked[:BRIEF_LINES]
+        numbered = picked
+    out: list[str] = []
+    previous: int | None = None
+    for n, text in numbered:
+        if previous is not None and n > previous + 1:
+            out.append(f"  {'⋮':>{width}}")
+        flag = ">" if n in marks else " "
+        number = f"{n:>{width}}" if n >= shown.start_line else " " * width
+        out.append(f"{flag} {number} | {text}".rstrip())
+        previous = n
+    return out
+
+
+def _explanation(hit: Hit, with_found_by: bool = True) -> list[str]:
+    """The --explain lines of a hit: the searches that found it, and each term's part of its score."""
+    lines = [f"     found by {', '.join(hit.found_by)}"] if hit.found_by and with_found_by else []
+    lines.extend(
+        f"     {t.label}: idf {t.idf:.3f} x tf {t.tf} -> weight {t.weight:.4f}, "
+        f"score {t.score:.4f} ({t.score / hit.score:.0%})"
+        for t in hit.contributions
+    )
+    return lines
+
+
+def format_explained(hits: Sequence[Hit]) -> str:
+    """Return, after an answer, why each passage sent was chosen: its place, the searches that found
+    it and its terms' parts (--explain), without its text (the answer cites it)."""
+    blocks = ["", "Passages sent:"]
+    for rank, hit in enumerate(hits, 1):
+        blocks.append(_header(f"{rank}. ", hit.chunk))
+        blocks.append(_scores(hit))
+        blocks.extend(_explanation(hit))
+    return "\n".join(blocks)
 
 
 def format_hits_json(
@@ -224,15 +342,18 @@ def format_sources(result: Answer) -> str:
     return "\n".join(lines)
 
 
-def format_usage(result: Answer) -> str:
-    """Return one line naming the model, backend and tokens used."""
+def format_usage(result: Answer, plan: Plan | None = None) -> str:
+    """Return one line naming the model, backend and tokens used (with a search plan: the model
+    that wrote it, and the tokens of both calls)."""
     tokens = result.usage
+    calls = " in 2 calls" if plan is not None else ""
     used = (
-        f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens"
+        f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens{calls}"
         if "input_tokens" in tokens and "output_tokens" in tokens
         else ""
     )
-    return f"({result.model} via {result.backend}{used})"
+    by = f", search by {plan.model}" if plan is not None else ""
+    return f"({result.model} via {result.backend}{by}{used})"
 
 
 def format_status(report: Any, list_skipped: bool = False) -> str:

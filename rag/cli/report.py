@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.terminal import one_line
+from rag.errors import command
 
 if TYPE_CHECKING:
     from rag.chunking.base import Chunk
@@ -91,7 +92,7 @@ def freshness_lines(found: Retrieval) -> list[str]:
     if found.gone is not None:
         lines.append(
             f"Note: {one_line(found.gone)}, the repository this index was built from, is gone: the passages are "
-            "as indexed — re-run `python ingest.py REPO` with its new path"
+            f"as indexed — re-run `{command('ingest')} REPO` with its new path"
         )
     if found.changed:
         shown = ", ".join(map(one_line, found.changed[:3])) + (", ..." if len(found.changed) > 3 else "")
@@ -115,8 +116,10 @@ def refresh_line(report: IngestReport | None) -> str:
 
 def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
     """Return a hit in the JSON shape scripts rely on: `query --json`'s results and the MCP
-    search tool's passages."""
-    c = hit.chunk
+    search tool's passages. The match (the chunk that scored) is `start_line`-`end_line`, `symbol`
+    and `kind`; the context (the lines shown and sent) is `context_start_line`-`context_end_line`
+    and `text`."""
+    c, shown = hit.chunk, hit.passage
     out: dict[str, Any] = {
         "rank": rank,
         "score": hit.score,
@@ -126,16 +129,37 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "chunk": c.ordinal,
         "kind": c.kind,
         "symbol": c.symbol,
-        "text": c.text,
+        "context_start_line": shown.start_line,
+        "context_end_line": shown.end_line,
+        "text": shown.text,
+        "matched": list(hit.words),  # the question's words it matched
+        "marked_lines": list(hit.marks),  # the lines of text that hold them
         "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
         "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
     }
     if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
         out["semantic"] = hit.semantic
         out["mix"] = hit.mix
+    if hit.found_by:  # a model's searches ran with the question: which of them found it
+        out["found_by"] = list(hit.found_by)
     if explain:
         out["explain"] = [t._asdict() for t in hit.contributions]
     return out
+
+
+def about(found: Retrieval) -> dict[str, Any]:
+    """The JSON keys that say which index answered, and what was corrected."""
+    return {
+        "index": found.index_path,
+        "repository": found.repository,
+        "corrections": [c._asdict() for c in found.corrections],
+    }
+
+
+NO_MATCH = (
+    "No passage matches: none of the query's words occur in the index (question words such as 'how' "
+    "are not searched) — search for words the code or its docs would contain"
+)
 
 
 def source_dict(chunk: Chunk) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from rag.errors import command
 from rag.store.reader import Index
 
 
@@ -101,7 +102,7 @@ def _hidden_paths(index: Index, groups: frozenset[str], indexed: set[str]) -> Ca
         AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
         # counted under the old rules, a count or a skipped path could show what the new ones shut out
         raise InputError(
-            f"{ACCESS_FILE} changed since the index was built — re-run `python ingest.py {root}` "
+            f"{ACCESS_FILE} changed since the index was built — re-run `{command('ingest')} {root}` "
             "to see its status"
         )
     if index.manifest.access is None:  # built without access rules: every file is public

@@ -8,13 +8,21 @@ them. Shown here as `less` and `git` show them: visibly, as text (ESC becomes `\
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # C0 controls but tab and newline, DEL, C1 controls (U+009B is a one-character CSI), and the bidi
 # overrides and isolates that reorder what is shown ("Trojan Source")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 # on a line that must stay one line (`path:start-end`), tab and newline too
-_CONTROL_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\x85]")
+_CONTROL_OR_BREAK = "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\x85]"
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+@cache
+def _compiled(chars: str) -> re.Pattern[str]:
+    """A class of characters, compiled on first use: a command whose output goes to no terminal
+    and meets no error never needs one (each takes about a millisecond to compile)."""
+    return re.compile(chars)
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -26,9 +34,9 @@ def _shown(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """Return `text` with every control character but tab and newline shown as an escape."""
-    return _CONTROL.sub(_shown, text)
+    return _compiled(_CONTROL).sub(_shown, text)
 
 
 def one_line(text: str) -> str:
     """Return `text` with every control character and line break shown as an escape, on one line."""
-    return _CONTROL_OR_BREAK.sub(_shown, text)
+    return _compiled(_CONTROL_OR_BREAK).sub(_shown, text)

@@ -42,6 +42,9 @@ from rag.weights import DEFAULTS, RankingWeights
 
 PROMPT_K = 4  # the passages a prompt gets (rag.retrieval.search.DEFAULT_TOP_K)
 TEST_FACTOR = DEFAULTS.test_factor  # the factor `rag query` names beside a demoted passage
+# why file coherence ranked a passage up (Hit.boosted), for a question; rag.retrieval.related words it
+# for a passage
+COHERENCE_REASON = "much of the question is answered in its file"
 
 _DATA_PATH = re.compile(
     r"\.(html?|xml|json|ya?ml|toml|ini|cfg|in|csv|svg|css|scss|sass|less|j2|jinja2?|tmpl|tpl|mustache|hbs)$",
@@ -384,7 +387,7 @@ def _add_coherence(
             out[i] += scores[i] * weights.coherence_mult * share
         else:
             out[i] += scores[i] * weights.coherence_mult * weights.coherence_rest * share
-        why[i] = why[i] or "much of the question is answered in its file"
+        why[i] = why[i] or COHERENCE_REASON
 
 
 def rank_hits(

@@ -14,9 +14,10 @@ import os
 from typing import NamedTuple
 
 from rag.chunking.base import Chunk
-from rag.errors import InputError
+from rag.errors import InputError, command
 from rag.indexing.terms import chunk_counts
 from rag.retrieval.passages import shape
+from rag.retrieval.ranking import COHERENCE_REASON
 from rag.retrieval.results import Hit
 from rag.retrieval.retrieve import Retrieval, changed_since_ingest, check_index, refresh, shaping_depth
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search_passage
@@ -28,6 +29,8 @@ from rag.weights import DEFAULTS, RankingWeights
 # the source passage's terms the query keeps, heaviest by tf-idf: a long passage's query costs
 # no more than a long question's
 QUERY_TERMS = 32
+# Hit.boosted for file coherence, which a passage's search shares with a question's: no question here
+LIKE_COHERENCE_REASON = "its file holds much of the code like this passage"
 
 
 class Related(NamedTuple):
@@ -130,6 +133,7 @@ def rank_like(
         hits, note = safe_rerank(index.path, "", hits, want, weights, like=source)
     if shaped:  # grown as a question's passages are, never over the source
         hits = shape(index, hits, k, weights.grow_chars, clear=(source,))
+    hits = [h._replace(boosted=LIKE_COHERENCE_REASON) if h.boosted == COHERENCE_REASON else h for h in hits]
     return hits, note
 
 
@@ -138,7 +142,7 @@ def not_indexed(path: str, root: str) -> InputError:
     for both, so that it tells nothing of files the caller may not read."""
     return InputError(
         f"{path} is not in the index; name an indexed file by its path in {root} "
-        f"(or re-run `python ingest.py {root}` if it is new)"
+        f"(or re-run `{command('ingest')} {root}` if it is new)"
     )
 
 

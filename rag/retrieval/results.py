@@ -25,7 +25,9 @@ class TermContribution(NamedTuple):
 
 
 class Hit(NamedTuple):
-    """A retrieved chunk, its score and, when asked for, why it scored."""
+    """A retrieved chunk, its score and, when asked for, why it scored. `chunk` is the match, the
+    chunk that scored; `context`, when the passage was shaped (rag.retrieval.passages), the lines
+    shown and sent around it: `passage` is whichever a reader sees."""
 
     score: float  # cosine in [0, 1] under tfidf scoring; BM25's sum under bm25
     chunk: Chunk
@@ -42,3 +44,22 @@ class Hit(NamedTuple):
     # mix of it with the lexical score the final order is by; None when the stage did not run
     semantic: float | None = None
     mix: float | None = None
+    # with a model's searches: which searches' words it matched, most of its score first
+    # ("question", "search 1", ...)
+    found_by: tuple[str, ...] = ()
+    context: Chunk | None = None  # the match grown over its neighbours: path, lines and text shown
+    words: tuple[str, ...] = ()  # the words of the question (and searches) it matched, as written
+    marks: tuple[int, ...] = ()  # the lines of its passage that hold a matched term
+
+    @property
+    def passage(self) -> Chunk:
+        """What a reader is shown and a model is sent: the context, else the match itself."""
+        return self.context if self.context is not None else self.chunk
+
+
+class Glance(NamedTuple):
+    """What a planner is shown of an index for a question (rag.retrieval.retrieve.glance)."""
+
+    repository: str  # the repository's folder name
+    languages: tuple[str, ...]  # the main languages of its readable files, most files first
+    candidates: tuple[Chunk, ...]  # the question's own lexical top passages, best first

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from rag.errors import InputError
-from rag.retrieval.passages import shape
+from rag.errors import InputError, command
+from rag.retrieval.passages import mark, shape
 from rag.retrieval.ranking import question_shape
-from rag.retrieval.results import Hit
+from rag.retrieval.results import Glance, Hit
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
 from rag.sources.names import ACCESS_FILE
@@ -32,6 +33,7 @@ class Request(NamedTuple):
     refresh: bool = False  # re-ingest what changed first
     scoring: str = DEFAULT_SCORING
     rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
+    searches: tuple[str, ...] = ()  # more words to search with the question's (a model's searches)
 
 
 class Retrieval(NamedTuple):
@@ -48,10 +50,23 @@ class Retrieval(NamedTuple):
     ] = ()  # query words unknown to the index, and what was searched instead
     refresh: bool = False  # a refresh was asked for (refreshed None: nothing had changed)
     note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
+    searches: tuple[str, ...] = ()  # what was searched besides the question (a model's searches)
+    glance: Glance | None = None  # what a planner was shown of the index, when one was asked
 
 
-def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
+# a planner: what the index shows of a question (Glance) -> the searches to run with it
+Planner = Callable[[Glance], Sequence[str]]
+
+
+def retrieve(
+    index_path: str | os.PathLike[str], request: Request, planner: Planner | None = None
+) -> Retrieval:
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
+
+    With a `planner` (the model that will answer, rag.answer.plan), the question is first
+    searched alone, lexically, and the planner shown what that found (glance()); what it returns
+    is searched with the question. A question that is one identifier (a lookup the ranking's
+    definition boost answers), or whose words find nothing, is not planned.
 
     The freshness check is cheap, and does not grow with the repository: stat calls on the
     hits' own files and the folders that hold them, up to the root (Index.changed_files);
@@ -64,15 +79,27 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
     with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         gone = check_index(index, index_path)
+        searches, seen = request.searches, None
+        if planner is not None and question_shape(request.question).symbol is None:
+            seen = glance(index, request.question, request.groups, request.scoring)
+            if seen.candidates:
+                searches = tuple(planner(seen))
         hits, note = rank_question(
             index,
             request.question,
             request.k,
-            explain=request.explain,
+            explain=True,  # what each hit matched: its words and lines, and the searches that found it
             groups=request.groups,
             scoring=request.scoring,
             rerank=request.rerank,
+            searches=searches,
         )
+        if searches:
+            hits = found_by(index, hits, request.question, searches, request.groups)
+        if index.manifest.tokenizer.mode != "plain":
+            hits = mark(index, hits, (request.question, *searches))
+        if not request.explain:
+            hits = [h._replace(contributions=()) for h in hits]
         spelling = sys.modules.get(
             "rag.retrieval.spelling"
         )  # loaded by the search above only if a word was unknown
@@ -89,7 +116,40 @@ def retrieve(index_path: str | os.PathLike[str], request: Request) -> Retrieval:
         fixed,
         request.refresh,
         note,
+        searches,
+        seen,
     )
+
+
+def found_by(
+    index: Index,
+    hits: list[Hit],
+    question: str,
+    searches: Sequence[str],
+    groups: frozenset[str] = frozenset(),
+) -> list[Hit]:
+    """Name the searches whose words each hit matched ("question", "search 1", ...), most of its
+    score first: a term's share of the score goes to the searches that hold it, by their counts of
+    it; a term none holds as written (a corrected word, a short form) is the question's."""
+    from rag.retrieval.search import query_counts
+
+    classes = index.view(groups).classes
+    labels = ["question", *(f"search {i}" for i in range(1, len(searches) + 1))]
+    counts = [query_counts(index, text, classes) for text in (question, *searches)]
+    out = []
+    for hit in hits:
+        share = [0.0] * len(labels)
+        for c in hit.contributions:
+            held = [n.get(c.term, 0) for n in counts]
+            total = sum(held)
+            if not total:
+                share[0] += c.score
+                continue
+            for i, n in enumerate(held):
+                share[i] += c.score * n / total
+        order = sorted((i for i, s in enumerate(share) if s > 0), key=lambda i: (-share[i], i))
+        out.append(hit._replace(found_by=tuple(labels[i] for i in order)))
+    return out
 
 
 def changed_since_ingest(
@@ -114,7 +174,7 @@ def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:
     if moved is not None:  # its files and freshness would be the old folder's
         raise InputError(
             f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-            f"re-run `python ingest.py {moved}`, or pass --refresh"
+            f"re-run `{command('ingest')} {moved}`, or pass --refresh"
         )
     gone = None if os.path.isdir(root) else root
     if index.access_changed():
@@ -125,7 +185,7 @@ def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:
         # file to a caller the new ones shut out
         raise InputError(
             f"{ACCESS_FILE} changed since the index was built — re-run "
-            f"`python ingest.py {root}`, or pass --refresh"
+            f"`{command('ingest')} {root}`, or pass --refresh"
         )
     return gone
 
@@ -140,21 +200,33 @@ def rank_question(
     scoring: str = DEFAULT_SCORING,
     rerank: str = DEFAULT_MODE,
     weights: RankingWeights = DEFAULTS,
+    searches: Sequence[str] = (),
 ) -> tuple[list[Hit], str | None]:
     """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
     the MCP tool, the benches): the lexical ranking, then the semantic stage when `rerank` runs it;
     with the note for stderr the stage leaves (the extra is not installed, or its model failed).
     `weights` are what the lexical ranking uses (a benchmark passes DEFAULTS._replace(...)).
+    `searches` are searched with the question, in one query (search()).
 
     A question that is one identifier skips the stage: it is a lookup the definition boost answers,
     and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
     available = active(rerank)  # one look for the extra (find_spec) per call
     shaped = index.manifest.tokenizer.mode != "plain"  # the original design's passages stay its windows
-    want = shaping_depth(k, weights) if shaped else k
-    if not available or question_shape(question).symbol is not None:
-        hits = search(index, question, want, explain=explain, groups=groups, scoring=scoring, weights=weights)
-        note = NOT_INSTALLED if rerank == "auto" and not available else None
-    else:
+    semantic = available and question_shape(question).symbol is None
+
+    def ranked(want: int) -> tuple[list[Hit], str | None]:
+        if not semantic:
+            hits = search(
+                index,
+                question,
+                want,
+                explain=explain,
+                groups=groups,
+                scoring=scoring,
+                weights=weights,
+                searches=searches,
+            )
+            return hits, NOT_INSTALLED if rerank == "auto" and not available else None
         from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, when it runs
 
         # the stage reorders the lexical list, so it takes it unspread and spreads its own order
@@ -167,16 +239,79 @@ def rank_question(
             scoring=scoring,
             spread=False,
             weights=weights,
+            searches=searches,
         )
-        hits, note = safe_rerank(index.path, question, hits, want, weights)
-    return (shape(index, hits, k, weights.grow_chars) if shaped else hits), note
+        text = "\n".join((question, *searches))  # what the passages' meaning is compared with
+        return safe_rerank(index.path, text, hits, want, weights)
+
+    if not shaped:
+        return ranked(k)
+    want = shaping_depth(k, weights)
+    hits, note = ranked(want)
+    out = shape(index, hits, k, weights.grow_chars)
+    # distinct matches short of k while more were ranked: rank deeper, the results so far kept
+    while len(out) < k and len(hits) >= want and want < MAX_DEPTH:
+        want *= 2
+        deeper, note = ranked(want)
+        listed = {h.chunk[:3] for h in hits}
+        more = [h for h in deeper if h.chunk[:3] not in listed]
+        hits = hits + more
+        out = shape(index, more, k, weights.grow_chars, before=out)
+    return out, note
+
+
+MAX_DEPTH = 160  # the deepest a list is ranked to find k distinct matches
+
+
+GLANCE = 20  # the passages of the question's own search a planner is shown
+
+
+def glance(
+    index: Index,
+    question: str,
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    depth: int = GLANCE,
+) -> Glance:
+    """Return what a planner is shown of the index for a question, as a caller with `groups` sees
+    it: the repository's folder name, its main languages, and the question's own lexical top
+    `depth` (no semantic stage: it is a first look)."""
+    hits = search(index, question, depth, groups=groups, scoring=scoring)
+    return Glance(
+        os.path.basename(index.manifest.root.rstrip("/\\")) or index.manifest.root,
+        languages(index, groups),
+        tuple(h.chunk for h in hits),
+    )
+
+
+LANGUAGES = 4  # the most a glance names
+
+
+_LABELS = {"python": "Python", "javascript": "JavaScript/TypeScript", "markdown": "Markdown", "rst": "reST"}
+
+
+def languages(index: Index, groups: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """Return the languages of the files a caller with `groups` may read, as people name them
+    ("Python", "Go", "Markdown"), most files first; plain text is not a language."""
+    from rag.chunking import chunker_for
+    from rag.chunking.languages import GRAMMARS
+
+    readable = index.readable_files(groups) if index.manifest.access is not None else None
+    counts: dict[str, int] = {}
+    for path, _ in index.file_chunk_counts():
+        if readable is None or path in readable:
+            kind = chunker_for(path)
+            counts[kind] = counts.get(kind, 0) + 1
+    counts.pop("text", None)
+    kinds = sorted(counts, key=lambda kind: (-counts[kind], kind))[:LANGUAGES]
+    return tuple(GRAMMARS[k].label if k in GRAMMARS else _LABELS.get(k, k) for k in kinds)
 
 
 def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
-    """Return how many ranked hits the passages of a top k are shaped from. Up to k = 10 it is 10,
-    whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
-    passages are the same for all of them; a list of 10 may then come out shorter. Past 10, half as
-    many again, to fill k after the hits an earlier passage covers make way."""
+    """Return how many ranked hits the passages of a top k are shaped from first. Up to k = 10 it is
+    10, whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
+    passages are the same for all of them; past 10, half as many again. When the distinct matches of
+    those fall short of k, rank_question ranks deeper."""
     fixed = weights.min_candidates // weights.candidates_per_k
     return fixed if k <= fixed else k + k // 2
 

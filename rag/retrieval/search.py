@@ -9,13 +9,13 @@ import math
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from rag.retrieval.quoted import holding, quotes
 from rag.retrieval.ranking import candidate_count, definitions, file_key, question_shape, rank_hits
 from rag.retrieval.results import Hit, TermContribution
-from rag.retrieval.topk import Work, top_scores
+from rag.retrieval.topk import Work, numpy_ahead, top_scores
 from rag.store.reader import Index
 from rag.store.views import View
 from rag.text.acronyms import expand
@@ -40,6 +40,7 @@ def search(
     scoring: str = DEFAULT_SCORING,
     spread: bool = True,
     weights: RankingWeights = DEFAULTS,
+    searches: Sequence[str] = (),
 ) -> list[Hit]:
     """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first (`spread`:
     the passages after the prompt's first ones cover more files, rag.retrieval.ranking.spread_files;
@@ -54,10 +55,15 @@ def search(
     Besides the question's own terms, a query asks for the acronyms the repository defines
     for words it contains (rag.text.acronyms); under BM25, the best candidate_count(k) candidates
     also score the short forms of its long words (rag.text.short_forms) before the ranking.
+
+    `searches` are more words to search with the question's, in one query: the keyword searches a
+    model wrote for it (rag.answer.plan). Their terms add to the question's counts; a term of theirs
+    the index lacks drops out, uncorrected (a guessed name is not a typo), and the ranking sees their
+    words as the question's.
     """
     check_request(k, scoring)
     with index.snapshot():
-        return _search(index, question, k, explain, groups, prune, scoring, spread, weights)
+        return _search(index, question, k, explain, groups, prune, scoring, spread, weights, tuple(searches))
 
 
 def check_request(k: int, scoring: str) -> None:
@@ -89,10 +95,13 @@ def _search(
     scoring: str,
     spread: bool,
     weights: RankingWeights,
+    searches: tuple[str, ...] = (),
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
     qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
+    if "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
+        numpy_ahead(index.postings_count(qtf))
     found_of = {term: _postings(index, view, term) for term in qtf}
     corrected: dict[str, str] = {}
     # words the view has never seen -> their nearest indexed terms (known words are left alone);
@@ -105,6 +114,15 @@ def _search(
             term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf
         }
     stands_for = {**stands_for, **corrected} if corrected else stands_for
+    if searches:  # a model's words, counted with the question's (never corrected)
+        more, more_for = _query_counts(index, "\n".join(searches), view.classes)
+        qtf = dict(qtf)
+        for term, n in more.items():
+            qtf[term] = qtf.get(term, 0) + n
+            if term not in found_of:
+                found_of[term] = _postings(index, view, term)
+        stands_for = {**more_for, **stands_for}
+        question = "\n".join((question, *searches))  # the ranking reads the words of all of them
     # each term's query tf part (BM25: its count; cosine: 1 + ln count), a corrected typo's scaled
     # down: it is a guess
     parts = {

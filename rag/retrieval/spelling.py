@@ -7,16 +7,27 @@ same first letter, the most frequent term winning a tie. Only terms unknown to t
 are corrected (a term in files the caller may not read is never suggested), so a query of known
 words is scored exactly as before.
 
+A word is corrected only when it is not a word: one of the common English words of
+rag/data/english-words.txt.gz (SCOWL's American list, made by bench/english_words.py) is searched
+as typed, found or not ("wire" is never "were", "agree" never "aree"). A word of the index's own
+prose needs no list: it is a term the view holds, and known terms are never corrected (a word only
+in files the caller may not read is unknown to the caller, as it would be to an index without
+them, and is treated as such).
+
 The cost is bounded: nothing runs for a query whose terms are all known; an unknown term reads
 the stored terms sharing its first letter and nearly its length (one range of the terms table's
-primary key, filtered in SQLite), and compares them with an early exit.
+primary key, filtered in SQLite), and compares them with an early exit. The word list is read
+(about 6 ms, once per process) only when an unknown word has a near term to be corrected to.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import weakref
+import zlib
 from collections.abc import Callable
+from functools import cache
 from typing import NamedTuple
 
 from rag.store.reader import Index
@@ -26,7 +37,10 @@ CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, t
 MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them
 LONG_WORD = 8  # words of this many letters or more may be two edits from their term
 _WORD = re.compile(r"[^\W\d_]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")  # a word's camelCase parts
 _LETTERS = re.compile(r"[a-z]+")
+# one lowercase word a line after '#' lines (the source's notice), gzipped: bench/english_words.py
+ENGLISH_WORDS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "english-words.txt.gz")
 
 
 class Correction(NamedTuple):
@@ -86,9 +100,14 @@ def correct(
     by_term: dict[str, Correction] = {}  # unknown term -> its correction
     if unknown:
         typed = _typed_words(index, question)
+        words: dict[str, set[str]] | None = None
         for term in unknown:
             found = _nearest(index, term, typed.get(term, term), known)
-            if found is not None and found.term not in counts:
+            if found is None or found.term in counts:
+                continue
+            if words is None:
+                words = _words_of_terms(index, question)
+            if not any(map(is_english_word, words.get(term, {term}))):
                 by_term[term] = found
     made = _MADE.setdefault(index, {})
     made[(question, classes)] = tuple(by_term.values())
@@ -127,6 +146,30 @@ def _known_in(index: Index, view: View) -> Callable[[str], bool]:
         )
 
     return known
+
+
+@cache
+def _english_words() -> bytes:
+    """The word list's text, each word between newlines (read once per process)."""
+    with open(ENGLISH_WORDS, "rb") as f:
+        return b"\n" + zlib.decompress(f.read(), 16 + zlib.MAX_WBITS)
+
+
+def is_english_word(word: str) -> bool:
+    """Tell whether `word` (lowercase) is one of the common English words never corrected."""
+    return word.isascii() and word.isalpha() and f"\n{word}\n".encode() in _english_words()
+
+
+def _words_of_terms(index: Index, question: str) -> dict[str, set[str]]:
+    """Term -> the lowercased words of the question, and the camelCase parts of its words, that
+    are that one term alone (`wireFormat`: wire -> {"wire"}, format -> {"format"})."""
+    out: dict[str, set[str]] = {}
+    for word in _WORD.findall(question):
+        for part in {word, *_PART.findall(word)}:
+            terms = index.tokenizer.tokenize(part)
+            if len(terms) == 1:
+                out.setdefault(terms[0], set()).add(part.lower())
+    return out
 
 
 def _typed_words(index: Index, question: str) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The top n chunks of a query from its terms' postings, with max-score pruning: the sums kept in a
 dict of the chunks touched, in a float array over every chunk id, or in numpy arrays when numpy is
-importable and the postings are many; each gives the same (score, chunk id) pairs, to the last bit.
-rag.retrieval.search turns a question into the terms it passes here."""
+installed and the postings are many enough to pay for it; each gives the same (score, chunk id)
+pairs, to the last bit. rag.retrieval.search turns a question into the terms it passes here."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from itertools import compress, islice, repeat
 from operator import ge, truediv
 from typing import Any
 
-from rag.numeric import numpy_or_none
+from rag.numeric import numpy_for
 from rag.weights import BM25, Cosine, FloatColumn
 
 # a term as top_scores reads it: (scale, chunk ids, tfs, bound on what it adds to a chunk)
@@ -27,9 +27,31 @@ _THRESHOLD_SAMPLE = 20_000
 # Postings per chunk id above which scores add up in one float array over all chunk ids
 # (8 bytes a chunk) rather than in a dict of the chunks touched (about 100 bytes each).
 DENSE_RATIO = 0.25
-# Postings from which a query adds up with numpy, when it is importable (the semantic extra
-# installs it): every posting, at C speed, with the same bits as the standard library's sums
+# Postings from which a query adds up with numpy, when it is installed (the semantic extra
+# installs it): every posting, at C speed, with the same bits as the standard library's sums.
+# From NUMPY_POSTINGS in a process that has loaded numpy already (after its first long questions,
+# or for the semantic stage). A process that has not must import it first, 148 ms of CPU on a
+# 2-core machine, against about 0.5 us saved a posting (523 ns at a million chunks, 436 ns on
+# django's 38,670 chunks): repaid from about 300,000 postings (`python bench/numpy_import.py`),
+# which a question on a mid-sized repository does not reach
 NUMPY_POSTINGS = 50_000
+NUMPY_IMPORT_POSTINGS = 300_000
+# the postings of NUMPY_POSTINGS or more this process has added up without numpy: they count
+# towards repaying its import, so that a process that keeps asking questions too small to repay
+# it alone (a server, an evaluation) loads it once, when their sum would have
+_added_without_numpy = 0
+
+
+def _numpy(postings: int) -> Any:
+    """numpy for a query of `postings`, when it pays (rag.numeric.numpy_for), else None."""
+    repaid_from = max(NUMPY_POSTINGS, NUMPY_IMPORT_POSTINGS - _added_without_numpy)
+    return numpy_for(postings, NUMPY_POSTINGS, repaid_from)
+
+
+def numpy_ahead(postings: int) -> None:
+    """Import numpy now when top_scores will add up `postings` in it, so that reading them can
+    use it too: their range checks (rag.store.packing.largest) cost max() 61 ns a value."""
+    _numpy(postings)
 
 
 def top_scores(
@@ -55,8 +77,12 @@ def top_scores(
     for i in range(len(terms) - 1, -1, -1):
         remaining[i] = remaining[i + 1] + terms[i][3]
     postings = sum(len(t[1]) for t in terms)
-    if postings >= NUMPY_POSTINGS and numpy_or_none() is not None:
-        return _top_numpy(numpy_or_none(), terms, n, weights, norms, n_ids, prune, remaining)
+    np = _numpy(postings)
+    if np is not None:
+        return _top_numpy(np, terms, n, weights, norms, n_ids, prune, remaining)
+    if postings >= NUMPY_POSTINGS:
+        global _added_without_numpy
+        _added_without_numpy += postings
     if postings > DENSE_RATIO * n_ids:
         return _best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
     acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far

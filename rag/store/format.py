@@ -48,12 +48,15 @@ from array import array
 from typing import Any, NamedTuple
 
 from rag.chunking.base import Chunk
-from rag.errors import IndexFormatError
+from rag.errors import IndexFormatError, command
 from rag.text.tokenizer import TokenizerSettings
 
-# what every message about a damaged index says to do: a plain ingest may update the index in
-# place without ever reading the damaged page
-REBUILD_HINT = "re-run `python ingest.py REPO --full`"
+
+def rebuild_hint() -> str:
+    """What every message about a damaged index says to do: a full rebuild (a plain ingest may
+    update the index in place without ever reading the damaged page)."""
+    return f"re-run `{command('ingest')} REPO --full`"
+
 
 # 11: chunk texts deflated, postings and forward lists in narrow widths (rag.store.packing):
 # 2.6x the source bytes down to 1.3x. (10: same tables as 9; 16 more languages are chunked by
@@ -186,7 +189,7 @@ def damage_error(path: object, exc: BaseException, doing: str = "read") -> Index
     """The one-line error for damage met while the index at `path` was being `doing` (read, updated)."""
     detail = (str(exc).splitlines() or [""])[0][:120]  # a decoding error quotes the damaged bytes
     return IndexFormatError(
-        f"The index at {path} could not be {doing} ({type(exc).__name__}: {detail}); it may be damaged — {REBUILD_HINT}"
+        f"The index at {path} could not be {doing} ({type(exc).__name__}: {detail}); it may be damaged — {rebuild_hint()}"
     )
 
 

@@ -18,7 +18,7 @@ import sys
 import zlib
 from array import array
 
-from rag.numeric import numpy_or_none
+from rag.numeric import numpy_for
 
 # raw deflate (no zlib header or checksum: SQLite's pages and the reader's checks guard the values)
 _WBITS = -15
@@ -90,14 +90,19 @@ def unpack_postings(blob: bytes) -> tuple[array[int], array[int]]:
 
 
 # values from which largest() uses numpy, when it is installed (rag.numeric): max() takes
-# 33 us for 1,000 values, numpy 8 us (the two are even at about 300)
+# 33 us for 1,000 values, numpy 8 us (the two are even at about 300). Importing numpy for the
+# check alone is repaid only by a list of about 2.5 million (`python bench/numpy_import.py`: 148
+# ms against 61 ns a value), longer than any of an index of a million chunks; so max() does it
+# until something else loads numpy
 _NUMPY_VALUES = 1_000
+_NUMPY_IMPORT_VALUES = 2_500_000
 
 
 def largest(values: array[int]) -> int:
     """Return max(values), for a non-empty array: by numpy for a long one when it is installed
-    (max() makes every value a Python int, ~15 ns each)."""
-    np = numpy_or_none() if len(values) >= _NUMPY_VALUES else None
+    and loaded, or the array so long that importing it pays (max() makes every value a Python
+    int, ~15 ns each)."""
+    np = numpy_for(len(values), _NUMPY_VALUES, _NUMPY_IMPORT_VALUES)
     if np is None:
         return max(values)
     return int(np.frombuffer(values, dtype=np.dtype(values.typecode)).max())

@@ -13,9 +13,9 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from rag.errors import IngestRunningError, InputError, NoIndexError
+from rag.errors import IngestRunningError, InputError, NoIndexError, command
 from rag.sources.names import INDEX_DIRNAME, INDEX_FILENAME
 
 if TYPE_CHECKING:
@@ -50,8 +50,8 @@ def ingest_command(root: object, index_path: str) -> str:
 
     holder = repository_holding(os.path.realpath(index_path))
     if holder is not None:
-        return "python ingest.py " + shlex.quote(holder)
-    return f"python ingest.py {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
+        return f"{command('ingest')} {shlex.quote(holder)}"
+    return f"{command('ingest')} {shlex.quote(root) if isinstance(root, str) else 'REPO'} --index {shlex.quote(index_path)}"
 
 
 def index_file(path: str | os.PathLike[str]) -> Path:
@@ -194,31 +194,65 @@ def _state_file() -> str:
     return os.path.join(base, "rag", "indexes.json")
 
 
-def remember_index(cwd: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> None:
-    """Record that an ingest run from `cwd` wrote `index_path`, so a query from there finds it."""
-    from pathlib import Path
-
-    state = Path(_state_file())
+def _remembered() -> dict[str, str]:
+    """The state file's folder -> index entries ({} when there is none, or it cannot be read)."""
     try:
-        known = json.loads(state.read_text())
-        if not isinstance(known, dict):
-            known = {}
+        with open(_state_file(), encoding="utf-8") as fh:
+            known = json.load(fh)
     except (OSError, ValueError):
-        known = {}
-    known[str(Path(cwd).resolve())] = str(Path(index_path).resolve())
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _remember(known: dict[str, str]) -> None:
+    """Replace the state file's entries with `known`, atomically; a failure is ignored (remembering is a
+    convenience: --index and the upward search still work)."""
+    state = _state_file()
     try:
-        state.parent.mkdir(parents=True, exist_ok=True)
-        tmp = state.with_name(f"{state.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(known, indent=1))
+        os.makedirs(os.path.dirname(state), exist_ok=True)
+        tmp = f"{state}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(known, indent=1))
         os.replace(tmp, state)
     except OSError:
-        pass  # remembering is a convenience; --index and the upward search still work
+        pass
+
+
+def remember_index(cwd: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> None:
+    """Record that an ingest run from `cwd` wrote `index_path`, so a query from there finds it; forget
+    the entries whose folder or index is gone."""
+    known = {
+        folder: index
+        for folder, index in _remembered().items()
+        if os.path.isdir(folder) and os.path.isfile(index)
+    }
+    known[os.path.realpath(cwd)] = os.path.realpath(index_path)
+    _remember(known)
+
+
+class Located(NamedTuple):
+    """The index a command uses, and how it was found."""
+
+    path: str
+    # found through the state file: an ingest run from the current folder (not one of its
+    # repositories) wrote it, and the last such ingest wins
+    remembered: bool = False
 
 
 def locate_index(
     explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
 ) -> str:
     """Find the index to query: `explicit`, else ./.rag in cwd or a parent, else the one ingested from cwd."""
+    return find_index(explicit, cwd).path
+
+
+def find_index(
+    explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Located:
+    """locate_index, saying whether the index was the one remembered for cwd (an entry whose index
+    is gone is forgotten)."""
     if explicit is not None:
         path = _index_file(os.fspath(explicit))
         if not os.path.isfile(path):
@@ -228,29 +262,29 @@ def locate_index(
             if os.path.isdir(os.path.expanduser(given)):  # a folder: its index is FOLDER/.rag/index.sqlite
                 repo = os.path.dirname(os.path.dirname(path))
                 raise NoIndexError(
-                    f"No index in {given} (no {path}) — run `python ingest.py {shlex.quote(repo)}` "
+                    f"No index in {given} (no {path}) — run `{command('ingest')} {shlex.quote(repo)}` "
                     "to index that folder, or pass --index the index file itself"
                 )
             raise NoIndexError(
-                f"No index at {given} — run `python ingest.py REPO --index {shlex.quote(given)}` first"
+                f"No index at {given} — run `{command('ingest')} REPO --index {shlex.quote(given)}` first"
             )
-        return path
+        return Located(path)
     here = folder = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
     while True:
         candidate = default_index_file(folder)
         if os.path.isfile(candidate):
-            return candidate
+            return Located(candidate)
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
-    try:
-        with open(_state_file(), encoding="utf-8") as fh:
-            remembered = json.load(fh)[here]
+    known = _remembered()
+    remembered = known.get(here)
+    if remembered is not None:
         if os.path.isfile(remembered):
-            return str(remembered)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+            return Located(remembered, remembered=True)
+        del known[here]  # its index was deleted: the entry would never answer again
+        _remember(known)
     raise NoIndexError(
-        f"No index found for {here} — run `python ingest.py REPO` first (or pass --index PATH)"
+        f"No index found for {here} — run `{command('ingest')} REPO` first (or pass --index PATH)"
     )

@@ -20,17 +20,17 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from rag.chunking.base import Chunk
-from rag.errors import IndexFormatError, NoIndexError
+from rag.errors import IndexFormatError, NoIndexError, command
 from rag.sources.names import ACCESS_FILE, access_digest, decode_rules
 from rag.sources.rulefiles import read_rule_file
 from rag.store.format import (
     FORMAT_VERSION,
-    REBUILD_HINT,
     FileRecord,
     Manifest,
     check,
     damage_error,
     readable_classes,
+    rebuild_hint,
     recorded_scoring,
     view_key,
     well_formed,
@@ -68,7 +68,7 @@ class Index:
         whose path the new file's journal now shares)."""
         self.path = os.fspath(path)
         if not os.path.isfile(self.path):
-            raise NoIndexError(f"No index at {self.path} — run `python ingest.py REPO` first")
+            raise NoIndexError(f"No index at {self.path} — run `{command('ingest')} REPO` first")
         try:
             self._conn = _connect_for_reading(self.path, read_only)
         except sqlite3.DatabaseError as exc:
@@ -117,7 +117,7 @@ class Index:
                 raise ValueError("array_block, bm25_avglen or root out of range")
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(
-                f"The index at {self.path} has a damaged manifest ({exc}) — {REBUILD_HINT}"
+                f"The index at {self.path} has a damaged manifest ({exc}) — {rebuild_hint()}"
             ) from None
         if self.manifest.scoring != scoring_parameters():
             # the stored normalisers and bounds hold k1 and b: scoring with others would mix both
@@ -210,6 +210,20 @@ class Index:
         rows = self._query("SELECT path, n_chunks FROM files ORDER BY path").fetchall()
         check(all(isinstance(p, str) and isinstance(n, int) for p, n in rows), "file rows out of range")
         return [(p, n) for p, n in rows]
+
+    @_reads
+    def postings_count(self, terms: Iterable[str]) -> int:
+        """Return how many postings the given terms hold in all (their stored document
+        frequencies: no list is read); terms the index has never seen hold none."""
+        wanted = list(dict.fromkeys(terms))
+        total = 0
+        for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for (df,) in self._query(f"SELECT df FROM terms WHERE term IN ({marks})", tuple(part)):
+                check(isinstance(df, int) and df >= 0, "term rows out of range")
+                total += df
+        return total
 
     @_reads
     def has_term(self, term: str) -> bool:
@@ -321,7 +335,7 @@ class Index:
     def _array(self, name: str, typecode: str) -> array[Any]:
         row = self._query("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — {REBUILD_HINT}")
+            raise IndexFormatError(f"The index at {self.path} lacks {name!r} — {rebuild_hint()}")
         return self._decode(typecode, row[0])
 
     def _decode(self, typecode: str, data: bytes) -> array[Any]:
@@ -588,7 +602,7 @@ class Index:
         return access_digest(text) != self.manifest.access
 
     def _corrupt(self, exc: Exception) -> IndexFormatError:
-        return IndexFormatError(f"The index at {self.path} is corrupt ({exc}) — {REBUILD_HINT}")
+        return IndexFormatError(f"The index at {self.path} is corrupt ({exc}) — {rebuild_hint()}")
 
     def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
         try:

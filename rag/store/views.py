@@ -10,7 +10,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
 from rag.errors import IndexFormatError
-from rag.store.format import REBUILD_HINT, block_name, check, damage_error
+from rag.store.format import block_name, check, damage_error, rebuild_hint
 from rag.weights import FloatColumn
 
 # What reading a damaged index raises, beyond the checks that give their own messages: a file
@@ -73,7 +73,7 @@ class ChunkFloats:
         found = self._fetch(missing)
         if len(found) != len(missing):
             raise IndexFormatError(
-                f"The index at {self._where} lacks blocks of a per-chunk array — {REBUILD_HINT}"
+                f"The index at {self._where} lacks blocks of a per-chunk array — {rebuild_hint()}"
             )
         for block, data in found:
             if self._decode is not None:

@@ -4,8 +4,11 @@ FAKE_CLAUDE_MODE picks the behaviour: ok (default), error (a JSON error object, 
 text-error (text on stdout, exit 1), empty (a successful but empty result), garbage (not JSON),
 hang (never answers; writes its pid to FAKE_CLAUDE_PID if set), daemon (answers, and leaves a
 process behind that holds its stdout open), setsid-daemon (the same, the process in a session of
-its own). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called.
-The ok answer cites the first document of the prompt, and one span that was never sent.
+its own). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called (the last call);
+FAKE_CLAUDE_CALLS, when set, one JSON line a call.
+The ok answer cites the first document of the prompt, and one span that was never sent; a search
+planning prompt (no documents, a request for keyword searches) is answered with FAKE_CLAUDE_PLAN
+(default: a line of words).
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ def main() -> int:
     if log:
         with open(log, "w", encoding="utf-8") as f:
             json.dump({"argv": argv, "cwd": os.getcwd(), "stdin": prompt, "stdin_is_pipe": stdin_is_pipe}, f)
+    calls = os.environ.get("FAKE_CLAUDE_CALLS")
+    if calls:
+        with open(calls, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"argv": argv, "stdin": prompt}) + "\n")
     mode = os.environ.get("FAKE_CLAUDE_MODE", "ok")
     as_json = "--output-format" in argv and argv[argv.index("--output-format") + 1] == "json"
     if mode == "hang":
@@ -53,6 +60,8 @@ def main() -> int:
     m = re.search(r'<document index="1" path="([^"]*)" lines="(\d+)-(\d+)"', prompt)
     if mode == "empty" or not prompt.strip():
         answer = ""
+    elif "Write keyword searches" in prompt:
+        answer = os.environ.get("FAKE_CLAUDE_PLAN", "check_password load_hash verify")
     elif m:
         answer = f"From the documents: see [{m[1]}:{m[2]}-{m[3]}]. Also [nowhere.py:1-2]."
     else:
