@@ -57,7 +57,8 @@ LANGUAGE = {
     "ktor": "kotlin",
 }
 DEFAULT_SETS = (
-    "natural:question,natural:generic,natural:grounded,natural:named,dev:question,dev:generic,dev:named"
+    "natural:question,natural:passages,natural:no-passages,natural:generic,natural:grounded,natural:named,"
+    "dev:question,dev:passages,dev:no-passages,dev:generic,dev:named"
 )
 
 

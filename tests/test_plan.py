@@ -58,7 +58,7 @@ GLANCE = Glance(
         ('"enqueue_job" `poll_ready`, “worker”', ("enqueue_job poll_ready worker",)),
         ("enqueue_job\npoll\nready\nqueue\nworker", ("enqueue_job poll ready queue worker",)),
         ("a b c\nd e f\ng h i\nj k l", ("a b c", "d e f", "g h i")),
-        ("poll poll ready poll", ("poll ready",)),
+        ("poll poll ready poll", ("poll poll ready poll",)),  # a word the model repeats weighs more
         ("Why does my task never run?", ()),
         ("", ()),
         ("   \n\n", ()),
@@ -76,7 +76,7 @@ GLANCE = Glance(
         "quotes",
         "a-word-a-line",
         "at-most-three",
-        "repeated-words",
+        "repeated-words-kept",
         "the-question-again",
         "empty",
         "blank",

@@ -109,8 +109,8 @@ _QUOTES = "\"'`“”‘’«»"
 def parse_searches(text: str, question: str = "") -> tuple[str, ...]:
     """Return the keyword searches in a model's reply: one a line, at most MAX_SEARCHES, each at
     most MAX_TERMS words. Tolerates what models add: code fences, a JSON list or object, bullets,
-    numbering, labels, quotes and a line of prose around them; a word repeated in a search counts
-    once, and a search that repeats the question is dropped."""
+    numbering, labels, quotes and a line of prose around them; a search that repeats the question
+    is dropped. A word repeated in a search is kept: its count weighs it, as the model wrote it."""
     lines = _json_searches(text)
     if lines is None:
         lines = [line for line in text.splitlines() if not line.strip().startswith("```")]
@@ -131,7 +131,7 @@ def parse_searches(text: str, question: str = "") -> tuple[str, ...]:
     out: list[str] = []
     asked = " ".join(question.lower().split())
     for s in searches:
-        s = " ".join(list(dict.fromkeys(s.split()))[:MAX_TERMS])[:MAX_CHARS].strip()  # each word once
+        s = " ".join(s.split()[:MAX_TERMS])[:MAX_CHARS].strip()
         if s and s.lower() != asked and s not in out:
             out.append(s)
     return tuple(out)
