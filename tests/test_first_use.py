@@ -1,4 +1,4 @@
-"""Issue 19, first use: what a newcomer meets on the first ingest and query."""
+"""First use: what a newcomer meets on the first ingest and query."""
 
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+"""The tokenizer (rag.text.tokenizer): plain and code modes, identifiers split, stemming, stopwords."""
+
 from __future__ import annotations
 
 import re

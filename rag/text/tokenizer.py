@@ -348,7 +348,7 @@ def _porter2_term(word: str) -> str:
 
 
 # Porter2, the Snowball English stemmer (https://snowballstem.org/algorithms/english/stemmer.html),
-# as Snowball 3.1 generates it; tests/test_tokens.py checks it against the snowballstemmer package.
+# as Snowball 3.1 generates it; tests/test_tokenizer.py checks it against the snowballstemmer package.
 _V = frozenset("aeiouy")
 _V_WXY = frozenset("aeiouywxY")
 _VALID_LI = frozenset("cdeghkmnrt")
