@@ -20,7 +20,7 @@ from itertools import repeat
 from operator import add, mul, truediv
 from typing import Any, NamedTuple, Union
 
-# BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
+# BM25's saturation and length normalisation, picked on the docstring set (bench/levers/bm25.py,
 # docs/levers.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
 BM25_K1 = 4.0
 BM25_B = 0.9

@@ -1,10 +1,10 @@
-"""Pseudo-relevance feedback (Rocchio) on top of bench/levers.py's in-memory search: tried, rejected.
+"""Pseudo-relevance feedback (Rocchio) on top of bench/levers/retrieval.py's in-memory search: tried, rejected.
 
-    python bench/levers_prf.py --beta 0.3 [--terms 10] [--passages 3] [--sets docstring,dev]
+    python bench/levers/prf.py --beta 0.3 [--terms 10] [--passages 3] [--sets docstring,dev]
 
 The normalised query vector gets `beta` times the centroid of the top `passages` passages,
 cut to its `terms` strongest terms and normalised, then every chunk is scored again; the
-rest (candidates, rerank) is as in bench/levers.py. Results are recorded in docs/levers.md.
+rest (candidates, rerank) is as in bench/levers/retrieval.py. Results are recorded in docs/levers.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-LEVERS = Path(__file__).resolve().parent / "levers.py"
+LEVERS = Path(__file__).resolve().parent / "retrieval.py"
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Retrieval levers, each measured on then off: tokenizer settings, indexed fields, rerank.
 
-    python bench/levers.py [--sets docstring,dev] [--corpora flask,django] [--lever NAME,...]
+    python bench/levers/retrieval.py [--sets docstring,dev] [--corpora flask,django] [--lever NAME,...]
                            [--config 'label:key=value;key=value' ...] [--refs] [--real] [--record]
 
 Every corpus is walked, read, redacted and chunked once (cached in $TMPDIR/rag-levers, keyed by
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)  # bench/secrets.py must not shadow `secrets`
+sys.path[0] = str(Path(__file__).resolve().parents[2])  # bench/secrets.py must not shadow `secrets`
 
 import numpy as np  # noqa: E402
 from scipy import sparse  # noqa: E402
@@ -52,7 +52,7 @@ from rag.sources.walk import walk  # noqa: E402
 from rag.text.tokenizer import Tokenizer, TokenizerSettings  # noqa: E402
 from rag.weights import DEFAULTS, RankingWeights  # noqa: E402
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
 EVAL_DIR = PROJECT.parent / "shared" / "eval"
 SETS = {  # name -> (questions file, corpus root)
@@ -60,7 +60,7 @@ SETS = {  # name -> (questions file, corpus root)
     "dev": ("dev-questions.jsonl", CORPORA),
 }
 CACHE = Path(tempfile.gettempdir()) / "rag-levers"
-RECORD = Path(__file__).resolve().parent.parent / "docs" / "levers.md"
+RECORD = Path(__file__).resolve().parents[2] / "docs" / "levers.md"
 TF_MAX = 65535  # tfs are stored as uint16
 
 # lever -> configurations, the first being "all defaults on"; each later one turns one thing off

@@ -1,6 +1,6 @@
-"""A small vocabulary of code synonyms, expanded at query time, on top of bench/levers.py's search.
+"""A small vocabulary of code synonyms, expanded at query time, on top of bench/levers/retrieval.py's search.
 
-    python bench/levers_synonyms.py --beta 0.5 [--sets docstring,dev]
+    python bench/levers/synonyms.py --beta 0.5 [--sets docstring,dev]
 
 Each query term in a group below adds the group's other words (through the index's own
 tokenizer, so they are stemmed like everything else) with `beta` times the weight they would
@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--beta", type=float, required=True)
     parser.add_argument("--sets", default="docstring,dev")
     args = parser.parse_args()
-    levers = runpy.run_path(str(HERE / "levers.py"), run_name="levers")
+    levers = runpy.run_path(str(HERE / "retrieval.py"), run_name="levers")
     memory_index = levers["MemoryIndex"]
 
     def expanded(self: Any, question: str) -> dict[str, float]:
@@ -84,7 +84,7 @@ def main() -> None:
 
     memory_index.query_vector = query_vector
     label = f"synonyms beta={args.beta}:"
-    sys.argv = [str(HERE / "levers.py"), "--config", label, "--sets", args.sets]
+    sys.argv = [str(HERE / "retrieval.py"), "--config", label, "--sets", args.sets]
     levers["main"]()
 
 

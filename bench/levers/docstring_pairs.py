@@ -1,6 +1,6 @@
 """A repository's own docstrings as a dictionary from question words to code terms: a lever, measured.
 
-    python bench/levers_docstring_pairs.py [--source name|body] [--min-pairs 3] [--lift 5]
+    python bench/levers/docstring_pairs.py [--source name|body] [--min-pairs 3] [--lift 5]
                                            [--top 3] [--weight 0.3]
 
 Every function, method or class passage that still has its docstring (Python) or JSDoc block is a
@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import eval_both_sets, require_corpora
 
 _JS_DOC = re.compile(r"/\*\*([\s\S]*?)\*/")

@@ -1,9 +1,9 @@
 """Extra rerank features on rag's own pipeline (default scoring, fields and rerank).
 
-    python bench/levers_rerank_features.py --feature proximity --gamma 0.2 --window 2 [--pool 12]
-    python bench/levers_rerank_features.py --feature coverage --gamma 1
-    python bench/levers_rerank_features.py --feature docs-cap --cap 2 --gamma 0.5
-    python bench/levers_rerank_features.py --feature file-cap --cap 1 --gamma 0.5
+    python bench/levers/rerank_features.py --feature proximity --gamma 0.2 --window 2 [--pool 12]
+    python bench/levers/rerank_features.py --feature coverage --gamma 1
+    python bench/levers/rerank_features.py --feature docs-cap --cap 2 --gamma 0.5
+    python bench/levers/rerank_features.py --feature file-cap --cap 1 --gamma 0.5
 
 proximity: candidates whose text holds the question's words side by side move up. The question's content words (the query tokenizer, question words dropped) give the pairs of
 neighbouring terms; a candidate's pairs are those of its indexed text within `window` tokens,
@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import CORPORA, SHARED, require_corpora
 from rag.cli.evaluate import DEPTH, Indexes, evaluate, load_questions
 from rag.indexing.terms import chunk_counts, indexed_text

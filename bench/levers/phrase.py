@@ -2,7 +2,7 @@
 as written (at least CONTENT of them not stop words) scores up by MULT x its score x (min(run, 6) -
 MINRUN + 1). Applied in process around rag.retrieval.ranking.boost, on the four sets of bench/ranking.py:
 
-    python bench/levers_phrase.py [--semantic] 0.3:3:1 0.2:4:1 0.2:4:2     # MULT:MINRUN:CONTENT each
+    python bench/levers/phrase.py [--semantic] 0.3:3:1 0.2:4:1 0.2:4:2     # MULT:MINRUN:CONTENT each
 
 Each argument is one configuration; "off" runs the defaults. Figures: docs/levers.md ("word runs").
 """
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 import bench.ranking as bench_ranking  # noqa: E402
 import rag.retrieval.ranking as ranking  # noqa: E402

@@ -1,6 +1,6 @@
 """Short forms of long question words (rag.text.short_forms) as a lever: on, off, or other settings.
 
-    python bench/levers_short_forms.py [--min-word 6] [--lengths 3,4] [--weight 0.3] [--off]
+    python bench/levers/short_forms.py [--min-word 6] [--lengths 3,4] [--weight 0.3] [--off]
 
 Runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped corpora, the
 dev questions on the original ones) with the settings patched in for this process only; the
@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import eval_both_sets, require_corpora
 
 

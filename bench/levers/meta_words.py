@@ -1,7 +1,7 @@
 """Words a question uses to talk about code ("function", "argument", "return"), dropped like the
 question words: a lever, measured on both sets.
 
-    python bench/levers_meta_words.py GROUP[+GROUP] ...     (groups: nouns, calls, self)
+    python bench/levers/meta_words.py GROUP[+GROUP] ...     (groups: nouns, calls, self)
 
 Each run adds the groups' words to rag.text.tokenizer.QUERY_STOPWORDS for this process only (standalone
 words of the question, never parts of an identifier, as the shipped list) and scores both sets as
@@ -16,7 +16,7 @@ import importlib
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import eval_both_sets, require_corpora
 
 GROUPS = {

@@ -1,6 +1,6 @@
 """BM25's idf raised to a power: flatter (< 1) or steeper (> 1) term weights, measured on both sets.
 
-    python bench/levers_idf_power.py POWER [POWER ...]
+    python bench/levers/idf_power.py POWER [POWER ...]
 
 Each power runs `rag eval`'s scoring on both sets (the docstring queries on the doc-stripped
 corpora, the dev questions on the original ones) with rag.retrieval.search's `bm25_idf` patched for this
@@ -15,7 +15,7 @@ import importlib
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import eval_both_sets, require_corpora
 
 

@@ -1,14 +1,14 @@
-"""BM25 scoring on top of bench/levers.py's in-memory search: rag's chunks, fields and rerank kept.
+"""BM25 scoring on top of bench/levers/retrieval.py's in-memory search: rag's chunks, fields and rerank kept.
 
-    python bench/levers_bm25.py --k1 1.2 --b 0.75 [--sets docstring,dev] [--mix M]
-    python bench/levers_bm25.py --k1 4 --b 0.9 --lever fields [--record --title T]   # levers under BM25
+    python bench/levers/bm25.py --k1 1.2 --b 0.75 [--sets docstring,dev] [--mix M]
+    python bench/levers/bm25.py --k1 4 --b 0.9 --lever fields [--record --title T]   # levers under BM25
 
 Each chunk's stored terms (text, path and symbol fields, as rag.indexing.terms.chunk_counts weighs them)
 are scored with Lucene's BM25: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf part
 tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), dl = the chunk's term count. A query term counts
-once per occurrence. Candidates and rerank are as in bench/levers.py. This differs from the
+once per occurrence. Candidates and rerank are as in bench/levers/retrieval.py. This differs from the
 bench's `ref bm25s` row, which has no query stopwords and no rerank. With --lever/--record/--title
-the arguments go to bench/levers.py: its lever tables, every configuration scored with BM25.
+the arguments go to bench/levers/retrieval.py: its lever tables, every configuration scored with BM25.
 Results go in docs/levers.md.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-LEVERS = Path(__file__).resolve().parent / "levers.py"
+LEVERS = Path(__file__).resolve().parent / "retrieval.py"
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Stylesheets ranked at half their score, as tests and licences are: a lever, measured on both sets.
 
-    python bench/levers_stylesheets.py [REGEX]    (default: \\.(css|scss|sass|less)$)
+    python bench/levers/stylesheets.py [REGEX]    (default: \\.(css|scss|sass|less)$)
 
 Paths matching REGEX join rag.retrieval.ranking's licence/change-log demotion (x TEST_FACTOR) for this process
 only; both sets are scored as `rag eval` does, per corpus too. Results go in docs/levers.md
@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import eval_both_sets, require_corpora
 
 

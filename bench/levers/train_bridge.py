@@ -1,6 +1,6 @@
 """Mine the vocabulary bridge (bench/data/bridge.tsv.gz): doc-comment words -> the code terms they document.
 
-    python bench/train_bridge.py [--corpus ~/.cache/rag-train] [--top 10] [--out bench/data/bridge.tsv.gz]
+    python bench/levers/train_bridge.py [--corpus ~/.cache/rag-train] [--top 10] [--out bench/data/bridge.tsv.gz]
 
 Each definition passage (function, method, class) that rag's chunkers cut from the training corpus
 (../shared/train: open-source repositories, none of them evaluated on) is a pair: the words of its
@@ -13,7 +13,7 @@ word of its docs, do not stand out). The score is a normalised PMI against that 
 each word keeps its --top best terms.
 
 The output is deterministic: the same corpus gives the same bytes (sorted input, sorted output, gzip
-with no time stamp). bench/levers_bridge.py reads it, to measure it as query terms; the product does
+with no time stamp). bench/levers/bridge.py reads it, to measure it as query terms; the product does
 not (measured, the lever was left off).
 """
 
@@ -29,13 +29,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 from rag.chunking import chunk_file  # noqa: E402
 from rag.text.tokenizer import Tokenizer, TokenizerSettings  # noqa: E402
 
 CORPUS = Path.home() / ".cache" / "rag-train"
-OUT = Path(__file__).resolve().parent / "data" / "bridge.tsv.gz"
+OUT = Path(__file__).resolve().parents[1] / "data" / "bridge.tsv.gz"
 DEFINITIONS = frozenset({"function", "method", "class"})
 MIN_WORD_PAIRS = 30  # a doc word seen in fewer pairs has too little evidence for any term
 MIN_PAIRS = 8  # a (word, term) association needs this many pairs ...

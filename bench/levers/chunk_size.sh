@@ -3,12 +3,12 @@
 # WINDOW_LINES and OVERLAP_LINES (the windows), patched in a throwaway git worktree of HEAD.
 # Every eval corpus is re-ingested with --full and both sets are scored with `rag eval`.
 #
-#     bash bench/levers_chunk_size.sh MAX_CHARS WINDOW_LINES [OVERLAP_LINES]
+#     bash bench/levers/chunk_size.sh MAX_CHARS WINDOW_LINES [OVERLAP_LINES]
 #
 # It rewrites the indexes under $RAG_CORPORA (default ~/.cache/rag-corpora): run it once more with the defaults
 # (2400 50 10) at the end. Needs a git checkout and the venv's python in $PYTHON.
 set -e
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 SHARED=$REPO/../shared
 MAX=$1; WL=$2; OVL=${3:-10}
 W=${TMPDIR:-/tmp}/rag-chunk-size-$MAX-$WL-$OVL

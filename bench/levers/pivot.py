@@ -1,10 +1,10 @@
-"""Pivoted length normalisation on top of bench/levers.py's in-memory search: measured, not adopted.
+"""Pivoted length normalisation on top of bench/levers/retrieval.py's in-memory search: measured, not adopted.
 
-    python bench/levers_pivot.py --slope 0.8 [--sets docstring,dev]
+    python bench/levers/pivot.py --slope 0.8 [--sets docstring,dev]
 
 Each chunk's tf-idf vector is divided by (1 - slope) * mean norm + slope * its norm instead of its
 norm (Singhal et al.'s pivoted normalisation; slope 1 is cosine). Long passages are penalised less.
-Everything else is as in bench/levers.py. Results are recorded in docs/levers.md.
+Everything else is as in bench/levers/retrieval.py. Results are recorded in docs/levers.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-LEVERS = Path(__file__).resolve().parent / "levers.py"
+LEVERS = Path(__file__).resolve().parent / "retrieval.py"
 
 
 def main() -> None:

@@ -1,10 +1,10 @@
 """The vocabulary bridge as BM25 query terms, on bench/ranking.py's four sets.
 
-    python bench/levers_bridge.py --languages "off:" "w0.2 top3:bridge.WEIGHT=0.2" \\
+    python bench/levers/bridge.py --languages "off:" "w0.2 top3:bridge.WEIGHT=0.2" \\
         "w0.3 top10:bridge.WEIGHT=0.3,bridge.TOP=10" "w0.3 candidates:bridge.WEIGHT=0.3,bridge.EVERYWHERE=0"
 
 Questions say "retry" or "variable" where code says `attempt`, `backoff` or `getenv`. The table
-(bench/data/bridge.tsv.gz, mined by bench/train_bridge.py from doc comments of repositories none of
+(bench/data/bridge.tsv.gz, mined by bench/levers/train_bridge.py from doc comments of repositories none of
 which is evaluated on) maps a question word, stemmed as the tokenizer's query side makes it, to the
 code terms found with it beyond chance. A lowercase question word (not an identifier, not a
 capitalised name: those are the code's own names) asks for its TOP terms at WEIGHT x their score
@@ -20,7 +20,7 @@ terms join the query's term counts, with WEIGHT x score as their count, or (EVER
 short forms' terms. --explain does not name the word a bridged term stands for.
 
 bench/ranking.py's arguments, and `bridge.NAME=VALUE` setting this module's WEIGHT, TOP, EVERYWHERE
-for a run; `--table PATH` reads another table (bench/train_bridge.py --out).
+for a run; `--table PATH` reads another table (bench/levers/train_bridge.py --out).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 from bench import ranking  # noqa: E402
 from rag.retrieval import search, spelling  # noqa: E402
@@ -46,7 +46,7 @@ WEIGHT = 0.0  # of a typed word's query weight, times the term's score; 0 turns 
 TOP = 3  # terms per question word, best first
 EVERYWHERE = True  # scored over the whole index (True) or on the BM25 candidates only
 STEM = "porter2"  # the stemmer the table's words and terms were made with; other indexes skip it
-PATH = str(Path(__file__).resolve().parent / "data" / "bridge.tsv.gz")
+PATH = str(Path(__file__).resolve().parents[1] / "data" / "bridge.tsv.gz")
 
 _WORD = re.compile(r"\w+")
 

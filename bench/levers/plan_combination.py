@@ -2,8 +2,8 @@
 lexical order): the question's terms weighted, a term in both counted once, and the definitions of the
 identifiers the model named boosted. docs/benchmarks.md, "The planned search", has the figures.
 
-    python bench/levers_plan_combination.py
-    python bench/levers_plan_combination.py --semantic-text   # what the semantic stage compares with
+    python bench/levers/plan_combination.py
+    python bench/levers/plan_combination.py --semantic-text   # what the semantic stage compares with
 
 Each row ranks every question of natural (generic, grounded) and dev (generic) with
 rank_question(question, searches=[the recorded search]) under the lever, and prints hit@4 / MRR@10.
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 import rag.retrieval.ranking as ranking  # noqa: E402
 import rag.retrieval.search as search  # noqa: E402
