@@ -24,7 +24,6 @@ from rag.semantic.registry import (
     EXTRA_HINT,
     MODEL_ENV,
     MODELS,
-    STATIC_MODELS,
     ModelSpec,
     installed,
     model_name,
@@ -50,8 +49,6 @@ __all__ = [
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-    from rag.semantic.static import StaticEmbedder
 
     Vectors = npt.NDArray[np.float32]
 
@@ -204,8 +201,6 @@ def prepare(name: str | None = None) -> float | None:
     from rag.semantic import model_cache
 
     name = name or model_name()
-    if name in STATIC_MODELS:  # nothing to build: numpy reads the weights as they ship
-        return None
     spec, _, ident = _source(name)
     if model_cache.ready(_session_key(ident), spec.quantize) or not model_cache.writable():
         return None
@@ -309,7 +304,7 @@ def _source(name: str) -> tuple[ModelSpec, str, str]:
     """The model `name`: its spec, its file, and the identity its vectors are cached under."""
     spec = MODELS.get(name)
     if spec is None:
-        known = ", ".join((*MODELS, *STATIC_MODELS))
+        known = ", ".join(MODELS)
         raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {known}")
     path, version = locate(spec)
     # another model, or another build of it, or another length read, never reuses a vector; nor
@@ -345,10 +340,6 @@ def identity(name: str | None = None) -> str:
     """Return the identity the vectors of model `name` (default: model_name()) are cached under,
     without loading it (no onnxruntime, numpy or tokenizers)."""
     name = name or model_name()
-    if name in STATIC_MODELS:
-        from rag.semantic import static
-
-        return static.identity()
     return _source(name)[2]
 
 
@@ -469,16 +460,10 @@ def _size(path: str) -> int:
 _loaded: dict[tuple[str, int | None, bool, int], Embedder] = {}
 
 
-def load(
-    name: str | None = None, threads: int | None = None, spinning: bool = False
-) -> Embedder | StaticEmbedder:
+def load(name: str | None = None, threads: int | None = None, spinning: bool = False) -> Embedder:
     """Return the model `name` (default: model_name()), loaded once per process (per thread
-    setting: see Embedder; a static model runs on the calling thread)."""
+    setting: see Embedder)."""
     name = name or model_name()
-    if name in STATIC_MODELS:
-        from rag.semantic import static
-
-        return static.load()
     key = (name, threads, spinning, PASSAGE_TOKENS)
     embedder = _loaded.get(key)
     if embedder is None:
