@@ -32,7 +32,7 @@ def eval_both_sets(label: str, per_corpus: bool = False) -> None:
     corpora, the dev questions on the original ones; indexes brought up to date first) and print
     one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`; with
     `per_corpus`, then each corpus's hit@4/MRR@10."""
-    from rag.cli.evaluate import run_eval
+    from rag.evaluation import run_eval
 
     for name, questions, root in (
         ("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),

@@ -42,7 +42,7 @@ from bench.messages_api import ReplayApi, load_recordings  # noqa: E402
 from bench.ranking import INDEXES, SETS, Indexes  # noqa: E402
 from rag.answer.ask import Planning, ask  # noqa: E402
 from rag.answer.backends import AnthropicBackend  # noqa: E402
-from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.retrieval.retrieve import Request  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -21,7 +21,7 @@ symbol fields) and the question as typed, each with its own tokenizer:
 The first two references isolate the scoring (they get every gain of our chunks and tokens);
 the last two measure the tool against the methods as people run them.
 
-Scoring is rag.cli.evaluate's (one implementation for `rag eval` and this script).
+Scoring is rag.evaluation's (one implementation for `rag eval` and this script).
 
 Usage: python bench/quality.py [--sets docstring,dev] [--corpora flask,django] [--out results.json] [--full]
 Needs the bench extra: pip install -e '.[bench]'. Corpora in ${RAG_CORPORA:-~/.cache/rag-corpora}.
@@ -52,7 +52,7 @@ import sklearn  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from rag.chunking import Chunk  # noqa: E402
-from rag.cli.evaluate import (  # noqa: E402
+from rag.evaluation import (  # noqa: E402
     DEPTH,
     MAX_PASSAGE_CHARS,
     EvalReport,
@@ -65,10 +65,10 @@ from rag.cli.evaluate import (  # noqa: E402
     metrics,
     report_dict,
 )
-from rag.indexing.terms import chunk_counts  # noqa: E402
 from rag.retrieval.results import Hit  # noqa: E402
 from rag.retrieval.search import query_counts, search  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
+from rag.text.terms import chunk_counts  # noqa: E402
 from rag.text.tokenizer import Tokenizer  # noqa: E402
 
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))

@@ -33,7 +33,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import CORPORA, SHARED  # noqa: E402
-from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 from rag.semantic import model as semantic  # noqa: E402

@@ -1,4 +1,5 @@
-"""Tests for rag.cli.evaluate: known-answer metrics, the overlap rule, question loading, labelling errors."""
+"""Tests for rag.evaluation and its table (rag.cli.eval_output): known-answer metrics, the overlap rule,
+question loading, labelling errors."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from rag.chunking import Chunk
-from rag.cli.evaluate import (
+from rag.cli.eval_output import format_table
+from rag.errors import InputError
+from rag.evaluation import (
     DEPTH,
     EvalReport,
     Metrics,
@@ -16,12 +19,10 @@ from rag.cli.evaluate import (
     Span,
     evaluate,
     first_hit_rank,
-    format_table,
     load_questions,
     overlaps,
     report_dict,
 )
-from rag.errors import InputError
 from rag.retrieval.results import Hit
 
 

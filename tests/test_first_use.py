@@ -382,7 +382,7 @@ def test_status_reports_the_index(runner: CliRunner, repo: Path) -> None:
 
 
 def test_status_keeps_redactions_of_unchanged_files_across_an_update(repo: Path) -> None:
-    from rag.cli.status import status
+    from rag.status import status
 
     write_tree(repo, {"conf.py": 'password = "hunter2-very-secret"\n'})
     path = one_ingest(repo)

@@ -92,7 +92,7 @@ def test_reindex_leaves_the_vectors_to_the_queries(tmp_path: Path) -> None:
 def test_status_counts_what_the_servers_groups_may_read(tmp_path: Path) -> None:
     from restricted_repo import HR, PLACE, PUBLIC, build, change_files
 
-    from rag.cli.status import status, status_dict
+    from rag.status import status, status_dict
 
     full, without, opened = (
         build(tmp_path / "full", {**PUBLIC, **HR}),

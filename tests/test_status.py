@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from restricted_repo import HR, PLACE, PUBLIC, build, change_files
 
 from rag.cli import main
-from rag.cli.status import status, status_dict
+from rag.status import status, status_dict
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
     python bench/levers/bm25.py --k1 1.2 --b 0.75 [--sets docstring,dev] [--mix M]
     python bench/levers/bm25.py --k1 4 --b 0.9 --lever fields [--record --title T]   # levers under BM25
 
-Each chunk's stored terms (text, path and symbol fields, as rag.indexing.terms.chunk_counts weighs them)
+Each chunk's stored terms (text, path and symbol fields, as rag.text.terms.chunk_counts weighs them)
 are scored with Lucene's BM25: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf part
 tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), dl = the chunk's term count. A query term counts
 once per occurrence. Candidates and rerank are as in bench/levers/retrieval.py. This differs from the

@@ -24,7 +24,7 @@ import rag.retrieval.ranking as ranking  # noqa: E402
 import rag.retrieval.search as search  # noqa: E402
 from bench.common import SHARED  # noqa: E402
 from bench.ranking import SETS, Indexes  # noqa: E402
-from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 
 RUNS = (("natural", "generic"), ("natural", "grounded"), ("dev", "generic"))

@@ -38,8 +38,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import CORPORA, SHARED, require_corpora
-from rag.cli.evaluate import DEPTH, Indexes, evaluate, load_questions
-from rag.indexing.terms import chunk_counts, indexed_text
+from rag.evaluation import DEPTH, Indexes, evaluate, load_questions
+from rag.text.terms import chunk_counts, indexed_text
 from rag.text.tokenizer import QUERY_STOPWORDS
 from rag.weights import DEFAULTS, bm25_idf
 

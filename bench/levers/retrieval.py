@@ -5,7 +5,7 @@
 
 Every corpus is walked, read, redacted and chunked once (cached in $TMPDIR/rag-levers, keyed by
 the chunker and walker sources). Each configuration then tokenizes the chunks with
-rag.indexing.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
+rag.text.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
 exactly rag.retrieval.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
 rag.retrieval.ranking.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
 rag.retrieval.ranking.rank_hits. `--real` instead builds a temporary SQLite index with
@@ -41,14 +41,14 @@ import numpy as np  # noqa: E402
 from scipy import sparse  # noqa: E402
 
 from rag.chunking import Chunk, chunk_file  # noqa: E402
-from rag.cli.evaluate import DEPTH, Metrics, Question, QuestionOutcome, evaluate, load_questions, metrics  # noqa: E402
+from rag.evaluation import DEPTH, Metrics, Question, QuestionOutcome, evaluate, load_questions, metrics  # noqa: E402
 from rag.indexing.pipeline import IngestOptions  # noqa: E402
-from rag.indexing.terms import chunk_counts  # noqa: E402
 from rag.retrieval import ranking as rerank_module  # noqa: E402
 from rag.retrieval.results import Hit  # noqa: E402
 from rag.secrets import redact  # noqa: E402
 from rag.sources.reading import read_text  # noqa: E402
 from rag.sources.walk import walk  # noqa: E402
+from rag.text.terms import chunk_counts  # noqa: E402
 from rag.text.tokenizer import Tokenizer, TokenizerSettings  # noqa: E402
 from rag.weights import DEFAULTS, RankingWeights  # noqa: E402
 

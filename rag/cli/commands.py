@@ -128,7 +128,7 @@ def ingest_cmd(
         IngestOptions,
         ingest,
     )
-    from rag.store.paths import remember_index
+    from rag.store.state import remember_index
 
     options = IngestOptions(
         TokenizerSettings(mode=tokenizer) if tokenizer else None,
@@ -474,7 +474,8 @@ def eval_cmd(
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from pathlib import Path
 
-    from rag.cli.evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
+    from rag.cli.eval_output import format_misses, format_table
+    from rag.evaluation import DEPTH, report_dict, run_eval
 
     if top_k > DEPTH:
         raise click.BadParameter(
@@ -524,7 +525,7 @@ def eval_cmd(
 @as_option("Count what a member of GROUP may read: public files and those .rag-access grants it")
 def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool, groups: tuple[str, ...]) -> None:
     """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
-    from rag.cli.status import status, status_dict
+    from rag.status import status, status_dict
 
     report = status(locate_index(index_path), frozenset(groups))
     if as_json:

@@ -1,6 +1,6 @@
 """`rag mcp`: the index as an MCP server over stdio, with four tools (search, related, status, reindex).
 
-The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.retrieval.related, rag.cli.status,
+The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.retrieval.related, rag.status,
 rag.indexing.pipeline) and say what it says (rag.cli.report): search returns `rag query --no-llm
 --json`'s object and related `rag related --json`'s, each with the notes the command prints on stderr,
 so a search sees the same passages, access groups and freshness notes as the command. An error a user
@@ -155,8 +155,8 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def status() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.cli.status import status as index_status
-            from rag.cli.status import status_dict
+            from rag.status import status as index_status
+            from rag.status import status_dict
 
             return status_dict(index_status(where(), groups))  # counted as the search sees the index
 

@@ -21,14 +21,14 @@ from pathlib import Path
 
 from rag.chunking import chunk_file, chunker_for, languages_available, structured_languages
 from rag.errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, terminations_as_exit
+from rag.indexing.lock import ingest_lock
 from rag.indexing.plan import Plan, make_plan
-from rag.indexing.terms import chunk_counts
 from rag.secrets import redact
 from rag.sources.access import AccessList
 from rag.sources.reading import read_text
 from rag.sources.walk import SourceFile, check_root
 from rag.store.format import SKIPPED_LISTED, FileRecord
-from rag.store.paths import default_index_path, index_file, ingest_lock
+from rag.store.paths import default_index_path, index_file
 from rag.store.reader import Index
 from rag.store.update import update_index
 from rag.store.writer import (
@@ -40,6 +40,7 @@ from rag.store.writer import (
     write_index,
 )
 from rag.text.acronyms import defined_terms
+from rag.text.terms import chunk_counts
 from rag.text.tokenizer import Tokenizer, TokenizerSettings
 
 # Below this many bytes to read, worker processes cost more than they save.

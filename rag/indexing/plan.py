@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 from rag.chunking import chunker_for, chunkers_in_use
 from rag.errors import IndexFormatError, NothingToIndexError
 from rag.sources.access import AccessList
+from rag.sources.folders import folder_mtimes, folders_of
 from rag.sources.reading import DEFAULT_MAX_BYTES, decode_text, read_listed
 from rag.sources.walk import SourceFile, walk
-from rag.store.paths import folder_mtimes, folders_of, prepare_index_dir
+from rag.store.folder import prepare_index_dir
 from rag.store.reader import Index
 from rag.store.writer import SkippedRow
 from rag.text.tokenizer import TokenizerSettings

@@ -15,7 +15,6 @@ from typing import NamedTuple
 
 from rag.chunking.base import Chunk
 from rag.errors import InputError, command
-from rag.indexing.terms import chunk_counts
 from rag.retrieval.passages import shape
 from rag.retrieval.ranking import COHERENCE_REASON
 from rag.retrieval.results import Hit
@@ -24,6 +23,7 @@ from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, 
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
 from rag.store.reader import Index
 from rag.store.views import View
+from rag.text.terms import chunk_counts
 from rag.weights import DEFAULTS, RankingWeights
 
 # the source passage's terms the query keeps, heaviest by tf-idf: a long passage's query costs

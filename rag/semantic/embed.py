@@ -8,7 +8,8 @@ import os
 import time
 from typing import NamedTuple
 
-from rag.semantic.model import ModelError, identity, load, prepare
+from rag.errors import ModelError
+from rag.semantic.model import identity, load, prepare
 from rag.semantic.rerank import passage_text, will_run
 from rag.semantic.vectors import VectorCache, cache_path, content_key
 from rag.store.reader import Index

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
-from rag.errors import RagError
+from rag.errors import ModelError
+from rag.numeric import import_numpy
 from rag.semantic import wordpiece
 from rag.semantic.registry import (
     DEFAULT_EMBEDDING_MODEL,
@@ -65,10 +66,6 @@ QUANTIZATION = 2
 CHARS_PER_TOKEN = 6
 
 
-class ModelError(RagError):
-    """The semantic model cannot be loaded: missing or damaged package."""
-
-
 def _tokenizer_json() -> str:
     import gzip
     from importlib.resources import files
@@ -87,7 +84,7 @@ class Embedder:
         self.tokens = min(self.spec.max_tokens, PASSAGE_TOKENS)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
         try:
-            np = _import_numpy()
+            np = import_numpy()
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
         except ImportError as exc:
             raise _incomplete(exc.name) from None
@@ -281,23 +278,6 @@ def _unquantizable(exc: Exception) -> ModelError:
 
 def _incomplete(module: str | None) -> ModelError:
     return ModelError(f"The semantic extra is incomplete ({module} missing) — {EXTRA_HINT}")
-
-
-def _import_numpy() -> Any:
-    """Import numpy, its BLAS with one thread when this process imports it first: rag never calls
-    BLAS (the pooling and norms are numpy's own loops), and the thread pool OpenBLAS starts at
-    import took a quarter of that import's wall time on a busy 2-core machine (a setting of
-    OPENBLAS_NUM_THREADS is left alone)."""
-    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
-        import numpy
-
-        return numpy
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read once, when OpenBLAS loads
-    try:
-        import numpy
-    finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]  # for the processes this one starts
-    return numpy
 
 
 def _source(name: str) -> tuple[ModelSpec, str, str]:

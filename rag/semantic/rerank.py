@@ -10,9 +10,10 @@ from array import array
 from collections.abc import Sequence
 
 from rag.chunking.base import Chunk
+from rag.errors import ModelError
 from rag.retrieval.ranking import file_shares, is_code, spread_files
 from rag.retrieval.results import Hit
-from rag.semantic.model import ModelError, identity, load
+from rag.semantic.model import identity, load
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV, RERANK_MODES, active
 from rag.weights import DEFAULTS, RankingWeights
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from rag.chunking.base import Chunk
 from rag.errors import IndexFormatError, NoIndexError, command
+from rag.sources.folders import ancestors
 from rag.sources.names import ACCESS_FILE, access_digest, decode_rules
 from rag.sources.rulefiles import read_rule_file
 from rag.store.format import (
@@ -36,7 +37,7 @@ from rag.store.format import (
     well_formed,
 )
 from rag.store.packing import largest, unpack_postings, unpack_text
-from rag.store.paths import ancestors, file_uri, ingest_command, repository_holding
+from rag.store.paths import file_uri, ingest_command, repository_holding
 from rag.store.stats import forward_lists, view_df, view_length
 from rag.store.views import DAMAGE_ERRORS, ChunkFloats, View, blocks_reader
 from rag.text.tokenizer import Tokenizer, TokenizerSettings

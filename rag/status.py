@@ -146,8 +146,9 @@ def _skips(
 def _cached_vectors(index: Index, readable: set[str]) -> int | None:
     """How many of the passages of the `readable` files have a cached vector for the configured
     model (about 0.6 s for 38,670 passages); None when the model cannot be told."""
+    from rag.errors import ModelError
     from rag.semantic.embed import READ_BATCH
-    from rag.semantic.model import ModelError, identity
+    from rag.semantic.model import identity
     from rag.semantic.rerank import passage_text
     from rag.semantic.vectors import VectorCache, cache_path, content_key
 
