@@ -6,7 +6,7 @@ variant of the semantic stage. No vector is cached when the first question comes
     python bench/first_questions.py REPO --variants "default:,none:rerank=none,d20:DEPTH=20,both:DEPTH=20+PASSAGE_TOKENS=64"
 
 Variants are separated by commas, each LABEL:SETTING=VALUE+...: `rerank=none` runs the query with --rerank none; DEPTH is
-rag.semantic.rerank's, PASSAGE_TOKENS rag.semantic.model's (set in the query's process before it runs).
+rag.ranking.semantic's, PASSAGE_TOKENS rag.semantic.model's (set in the query's process before it runs).
 For each: the median and the slowest ratio of a question's time to the reference's in the same pair.
 """
 
@@ -45,7 +45,7 @@ QUESTIONS = [
 # a query process with the semantic stage's settings changed before the command runs
 _WITH = (
     "import sys\n"
-    "import rag.semantic.model as m, rag.semantic.rerank as r\n"
+    "import rag.semantic.model as m, rag.ranking.semantic as r\n"
     "for item in sys.argv.pop(1).split(','):\n"
     "    if item:\n"
     "        name, value = item.split('=')\n"

@@ -65,7 +65,7 @@ from rag.evaluation import (  # noqa: E402
     metrics,
     report_dict,
 )
-from rag.retrieval.results import Hit  # noqa: E402
+from rag.ranking.hits import Hit  # noqa: E402
 from rag.retrieval.search import query_counts, search  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
 from rag.text.terms import chunk_counts  # noqa: E402

@@ -10,7 +10,7 @@ beside each.
 Each argument is LABEL:NAME=VALUE,... for that run (LABEL: alone runs the defaults). A NAME that is a
 field of rag.weights.RankingWeights, in either case (`score_power`, `SCORE_POWER`), is the lexical
 ranking's: the run passes DEFAULTS._replace(...) with it to rank_question. The others are the semantic
-stage's module settings, set for the run and put back after it: rag.semantic.rerank's (DEPTH,
+stage's module settings, set for the run and put back after it: rag.ranking.semantic's (DEPTH,
 LEXICAL_WEIGHT, FILE_COHERENCE, ...) and rag.semantic.model's PASSAGE_TOKENS. The indexes are built (or brought up to date) with this checkout's ingest in
 ${RAG_BENCH_INDEXES:-~/.cache/rag-bench-indexes}: the docstring set's on the doc-stripped corpora,
 dev's on the originals, codesearch's on the extracted repositories (run ../shared/codesearch/run
@@ -35,9 +35,9 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from bench.common import CORPORA, SHARED  # noqa: E402
 from rag.evaluation import DEPTH, evaluate, load_questions  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
+from rag.ranking import semantic as semantic_rerank  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 from rag.semantic import model as semantic  # noqa: E402
-from rag.semantic import rerank as semantic_rerank  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
 from rag.weights import DEFAULTS, RankingWeights  # noqa: E402
 
@@ -92,7 +92,7 @@ def weights_of(levers: dict[str, str]) -> tuple[RankingWeights, dict[str, str]]:
 
 
 def apply(levers: dict[str, str]) -> dict[str, str]:
-    """Set the semantic stage's module settings (rag.semantic.rerank's, or rag.semantic.model's
+    """Set the semantic stage's module settings (rag.ranking.semantic's, or rag.semantic.model's
     PASSAGE_TOKENS); return the previous values, to put back with apply()."""
     before = {}
     for name, value in levers.items():

@@ -34,8 +34,8 @@ _EXPORTS = {
     "related": "retrieval.related",
     "Outcome": "answer.ask",
     "ask": "answer.ask",
-    "Hit": "retrieval.results",
-    "TermContribution": "retrieval.results",
+    "Hit": "ranking.hits",
+    "TermContribution": "ranking.hits",
     "search": "retrieval.search",
     "Tokenizer": "text.tokenizer",
     "TokenizerSettings": "text.tokenizer",
@@ -55,8 +55,8 @@ if TYPE_CHECKING:
         RagError,
     )
     from rag.indexing.pipeline import IngestOptions, IngestReport, ingest
+    from rag.ranking.hits import Hit, TermContribution
     from rag.retrieval.related import Related, related
-    from rag.retrieval.results import Hit, TermContribution
     from rag.retrieval.retrieve import Request, Retrieval, retrieve
     from rag.retrieval.search import search
     from rag.sources.walk import SourceFile, Walk, walk

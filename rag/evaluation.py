@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag.errors import InputError, command
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 from rag.retrieval.retrieve import rank_question
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
 from rag.semantic.registry import DEFAULT_MODE

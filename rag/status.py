@@ -43,7 +43,7 @@ def status(index_path: str | os.PathLike[str], groups: frozenset[str] = frozense
     checked: one stat each)."""
     from rag.chunking import chunker_for
     from rag.retrieval.freshness import indexable_changes
-    from rag.semantic.rerank import will_run
+    from rag.semantic.registry import will_run
 
     with Index(index_path) as index:
         m = index.manifest
@@ -149,8 +149,7 @@ def _cached_vectors(index: Index, readable: set[str]) -> int | None:
     from rag.errors import ModelError
     from rag.semantic.embed import READ_BATCH
     from rag.semantic.model import identity
-    from rag.semantic.rerank import passage_text
-    from rag.semantic.vectors import VectorCache, cache_path, content_key
+    from rag.semantic.vectors import VectorCache, cache_path, content_key, passage_text
 
     try:
         model = identity()

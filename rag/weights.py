@@ -28,7 +28,7 @@ BM25_B = 0.9
 
 class RankingWeights(NamedTuple):
     """The numbers and switches a query is ranked with, besides the index's own BM25 parameters:
-    read by rag.retrieval.search and rag.retrieval.ranking, each measured in docs/levers.md. A
+    read by rag.retrieval.search and rag.ranking.order, each measured in docs/levers.md. A
     benchmark varies them by passing DEFAULTS._replace(name=value) to search() or rank_question()
     (an unknown name is a ValueError; mypy checks the types)."""
 
@@ -83,7 +83,7 @@ class RankingWeights(NamedTuple):
     spread: float = 0.7
     spread_free: int = 2  # a file's passages listed before the spread applies to its next one
     # each passage of the final list grows over its file's neighbouring windows while its text stays
-    # within this many characters (rag.retrieval.passages; 0: the windows as ranked). On the four sets,
+    # within this many characters (rag.ranking.passages; 0: the windows as ranked). On the four sets,
     # lexical: code search 0.8155 -> 0.8226, dev hit@4 0.771 -> 0.812, docstring 0.625 -> 0.708,
     # natural 0.594 -> 0.625, the top 4 about 2,000 characters a passage instead of 800 (docs/levers.md)
     grow_chars: int = 2400

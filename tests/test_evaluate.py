@@ -23,7 +23,7 @@ from rag.evaluation import (
     overlaps,
     report_dict,
 )
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 
 def hit(path: str, start: int, end: int, chars: int = 10, score: float = 1.0) -> Hit:

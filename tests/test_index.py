@@ -25,7 +25,7 @@ from rag import (
 )
 from rag.chunking import languages_available
 from rag.indexing.pipeline import IngestOptions
-from rag.retrieval.ranking import candidate_count
+from rag.ranking.order import candidate_count
 from rag.store.format import FORMAT_VERSION
 from rag.store.state import remember_index
 

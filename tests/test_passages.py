@@ -12,7 +12,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest
-from rag.retrieval.passages import grown, shape
+from rag.ranking.passages import grown, shape
 from rag.retrieval.retrieve import rank_question
 from rag.weights import DEFAULTS
 

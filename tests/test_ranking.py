@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.chunking import Chunk
-from rag.retrieval.ranking import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rank_hits
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
+from rag.ranking.order import PROMPT_K, candidate_count, is_boilerplate_path, is_test_path, rank_hits
 
 
 def hit(score: float, path: str, text: str | None = None, kind: str = "function") -> Hit:

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
-import rag.retrieval.ranking as rr
+import rag.ranking.order as rr
 from rag import Index, ingest, search
 from rag.chunking.base import Chunk
 from rag.cli import main
-from rag.retrieval.ranking import Shape, question_shape
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
+from rag.ranking.order import Shape, question_shape
 from rag.weights import DEFAULTS
 
 

@@ -18,11 +18,12 @@ from conftest import write_tree
 
 from rag.chunking.base import Chunk
 from rag.cli import main
-from rag.retrieval.results import Hit
+from rag.ranking import semantic as semantic_rerank
+from rag.ranking.hits import Hit
+from rag.ranking.semantic import mix, rerank, safe_rerank
 from rag.semantic import embed as embedding
 from rag.semantic import model as semantic
-from rag.semantic import rerank as semantic_rerank
-from rag.semantic.rerank import NOT_INSTALLED, mix, rerank, safe_rerank
+from rag.semantic.registry import NOT_INSTALLED
 from rag.semantic.vectors import VectorCache, cache_path, content_key
 
 QUESTION = "how do I remove a user's account?"

@@ -1,6 +1,6 @@
 """A lever measured and not kept: a candidate holding a run of MINRUN or more of the question's words
 as written (at least CONTENT of them not stop words) scores up by MULT x its score x (min(run, 6) -
-MINRUN + 1). Applied in process around rag.retrieval.ranking.boost, on the four sets of bench/ranking.py:
+MINRUN + 1). Applied in process around rag.ranking.order.boost, on the four sets of bench/ranking.py:
 
     python bench/levers/phrase.py [--semantic] 0.3:3:1 0.2:4:1 0.2:4:2     # MULT:MINRUN:CONTENT each
 
@@ -17,7 +17,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 import bench.ranking as bench_ranking  # noqa: E402
-import rag.retrieval.ranking as ranking  # noqa: E402
+import rag.ranking.order as ranking  # noqa: E402
 
 _WORD = re.compile(r"[a-z0-9]+")
 STOP = frozenset(

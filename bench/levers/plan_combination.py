@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-import rag.retrieval.ranking as ranking  # noqa: E402
+import rag.ranking.order as ranking  # noqa: E402
 import rag.retrieval.search as search  # noqa: E402
 from bench.common import SHARED  # noqa: E402
 from bench.ranking import SETS, Indexes  # noqa: E402
@@ -129,7 +129,7 @@ def named_definitions(boost: float, decay: float) -> Callable[[], Callable[[], N
 def semantic_text() -> None:
     """The semantic stage comparing the passages with the question and the searches (adopted), the
     question alone, or the searches alone: through bench/planned_search.py's whole answering path."""
-    import rag.semantic.rerank as rerank
+    import rag.ranking.semantic as rerank
     from bench.planned_search import run
 
     original = rerank.safe_rerank

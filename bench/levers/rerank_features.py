@@ -70,7 +70,7 @@ def main() -> None:
     import importlib
 
     search_mod = importlib.import_module("rag.retrieval.search")
-    rerank_mod = importlib.import_module("rag.retrieval.ranking")
+    rerank_mod = importlib.import_module("rag.ranking.order")
     weights = DEFAULTS._replace(min_candidates=args.pool)
     state: dict[str, Any] = {}
     original_search, original_rank_hits = search_mod.search, search_mod.rank_hits

@@ -7,8 +7,8 @@ Every corpus is walked, read, redacted and chunked once (cached in $TMPDIR/rag-l
 the chunker and walker sources). Each configuration then tokenizes the chunks with
 rag.text.terms.chunk_counts under its TokenizerSettings, builds an in-memory TF-IDF matrix with
 exactly rag.retrieval.search's weights (1 + ln tf, ln((1 + N) / (1 + df)) + 1, cosine), takes the best
-rag.retrieval.ranking.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
-rag.retrieval.ranking.rank_hits. `--real` instead builds a temporary SQLite index with
+rag.ranking.order.candidate_count(10) chunks (ties by chunk order, as rag.retrieval.search) and hands them to
+rag.ranking.order.rank_hits. `--real` instead builds a temporary SQLite index with
 rag.indexing.pipeline.ingest and searches it with rag.retrieval.search (slower; confirms the in-memory figures).
 
 A configuration is a label and overrides: TokenizerSettings fields (`stem=snowball`,
@@ -43,8 +43,8 @@ from scipy import sparse  # noqa: E402
 from rag.chunking import Chunk, chunk_file  # noqa: E402
 from rag.evaluation import DEPTH, Metrics, Question, QuestionOutcome, evaluate, load_questions, metrics  # noqa: E402
 from rag.indexing.pipeline import IngestOptions  # noqa: E402
-from rag.retrieval import ranking as rerank_module  # noqa: E402
-from rag.retrieval.results import Hit  # noqa: E402
+from rag.ranking import order as rerank_module  # noqa: E402
+from rag.ranking.hits import Hit  # noqa: E402
 from rag.secrets import redact  # noqa: E402
 from rag.sources.reading import read_text  # noqa: E402
 from rag.sources.walk import walk  # noqa: E402

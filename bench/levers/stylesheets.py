@@ -2,7 +2,7 @@
 
     python bench/levers/stylesheets.py [REGEX]    (default: \\.(css|scss|sass|less)$)
 
-Paths matching REGEX join rag.retrieval.ranking's licence/change-log demotion (x TEST_FACTOR) for this process
+Paths matching REGEX join rag.ranking.order's licence/change-log demotion (x TEST_FACTOR) for this process
 only; both sets are scored as `rag eval` does, per corpus too. Results go in docs/levers.md
 ("stylesheets").
 """
@@ -25,7 +25,7 @@ def main() -> None:
     args = parser.parse_args()
     require_corpora()
 
-    rerank = importlib.import_module("rag.retrieval.ranking")
+    rerank = importlib.import_module("rag.ranking.order")
     shipped = rerank.is_boilerplate_path
     eval_both_sets("shipped", per_corpus=True)
     pattern = re.compile(args.regex, re.IGNORECASE)

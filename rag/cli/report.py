@@ -11,7 +11,7 @@ from rag.errors import command
 if TYPE_CHECKING:
     from rag.chunking.base import Chunk
     from rag.indexing.pipeline import IngestReport
-    from rag.retrieval.results import Hit
+    from rag.ranking.hits import Hit
     from rag.retrieval.retrieve import Retrieval
     from rag.semantic.embed import AfterIngest
 

@@ -1,6 +1,6 @@
 """Scoring over the inverted index: a question's terms and their weights under BM25, or cosine similarity
 of TF-IDF vectors, on the same postings; the best chunks found by rag.retrieval.topk's max-score pruning
-go to rag.retrieval.ranking for the final top k. The numbers and formulas are rag.weights' (those a query
+go to rag.ranking.order for the final top k. The numbers and formulas are rag.weights' (those a query
 ranks with: the `weights` argument, a RankingWeights)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from rag.retrieval.quoted import holding, quotes
-from rag.retrieval.ranking import candidate_count, definitions, file_key, question_shape, rank_hits
-from rag.retrieval.results import Hit, TermContribution
+from rag.ranking.hits import Hit, TermContribution
+from rag.ranking.order import candidate_count, definitions, file_key, question_shape, rank_hits
+from rag.ranking.quoted import holding, quotes
 from rag.retrieval.topk import Work, numpy_ahead, top_scores
 from rag.store.reader import Index
 from rag.store.views import View
@@ -43,7 +43,7 @@ def search(
     searches: Sequence[str] = (),
 ) -> list[Hit]:
     """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first (`spread`:
-    the passages after the prompt's first ones cover more files, rag.retrieval.ranking.spread_files;
+    the passages after the prompt's first ones cover more files, rag.ranking.order.spread_files;
     `weights`: what the query is ranked with, rag.weights.RankingWeights).
 
     `scoring` is "bm25", "tfidf" (cosine of TF-IDF vectors) or "auto": BM25 unless the index
@@ -312,7 +312,7 @@ def _with_quoted(
     own: Callable[[list[tuple[float, int]]], list[tuple[float, int]]],
 ) -> tuple[list[tuple[float, int]], dict[int, TermContribution]]:
     """Raise the chunks that hold a quoted span verbatim by the best candidate's score, adding those
-    the pool lacks at their `own` scores (rag.retrieval.quoted); with what each gained, for --explain."""
+    the pool lacks at their `own` scores (rag.ranking.quoted); with what each gained, for --explain."""
     found = holding(index, spans, lambda term: (_postings(index, view, term) or (None,))[0])
     if not found:
         return scored, {}

@@ -111,3 +111,10 @@ def active(mode: str) -> bool:
     if mode not in RERANK_MODES:
         raise ValueError(f"rerank must be one of {', '.join(RERANK_MODES)}")
     return mode == "semantic" or (mode == "auto" and installed())
+
+
+def will_run(mode: str | None = None) -> bool:
+    """Whether the queries will run the stage: `mode` (default RAG_RERANK) asks for it and the extra
+    is installed; an unknown mode is the query's to report."""
+    mode = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
+    return mode in RERANK_MODES and active(mode)

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
 
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 from rag.store.format import name_key
 from rag.weights import DEFAULTS, RankingWeights
 

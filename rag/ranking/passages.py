@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from rag.chunking.base import Chunk
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 from rag.store.reader import Index
 from rag.weights import DEFAULTS
 

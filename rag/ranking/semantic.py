@@ -11,24 +11,11 @@ from collections.abc import Sequence
 
 from rag.chunking.base import Chunk
 from rag.errors import ModelError
-from rag.retrieval.ranking import file_shares, is_code, spread_files
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
+from rag.ranking.order import file_shares, is_code, spread_files
 from rag.semantic.model import identity, load
-from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV, RERANK_MODES, active
+from rag.semantic.vectors import VectorCache, cache_path, content_key, passage_text
 from rag.weights import DEFAULTS, RankingWeights
-
-__all__ = [
-    "DEFAULT_MODE",
-    "NOT_INSTALLED",
-    "RERANK_ENV",
-    "RERANK_MODES",
-    "active",
-    "lexical_depth",
-    "rerank",
-    "safe_rerank",
-    "will_run",
-]
-from rag.semantic.vectors import VectorCache, cache_path, content_key
 
 # measured on the three sets together (bench/ranking.py --semantic; docs/levers.md, "semantic rerank")
 # the lexical passages the stage reorders: 40, since the quantized model made a cold query's
@@ -36,18 +23,14 @@ from rag.semantic.vectors import VectorCache, cache_path, content_key
 # equal (docs/levers.md)
 DEPTH = 40
 LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * ranked / best ranked + (1 - LEXICAL_WEIGHT) * cosine
-# a file many of whose passages are like the question ranks up, as rag.retrieval.ranking's coherence does for the
+# a file many of whose passages are like the question ranks up, as rag.ranking.order's coherence does for the
 # lexical score: its best passage's mix x (1 + FILE_COHERENCE x the file's share of the pool's cosines,
 # relative to the file holding the most), its other passages FILE_COHERENCE_REST of that
 FILE_COHERENCE = 0.08
 FILE_COHERENCE_REST = 0.1
-FILE_COHERENCE_CODE = True  # as rag.retrieval.ranking's: prose, markup and data files, tests, licences and change logs gain nothing
-
-
-def passage_text(c: Chunk) -> str:
-    """The text a passage is embedded as: its path, symbol and breadcrumb, then its text."""
-    head = " ".join(p for p in (c.path, c.symbol or "", c.context) if p)
-    return f"{head}\n{c.text}"
+FILE_COHERENCE_CODE = (
+    True  # as rag.ranking.order's: prose, markup and data files, tests, licences and change logs gain nothing
+)
 
 
 def lexical_depth(k: int) -> int:
@@ -129,7 +112,7 @@ def mix(
     if FILE_COHERENCE:
         mixed = _coherent(pool, cosines, mixed)
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
-    # after the prompt's passages, a longer list covers more files (rag.retrieval.ranking.spread_files)
+    # after the prompt's passages, a longer list covers more files (rag.ranking.order.spread_files)
     ordered = [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order]
     return spread_files(ordered, k, [mixed[i] for i in order], weights)
 
@@ -163,10 +146,3 @@ def safe_rerank(
         return rerank(index_path, question, hits, k, weights, like), None
     except ModelError as exc:
         return spread_files(hits, k, weights=weights), f"Note: {exc}; the passages are in lexical order"
-
-
-def will_run(mode: str | None = None) -> bool:
-    """Whether the queries will run the stage: `mode` (default RAG_RERANK) asks for it and the extra
-    is installed; an unknown mode is the query's to report."""
-    mode = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
-    return mode in RERANK_MODES and active(mode)
