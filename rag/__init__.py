@@ -24,7 +24,7 @@ _EXPORTS = {
     "Manifest": "store.format",
     "default_index_path": "store.paths",
     "locate_index": "store.paths",
-    "IngestOptions": "indexing.pipeline",
+    "IngestOptions": "indexing.options",
     "IngestReport": "indexing.pipeline",
     "ingest": "indexing.pipeline",
     "Request": "retrieval.retrieve",
@@ -54,7 +54,8 @@ if TYPE_CHECKING:
         NothingToIndexError,
         RagError,
     )
-    from rag.indexing.pipeline import IngestOptions, IngestReport, ingest
+    from rag.indexing.options import IngestOptions
+    from rag.indexing.pipeline import IngestReport, ingest
     from rag.ranking.hits import Hit, TermContribution
     from rag.retrieval.related import Related, related
     from rag.retrieval.retrieve import Request, Retrieval, retrieve

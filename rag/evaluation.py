@@ -333,10 +333,8 @@ class Indexes:
 
 def corpus_index(root: Path, full: bool = False) -> IngestReport:
     """Build or update the index of a corpus at its default place, ROOT/.rag/index.sqlite."""
-    from rag.indexing.pipeline import (  # loaded only when a corpus index is needed, as in the CLI
-        IngestOptions,
-        ingest,
-    )
+    from rag.indexing.options import IngestOptions
+    from rag.indexing.pipeline import ingest  # loaded only when a corpus index is needed, as in the CLI
 
     return ingest(Path(root), default_index_path(Path(root)), IngestOptions(full=full))
 

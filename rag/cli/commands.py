@@ -124,10 +124,8 @@ def ingest_cmd(
     embed: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
-    from rag.indexing.pipeline import (  # the pipeline is only loaded by the command that needs it
-        IngestOptions,
-        ingest,
-    )
+    from rag.indexing.options import IngestOptions
+    from rag.indexing.pipeline import ingest  # the pipeline is only loaded by the command that needs it
     from rag.store.state import remember_index
 
     options = IngestOptions(

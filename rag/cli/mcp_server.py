@@ -164,7 +164,8 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
     def reindex() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.indexing.pipeline import IngestOptions, ingest
+            from rag.indexing.options import IngestOptions
+            from rag.indexing.pipeline import ingest
             from rag.store.reader import Index
 
             path = where()

@@ -22,6 +22,7 @@ from pathlib import Path
 from rag.chunking import chunk_file, chunker_for, languages_available, structured_languages
 from rag.errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, terminations_as_exit
 from rag.indexing.lock import ingest_lock
+from rag.indexing.options import IngestOptions
 from rag.indexing.plan import Plan, make_plan
 from rag.secrets import redact
 from rag.sources.access import AccessList
@@ -51,18 +52,6 @@ _BATCH_BYTES = 256_000
 # chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
 # full ingest of the eight corpora, 20% in one process (docs/benchmarks.md).
 _GC_GEN0 = 50_000
-
-
-@dataclass(frozen=True, slots=True)
-class IngestOptions:
-    """How to ingest. None keeps what the existing index was built with, else the default."""
-
-    settings: TokenizerSettings | None = None
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    max_bytes: int | None = None
-    workers: int | None = None  # processes; None: all cores
-    full: bool = False  # reuse nothing of the previous index
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from rag.store.writer import SkippedRow
 from rag.text.tokenizer import TokenizerSettings
 
 if TYPE_CHECKING:
-    from rag.indexing.pipeline import IngestOptions
+    from rag.indexing.options import IngestOptions
 
 # Update the index in place when at most this share of its files changed; else rebuild it.
 _INCREMENTAL_SHARE = 0.25
