@@ -14,8 +14,8 @@ are, so they can find a passage none of its words is in; 0: on the BM25 candidat
 forms are (rag.text.short_forms).
 
 The product has no bridge (measured, it was left off), so this script patches it into
-rag.retrieval.search for the run: after the spelling correction (rag.retrieval.spelling.correct,
-loaded up front so that every query passes through it; it leaves known terms as they are) the bridged
+rag.retrieval.search for the run: after the spelling correction (rag.retrieval.search._corrected,
+which every question passes through; it leaves known terms as they are) the bridged
 terms join the query's term counts, with WEIGHT x score as their count, or (EVERYWHERE=0) join the
 short forms' terms. --explain does not name the word a bridged term stands for.
 
@@ -36,7 +36,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 from bench import ranking  # noqa: E402
-from rag.retrieval import search, spelling  # noqa: E402
+from rag.retrieval import search  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
 from rag.store.views import View  # noqa: E402
 from rag.text.tokenizer import QUERY_STOPWORDS, Tokenizer  # noqa: E402
@@ -102,31 +102,20 @@ def bridge_terms(words: Iterable[str], asked: Container[str]) -> dict[str, tuple
 _bm25 = False
 _waiting: dict[str, tuple[str, float]] = {}
 
-_search = search._search
-_correct = spelling.correct
+_analyse = search._analyse
+_corrected = search._corrected
 _short_forms = search.short_forms
 _short_form_terms = search._short_form_terms
 
 
-def _searching(
-    index: Index,
-    question: str,
-    k: int,
-    explain: bool,
-    groups: frozenset[str],
-    prune: bool,
-    scoring: str,
-    *rest: Any,
-) -> Any:
-    """search._search, noting whether this query scores by BM25 (rest: spread, weights)."""
+def _analysing(index: Index, question: str, view: View, searches: tuple[str, ...]) -> Any:
+    """search._analyse, noting whether this query scores by BM25 (bench/ranking.py's scoring is
+    auto: BM25 unless the index was built with the plain tokenizer); the bridged terms it leaves for
+    the short forms stay until the next question is analysed."""
     global _bm25
-    _bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
+    _bm25 = index.manifest.tokenizer.mode != "plain"
     _waiting.clear()
-    try:
-        return _search(index, question, k, explain, groups, prune, scoring, *rest)
-    finally:
-        _bm25 = False
-        _waiting.clear()
+    return _analyse(index, question, view, searches)
 
 
 def _bridged(index: Index, view: View, question: str, counts: dict[str, int]) -> dict[str, tuple[str, float]]:
@@ -144,18 +133,18 @@ def _bridged(index: Index, view: View, question: str, counts: dict[str, int]) ->
 
 def _correcting(
     index: Index, view: View, question: str, counts: dict[str, int]
-) -> tuple[dict[str, int], dict[str, str]]:
-    """spelling.correct, then the bridged terms: in the counts at WEIGHT x score (a BM25 query
-    term's weight is its count x idf), or (EVERYWHERE=0) kept for the short forms."""
-    counts, corrected = _correct(index, view, question, counts)
+) -> tuple[dict[str, int], dict[str, str], tuple[Any, ...]]:
+    """search._corrected (the spelling correction), then the bridged terms: in the counts at WEIGHT x
+    score (a BM25 query term's weight is its count x idf), or (EVERYWHERE=0) kept for the short forms."""
+    counts, corrected, corrections = _corrected(index, view, question, counts)
     bridged = _bridged(index, view, question, counts)
     if not bridged:
-        return counts, corrected
+        return counts, corrected, corrections
     if not EVERYWHERE:
         _waiting.update(bridged)
-        return counts, corrected
+        return counts, corrected, corrections
     weighted: dict[str, Any] = {**counts, **{t: WEIGHT * score for t, (_, score) in bridged.items()}}
-    return weighted, corrected
+    return weighted, corrected, corrections
 
 
 def _forms(question: str, tokenizer: Tokenizer, asked: Container[str]) -> dict[str, str]:
@@ -221,8 +210,8 @@ def main() -> None:
         i = argv.index("--table")
         PATH = argv[i + 1]
         del argv[i : i + 2]
-    search._search = _searching
-    spelling.correct = _correcting
+    search._analyse = _analysing
+    search._corrected = _correcting
     search.short_forms = _forms
     search._short_form_terms = _form_terms
     ranking.apply = apply

@@ -4,7 +4,6 @@ longer describes its repository, search, and note what changed since ingest."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -14,7 +13,15 @@ from rag.ranking.order import question_shape
 from rag.ranking.passages import mark
 from rag.ranking.pipeline import rank
 from rag.retrieval.results import Glance
-from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
+from rag.retrieval.search import (
+    DEFAULT_SCORING,
+    DEFAULT_TOP_K,
+    Query,
+    analyse,
+    check_request,
+    search,
+    search_query,
+)
 from rag.semantic.registry import DEFAULT_MODE
 from rag.sources.names import ACCESS_FILE
 from rag.store.reader import Index
@@ -86,15 +93,15 @@ def retrieve(
             seen = glance(index, request.question, request.groups, request.scoring)
             if seen.candidates:
                 searches = tuple(planner(seen))
-        hits, note = rank_question(
+        query = analyse(index, request.question, request.groups, searches)
+        hits, note = rank_query(
             index,
-            request.question,
+            query,
             request.k,
             explain=True,  # what each hit matched: its words and lines, and the searches that found it
             groups=request.groups,
             scoring=request.scoring,
             rerank=request.rerank,
-            searches=searches,
         )
         if searches:
             hits = found_by(index, hits, request.question, searches, request.groups)
@@ -102,10 +109,6 @@ def retrieve(
             hits = mark(index, hits, (request.question, *searches))
         if not request.explain:
             hits = [h._replace(contributions=()) for h in hits]
-        spelling = sys.modules.get(
-            "rag.retrieval.spelling"
-        )  # loaded by the search above only if a word was unknown
-        fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = changed_since_ingest(index, [h.chunk.path for h in hits], not hits, request.groups)
     return Retrieval(
@@ -115,7 +118,7 @@ def retrieve(
         os.path.abspath(index_path),
         root,
         refreshed,
-        fixed,
+        query.corrections,
         request.refresh,
         note,
         searches,
@@ -205,25 +208,42 @@ def rank_question(
     searches: Sequence[str] = (),
 ) -> tuple[list[Hit], str | None]:
     """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
-    the MCP tool, the benches): its search ranked by the rank pipeline (rag.ranking.pipeline), with
-    the note for stderr the semantic stage leaves (the extra is not installed, or its model failed).
-    `weights` are what the lexical ranking uses (a benchmark passes DEFAULTS._replace(...)).
-    `searches` are searched with the question, in one query (search()).
+    the MCP tool, the benches), with the note for stderr the semantic stage leaves (the extra is not
+    installed, or its model failed). `weights` are what the lexical ranking uses (a benchmark passes
+    DEFAULTS._replace(...)). `searches` are searched with the question, in one query (search())."""
+    query = analyse(index, question, groups, searches)
+    return rank_query(
+        index, query, k, explain=explain, groups=groups, scoring=scoring, rerank=rerank, weights=weights
+    )
 
-    A question that is one identifier skips the stage: it is a lookup the definition boost answers,
-    and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
+
+def rank_query(
+    index: Index,
+    query: Query,
+    k: int,
+    *,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    rerank: str = DEFAULT_MODE,
+    weights: RankingWeights = DEFAULTS,
+) -> tuple[list[Hit], str | None]:
+    """rank_question for a question analysed already (for `groups`): its search, scored as often as
+    the rank pipeline asks (rag.ranking.pipeline), the question analysed once.
+
+    A question that is one identifier skips the semantic stage: it is a lookup the definition boost
+    answers, and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
 
     def candidates(want: int, spread: bool) -> list[Hit]:
-        return search(
+        return search_query(
             index,
-            question,
+            query,
             want,
             explain=explain,
             groups=groups,
             scoring=scoring,
             spread=spread,
             weights=weights,
-            searches=searches,
         )
 
     return rank(
@@ -231,8 +251,8 @@ def rank_question(
         candidates,
         k,
         rerank=rerank,
-        semantic=question_shape(question).symbol is None,
-        compare="\n".join((question, *searches)),  # what the passages' meaning is compared with
+        semantic=question_shape(query.question).symbol is None,
+        compare=query.text,  # what the passages' meaning is compared with
         weights=weights,
     )
 
