@@ -33,7 +33,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import CORPORA, SHARED  # noqa: E402
-from rag.evaluation import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import EVAL_DEPTH, evaluate, load_questions  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
 from rag.ranking import semantic as semantic_rerank  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
@@ -112,9 +112,9 @@ SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as
 
 
 def ranked(index: Index, question: str, weights: RankingWeights) -> list[Any]:
-    """The top DEPTH for a question as a query ranks it: lexical, then (--semantic) reranked."""
+    """The top EVAL_DEPTH for a question as a query ranks it: lexical, then (--semantic) reranked."""
     hits, note = rank_question(
-        index, question, DEPTH, rerank="semantic" if SEMANTIC else "none", weights=weights
+        index, question, EVAL_DEPTH, rerank="semantic" if SEMANTIC else "none", weights=weights
     )
     if note is not None:  # the model failed: these figures would be the lexical order's
         sys.exit(note)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag.errors import InputError, command
 from rag.ranking.hits import Hit
+from rag.ranking.order import PROMPT_K  # the passages whose size is reported: a prompt's
 from rag.retrieval.retrieve import rank_question
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
 from rag.semantic.registry import DEFAULT_MODE
@@ -36,8 +37,7 @@ if TYPE_CHECKING:
     from rag.indexing.pipeline import IngestReport
 
 KS = (1, 4, 10)  # the hit@k figures reported
-DEPTH = 10  # passages retrieved per question: MRR@10 and hit@10 need ten
-PASSAGES = 4  # the passages whose size is reported: the ones a prompt gets
+EVAL_DEPTH = 10  # passages scored per question: MRR@10 and hit@10 need ten
 MAX_PASSAGE_CHARS = 3000  # the most the mean size of those passages may be, for a prompt of four
 MISS_K = DEFAULT_TOP_K  # a question is listed as a miss when no hit is in its top MISS_K
 SCHEMA_HINT = (
@@ -84,8 +84,8 @@ class QuestionOutcome:
     """What retrieval returned for one scored question."""
 
     question: Question
-    rank: int | None  # rank of the first hit within the top DEPTH, None if there is none
-    hits: tuple[Hit, ...]  # best first, at most DEPTH
+    rank: int | None  # rank of the first hit within the top EVAL_DEPTH, None if there is none
+    hits: tuple[Hit, ...]  # best first, at most EVAL_DEPTH
     match_rank: int | None = None  # the same, on the match lines alone
 
 
@@ -202,9 +202,9 @@ def overlaps(hit: Hit, answer: Span, match: bool = False) -> bool:
 
 
 def first_hit_rank(hits: Sequence[Hit], answers: Iterable[Span], match: bool = False) -> int | None:
-    """Return the 1-based rank of the first passage that hits an answer, within the top DEPTH."""
+    """Return the 1-based rank of the first passage that hits an answer, within the top EVAL_DEPTH."""
     answers = tuple(answers)
-    for rank, hit in enumerate(hits[:DEPTH], 1):
+    for rank, hit in enumerate(hits[:EVAL_DEPTH], 1):
         if any(overlaps(hit, a, match) for a in answers):
             return rank
     return None
@@ -215,12 +215,12 @@ def metrics(outcomes: Sequence[QuestionOutcome]) -> Metrics:
     n = len(outcomes)
     ranks = [o.rank for o in outcomes]
     hit = [sum(1 for r in ranks if r is not None and r <= k) / n if n else 0.0 for k in KS]
-    mrr = sum(1.0 / r for r in ranks if r is not None and r <= DEPTH) / n if n else 0.0
-    sizes = [len(h.passage.text) for o in outcomes for h in o.hits[:PASSAGES]]
+    mrr = sum(1.0 / r for r in ranks if r is not None and r <= EVAL_DEPTH) / n if n else 0.0
+    sizes = [len(h.passage.text) for o in outcomes for h in o.hits[:PROMPT_K]]
     chars = sum(sizes) / len(sizes) if sizes else 0.0
     matched = [o.match_rank for o in outcomes]
-    match_hit = sum(1 for r in matched if r is not None and r <= PASSAGES) / n if n else 0.0
-    match_mrr = sum(1.0 / r for r in matched if r is not None and r <= DEPTH) / n if n else 0.0
+    match_hit = sum(1 for r in matched if r is not None and r <= PROMPT_K) / n if n else 0.0
+    match_mrr = sum(1.0 / r for r in matched if r is not None and r <= EVAL_DEPTH) / n if n else 0.0
     return Metrics(n, hit[0], hit[1], hit[2], mrr, chars, match_hit, match_mrr)
 
 
@@ -230,15 +230,15 @@ def evaluate(
     k: int = MISS_K,
     indexed: Callable[[Question], Container[str]] | None = None,
 ) -> EvalReport:
-    """Run `retrieve` on every question and score the top DEPTH passages it returns.
+    """Run `retrieve` on every question and score the top EVAL_DEPTH passages it returns.
 
-    `retrieve` returns passages best first (only the first DEPTH are used). `indexed`,
+    `retrieve` returns passages best first (only the first EVAL_DEPTH are used). `indexed`,
     when given, returns the paths in the index a question runs against: answers outside
     it are labelling errors, and a question with no answer inside it is not scored.
     `k` only decides which questions `EvalReport.misses` lists.
     """
-    if not 1 <= k <= DEPTH:
-        raise ValueError(f"k must be between 1 and {DEPTH}")
+    if not 1 <= k <= EVAL_DEPTH:
+        raise ValueError(f"k must be between 1 and {EVAL_DEPTH}")
     outcomes: list[QuestionOutcome] = []
     label_errors: list[LabelError] = []
     unscored: list[Question] = []
@@ -251,7 +251,7 @@ def evaluate(
             if not answers:
                 unscored.append(q)
                 continue
-        hits = tuple(retrieve(q)[:DEPTH])
+        hits = tuple(retrieve(q)[:EVAL_DEPTH])
         outcomes.append(
             QuestionOutcome(q, first_hit_rank(hits, answers), hits, first_hit_rank(hits, answers, match=True))
         )
@@ -366,7 +366,7 @@ def run_eval(
             hits, note = rank_question(
                 indexes.get(q)[0],
                 q.question,
-                DEPTH,
+                EVAL_DEPTH,
                 explain=explain,
                 groups=groups,
                 scoring=scoring,

@@ -12,7 +12,7 @@ from rag.chunking import Chunk
 from rag.cli.eval_output import format_table
 from rag.errors import InputError
 from rag.evaluation import (
-    DEPTH,
+    EVAL_DEPTH,
     EvalReport,
     Metrics,
     Question,
@@ -88,11 +88,11 @@ def test_misses_depend_on_k(k: int, missed: list[str]) -> None:
 
 
 def test_only_the_top_ten_count() -> None:
-    hits = [*filler(DEPTH), hit("a.py", 1, 1)]
+    hits = [*filler(EVAL_DEPTH), hit("a.py", 1, 1)]
     assert first_hit_rank(hits, [Span("a.py", 1, 1)]) is None
     report = evaluate([question("q", "a.py", 1, 1)], lambda q: hits)
     assert report.overall.hit_at_10 == 0.0
-    assert len(report.outcomes[0].hits) == DEPTH
+    assert len(report.outcomes[0].hits) == EVAL_DEPTH
 
 
 def test_any_answer_counts() -> None:
@@ -107,7 +107,7 @@ def test_no_questions_no_division_by_zero() -> None:
 
 def test_k_is_checked() -> None:
     with pytest.raises(ValueError):
-        evaluate(QUESTIONS, ranked, k=DEPTH + 1)
+        evaluate(QUESTIONS, ranked, k=EVAL_DEPTH + 1)
 
 
 @pytest.mark.parametrize(

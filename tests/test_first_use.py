@@ -392,7 +392,7 @@ def test_status_keeps_redactions_of_unchanged_files_across_an_update(repo: Path)
 
 
 def test_a_plain_index_keeps_unknown_words_out(tmp_path: Path) -> None:
-    # the original design: unknown terms drop out and a query of only unknown terms returns nothing
+    # the plain tokenizer: unknown terms drop out and a query of only unknown terms returns nothing
     from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 
     repo = write_tree(tmp_path / "r", {"a.txt": "passages are scored by cosine similarity\n"})

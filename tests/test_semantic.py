@@ -69,7 +69,7 @@ def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)  # the mix alone
-    # the second passage scored 0.9 of the first, but the code-aware rerank ranked it first (twice the value)
+    # the second passage scored 0.9 of the first, but the code-aware order ranked it first (twice the value)
     first, second = _pool()
     pool = [second._replace(ranked=2 * first.score), first._replace(ranked=first.score)]
     out = mix(pool, [0.3, 0.3], 2)

@@ -24,7 +24,7 @@ import rag.ranking.order as ranking  # noqa: E402
 import rag.retrieval.search as search  # noqa: E402
 from bench.common import SHARED  # noqa: E402
 from bench.ranking import SETS, Indexes  # noqa: E402
-from rag.evaluation import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import EVAL_DEPTH, evaluate, load_questions  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 
 RUNS = (("natural", "generic"), ("natural", "grounded"), ("dev", "generic"))
@@ -59,7 +59,9 @@ def score(indexes: Indexes, patch: Callable[[], Callable[[], None]]) -> str:
                 NAMES[:] = identifiers(recorded[q.id])
                 QUESTION[0], SEARCH[0] = q.question, recorded[q.id]
                 index = indexes.get(set_name, root / str(q.corpus))
-                return rank_question(index, q.question, DEPTH, rerank="none", searches=[recorded[q.id]])[0]
+                return rank_question(index, q.question, EVAL_DEPTH, rerank="none", searches=[recorded[q.id]])[
+                    0
+                ]
 
             m = evaluate(load_questions(SHARED / file), ranked).overall
             cells.append(f"{m.hit_at_4:.3f} / {m.mrr_at_10:.3f}")

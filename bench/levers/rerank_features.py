@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import CORPORA, SHARED, require_corpora
-from rag.evaluation import DEPTH, Indexes, evaluate, load_questions
+from rag.evaluation import EVAL_DEPTH, Indexes, evaluate, load_questions
 from rag.text.terms import chunk_counts, indexed_text
 from rag.text.tokenizer import QUERY_STOPWORDS
 from rag.weights import DEFAULTS, bm25_idf
@@ -199,7 +199,7 @@ def main() -> None:
         with Indexes(None, root, False, None) as indexes:
             report = evaluate(
                 questions,
-                lambda q: search(indexes.get(q)[0], q.question, DEPTH),
+                lambda q: search(indexes.get(q)[0], q.question, EVAL_DEPTH),
                 4,
                 indexed=lambda q: indexes.get(q)[1],
             )

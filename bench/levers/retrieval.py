@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from scipy import sparse  # noqa: E402
 
 from rag.chunking import Chunk, chunk_file  # noqa: E402
-from rag.evaluation import DEPTH, Metrics, Question, QuestionOutcome, evaluate, load_questions, metrics  # noqa: E402
+from rag.evaluation import EVAL_DEPTH, Metrics, Question, QuestionOutcome, evaluate, load_questions, metrics  # noqa: E402
 from rag.indexing.pipeline import IngestOptions  # noqa: E402
 from rag.ranking import order as rerank_module  # noqa: E402
 from rag.ranking.hits import Hit  # noqa: E402
@@ -261,7 +261,7 @@ def run_config(cfg: Config, set_name: str, corpora: list[str], questions: list[Q
         else:
             index = MemoryIndex(corpus_chunks(root / corpus), cfg.settings)
             result = evaluate(
-                qs, lambda q: index.search(q.question, DEPTH, cfg.rerank), indexed=lambda q: index.paths
+                qs, lambda q: index.search(q.question, EVAL_DEPTH, cfg.rerank), indexed=lambda q: index.paths
             ).outcomes
         outcomes.extend(result)
         per[corpus] = metrics(result)
@@ -289,7 +289,7 @@ def _real_eval(root: Path, cfg: Config, qs: list[Question]) -> tuple[QuestionOut
         with Index(index_path) as index:
             paths = frozenset(index.files())
             return evaluate(
-                qs, lambda q: search(index, q.question, DEPTH, weights=weights), indexed=lambda q: paths
+                qs, lambda q: search(index, q.question, EVAL_DEPTH, weights=weights), indexed=lambda q: paths
             ).outcomes
 
 
@@ -316,7 +316,7 @@ def reference_rows(set_name: str, corpora: list[str], questions: list[Question])
             cand = np.flatnonzero(scores > 0)
             return [
                 Hit(float(scores[i]), index.chunks[i])
-                for i in cand[np.lexsort((cand, -scores[cand]))][:DEPTH]
+                for i in cand[np.lexsort((cand, -scores[cand]))][:EVAL_DEPTH]
             ]
 
         def sk(q: Question) -> list[Hit]:

@@ -504,11 +504,12 @@ def eval_cmd(
     from pathlib import Path
 
     from rag.cli.eval_output import format_misses, format_table
-    from rag.evaluation import DEPTH, report_dict, run_eval
+    from rag.evaluation import EVAL_DEPTH, report_dict, run_eval
 
-    if top_k > DEPTH:
+    if top_k > EVAL_DEPTH:
         raise click.BadParameter(
-            f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}", param_hint="'-k'"
+            f"{top_k} is more than the {EVAL_DEPTH} passages scored — use 1 to {EVAL_DEPTH}",
+            param_hint="'-k'",
         )
     if corpus_root and index_path:
         raise click.UsageError("--corpus-root finds each corpus's index, --index names one — pick one")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rag.cli.terminal import one_line
-from rag.evaluation import DEPTH, MAX_PASSAGE_CHARS, EvalReport, Metrics
+from rag.evaluation import EVAL_DEPTH, MAX_PASSAGE_CHARS, EvalReport, Metrics
 
 
 def format_table(report: EvalReport) -> str:
@@ -52,7 +52,7 @@ def format_misses(report: EvalReport) -> str:
     out = [f"Misses: {len(misses)} of {len(report.outcomes)} questions have no hit in the top {report.k}."]
     for o in misses:
         q = o.question
-        found = f"first hit at rank {o.rank}" if o.rank else f"no hit in the top {DEPTH}"
+        found = f"first hit at rank {o.rank}" if o.rank else f"no hit in the top {EVAL_DEPTH}"
         corpus = f" [{q.corpus}]" if q.corpus else ""
         out.append(f"\n{q.id}{corpus} (line {q.line}, {found}): {q.question}")
         out.extend(f"  answer: {one_line(a.path)}:{a.start_line}-{a.end_line}" for a in q.answers)

@@ -82,6 +82,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
     """Return the MCP server for the index `index_path` (None: found from the current folder,
     as query.py finds it), searching as a member of `groups`."""
     from rag.errors import RagError
+    from rag.retrieval.search import DEFAULT_TOP_K
 
     server_class, tool_error = _sdk()
     server = server_class(
@@ -105,7 +106,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
         return locate_index(index_path)
 
-    def search(query: str, k: int = 4) -> dict[str, Any]:
+    def search(query: str, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
         def run() -> dict[str, Any]:
             from rag.retrieval.retrieve import Request, retrieve
             from rag.semantic.registry import NOT_INSTALLED
@@ -128,7 +129,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
         return guarded(run)  # type: ignore[no-any-return]
 
-    def related(path: str, line: int, k: int = 4) -> dict[str, Any]:
+    def related(path: str, line: int, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
         def run() -> dict[str, Any]:
             from rag.retrieval.related import related as related_to
             from rag.semantic.registry import NOT_INSTALLED

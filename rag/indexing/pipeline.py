@@ -97,7 +97,7 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     reasons: list[str] = []
     chunks = tuple(chunk_file(source.path, text, reasons.append))
     counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
-    # the plain tokenizer is the original design exactly: no acronyms
+    # the plain tokenizer indexes the words alone: no acronyms
     acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
     record = FileRecord(
         source.path,

@@ -14,7 +14,7 @@ numbers: rag.weights.RankingWeights, passed in as `weights`):
   code when the best passage of the missing kind (ranked above `mix_depth`) scores within
   `mix_ratio` of the last of them.
 
-With the question (the code tokenizer; never under the plain one, the original design), a
+With the question (the code tokenizer; never under the plain one, which ranks by the scores alone), a
 code-aware stage comes first (`boost`): a question that is one identifier ranks the chunk that
 defines it first (also one found past the pool, in a file named like it: rag.retrieval.search; a class line
 above its first method counts), a file whose name holds words of the question ranks up, and so
@@ -40,7 +40,7 @@ from rag.ranking.hits import Hit
 from rag.store.format import name_key
 from rag.weights import DEFAULTS, RankingWeights
 
-PROMPT_K = 4  # the passages a prompt gets (rag.retrieval.search.DEFAULT_TOP_K)
+PROMPT_K = 4  # the passages a prompt gets: a query's default top k, and the size rag eval reports
 TEST_FACTOR = DEFAULTS.test_factor  # the factor `rag query` names beside a demoted passage
 # why file coherence ranked a passage up (Hit.boosted), for a question; rag.retrieval.related words it
 # for a passage

@@ -27,7 +27,7 @@ _WORDS = re.compile(r"[^\W_]+(?:_[^\W_]+)*")  # a question's words, snake_case w
 SAME_DEFINITION_REACH = 40
 
 
-def shape(
+def distinct_passages(
     index: Index,
     hits: list[Hit],
     k: int,

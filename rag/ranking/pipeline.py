@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from rag.chunking.base import Chunk
 from rag.ranking.hits import Hit
-from rag.ranking.passages import shape
+from rag.ranking.passages import distinct_passages
 from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
 from rag.store.reader import Index
 from rag.weights import DEFAULTS, RankingWeights
@@ -57,9 +57,9 @@ def rank(
 
     if index.manifest.tokenizer.mode == "plain":  # plain-mode passages stay the indexed windows
         return ranked(k)
-    want = shaping_depth(k, weights)
+    want = passage_depth(k, weights)
     hits, note = ranked(want)
-    out = shape(index, hits, k, weights.grow_chars, clear=clear)
+    out = distinct_passages(index, hits, k, weights.grow_chars, clear=clear)
     # distinct matches short of k while more were ranked: rank deeper, the results so far kept
     while len(out) < k and len(hits) >= want and want < MAX_DEPTH:
         want *= 2
@@ -67,11 +67,11 @@ def rank(
         listed = {h.chunk[:3] for h in hits}
         more = [h for h in deeper if h.chunk[:3] not in listed]
         hits = hits + more
-        out = shape(index, more, k, weights.grow_chars, before=out, clear=clear)
+        out = distinct_passages(index, more, k, weights.grow_chars, before=out, clear=clear)
     return out, note
 
 
-def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
+def passage_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
     """Return how many ranked hits the passages of a top k are shaped from first. Up to k = 10 it is
     10, whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
     passages are the same for all of them; past 10, half as many again. When the distinct matches of

@@ -13,7 +13,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.ranking.hits import Hit, TermContribution
-from rag.ranking.order import Shape, candidate_count, definitions, file_key, question_shape, rank_hits
+from rag.ranking.order import (
+    PROMPT_K,
+    Shape,
+    candidate_count,
+    definitions,
+    file_key,
+    question_shape,
+    rank_hits,
+)
 from rag.ranking.quoted import holding, quotes
 from rag.retrieval.topk import Work, numpy_ahead, top_scores
 from rag.store.reader import Index
@@ -26,9 +34,9 @@ from rag.weights import BM25, DEFAULTS, Cosine, FloatColumn, RankingWeights, bm2
 if TYPE_CHECKING:
     from rag.retrieval.spelling import Correction
 
-DEFAULT_TOP_K = 4
+DEFAULT_TOP_K = PROMPT_K  # as many passages as a prompt gets
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
-# docs/levers.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
+# docs/levers.md); cosine TF-IDF on `--tokenizer plain` indexes, whose words are only lowercased
 SCORINGS = ("auto", "tfidf", "bm25")
 DEFAULT_SCORING = "auto"
 
@@ -422,7 +430,7 @@ def _add_terms(
 def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
     """Return the terms a question is scored with, and their counts: the tokenizer's query
     side, plus the acronyms the readable files (`classes`; None = all) define for words the
-    question contains (rag.text.acronyms; not under the plain tokenizer, the original design)."""
+    question contains (rag.text.acronyms; not under the plain tokenizer, which adds no term to a question's words)."""
     return _query_counts(index, question, classes)[0]
 
 
@@ -459,7 +467,9 @@ def _hits(
         Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
         for score, cid in scored
     ]
-    if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
+    if (
+        index.manifest.tokenizer.mode == "plain"
+    ):  # plain: the scores and the demotions alone, no code-aware stage
         return rank_hits(hits, k, weights=weights)
     if shape.symbol is not None and weights.definition_scan:
         pool = {cid for _, cid in scored}

@@ -32,7 +32,7 @@ from typing import NamedTuple
 from rag.store.reader import Index
 from rag.store.views import View
 
-CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, the original design
+CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, where an unknown word drops out
 MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them
 LONG_WORD = 8  # words of this many letters or more may be two edits from their term
 _WORD = re.compile(r"[^\W\d_]+")
