@@ -22,7 +22,7 @@ from pathlib import Path
 from rag.chunking import chunk_file, chunker_for, languages_available, structured_languages
 from rag.errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, terminations_as_exit
 from rag.indexing.lock import ingest_lock
-from rag.indexing.options import IngestOptions
+from rag.indexing.options import IngestOptions as IngestOptions  # callers of ingest() take it from here too
 from rag.indexing.plan import Plan, make_plan
 from rag.secrets import redact
 from rag.sources.access import AccessList

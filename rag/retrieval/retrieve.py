@@ -312,7 +312,6 @@ def refresh(index_path: str | os.PathLike[str]) -> IngestReport | None:
         stale = moved is not None or index.access_changed() or bool(index.changed_files(index.files()))
     if not stale:
         return None
-    from rag.indexing.options import IngestOptions
-    from rag.indexing.pipeline import ingest  # only a refresh needs the ingest pipeline
+    from rag.indexing.pipeline import IngestOptions, ingest  # only a refresh needs the ingest pipeline
 
     return ingest(moved or root, index_path, IngestOptions(settings))
