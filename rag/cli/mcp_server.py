@@ -11,6 +11,7 @@ neither ends the server. stdout carries only the protocol.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
@@ -107,52 +108,10 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         return locate_index(index_path)
 
     def search(query: str, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
-        def run() -> dict[str, Any]:
-            from rag.retrieval.retrieve import Request, retrieve
-            from rag.semantic.registry import NOT_INSTALLED
-
-            if not 1 <= k <= MAX_K:
-                raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
-            if not query.strip():
-                raise tool_error("The query is empty — pass the question or keywords to search for")
-            question = query.strip()
-            found = retrieve(where(), Request(question, k, groups=groups))
-            return {  # `rag query --no-llm --json`'s object, and the notes the command prints
-                "question": question,
-                "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
-                **about(found),
-                # the semantic stage's note too (the model failed: lexical order), not its install hint
-                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
-                + freshness_lines(found)
-                + ([] if found.hits else [NO_MATCH]),
-            }
-
-        return guarded(run)  # type: ignore[no-any-return]
+        return guarded(lambda: _search(where, groups, tool_error, query, k))  # type: ignore[no-any-return]
 
     def related(path: str, line: int, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
-        def run() -> dict[str, Any]:
-            from rag.retrieval.related import related as related_to
-            from rag.semantic.registry import NOT_INSTALLED
-
-            if not 1 <= k <= MAX_K:
-                raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
-            if line < 1:
-                raise tool_error(f"line {line} is not a line number — lines count from 1")
-            if not path.strip():
-                raise tool_error(
-                    "The path is empty — pass an indexed file's path, relative to the repository"
-                )
-            result = related_to(where(), path.strip(), line, k, groups=groups)
-            found = result.found
-            return {  # `rag related --json`'s object, and the notes the command prints
-                "source": source_dict(result.source),
-                "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
-                **about(found),
-                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
-                + freshness_lines(found),
-            }
-
-        return guarded(run)  # type: ignore[no-any-return]
+        return guarded(lambda: _related(where, groups, tool_error, path, line, k))  # type: ignore[no-any-return]
 
     def status() -> dict[str, Any]:
         def run() -> dict[str, Any]:
@@ -164,31 +123,80 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         return guarded(run)  # type: ignore[no-any-return]
 
     def reindex() -> dict[str, Any]:
-        def run() -> dict[str, Any]:
-            from rag.indexing.options import IngestOptions
-            from rag.indexing.pipeline import ingest
-            from rag.store.reader import Index
-
-            path = where()
-            with Index(path) as index:
-                root, settings = index.manifest.root, index.manifest.tokenizer
-            report = ingest(root, path, IngestOptions(settings, workers=1))
-            return {
-                "summary": format_ingest_report(report),
-                "files": report.files,
-                "chunks": report.chunks,
-                "changed": report.changed,
-                "deleted": report.deleted,
-                "up_to_date": report.up_to_date,
-            }
-
-        return guarded(run)  # type: ignore[no-any-return]
+        return guarded(lambda: _reindex(where()))  # type: ignore[no-any-return]
 
     register: Any = server.tool  # the SDK's decorator: registered by call, not decoration (it is untyped)
     tools = ((search, SEARCH_HELP), (related, RELATED_HELP), (status, STATUS_HELP), (reindex, REINDEX_HELP))
     for tool, help_text in tools:
         register(description=help_text)(tool)
     return server
+
+
+def _search(
+    where: Callable[[], str], groups: frozenset[str], tool_error: Any, query: str, k: int
+) -> dict[str, Any]:
+    """The search tool's answer: `rag query --no-llm --json`'s object, and the notes the command prints."""
+    from rag.retrieval.retrieve import Request, retrieve
+    from rag.semantic.registry import NOT_INSTALLED
+
+    if not 1 <= k <= MAX_K:
+        raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
+    if not query.strip():
+        raise tool_error("The query is empty — pass the question or keywords to search for")
+    question = query.strip()
+    found = retrieve(where(), Request(question, k, groups=groups))
+    return {
+        "question": question,
+        "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+        **about(found),
+        # the semantic stage's note too (the model failed: lexical order), not its install hint
+        "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+        + freshness_lines(found)
+        + ([] if found.hits else [NO_MATCH]),
+    }
+
+
+def _related(
+    where: Callable[[], str], groups: frozenset[str], tool_error: Any, path: str, line: int, k: int
+) -> dict[str, Any]:
+    """The related tool's answer: `rag related --json`'s object, and the notes the command prints."""
+    from rag.retrieval.related import related as related_to
+    from rag.semantic.registry import NOT_INSTALLED
+
+    if not 1 <= k <= MAX_K:
+        raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
+    if line < 1:
+        raise tool_error(f"line {line} is not a line number — lines count from 1")
+    if not path.strip():
+        raise tool_error("The path is empty — pass an indexed file's path, relative to the repository")
+    result = related_to(where(), path.strip(), line, k, groups=groups)
+    found = result.found
+    return {
+        "source": source_dict(result.source),
+        "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+        **about(found),
+        "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+        + freshness_lines(found),
+    }
+
+
+def _reindex(path: str) -> dict[str, Any]:
+    """The reindex tool's answer: an incremental ingest of the index's repository, summed up."""
+    from rag.indexing.options import IngestOptions
+    from rag.indexing.pipeline import ingest
+    from rag.store.reader import Index
+
+    with Index(path) as index:
+        root, settings = index.manifest.root, index.manifest.tokenizer
+    report = ingest(root, path, IngestOptions(settings, workers=1))
+    return {
+        "summary": format_ingest_report(report),
+        "files": report.files,
+        "chunks": report.chunks,
+        "changed": report.changed,
+        "deleted": report.deleted,
+        "up_to_date": report.up_to_date,
+    }
 
 
 def serve(index_path: str | os.PathLike[str] | None, groups: frozenset[str] = frozenset()) -> None:
