@@ -53,7 +53,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from rag.chunking import Chunk  # noqa: E402
 from rag.evaluation import (  # noqa: E402
-    DEPTH,
+    EVAL_DEPTH,
     MAX_PASSAGE_CHARS,
     EvalReport,
     Metrics,
@@ -122,7 +122,7 @@ def check_tokens(chunks: Sequence[Chunk], tokens: Sequence[list[str]], tokenizer
         assert got == expected, f"stored terms of chunk {cid} ({chunks[cid].path}) are not the tokenizer's"
 
 
-def top_ids(scores: np.ndarray, k: int = DEPTH) -> np.ndarray:
+def top_ids(scores: np.ndarray, k: int = EVAL_DEPTH) -> np.ndarray:
     """Return the ids of the k best positive scores, ties broken by id (as rag.retrieval.search does)."""
     cand = np.flatnonzero(scores > 0)
     return cand[np.lexsort((cand, -scores[cand]))][:k]
@@ -181,8 +181,8 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
             return hits(own_bm25.get_scores(known)) if known else []
 
         retrievers: dict[str, Callable[[Question], Sequence[Hit]]] = {
-            "rag": lambda q: search(index, q.question, DEPTH),
-            "rag-tfidf": lambda q: search(index, q.question, DEPTH, scoring="tfidf"),
+            "rag": lambda q: search(index, q.question, EVAL_DEPTH),
+            "rag-tfidf": lambda q: search(index, q.question, EVAL_DEPTH, scoring="tfidf"),
             "sklearn": lambda q: hits(sklearn_scores(q)),
             "bm25s": bm25_hits,
             "sklearn-own": lambda q: hits(
