@@ -32,6 +32,7 @@ from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
 from rag.semantic.registry import DEFAULT_MODE
 from rag.store.paths import default_index_path, locate_index
 from rag.store.reader import Index
+from rag.weights import DEFAULTS, RankingWeights
 
 if TYPE_CHECKING:
     from rag.indexing.pipeline import IngestReport
@@ -350,10 +351,11 @@ def run_eval(
     scoring: str = DEFAULT_SCORING,
     groups: frozenset[str] = frozenset(),
     rerank: str = DEFAULT_MODE,
+    weights: RankingWeights = DEFAULTS,
 ) -> EvalReport:
     """Load a questions file, rank each question against its index as a query does (rag.retrieval.retrieve.rank:
     the lexical ranking, then the semantic stage as `rerank` says), as a caller with `groups` sees it,
-    and score the result."""
+    and score the result (`weights`: what the list is ranked with, a benchmark's DEFAULTS._replace(...))."""
     questions = load_questions(questions_path)
     if corpus_root is not None:
         check_corpora(questions_path, questions, corpus_root)
@@ -371,6 +373,7 @@ def run_eval(
                 groups=groups,
                 scoring=scoring,
                 rerank=rerank,
+                weights=weights,
             )
             if note is not None:
                 notes[note] = None

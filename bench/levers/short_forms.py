@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import eval_both_sets, require_corpora
+from rag.weights import DEFAULTS
 
 
 def main() -> None:
@@ -33,11 +34,10 @@ def main() -> None:
     search_mod = importlib.import_module("rag.retrieval.search")
     abbreviations.MIN_WORD = args.min_word
     abbreviations.LENGTHS = tuple(int(n) for n in args.lengths.split(","))
-    search_mod.SHORT_FORM_WEIGHT = args.weight  # type: ignore[attr-defined]
     if args.off:
         search_mod.short_forms = lambda *_: {}  # type: ignore[attr-defined]
     label = "off" if args.off else f"min word {args.min_word}, lengths {args.lengths}, weight {args.weight}"
-    eval_both_sets(label)
+    eval_both_sets(label, weights=DEFAULTS._replace(short_form_weight=args.weight))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def rank(
             return candidates(want, True), NOT_INSTALLED if rerank == "auto" and not available else None
         from rag.ranking.semantic import lexical_depth, safe_rerank  # the stage's model side, when it runs
 
-        hits = candidates(lexical_depth(want), False)
+        hits = candidates(lexical_depth(want, weights), False)
         return safe_rerank(index.path, compare, hits, want, weights, like=like)
 
     if index.manifest.tokenizer.mode == "plain":  # plain-mode passages stay the indexed windows

@@ -1,4 +1,4 @@
-"""The semantic stage after the lexical ranking: the top DEPTH passages are reordered by a mix of
+"""The semantic stage after the lexical ranking: the top semantic_depth passages are reordered by a mix of
 their lexical score as the lexical order weighed it (Hit.ranked, divided by the best one's) and the
 cosine similarity of their vector with the question's (rag.semantic.model's model; the vectors cached by rag.semantic.vectors)."""
 
@@ -17,25 +17,10 @@ from rag.semantic.model import identity, load
 from rag.semantic.vectors import VectorCache, cache_path, content_key, passage_text
 from rag.weights import DEFAULTS, RankingWeights
 
-# measured on the three sets together (bench/ranking.py --semantic; docs/levers.md, "semantic rerank")
-# the lexical passages the stage reorders: 40, since the quantized model made a cold query's
-# 40 passages cost 1.1 s (at most 1.5 s wanted): code search 0.8177 -> 0.8234, dev MRR 0.6075 -> 0.6235, docstring
-# equal (docs/levers.md)
-DEPTH = 40
-LEXICAL_WEIGHT = 0.5  # mix = LEXICAL_WEIGHT * ranked / best ranked + (1 - LEXICAL_WEIGHT) * cosine
-# a file many of whose passages are like the question ranks up, as rag.ranking.order's coherence does for the
-# lexical score: its best passage's mix x (1 + FILE_COHERENCE x the file's share of the pool's cosines,
-# relative to the file holding the most), its other passages FILE_COHERENCE_REST of that
-FILE_COHERENCE = 0.08
-FILE_COHERENCE_REST = 0.1
-FILE_COHERENCE_CODE = (
-    True  # as rag.ranking.order's: prose, markup and data files, tests, licences and change logs gain nothing
-)
 
-
-def lexical_depth(k: int) -> int:
+def lexical_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
     """Return how many lexical passages to retrieve for a final top k."""
-    return max(k, DEPTH)
+    return max(k, weights.semantic_depth)
 
 
 def rerank(
@@ -46,13 +31,13 @@ def rerank(
     weights: RankingWeights = DEFAULTS,
     like: Chunk | None = None,
 ) -> list[Hit]:
-    """Return the top k of the first DEPTH `hits` (lexical order) by the mix; each carries its
+    """Return the top k of the first semantic_depth `hits` (lexical order) by the mix; each carries its
     cosine (Hit.semantic) and mix (Hit.mix). The passages' vectors, and the question's, are read from
     the cache beside the index (`index_path`; None: no cache) and the missing ones computed and
     stored: with none missing, the model is not loaded at all. `weights`: the lexical ranking's,
     whose spread and test factor the mix uses too. `like`: a passage whose vector stands for the
     question's (`rag related`), cached as the passages' are."""
-    pool = list(hits[: max(k, DEPTH)])
+    pool = list(hits[: max(k, weights.semantic_depth)])
     if not pool:
         return []
     texts = [passage_text(h.chunk) for h in pool]
@@ -100,7 +85,7 @@ def _floats(vector: bytes) -> array[float]:
 def mix(
     pool: Sequence[Hit], cosines: Sequence[float], k: int, weights: RankingWeights = DEFAULTS
 ) -> list[Hit]:
-    """Return the top k of `pool` by LEXICAL_WEIGHT * lexical share + the rest * cosine (ties: lexical order)."""
+    """Return the top k of `pool` by lexical_weight * lexical share + the rest * cosine (ties: lexical order)."""
     # the lexical score as the lexical order weighed it: demoted, raised to RankingWeights.score_power, and
     # with the code-aware boosts
     lexical = [
@@ -108,17 +93,20 @@ def mix(
         for h in pool
     ]
     best = max(lexical) or 1.0
-    mixed = [LEXICAL_WEIGHT * s / best + (1 - LEXICAL_WEIGHT) * c for s, c in zip(lexical, cosines)]
-    if FILE_COHERENCE:
-        mixed = _coherent(pool, cosines, mixed)
+    w = weights.lexical_weight
+    mixed = [w * s / best + (1 - w) * c for s, c in zip(lexical, cosines)]
+    if weights.semantic_coherence:
+        mixed = _coherent(pool, cosines, mixed, weights)
     order = sorted(range(len(pool)), key=lambda i: (-mixed[i], i))
     # after the prompt's passages, a longer list covers more files (rag.ranking.order.spread_files)
     ordered = [pool[i]._replace(semantic=cosines[i], mix=mixed[i]) for i in order]
     return spread_files(ordered, k, [mixed[i] for i in order], weights)
 
 
-def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float]) -> list[float]:
-    """The mix with FILE_COHERENCE applied (see above)."""
+def _coherent(
+    pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float], weights: RankingWeights
+) -> list[float]:
+    """The mix with the semantic file coherence applied (RankingWeights.semantic_coherence)."""
     found = file_shares([h.chunk.path for h in pool], [max(c, 0.0) for c in cosines], mixed)
     if found is None:
         return mixed
@@ -126,9 +114,10 @@ def _coherent(pool: Sequence[Hit], cosines: Sequence[float], mixed: list[float])
     out = list(mixed)
     for i, h in enumerate(pool):
         path = h.chunk.path
-        if mixed[i] <= 0 or (FILE_COHERENCE_CODE and (h.demoted or not is_code(h))):
+        if mixed[i] <= 0 or (weights.semantic_coherence_code and (h.demoted or not is_code(h))):
             continue
-        out[i] *= 1 + FILE_COHERENCE * share_of[path] * (1.0 if best[path] == i else FILE_COHERENCE_REST)
+        rest = 1.0 if best[path] == i else weights.semantic_coherence_rest
+        out[i] *= 1 + weights.semantic_coherence * share_of[path] * rest
     return out
 
 

@@ -26,9 +26,6 @@ from rag.store.views import View
 from rag.text.terms import chunk_counts
 from rag.weights import DEFAULTS, RankingWeights
 
-# the source passage's terms the query keeps, heaviest by tf-idf: a long passage's query costs
-# no more than a long question's
-QUERY_TERMS = 32
 # Hit.boosted for file coherence, which a passage's search shares with a question's: no question here
 LIKE_COHERENCE_REASON = "its file holds much of the code like this passage"
 
@@ -110,7 +107,7 @@ def rank_like(
             exclude=exclude,
             groups=groups,
             scoring=scoring,
-            limit=QUERY_TERMS,
+            limit=weights.passage_terms,
             spread=spread,
             weights=weights,
         )

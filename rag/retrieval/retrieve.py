@@ -43,6 +43,7 @@ class Request(NamedTuple):
     scoring: str = DEFAULT_SCORING
     rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
     searches: tuple[str, ...] = ()  # more words to search with the question's (a model's searches)
+    weights: RankingWeights = DEFAULTS  # what the list is ranked with (a benchmark's DEFAULTS._replace(...))
 
 
 class Retrieval(NamedTuple):
@@ -102,6 +103,7 @@ def retrieve(
             groups=request.groups,
             scoring=request.scoring,
             rerank=request.rerank,
+            weights=request.weights,
         )
         if searches:
             hits = found_by(index, hits, request.question, searches, request.groups)

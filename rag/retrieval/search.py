@@ -27,7 +27,6 @@ from rag.retrieval.topk import Work, numpy_ahead, top_scores
 from rag.store.reader import Index
 from rag.store.views import View
 from rag.text.acronyms import expand
-from rag.text.short_forms import WEIGHT as SHORT_FORM_WEIGHT
 from rag.text.short_forms import short_forms
 from rag.weights import BM25, DEFAULTS, Cosine, FloatColumn, RankingWeights, bm25_idf, idf_weight, tf_weight
 
@@ -223,7 +222,7 @@ def _search(
         extra: list[QueryTerm] = []
         if index.manifest.tokenizer.mode != "plain":
             forms = query.forms
-            extra = _short_form_terms(index, view, forms, n_docs)
+            extra = _short_form_terms(index, view, forms, n_docs, weights.short_form_weight)
             scored = _add_terms(scored, extra, per_posting)
             stands_for = {**stands_for, **{t.term: forms[t.term] for t in extra}}
         quoted: dict[int, TermContribution] = {}
@@ -375,8 +374,10 @@ def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[in
     return (ids, tfs, math.inf, math.inf) if ids else None
 
 
-def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[QueryTerm]:
-    """The short forms the index (the view) holds, as BM25 query terms of SHORT_FORM_WEIGHT,
+def _short_form_terms(
+    index: Index, view: View, forms: dict[str, str], n_docs: int, weight: float
+) -> list[QueryTerm]:
+    """The short forms the index (the view) holds, as BM25 query terms of `weight` (a typed word's 1),
     heaviest first (rag.text.short_forms)."""
     out: list[QueryTerm] = []
     for term in forms:
@@ -385,7 +386,7 @@ def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: i
             continue
         ids, tfs = found[0], found[1]
         idf = bm25_idf(n_docs, len(ids))
-        out.append(QueryTerm(term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
+        out.append(QueryTerm(term, idf, weight * idf, ids, tfs, math.inf))
     out.sort(key=lambda t: (-t.weight, t.term))
     return out
 
