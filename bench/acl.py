@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from bench.common import CORPORA, SHARED, versions  # noqa: E402
 from rag import Index, ingest, search  # noqa: E402
-from rag.cli.evaluate import load_questions, report_dict, run_eval  # noqa: E402
+from rag.evaluation import load_questions, report_dict, run_eval  # noqa: E402
 from rag.retrieval.retrieve import Request, retrieve  # noqa: E402
 from rag.sources.access import AccessList, can_read  # noqa: E402
 

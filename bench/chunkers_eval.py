@@ -3,7 +3,7 @@
     python bench/chunkers_eval.py [--corpora flask,django] [--set docstring|dev]
 
 Builds a temporary index of every corpus twice, once with every file chunked by paragraphs
-and once with rag.chunking.chunk_file, and scores both with rag.cli.evaluate. Prints hit@1,
+and once with rag.chunking.chunk_file, and scores both with rag.evaluation. Prints hit@1,
 hit@4, MRR@10, mean top-4 passage size, chunk count and ingest seconds per corpus.
 """
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import CORPORA, SHARED, require_corpora, versions
 from rag import Index, IngestOptions, ingest, search
 from rag.chunking.text import chunk_text
-from rag.cli.evaluate import evaluate, load_questions
+from rag.evaluation import evaluate, load_questions
 
 
 def paragraph_chunks(path: str, text: str, on_fallback: object = None) -> list:
@@ -70,7 +70,7 @@ def main() -> None:
                     f"{corpus:30} {name:10} {m.hit_at_1:6.3f} {m.hit_at_4:6.3f} {m.mrr_at_10:7.3f} "
                     f"{m.mean_top4_chars:7.0f} {report.chunks:7d} {seconds:8.1f}"
                 )
-        from rag.cli.evaluate import metrics
+        from rag.evaluation import metrics
 
         for name, outcomes in totals.items():
             m = metrics(outcomes)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CORPUS_NAMES  # noqa: E402
+from bench.common import CORPUS_NAMES, SHARED  # noqa: E402
 from rag.chunking import Chunk, chunk_file, chunk_text, chunker_for  # noqa: E402
 
 # question file -> whether its spans refer to the doc-stripped copies
@@ -107,7 +107,7 @@ def main(names: list[str]) -> None:
     for name in names or CORPORA:
         root = base / name
         if not root.is_dir():
-            print(f"{name:28} missing: run /work/shared/eval/fetch-corpora")
+            print(f"{name:28} missing: run {SHARED}/fetch-corpora")
             continue
         files = corpus_files(root)
         kinds = Counter(chunker_for(rel, text) for rel, text in files)

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.weights import DEFAULTS, RankingWeights
+
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared" / "eval"
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
@@ -27,18 +29,20 @@ CORPUS_NAMES = [
 ]
 
 
-def eval_both_sets(label: str, per_corpus: bool = False) -> None:
+def eval_both_sets(label: str, per_corpus: bool = False, weights: RankingWeights = DEFAULTS) -> None:
     """Score rag on both eval sets as `rag eval` does (the docstring queries on the doc-stripped
     corpora, the dev questions on the original ones; indexes brought up to date first) and print
-    one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`; with
+    one line per set: hit@4, MRR@10 and the mean size of the top-4 passages, after `label`, ranked
+    with `weights`; with
     `per_corpus`, then each corpus's hit@4/MRR@10."""
-    from rag.cli.evaluate import run_eval
+    from rag.evaluation import run_eval
 
     for name, questions, root in (
         ("docstring", "docstring-queries.jsonl", CORPORA / "docstring-stripped"),
         ("dev", "dev-questions.jsonl", CORPORA),
     ):
-        report = run_eval(SHARED / questions, corpus_root=root, rerank="none")  # the lexical levers alone
+        # the lexical levers alone
+        report = run_eval(SHARED / questions, corpus_root=root, rerank="none", weights=weights)
         m = report.overall
         line = f"{name}: {label}: hit@4 {m.hit_at_4:.3f} MRR@10 {m.mrr_at_10:.4f} top-4 chars {m.mean_top4_chars:,.0f}"
         if per_corpus:

@@ -1,12 +1,15 @@
 """The first questions after a new index: a plain ingest of REPO, then N new questions, each a whole
-`query.py --json --no-llm` process, in turn with `python -c "import click"` (the reference), for each
-variant of the semantic stage. No vector is cached when the first question comes; each question is new.
+process that answers as `query.py --json --no-llm` does (rag.retrieval.retrieve, its JSON printed), in turn
+with `python -c "import click"` (the reference), for each variant of the semantic stage. No vector is
+cached when the first question comes; each question is new.
 
     python bench/first_questions.py ~/.cache/rag-corpora/flask-3.1.3 --questions 12
     python bench/first_questions.py REPO --variants "default:,none:rerank=none,d20:DEPTH=20,both:DEPTH=20+PASSAGE_TOKENS=64"
 
-Variants are separated by commas, each LABEL:SETTING=VALUE+...: `rerank=none` runs the query with --rerank none; DEPTH is
-rag.semantic.rerank's, PASSAGE_TOKENS rag.semantic.model's (set in the query's process before it runs).
+Variants are separated by commas, each LABEL:SETTING=VALUE+...: `rerank=none` runs the query with --rerank none;
+a SETTING that names a field of rag.weights.RankingWeights (or DEPTH, the semantic stage's depth as the
+records name it) is passed to the query in its Request; PASSAGE_TOKENS, the model's, is set on
+rag.semantic.model in the query's process before it runs.
 For each: the median and the slowest ratio of a question's time to the reference's in the same pair.
 """
 
@@ -42,17 +45,25 @@ QUESTIONS = [
     "how are templates rendered with context processors",
 ]
 
-# a query process with the semantic stage's settings changed before the command runs
+# a query process: the variant's settings, then the retrieval `query --json --no-llm` runs, printed
 _WITH = (
     "import sys\n"
-    "import rag.semantic.model as m, rag.semantic.rerank as r\n"
+    "import rag.semantic.model as m\n"
+    "from rag.weights import DEFAULTS\n"
+    "changes = {}\n"
     "for item in sys.argv.pop(1).split(','):\n"
     "    if item:\n"
     "        name, value = item.split('=')\n"
-    "        setattr(m if hasattr(m, name) else r, name, int(value))\n"
-    "from rag.cli import query_main\n"
-    "sys.argv[0] = 'query.py'\n"
-    "query_main()\n"
+    "        if name == 'PASSAGE_TOKENS':\n"
+    "            m.PASSAGE_TOKENS = int(value)\n"
+    "        else:\n"
+    "            changes['semantic_depth' if name == 'DEPTH' else name.lower()] = int(value)\n"
+    "from rag.cli.output import format_hits_json\n"
+    "from rag.cli.report import about\n"
+    "from rag.retrieval.retrieve import Request, retrieve\n"
+    "rerank, index, question = sys.argv[1:4]\n"
+    "found = retrieve(index, Request(question, rerank=rerank, weights=DEFAULTS._replace(**changes)))\n"
+    "sys.stdout.write(format_hits_json(question, found.hits, False, about(found)))\n"
 )
 
 
@@ -84,11 +95,7 @@ def main() -> None:
                     "-c",
                     _WITH,
                     levers,
-                    "--json",
-                    "--no-llm",
-                    "--rerank",
                     rerank,
-                    "--index",
                     str(index),
                     question,
                 ]

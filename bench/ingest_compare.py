@@ -78,7 +78,7 @@ def original(root: Path, files: list[str], out: Path) -> int:
 def sklearn_index(index_path: Path, out: Path) -> int:
     """Vectorize our index's chunks with TfidfVectorizer and our tokenizer; save; return the count."""
     from rag import Index, Tokenizer
-    from rag.indexing.terms import indexed_text
+    from rag.text.terms import indexed_text
 
     with Index(index_path) as index:
         n = index.manifest.n_chunks
@@ -93,7 +93,7 @@ def sklearn_index(index_path: Path, out: Path) -> int:
 def sklearn_files(root: Path, files: list[str], settings_json: str, out: Path) -> int:
     """Read the files, chunk them with our chunker, vectorize with TfidfVectorizer; save."""
     from rag import Tokenizer, TokenizerSettings, chunk_file
-    from rag.indexing.terms import indexed_text
+    from rag.text.terms import indexed_text
 
     tokenizer = Tokenizer(TokenizerSettings.from_dict(json.loads(settings_json)))
     texts = []

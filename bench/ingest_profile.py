@@ -10,7 +10,7 @@ same functions the pipeline calls, each under its own timer:
 * read: bytes, sha1, binary sniff, decode;
 * secrets: the secret scan and redaction;
 * chunk: every chunker;
-* tokenize: a chunk's terms counted (rag.indexing.terms.chunk_counts) and the acronyms a file
+* tokenize: a chunk's terms counted (rag.text.terms.chunk_counts) and the acronyms a file
   defines, without the two rows below;
 * new words: splitting an identifier the first time it is met (the tokenizer memoises per word),
   without its stemming;
@@ -122,7 +122,6 @@ def stage_run(index_path: Path, include: tuple[str, ...]) -> tuple[_Clock, float
     from rag.chunking import chunk_file
     from rag.indexing import pipeline
     from rag.indexing.plan import make_plan
-    from rag.indexing.terms import chunk_counts
     from rag.secrets import redact
     from rag.sources.reading import read_text
     from rag.store import writer as writer_module
@@ -130,6 +129,7 @@ def stage_run(index_path: Path, include: tuple[str, ...]) -> tuple[_Clock, float
     from rag.store.writer import IndexWriter
     from rag.text import tokenizer as tokenizer_module
     from rag.text.acronyms import defined_terms
+    from rag.text.terms import chunk_counts
 
     clock = _Clock()
     # the stemmer's own time, once per distinct part (behind its cache), counts as `stem`

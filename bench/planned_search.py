@@ -42,7 +42,7 @@ from bench.messages_api import ReplayApi, load_recordings  # noqa: E402
 from bench.ranking import INDEXES, SETS, Indexes  # noqa: E402
 from rag.answer.ask import Planning, ask  # noqa: E402
 from rag.answer.backends import AnthropicBackend  # noqa: E402
-from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import EVAL_DEPTH, evaluate, load_questions  # noqa: E402
 from rag.retrieval.retrieve import Request  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -94,7 +94,7 @@ def run(set_name: str, variant: str, rerank: str, given: dict[str, Path]) -> dic
             index_name = "codesearch" if set_name == "natural" else set_name
             outcome = ask(
                 INDEXES / f"{index_name}-{q.corpus}.idx",
-                Request(q.question, DEPTH, rerank=rerank),
+                Request(q.question, EVAL_DEPTH, rerank=rerank),
                 backend,
                 planning=Planning(backend) if planned else None,
             )
@@ -117,7 +117,7 @@ def run(set_name: str, variant: str, rerank: str, given: dict[str, Path]) -> dic
     by_style = {
         style: (
             sum(1 for r in ranks if r is not None and r <= 4) / len(ranks),
-            sum(1 / r for r in ranks if r is not None and r <= DEPTH) / len(ranks),
+            sum(1 / r for r in ranks if r is not None and r <= EVAL_DEPTH) / len(ranks),
             len(ranks),
         )
         for style, ranks in sorted(styles.items())

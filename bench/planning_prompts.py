@@ -23,7 +23,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from bench.common import SHARED  # noqa: E402
 from bench.ranking import SETS, Indexes  # noqa: E402
 from rag.answer.plan import planning_prompt  # noqa: E402
-from rag.cli.evaluate import load_questions  # noqa: E402
+from rag.evaluation import load_questions  # noqa: E402
 from rag.retrieval.retrieve import glance  # noqa: E402
 
 

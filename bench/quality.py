@@ -21,7 +21,7 @@ symbol fields) and the question as typed, each with its own tokenizer:
 The first two references isolate the scoring (they get every gain of our chunks and tokens);
 the last two measure the tool against the methods as people run them.
 
-Scoring is rag.cli.evaluate's (one implementation for `rag eval` and this script).
+Scoring is rag.evaluation's (one implementation for `rag eval` and this script).
 
 Usage: python bench/quality.py [--sets docstring,dev] [--corpora flask,django] [--out results.json] [--full]
 Needs the bench extra: pip install -e '.[bench]'. Corpora in ${RAG_CORPORA:-~/.cache/rag-corpora}.
@@ -52,8 +52,8 @@ import sklearn  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from rag.chunking import Chunk  # noqa: E402
-from rag.cli.evaluate import (  # noqa: E402
-    DEPTH,
+from rag.evaluation import (  # noqa: E402
+    EVAL_DEPTH,
     MAX_PASSAGE_CHARS,
     EvalReport,
     Metrics,
@@ -65,10 +65,10 @@ from rag.cli.evaluate import (  # noqa: E402
     metrics,
     report_dict,
 )
-from rag.indexing.terms import chunk_counts  # noqa: E402
-from rag.retrieval.results import Hit  # noqa: E402
+from rag.ranking.hits import Hit  # noqa: E402
 from rag.retrieval.search import query_counts, search  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
+from rag.text.terms import chunk_counts  # noqa: E402
 from rag.text.tokenizer import Tokenizer  # noqa: E402
 
 CORPORA = Path(os.environ.get("RAG_CORPORA", Path.home() / ".cache" / "rag-corpora"))
@@ -122,7 +122,7 @@ def check_tokens(chunks: Sequence[Chunk], tokens: Sequence[list[str]], tokenizer
         assert got == expected, f"stored terms of chunk {cid} ({chunks[cid].path}) are not the tokenizer's"
 
 
-def top_ids(scores: np.ndarray, k: int = DEPTH) -> np.ndarray:
+def top_ids(scores: np.ndarray, k: int = EVAL_DEPTH) -> np.ndarray:
     """Return the ids of the k best positive scores, ties broken by id (as rag.retrieval.search does)."""
     cand = np.flatnonzero(scores > 0)
     return cand[np.lexsort((cand, -scores[cand]))][:k]
@@ -181,8 +181,8 @@ def run_corpus(corpus: str, root: Path, questions: list[Question], full: bool) -
             return hits(own_bm25.get_scores(known)) if known else []
 
         retrievers: dict[str, Callable[[Question], Sequence[Hit]]] = {
-            "rag": lambda q: search(index, q.question, DEPTH),
-            "rag-tfidf": lambda q: search(index, q.question, DEPTH, scoring="tfidf"),
+            "rag": lambda q: search(index, q.question, EVAL_DEPTH),
+            "rag-tfidf": lambda q: search(index, q.question, EVAL_DEPTH, scoring="tfidf"),
             "sklearn": lambda q: hits(sklearn_scores(q)),
             "bm25s": bm25_hits,
             "sklearn-own": lambda q: hits(

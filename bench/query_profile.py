@@ -55,7 +55,7 @@ STAGES = [
     ("rag.store.reader", "Index.places", "read the candidates' places"),
     ("rag.store.reader", "Index.chunks", "read the candidates' texts"),
     ("rag.retrieval.search", "rank_hits", "rank the candidates"),
-    ("rag.retrieval.retrieve", "shape", "shape the passages"),
+    ("rag.ranking.pipeline", "distinct_passages", "shape the passages"),
     ("rag.retrieval.retrieve", "changed_since_ingest", "freshness check"),
     ("rag.cli.commands", "format_hits_json", "format the JSON"),
     ("rag.cli.commands", "out", "write the output"),

@@ -8,10 +8,11 @@ beside each.
     python bench/ranking.py --semantic "0.5:LEXICAL_WEIGHT=0.5" "n20:DEPTH=20"   # the semantic stage
 
 Each argument is LABEL:NAME=VALUE,... for that run (LABEL: alone runs the defaults). A NAME that is a
-field of rag.weights.RankingWeights, in either case (`score_power`, `SCORE_POWER`), is the lexical
-ranking's: the run passes DEFAULTS._replace(...) with it to rank_question. The others are the semantic
-stage's module settings, set for the run and put back after it: rag.semantic.rerank's (DEPTH,
-LEXICAL_WEIGHT, FILE_COHERENCE, ...) and rag.semantic.model's PASSAGE_TOKENS. The indexes are built (or brought up to date) with this checkout's ingest in
+field of rag.weights.RankingWeights, in either case (`score_power`, `SCORE_POWER`, `semantic_depth`), or
+one of the semantic stage's names of the records (DEPTH, FILE_COHERENCE, FILE_COHERENCE_REST,
+FILE_COHERENCE_CODE), is passed in DEFAULTS._replace(...) to rank_question. PASSAGE_TOKENS, the model's
+(it is part of its vectors' identity), is set on rag.semantic.model for the run and put back after it.
+The indexes are built (or brought up to date) with this checkout's ingest in
 ${RAG_BENCH_INDEXES:-~/.cache/rag-bench-indexes}: the docstring set's on the doc-stripped corpora,
 dev's on the originals, codesearch's on the extracted repositories (run ../shared/codesearch/run
 once first to extract them). The metric is the runner's own (imported from it), so the figures
@@ -33,11 +34,10 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import CORPORA, SHARED  # noqa: E402
-from rag.cli.evaluate import DEPTH, evaluate, load_questions  # noqa: E402
+from rag.evaluation import EVAL_DEPTH, evaluate, load_questions  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 from rag.semantic import model as semantic  # noqa: E402
-from rag.semantic import rerank as semantic_rerank  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
 from rag.weights import DEFAULTS, RankingWeights  # noqa: E402
 
@@ -77,13 +77,22 @@ def _typed(old: object, value: str) -> object:
     return value == "1" if isinstance(old, bool) else type(old)(float(value))
 
 
+# the semantic stage's settings by the names docs/levers.md records them with
+ALIASES = {
+    "depth": "semantic_depth",
+    "file_coherence": "semantic_coherence",
+    "file_coherence_rest": "semantic_coherence_rest",
+    "file_coherence_code": "semantic_coherence_code",
+}
+
+
 def weights_of(levers: dict[str, str]) -> tuple[RankingWeights, dict[str, str]]:
-    """The lexical ranking's weights for a run (DEFAULTS with the levers that name RankingWeights
-    fields replaced), and the other levers: the semantic stage's."""
+    """The weights for a run (DEFAULTS with the levers that name RankingWeights fields replaced), and
+    the other levers: the model's."""
     changes = {}
     rest = {}
     for name, value in levers.items():
-        field = name.lower()
+        field = ALIASES.get(name.lower(), name.lower())
         if field in RankingWeights._fields:
             changes[field] = _typed(RankingWeights._field_defaults[field], value)
         else:
@@ -92,18 +101,15 @@ def weights_of(levers: dict[str, str]) -> tuple[RankingWeights, dict[str, str]]:
 
 
 def apply(levers: dict[str, str]) -> dict[str, str]:
-    """Set the semantic stage's module settings (rag.semantic.rerank's, or rag.semantic.model's
-    PASSAGE_TOKENS); return the previous values, to put back with apply()."""
+    """Set the model's settings (rag.semantic.model's PASSAGE_TOKENS); return the previous values, to
+    put back with apply()."""
     before = {}
     for name, value in levers.items():
-        module = next((m for m in (semantic_rerank, semantic) if hasattr(m, name)), None)
-        if module is None:
-            sys.exit(
-                f"unknown lever {name}: not a field of rag.weights.RankingWeights nor a semantic setting"
-            )
-        old = getattr(module, name)
-        before[name] = str(int(old) if isinstance(old, bool) else old)
-        setattr(module, name, _typed(old, value))
+        if name != "PASSAGE_TOKENS":
+            sys.exit(f"unknown lever {name}: not a field of rag.weights.RankingWeights nor PASSAGE_TOKENS")
+        old = getattr(semantic, name)
+        before[name] = str(old)
+        setattr(semantic, name, _typed(old, value))
     return before
 
 
@@ -112,9 +118,9 @@ SEMANTIC = False  # --semantic: the semantic stage after the lexical ranking, as
 
 
 def ranked(index: Index, question: str, weights: RankingWeights) -> list[Any]:
-    """The top DEPTH for a question as a query ranks it: lexical, then (--semantic) reranked."""
+    """The top EVAL_DEPTH for a question as a query ranks it: lexical, then (--semantic) reranked."""
     hits, note = rank_question(
-        index, question, DEPTH, rerank="semantic" if SEMANTIC else "none", weights=weights
+        index, question, EVAL_DEPTH, rerank="semantic" if SEMANTIC else "none", weights=weights
     )
     if note is not None:  # the model failed: these figures would be the lexical order's
         sys.exit(note)

@@ -24,6 +24,7 @@ from bench.common import SHARED  # noqa: E402
 from rag.retrieval import related  # noqa: E402
 from rag.retrieval.retrieve import rank_question  # noqa: E402
 from rag.store.reader import Index  # noqa: E402
+from rag.weights import DEFAULTS  # noqa: E402
 
 
 def main() -> None:
@@ -45,9 +46,11 @@ def main() -> None:
                 o for o, (_, a, b) in spans.items() if a <= source.end_line and source.start_line <= b
             )
             for label, limit in (("related (32 terms)", 32), ("related (all terms)", 1 << 30)):
-                related.QUERY_TERMS = limit
+                weights = DEFAULTS._replace(passage_terms=limit)
                 t = time.perf_counter()
-                hits, _ = related.rank_like(index, cid, source, overlapping, 4, rerank="none")
+                hits, _ = related.rank_like(
+                    index, cid, source, overlapping, 4, rerank="none", weights=weights
+                )
                 times[label].append(time.perf_counter() - t)
                 if limit == 32:
                     same += sum(h.chunk.path == source.path for h in hits)
@@ -55,7 +58,6 @@ def main() -> None:
             t = time.perf_counter()
             rank_question(index, questions[n % len(questions)], 4, rerank="none")
             times["question"].append(time.perf_counter() - t)
-    related.QUERY_TERMS = 32
     for label, values in times.items():
         values.sort()
         p90 = values[int(0.9 * (len(values) - 1))]

@@ -24,7 +24,7 @@ _EXPORTS = {
     "Manifest": "store.format",
     "default_index_path": "store.paths",
     "locate_index": "store.paths",
-    "IngestOptions": "indexing.pipeline",
+    "IngestOptions": "indexing.options",
     "IngestReport": "indexing.pipeline",
     "ingest": "indexing.pipeline",
     "Request": "retrieval.retrieve",
@@ -34,8 +34,8 @@ _EXPORTS = {
     "related": "retrieval.related",
     "Outcome": "answer.ask",
     "ask": "answer.ask",
-    "Hit": "retrieval.results",
-    "TermContribution": "retrieval.results",
+    "Hit": "ranking.hits",
+    "TermContribution": "ranking.hits",
     "search": "retrieval.search",
     "Tokenizer": "text.tokenizer",
     "TokenizerSettings": "text.tokenizer",
@@ -54,9 +54,10 @@ if TYPE_CHECKING:
         NothingToIndexError,
         RagError,
     )
-    from rag.indexing.pipeline import IngestOptions, IngestReport, ingest
+    from rag.indexing.options import IngestOptions
+    from rag.indexing.pipeline import IngestReport, ingest
+    from rag.ranking.hits import Hit, TermContribution
     from rag.retrieval.related import Related, related
-    from rag.retrieval.results import Hit, TermContribution
     from rag.retrieval.retrieve import Request, Retrieval, retrieve
     from rag.retrieval.search import search
     from rag.sources.walk import SourceFile, Walk, walk

@@ -63,6 +63,10 @@ class BackendError(RagError):
     """The model backend failed: missing key, auth, rate limit, network, timeout."""
 
 
+class ModelError(RagError):
+    """The semantic model cannot be loaded: missing or damaged package."""
+
+
 @contextmanager
 def terminations_as_exit() -> Iterator[None]:
     """Turn SIGTERM and SIGHUP (a closed terminal) into SystemExit while the block runs, so that

@@ -42,17 +42,16 @@ def numpy_or_none() -> Any:
     if find_spec("numpy") is None:
         return None
     try:
-        return _import_numpy()
+        return import_numpy()
     except ImportError:
         return None
 
 
-def _import_numpy() -> Any:
-    """Import numpy, its BLAS with one thread when this process imports it first: the lexical
-    search never calls BLAS, and the thread pool OpenBLAS starts at import took a quarter of
-    that import's wall time on a busy 2-core machine (a setting of OPENBLAS_NUM_THREADS is left
-    alone). The semantic model imports it the same way; the search does not load the model's
-    module for it (about 10 ms)."""
+def import_numpy() -> Any:
+    """Import numpy, its BLAS with one thread when this process imports it first: neither the lexical
+    search nor the semantic model calls BLAS (the model's pooling and norms are numpy's own loops), and
+    the thread pool OpenBLAS starts at import took a quarter of that import's wall time on a busy
+    2-core machine (a setting of OPENBLAS_NUM_THREADS is left alone)."""
     if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
         import numpy
 

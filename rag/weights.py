@@ -20,7 +20,7 @@ from itertools import repeat
 from operator import add, mul, truediv
 from typing import Any, NamedTuple, Union
 
-# BM25's saturation and length normalisation, picked on the docstring set (bench/levers_bm25.py,
+# BM25's saturation and length normalisation, picked on the docstring set (bench/levers/bm25.py,
 # docs/levers.md): hit@4 and MRR@10 plateau for k1 3-6 and b 0.9-1.0 with rag's fields
 BM25_K1 = 4.0
 BM25_B = 0.9
@@ -28,7 +28,7 @@ BM25_B = 0.9
 
 class RankingWeights(NamedTuple):
     """The numbers and switches a query is ranked with, besides the index's own BM25 parameters:
-    read by rag.retrieval.search and rag.retrieval.ranking, each measured in docs/levers.md. A
+    read by rag.retrieval, rag.ranking and its semantic stage, each measured in docs/levers.md. A
     benchmark varies them by passing DEFAULTS._replace(name=value) to search() or rank_question()
     (an unknown name is a ValueError; mypy checks the types)."""
 
@@ -83,10 +83,28 @@ class RankingWeights(NamedTuple):
     spread: float = 0.7
     spread_free: int = 2  # a file's passages listed before the spread applies to its next one
     # each passage of the final list grows over its file's neighbouring windows while its text stays
-    # within this many characters (rag.retrieval.passages; 0: the windows as ranked). On the four sets,
+    # within this many characters (rag.ranking.passages; 0: the windows as ranked). On the four sets,
     # lexical: code search 0.8155 -> 0.8226, dev hit@4 0.771 -> 0.812, docstring 0.625 -> 0.708,
     # natural 0.594 -> 0.625, the top 4 about 2,000 characters a passage instead of 800 (docs/levers.md)
     grow_chars: int = 2400
+    # a question's short forms (rag.text.short_forms): their share of a typed word's query weight
+    short_form_weight: float = 0.3
+    # `rag related`: the source passage's terms its query keeps, heaviest by tf-idf, so that a long
+    # passage's query costs no more than a long question's
+    passage_terms: int = 32
+    # the semantic stage (rag.ranking.semantic), measured on the three sets together (bench/ranking.py
+    # --semantic; docs/levers.md, "semantic rerank"). The lexical passages it reorders: 40, since the
+    # quantized model made a cold query's 40 passages cost 1.1 s (at most 1.5 s wanted): code search
+    # 0.8177 -> 0.8234, dev MRR 0.6075 -> 0.6235, docstring equal
+    semantic_depth: int = 40
+    lexical_weight: float = 0.5  # mix = lexical_weight x ranked / best ranked + (1 - lexical_weight) x cosine
+    # a file many of whose passages are like the question ranks up, as the lexical coherence does: its best
+    # passage's mix x (1 + semantic_coherence x the file's share of the pool's cosines, relative to the file
+    # holding the most), its other passages semantic_coherence_rest of that
+    semantic_coherence: float = 0.08
+    semantic_coherence_rest: float = 0.1
+    # as coherence_code: prose, markup and data files, tests, licences and change logs gain nothing
+    semantic_coherence_code: bool = True
 
 
 DEFAULTS = RankingWeights()

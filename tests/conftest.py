@@ -75,7 +75,7 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 
 @pytest.fixture
 def worked_repo(tmp_path: Path) -> Path:
-    """The four-file worked example of the original design."""
+    """The four-file worked example: the plain tokenizer, scored by cosine TF-IDF."""
     return write_tree(tmp_path / "billing", WORKED_EXAMPLE)
 
 

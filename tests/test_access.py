@@ -358,7 +358,7 @@ def test_eval_as_a_caller_equals_eval_on_an_index_without_its_unreadable_files(
 def test_eval_refuses_an_index_whose_access_list_changed(tmp_path: Path) -> None:
     import json
 
-    from rag.cli.evaluate import run_eval
+    from rag.evaluation import run_eval
 
     repo = write_tree(tmp_path / "r", {**FILES, ".rag-access": ACCESS})
     index_path = ingest(repo).index_path

@@ -12,7 +12,7 @@ from rag.answer.ask import ask, generate
 from rag.answer.backends import ApiCitation
 from rag.answer.citations import NO_CONTEXT, Citation, bracket_citations, check_citations
 from rag.chunking import Chunk
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 HITS = [
     Hit(

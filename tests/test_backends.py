@@ -31,7 +31,7 @@ from rag.answer.backends import (
 from rag.answer.prompts import build_prompt
 from rag.chunking import Chunk
 from rag.errors import BackendError
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 PROJECT = Path(__file__).resolve().parent.parent
 

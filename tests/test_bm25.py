@@ -140,7 +140,7 @@ def test_query_and_eval_take_scoring(worked_repo: Path, tmp_path: Path, monkeypa
 
 
 def test_auto_is_bm25_except_on_plain_indexes(worked_repo: Path, tmp_path: Path) -> None:
-    """The default: BM25 (better on both eval sets), but `--tokenizer plain` keeps the original design."""
+    """The default: BM25 (better on both eval sets), but `--tokenizer plain` keeps cosine TF-IDF."""
     plain, code = tmp_path / "plain.sqlite", tmp_path / "code.sqlite"
     ingest(worked_repo, plain, IngestOptions(settings=PLAIN))
     ingest(worked_repo, code)

@@ -374,7 +374,7 @@ def test_a_terminated_ingest_leaves_no_temporary_index(
         ".gitignore",
         "index.sqlite",
         "index.sqlite.lock",
-    ]  # the lock stays (paths.ingest_lock)
+    ]  # the lock stays (rag.indexing.lock)
     assert index.read_bytes() == before
 
 

@@ -1,4 +1,5 @@
-"""Tests for rag.cli.evaluate: known-answer metrics, the overlap rule, question loading, labelling errors."""
+"""Tests for rag.evaluation and its table (rag.cli.eval_output): known-answer metrics, the overlap rule,
+question loading, labelling errors."""
 
 from __future__ import annotations
 
@@ -8,21 +9,21 @@ from pathlib import Path
 import pytest
 
 from rag.chunking import Chunk
-from rag.cli.evaluate import (
-    DEPTH,
+from rag.cli.eval_output import format_table
+from rag.errors import InputError
+from rag.evaluation import (
+    EVAL_DEPTH,
     EvalReport,
     Metrics,
     Question,
     Span,
     evaluate,
     first_hit_rank,
-    format_table,
     load_questions,
     overlaps,
     report_dict,
 )
-from rag.errors import InputError
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 
 def hit(path: str, start: int, end: int, chars: int = 10, score: float = 1.0) -> Hit:
@@ -87,11 +88,11 @@ def test_misses_depend_on_k(k: int, missed: list[str]) -> None:
 
 
 def test_only_the_top_ten_count() -> None:
-    hits = [*filler(DEPTH), hit("a.py", 1, 1)]
+    hits = [*filler(EVAL_DEPTH), hit("a.py", 1, 1)]
     assert first_hit_rank(hits, [Span("a.py", 1, 1)]) is None
     report = evaluate([question("q", "a.py", 1, 1)], lambda q: hits)
     assert report.overall.hit_at_10 == 0.0
-    assert len(report.outcomes[0].hits) == DEPTH
+    assert len(report.outcomes[0].hits) == EVAL_DEPTH
 
 
 def test_any_answer_counts() -> None:
@@ -106,7 +107,7 @@ def test_no_questions_no_division_by_zero() -> None:
 
 def test_k_is_checked() -> None:
     with pytest.raises(ValueError):
-        evaluate(QUESTIONS, ranked, k=DEPTH + 1)
+        evaluate(QUESTIONS, ranked, k=EVAL_DEPTH + 1)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from conftest import write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 from rag.chunking import Chunk
-from rag.indexing.terms import chunk_counts, path_text
+from rag.text.terms import chunk_counts, path_text
 from rag.text.tokenizer import Tokenizer
 
 METHOD = Chunk(

@@ -1,4 +1,4 @@
-"""Issue 19, first use: what a newcomer meets on the first ingest and query."""
+"""First use: what a newcomer meets on the first ingest and query."""
 
 from __future__ import annotations
 
@@ -382,7 +382,7 @@ def test_status_reports_the_index(runner: CliRunner, repo: Path) -> None:
 
 
 def test_status_keeps_redactions_of_unchanged_files_across_an_update(repo: Path) -> None:
-    from rag.cli.status import status
+    from rag.status import status
 
     write_tree(repo, {"conf.py": 'password = "hunter2-very-secret"\n'})
     path = one_ingest(repo)
@@ -392,7 +392,7 @@ def test_status_keeps_redactions_of_unchanged_files_across_an_update(repo: Path)
 
 
 def test_a_plain_index_keeps_unknown_words_out(tmp_path: Path) -> None:
-    # the original design: unknown terms drop out and a query of only unknown terms returns nothing
+    # the plain tokenizer: unknown terms drop out and a query of only unknown terms returns nothing
     from rag import Index, IngestOptions, TokenizerSettings, ingest, search
 
     repo = write_tree(tmp_path / "r", {"a.txt": "passages are scored by cosine similarity\n"})

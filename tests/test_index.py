@@ -25,9 +25,9 @@ from rag import (
 )
 from rag.chunking import languages_available
 from rag.indexing.pipeline import IngestOptions
-from rag.retrieval.ranking import candidate_count
+from rag.ranking.order import candidate_count
 from rag.store.format import FORMAT_VERSION
-from rag.store.paths import remember_index
+from rag.store.state import remember_index
 
 
 def snapshot(index_path: Path, questions: list[str]) -> list[list[tuple[str, int, int, float]]]:
@@ -612,7 +612,7 @@ def test_a_damaged_index_is_one_error_whatever_page_was_hit(tmp_path: Path) -> N
 def test_eval_on_a_damaged_index_is_one_line_whatever_page_was_hit(tmp_path: Path) -> None:
     import json
 
-    from rag.cli.evaluate import run_eval
+    from rag.evaluation import run_eval
 
     good = ingest(code_repo(tmp_path / "r")).index_path
     questions = tmp_path / "q.jsonl"

@@ -6,66 +6,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import write_tree
 
 pytest.importorskip("mcp")
 
-import anyio  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp_client import PROJECT, payload, server, session_run  # noqa: E402
 
 from rag.cli import main  # noqa: E402
 from rag.indexing.pipeline import IngestOptions, ingest  # noqa: E402
-
-PROJECT = Path(__file__).resolve().parents[1]
-
-
-def server(*args: str, unset: tuple[str, ...] = ()) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if k not in unset}
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "rag", "mcp", *args], env={**env, "PYTHONPATH": str(PROJECT)}
-    )
-
-
-def session_run(
-    params: StdioServerParameters,
-    calls: list[tuple[str, dict[str, Any]] | Callable[[], object]],
-    descriptions: dict[str, str] | None = None,
-) -> tuple[list[str], list[Any]]:
-    """The tools a server lists (their descriptions into `descriptions`) and the results of `calls`
-    in order (a callable is run, between two calls, for what it does)."""
-
-    async def run() -> tuple[list[str], list[Any]]:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                listed = (await session.list_tools()).tools
-                if descriptions is not None:
-                    descriptions.update((t.name, t.description or "") for t in listed)
-                tools = [t.name for t in listed]
-                results = []
-                for call in calls:
-                    if callable(call):
-                        call()
-                    else:
-                        results.append(await session.call_tool(*call))
-        return tools, results
-
-    return anyio.run(run)
-
-
-def payload(result: Any) -> Any:
-    assert not result.is_error, result.content
-    return json.loads(result.content[0].text)
 
 
 def test_tools_search_status_and_reindex(tmp_path: Path) -> None:
@@ -138,10 +90,10 @@ def test_reindex_leaves_the_vectors_to_the_queries(tmp_path: Path) -> None:
 
 
 def test_status_counts_what_the_servers_groups_may_read(tmp_path: Path) -> None:
-    from test_status import HR, PLACE, PUBLIC, build, change_files
+    from restricted_repo import HR, PLACE, PUBLIC, build, change_files
 
-    from rag.cli.status import status, status_dict
     from rag.indexing.pipeline import reingest
+    from rag.status import status, status_dict
 
     full, without, opened = (
         build(tmp_path / "full", {**PUBLIC, **HR}),

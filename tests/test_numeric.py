@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_topk import SCORINGS, zipf_repo
+from zipf import SCORINGS, zipf_repo
 
 from rag import Index, ingest, search
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, IngestOptions, TokenizerSettings, ingest
-from rag.retrieval.passages import grown, shape
+from rag.ranking.passages import distinct_passages, grown
 from rag.retrieval.retrieve import rank_question
 from rag.weights import DEFAULTS
 
@@ -116,7 +116,7 @@ def test_shape_keeps_a_lone_window(tmp_path: Path) -> None:
     with Index(report.index_path) as index:
         (hit,) = rank_question(index, "cookies", 4, rerank="none")[0]
         assert grown(index, hit.chunk) == hit.chunk
-        assert shape(index, [hit, hit], 4) == [hit]
+        assert distinct_passages(index, [hit, hit], 4) == [hit]
 
 
 WIDGET = (

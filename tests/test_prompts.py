@@ -14,7 +14,7 @@ import pytest
 
 from rag.answer.prompts import build_prompt, neutralise, template
 from rag.chunking import Chunk
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 PROJECT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "data" / "prompts"

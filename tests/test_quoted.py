@@ -9,7 +9,7 @@ import pytest
 from conftest import write_tree
 
 from rag import Index, ingest, search
-from rag.retrieval.quoted import quotes
+from rag.ranking.quoted import quotes
 
 # many different files that run tasks on the reactor and report errors; one holds the message
 JOBS = ["fetch", "parse", "store", "index", "notify", "render", "upload", "resize", "compress", "sign"]

@@ -301,7 +301,7 @@ def test_a_passage_whose_words_no_other_holds_lists_nothing(tmp_path: Path) -> N
 def test_the_semantic_stage_ranks_by_cosine_to_the_source_passage(index: Path) -> None:
     pytest.importorskip("onnxruntime")  # the semantic extra
     from rag.semantic.model import load
-    from rag.semantic.rerank import passage_text
+    from rag.semantic.vectors import passage_text
 
     got = related(index, "net/retry.py", 7, k=2, rerank="semantic")  # passages of one chunk each: as embedded
     hits = got.found.hits
@@ -314,7 +314,7 @@ def test_the_semantic_stage_ranks_by_cosine_to_the_source_passage(index: Path) -
 
 def test_the_mcp_tool_answers_as_the_command_does(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
-    from test_mcp import payload, server, session_run
+    from mcp_client import payload, server, session_run
 
     full = build(tmp_path / "full", {**FILES, **SECRET, ".rag-access": ACCESS})
     tools, (found, restricted, missing, past_end, bad_line) = session_run(

@@ -46,11 +46,14 @@ def test_worked_example_exact_figures(worked_repo: Path) -> None:
         assert search(index, "chargeback") == []
 
 
-def test_without_idf_the_repetitive_file_wins() -> None:
-    # Why IDF matters: with every weight 1.0, team.txt's three "billing"s beat the rare "refunds".
-    scores = oracle(WORKED_EXAMPLE, "billing refunds", Tokenizer(PLAIN), use_idf=False)
-    assert round(scores["team.txt"], 4) == 0.5454
-    assert round(scores["refunds.txt"], 4) == 0.4714
+def test_idf_ranks_the_rare_word_above_the_repetitive_file(worked_repo: Path) -> None:
+    # Without IDF (every weight 1.0) team.txt's three "billing"s would beat the rare "refunds";
+    # the index weighs terms by IDF, so refunds.txt comes first.
+    flat = oracle(WORKED_EXAMPLE, "billing refunds", Tokenizer(PLAIN), use_idf=False)
+    assert (round(flat["team.txt"], 4), round(flat["refunds.txt"], 4)) == (0.5454, 0.4714)
+    ingest(worked_repo, options=IngestOptions(settings=PLAIN))
+    with Index(worked_repo / ".rag" / "index.sqlite") as index:
+        assert [h.chunk.path for h in search(index, "billing refunds", k=2)] == ["refunds.txt", "team.txt"]
 
 
 def test_scores_match_the_formula_oracle(worked_repo: Path) -> None:

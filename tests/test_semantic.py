@@ -18,14 +18,20 @@ from conftest import write_tree
 
 from rag.chunking.base import Chunk
 from rag.cli import main
-from rag.retrieval.results import Hit
+from rag.ranking import semantic as semantic_rerank
+from rag.ranking.hits import Hit
+from rag.ranking.semantic import mix, rerank, safe_rerank
 from rag.semantic import embed as embedding
 from rag.semantic import model as semantic
-from rag.semantic import rerank as semantic_rerank
-from rag.semantic.rerank import NOT_INSTALLED, mix, rerank, safe_rerank
+from rag.semantic.registry import NOT_INSTALLED
 from rag.semantic.vectors import VectorCache, cache_path, content_key
+from rag.weights import DEFAULTS
 
 QUESTION = "how do I remove a user's account?"
+
+
+# the mix alone, without the semantic file coherence
+MIX_ALONE = DEFAULTS._replace(semantic_coherence=0.0)
 
 
 def _hit(score: float, path: str, text: str) -> Hit:
@@ -56,23 +62,19 @@ def test_the_semantic_rerank_fixes_a_wrong_lexical_order(tmp_path: Path) -> None
     assert hits[0].score == 9.0  # the lexical score is kept beside the cosine and the mix
 
 
-def test_mix_weighs_the_lexical_share_and_the_cosine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)  # the mix alone
+def test_mix_weighs_the_lexical_share_and_the_cosine() -> None:
     pool = _pool()
-    out = mix(pool, [0.1, 0.3], 2)
-    w = semantic_rerank.LEXICAL_WEIGHT
+    out = mix(pool, [0.1, 0.3], 2, MIX_ALONE)
+    w = DEFAULTS.lexical_weight
     assert out[0].mix == pytest.approx(max(w + (1 - w) * 0.1, w * 0.9 + (1 - w) * 0.3))
 
 
-def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)  # the mix alone
-    # the second passage scored 0.9 of the first, but the code-aware rerank ranked it first (twice the value)
+def test_mix_takes_the_lexical_order_with_its_boosts_not_the_bare_score() -> None:
+    # the second passage scored 0.9 of the first, but the code-aware order ranked it first (twice the value)
     first, second = _pool()
     pool = [second._replace(ranked=2 * first.score), first._replace(ranked=first.score)]
-    out = mix(pool, [0.3, 0.3], 2)
-    w = semantic_rerank.LEXICAL_WEIGHT
+    out = mix(pool, [0.3, 0.3], 2, MIX_ALONE)
+    w = DEFAULTS.lexical_weight
     assert [h.chunk.path for h in out] == [second.chunk.path, first.chunk.path]
     assert [h.mix for h in out] == pytest.approx([w + (1 - w) * 0.3, w * 0.5 + (1 - w) * 0.3])
 
@@ -98,7 +100,7 @@ def test_a_code_file_many_of_whose_passages_are_like_the_question_ranks_up() -> 
         ("pkg/sessions.py", 4),
         ("pkg/sessions.py", 7),
     ]
-    c, rest = semantic_rerank.FILE_COHERENCE, semantic_rerank.FILE_COHERENCE_REST
+    c, rest = DEFAULTS.semantic_coherence, DEFAULTS.semantic_coherence_rest
     assert [h.mix for h in out] == pytest.approx(
         [0.64 * (1 + c), 0.65 * (1 + c * 0.375), 0.375 * (1 + c * rest), 0.375 * (1 + c * rest)]
     )
@@ -114,15 +116,12 @@ def test_a_code_file_many_of_whose_passages_are_like_the_question_ranks_up() -> 
     ],
     ids=["coherence-off", "test", "prose", "markup"],
 )
-def test_prose_markup_and_tests_gain_no_coherence(
-    path: str, kind: str, demoted: str | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if demoted == "off":
-        monkeypatch.setattr(semantic_rerank, "FILE_COHERENCE", 0.0)
-        demoted = None
+def test_prose_markup_and_tests_gain_no_coherence(path: str, kind: str, demoted: str | None) -> None:
+    weights = MIX_ALONE if demoted == "off" else DEFAULTS
+    demoted = None if demoted == "off" else demoted
     pool = [h._replace(demoted=demoted) if h.chunk.path == path else h for h in _file_pool(path, kind)]
     # demoted hits are ranked at TEST_FACTOR of their score; here only the order of the first two matters
-    out = mix(pool, COSINES, 4)
+    out = mix(pool, COSINES, 4, weights)
     assert out[0].chunk.path == "pkg/other.py"
 
 

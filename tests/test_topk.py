@@ -8,25 +8,10 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tree
+from zipf import SCORINGS, zipf_repo
 
 from rag import Index, ingest, search
 from rag.weights import Cosine
-
-
-def zipf_repo(root: Path, n_files: int, seed: int) -> tuple[Path, list[str]]:
-    rng = random.Random(seed)
-    vocab = [f"w{i}" for i in range(400)]
-    weights = [1 / (i + 1) for i in range(len(vocab))]
-    files = {}
-    for f in range(n_files):
-        paragraphs = []
-        for _ in range(rng.randint(1, 4)):
-            paragraphs.append(" ".join(rng.choices(vocab, weights, k=rng.randint(5, 60))))
-        files[f"doc{f:03d}.txt"] = "\n\n".join(paragraphs) + "\n"
-    return write_tree(root, files), vocab
-
-
-SCORINGS = pytest.mark.parametrize("scoring", ["tfidf", "bm25"])
 
 
 @pytest.fixture(autouse=True, params=["dict", "array", "numpy"])

@@ -1,5 +1,5 @@
 """rag.semantic.wordpiece gives the ids the tokenizers library gives (the semantic model's own tokenizer):
-on every question of the evaluation sets that is ASCII, on made-up edge cases and on random ASCII;
+on every question and search of the shipped sets that is ASCII, on made-up edge cases and on random ASCII;
 it declines what only the library can encode; its vocabulary is the one in the tokenizer file."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from rag.semantic import model as semantic
 from rag.semantic import wordpiece
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+PROJECT = Path(__file__).resolve().parent.parent
 MAX_TOKENS = 128
 
 
@@ -67,20 +67,20 @@ def test_truncation_keeps_cls_and_sep(library: Any, max_tokens: int) -> None:
     _same(library, "the quick brown fox jumps over the lazy dog " * 30, max_tokens)
 
 
-def test_every_ascii_question_of_the_evaluation_sets(library: Any) -> None:
-    files = [SHARED / "eval" / "dev-questions.jsonl", SHARED / "eval" / "docstring-queries.jsonl"]
-    files.append(SHARED / "codesearch" / "tasks.jsonl")
-    if not all(f.is_file() for f in files):
-        pytest.skip("the evaluation sets are not beside this checkout")
-    questions = [
-        row.get("question") or row["query"]
+def test_every_ascii_question_and_search_of_the_shipped_sets(library: Any) -> None:
+    # bench/data/searches: the questions of the dev and natural sets and the searches a model wrote for them
+    files = sorted((PROJECT / "bench" / "data" / "searches").glob("*.jsonl"))
+    assert files
+    texts = [
+        text
         for f in files
         for row in map(json.loads, f.read_text(encoding="utf-8").splitlines())
+        for text in (row["question"], row["search"])
     ]
-    checked = [q for q in questions if wordpiece.encode(q, MAX_TOKENS) is not None]
-    assert len(checked) > 0.9 * len(questions)
-    for q in checked:
-        _same(library, q)
+    checked = [t for t in texts if wordpiece.encode(t, MAX_TOKENS) is not None]
+    assert len(checked) > 0.9 * len(texts)
+    for t in checked:
+        _same(library, t)
 
 
 def test_random_ascii(library: Any) -> None:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 if TYPE_CHECKING:
     from rag.answer.backends import ApiCitation

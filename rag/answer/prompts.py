@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
 
 if TYPE_CHECKING:
     from string import Template

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -54,6 +55,11 @@ from rag.numeric import scale_hint
 from rag.semantic.registry import NOT_INSTALLED
 from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
+
+if TYPE_CHECKING:
+    from rag.answer.ask import Outcome
+    from rag.answer.backends import Backend
+    from rag.retrieval.retrieve import Retrieval
 
 
 @click.group(cls=RagGroup)
@@ -124,11 +130,9 @@ def ingest_cmd(
     embed: bool,
 ) -> None:
     """Index REPO so that questions can be asked about it."""
-    from rag.indexing.pipeline import (  # the pipeline is only loaded by the command that needs it
-        IngestOptions,
-        ingest,
-    )
-    from rag.store.paths import remember_index
+    from rag.indexing.options import IngestOptions
+    from rag.indexing.pipeline import ingest  # the pipeline is only loaded by the command that needs it
+    from rag.store.state import remember_index
 
     options = IngestOptions(
         TokenizerSettings(mode=tokenizer) if tokenizer else None,
@@ -256,7 +260,7 @@ def query_cmd(
 ) -> None:
     """Answer QUESTION from the indexed code, citing the passages the answer rests on. When a model
     answers, it first turns the question into keyword searches (--search)."""
-    from rag.retrieval.retrieve import Request, Retrieval
+    from rag.retrieval.retrieve import Request
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
     located = find_index(index_path)
@@ -266,28 +270,16 @@ def query_cmd(
         retrieved.append(found)
         text_notes(found, located.remembered, quiet)
 
-    if no_llm + show_prompt + prompt_only > 1:
-        raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
-    if (show_prompt or prompt_only) and (as_json or explain):
-        raise click.UsageError(
-            "--show-prompt and --prompt-only print the prompt alone, without --json or "
-            "--explain — drop one, or use --no-llm for passages as JSON or explained"
-        )
+    _check_modes(no_llm, show_prompt, prompt_only, as_json, explain)
     from rag.answer.ask import ask
 
     text = request.question
     if no_llm:
         found = ask(located.path, request, build_prompt=False, on_retrieved=notes).retrieval
-        out(
-            format_hits_json(text, found.hits, explain, about(found))
-            if as_json
-            else format_hits(found.hits, explain, brief=_brief(brief, explain)),
-            exact=as_json,
-        )
+        out(_passages(text, found, as_json, explain, brief), exact=as_json)
         return
     from rag.answer.ask import Planning
-    from rag.answer.backends import render_text_prompt, resolve_backend
-    from rag.answer.citations import INCOMPLETE
+    from rag.answer.backends import resolve_backend
     from rag.errors import BackendError
 
     # resolved before searching, so that a missing key or `claude` fails fast
@@ -323,6 +315,36 @@ def query_cmd(
                 + format_hits(retrieved[0].hits, explain, brief=_brief(brief, explain))
             )
         raise
+    _show_outcome(outcome, text, as_json, explain, brief, prompt_only, show_prompt, backend, search_model)
+
+
+def _check_modes(no_llm: bool, show_prompt: bool, prompt_only: bool, as_json: bool, explain: bool) -> None:
+    """Refuse the options of `rag query` that do not combine."""
+    if no_llm + show_prompt + prompt_only > 1:
+        raise click.UsageError("--no-llm, --show-prompt and --prompt-only do not combine — pick one")
+    if (show_prompt or prompt_only) and (as_json or explain):
+        raise click.UsageError(
+            "--show-prompt and --prompt-only print the prompt alone, without --json or "
+            "--explain — drop one, or use --no-llm for passages as JSON or explained"
+        )
+
+
+def _show_outcome(
+    outcome: Outcome,
+    text: str,
+    as_json: bool,
+    explain: bool,
+    brief: bool | None,
+    prompt_only: bool,
+    show_prompt: bool,
+    backend: Backend | None,
+    search_model: str | None,
+) -> None:
+    """Print what `rag query` answered: the answer and its sources, the passages alone, or the prompt."""
+    from rag.answer.backends import render_text_prompt
+    from rag.answer.citations import INCOMPLETE
+    from rag.errors import BackendError
+
     hits, prompt, result = outcome.retrieval.hits, outcome.prompt, outcome.answer
     extra = {**about(outcome.retrieval), **plan_about(outcome.plan)}
     if prompt is None:  # nothing retrieved
@@ -366,6 +388,13 @@ def query_cmd(
             out(format_usage(result, outcome.plan), err=True)
         if result.stop_reason in INCOMPLETE:
             raise BackendError(INCOMPLETE[result.stop_reason])
+
+
+def _passages(text: str, found: Retrieval, as_json: bool, explain: bool, brief: bool | None) -> str:
+    """The passages `rag query --no-llm` prints: JSON, or text, brief or full."""
+    if as_json:
+        return format_hits_json(text, found.hits, explain, about(found))
+    return format_hits(found.hits, explain, brief=_brief(brief, explain))
 
 
 def _brief(brief: bool | None, explain: bool) -> bool:
@@ -477,11 +506,13 @@ def eval_cmd(
     """Score retrieval on QUESTIONS.jsonl: hit@1/4/10, MRR@10 and top-4 passage size, per corpus."""
     from pathlib import Path
 
-    from rag.cli.evaluate import DEPTH, format_misses, format_table, report_dict, run_eval
+    from rag.cli.eval_output import format_misses, format_table
+    from rag.evaluation import EVAL_DEPTH, report_dict, run_eval
 
-    if top_k > DEPTH:
+    if top_k > EVAL_DEPTH:
         raise click.BadParameter(
-            f"{top_k} is more than the {DEPTH} passages scored — use 1 to {DEPTH}", param_hint="'-k'"
+            f"{top_k} is more than the {EVAL_DEPTH} passages scored — use 1 to {EVAL_DEPTH}",
+            param_hint="'-k'",
         )
     if corpus_root and index_path:
         raise click.UsageError("--corpus-root finds each corpus's index, --index names one — pick one")
@@ -527,7 +558,7 @@ def eval_cmd(
 @as_option("Count what a member of GROUP may read: public files and those .rag-access grants it")
 def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool, groups: tuple[str, ...]) -> None:
     """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
-    from rag.cli.status import status, status_dict
+    from rag.status import status, status_dict
 
     report = status(locate_index(index_path), frozenset(groups))
     if as_json:

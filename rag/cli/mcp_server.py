@@ -1,6 +1,6 @@
 """`rag mcp`: the index as an MCP server over stdio, with four tools (search, related, status, reindex).
 
-The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.retrieval.related, rag.cli.status,
+The tools call the library exactly as the CLI does (rag.retrieval.retrieve, rag.retrieval.related, rag.status,
 rag.indexing.pipeline) and say what it says (rag.cli.report): search returns `rag query --no-llm
 --json`'s object and related `rag related --json`'s, each with the notes the command prints on stderr,
 so a search sees the same passages, access groups and freshness notes as the command. An error a user
@@ -11,6 +11,7 @@ neither ends the server. stdout carries only the protocol.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
@@ -82,6 +83,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
     """Return the MCP server for the index `index_path` (None: found from the current folder,
     as query.py finds it), searching as a member of `groups`."""
     from rag.errors import RagError
+    from rag.retrieval.search import DEFAULT_TOP_K
 
     server_class, tool_error = _sdk()
     server = server_class(
@@ -105,84 +107,93 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
         return locate_index(index_path)
 
-    def search(query: str, k: int = 4) -> dict[str, Any]:
-        def run() -> dict[str, Any]:
-            from rag.retrieval.retrieve import Request, retrieve
-            from rag.semantic.registry import NOT_INSTALLED
+    def search(query: str, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
+        return guarded(lambda: _search(where, groups, tool_error, query, k))  # type: ignore[no-any-return]
 
-            if not 1 <= k <= MAX_K:
-                raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
-            if not query.strip():
-                raise tool_error("The query is empty — pass the question or keywords to search for")
-            question = query.strip()
-            found = retrieve(where(), Request(question, k, groups=groups))
-            return {  # `rag query --no-llm --json`'s object, and the notes the command prints
-                "question": question,
-                "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
-                **about(found),
-                # the semantic stage's note too (the model failed: lexical order), not its install hint
-                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
-                + freshness_lines(found)
-                + ([] if found.hits else [NO_MATCH]),
-            }
-
-        return guarded(run)  # type: ignore[no-any-return]
-
-    def related(path: str, line: int, k: int = 4) -> dict[str, Any]:
-        def run() -> dict[str, Any]:
-            from rag.retrieval.related import related as related_to
-            from rag.semantic.registry import NOT_INSTALLED
-
-            if not 1 <= k <= MAX_K:
-                raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
-            if line < 1:
-                raise tool_error(f"line {line} is not a line number — lines count from 1")
-            if not path.strip():
-                raise tool_error(
-                    "The path is empty — pass an indexed file's path, relative to the repository"
-                )
-            result = related_to(where(), path.strip(), line, k, groups=groups)
-            found = result.found
-            return {  # `rag related --json`'s object, and the notes the command prints
-                "source": source_dict(result.source),
-                "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
-                **about(found),
-                "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
-                + freshness_lines(found),
-            }
-
-        return guarded(run)  # type: ignore[no-any-return]
+    def related(path: str, line: int, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
+        return guarded(lambda: _related(where, groups, tool_error, path, line, k))  # type: ignore[no-any-return]
 
     def status() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.cli.status import status as index_status
-            from rag.cli.status import status_dict
+            from rag.status import status as index_status
+            from rag.status import status_dict
 
             return status_dict(index_status(where(), groups))  # counted as the search sees the index
 
         return guarded(run)  # type: ignore[no-any-return]
 
     def reindex() -> dict[str, Any]:
-        def run() -> dict[str, Any]:
-            from rag.indexing.pipeline import reingest
-
-            report = reingest(where(), groups, workers=1)  # counted as the search sees the index
-            return {
-                "summary": format_ingest_report(report),
-                "files": report.files,
-                "chunks": report.chunks,
-                "changed": report.changed,
-                "deleted": report.deleted,
-                "up_to_date": report.up_to_date,
-            }
-
-        return guarded(run)  # type: ignore[no-any-return]
+        return guarded(lambda: _reindex(where(), groups))  # type: ignore[no-any-return]
 
     register: Any = server.tool  # the SDK's decorator: registered by call, not decoration (it is untyped)
     tools = ((search, SEARCH_HELP), (related, RELATED_HELP), (status, STATUS_HELP), (reindex, REINDEX_HELP))
     for tool, help_text in tools:
         register(description=help_text)(tool)
     return server
+
+
+def _search(
+    where: Callable[[], str], groups: frozenset[str], tool_error: Any, query: str, k: int
+) -> dict[str, Any]:
+    """The search tool's answer: `rag query --no-llm --json`'s object, and the notes the command prints."""
+    from rag.retrieval.retrieve import Request, retrieve
+    from rag.semantic.registry import NOT_INSTALLED
+
+    if not 1 <= k <= MAX_K:
+        raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
+    if not query.strip():
+        raise tool_error("The query is empty — pass the question or keywords to search for")
+    question = query.strip()
+    found = retrieve(where(), Request(question, k, groups=groups))
+    return {
+        "question": question,
+        "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+        **about(found),
+        # the semantic stage's note too (the model failed: lexical order), not its install hint
+        "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+        + freshness_lines(found)
+        + ([] if found.hits else [NO_MATCH]),
+    }
+
+
+def _related(
+    where: Callable[[], str], groups: frozenset[str], tool_error: Any, path: str, line: int, k: int
+) -> dict[str, Any]:
+    """The related tool's answer: `rag related --json`'s object, and the notes the command prints."""
+    from rag.retrieval.related import related as related_to
+    from rag.semantic.registry import NOT_INSTALLED
+
+    if not 1 <= k <= MAX_K:
+        raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
+    if line < 1:
+        raise tool_error(f"line {line} is not a line number — lines count from 1")
+    if not path.strip():
+        raise tool_error("The path is empty — pass an indexed file's path, relative to the repository")
+    result = related_to(where(), path.strip(), line, k, groups=groups)
+    found = result.found
+    return {
+        "source": source_dict(result.source),
+        "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
+        **about(found),
+        "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+        + freshness_lines(found),
+    }
+
+
+def _reindex(path: str, groups: frozenset[str]) -> dict[str, Any]:
+    """The reindex tool's answer: an incremental ingest of the index's repository, summed up as the
+    search sees the index (a caller's groups)."""
+    from rag.indexing.pipeline import reingest
+
+    report = reingest(path, groups, workers=1)
+    return {
+        "summary": format_ingest_report(report),
+        "files": report.files,
+        "chunks": report.chunks,
+        "changed": report.changed,
+        "deleted": report.deleted,
+        "up_to_date": report.up_to_date,
+    }
 
 
 def serve(index_path: str | os.PathLike[str] | None, groups: frozenset[str] = frozenset()) -> None:

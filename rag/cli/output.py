@@ -13,8 +13,8 @@ import click
 
 from rag.cli.report import freshness_lines, passage_dict, source_dict
 from rag.cli.terminal import one_line
-from rag.retrieval.ranking import TEST_FACTOR
-from rag.retrieval.results import Hit
+from rag.ranking.hits import Hit
+from rag.ranking.order import TEST_FACTOR
 from rag.semantic.registry import NOT_INSTALLED
 
 if TYPE_CHECKING:
@@ -193,11 +193,12 @@ def _scores(hit: Hit) -> str:
     if hit.ranked is not None:
         parts.append(f"ranked by {hit.ranked:.4f}")
     if hit.semantic is not None and hit.mix is not None:
-        from rag.semantic.rerank import LEXICAL_WEIGHT
+        from rag.weights import DEFAULTS
 
+        w = DEFAULTS.lexical_weight
         parts.append(
-            f"semantic {hit.semantic:.4f}, order by mix {hit.mix:.4f} = {LEXICAL_WEIGHT:g} x lexical share"
-            f" + {1 - LEXICAL_WEIGHT:g} x cosine"
+            f"semantic {hit.semantic:.4f}, order by mix {hit.mix:.4f} = {w:g} x lexical share"
+            f" + {1 - w:g} x cosine"
         )
     return "     " + "; ".join(parts)
 

@@ -11,7 +11,7 @@ from rag.errors import command
 if TYPE_CHECKING:
     from rag.chunking.base import Chunk
     from rag.indexing.pipeline import IngestReport
-    from rag.retrieval.results import Hit
+    from rag.ranking.hits import Hit
     from rag.retrieval.retrieve import Retrieval
     from rag.semantic.embed import AfterIngest
 
@@ -134,8 +134,8 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "text": shown.text,
         "matched": list(hit.words),  # the question's words it matched
         "marked_lines": list(hit.marks),  # the lines of text that hold them
-        "demoted": hit.demoted,  # ranked at rerank.TEST_FACTOR of its score, and why
-        "boosted": hit.boosted,  # ranked above its score by the code-aware rerank, and why
+        "demoted": hit.demoted,  # ranked at rag.ranking.order.TEST_FACTOR of its score, and why
+        "boosted": hit.boosted,  # ranked above its score by the code-aware order, and why
     }
     if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
         out["semantic"] = hit.semantic

@@ -22,14 +22,15 @@ from typing import NamedTuple
 
 from rag.chunking import chunk_file, chunker_for, languages_available, structured_languages
 from rag.errors import IndexFormatError, IndexWriteError, InputError, NoIndexError, terminations_as_exit
+from rag.indexing.lock import ingest_lock
+from rag.indexing.options import IngestOptions as IngestOptions  # callers of ingest() take it from here too
 from rag.indexing.plan import Plan, make_plan
-from rag.indexing.terms import chunk_counts
 from rag.secrets import redact
 from rag.sources.access import AccessList
 from rag.sources.reading import read_text
 from rag.sources.walk import SourceFile, check_root
 from rag.store.format import SKIPPED_LISTED, FileRecord
-from rag.store.paths import default_index_path, index_file, ingest_lock
+from rag.store.paths import default_index_path, index_file
 from rag.store.reader import Index
 from rag.store.update import update_index
 from rag.store.writer import (
@@ -41,6 +42,7 @@ from rag.store.writer import (
     write_index,
 )
 from rag.text.acronyms import defined_terms
+from rag.text.terms import chunk_counts
 from rag.text.tokenizer import Tokenizer, TokenizerSettings
 
 # Below this many bytes to read, worker processes cost more than they save.
@@ -51,18 +53,6 @@ _BATCH_BYTES = 256_000
 # chunk tuples), which reference counting frees; collecting every 700 of them cost 11% of a
 # full ingest of the eight corpora, 20% in one process (docs/benchmarks.md).
 _GC_GEN0 = 50_000
-
-
-@dataclass(frozen=True, slots=True)
-class IngestOptions:
-    """How to ingest. None keeps what the existing index was built with, else the default."""
-
-    settings: TokenizerSettings | None = None
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    max_bytes: int | None = None
-    workers: int | None = None  # processes; None: all cores
-    full: bool = False  # reuse nothing of the previous index
 
 
 class FileRead(NamedTuple):
@@ -183,7 +173,7 @@ def process_file(source: SourceFile, tokenizer: Tokenizer, max_bytes: int) -> _P
     reasons: list[str] = []
     chunks = tuple(chunk_file(source.path, text, reasons.append))
     counts = tuple(chunk_counts(c, tokenizer) for c in chunks)
-    # the plain tokenizer is the original design exactly: no acronyms
+    # the plain tokenizer indexes the words alone: no acronyms
     acronyms = defined_terms(text, tokenizer) if tokenizer.settings.mode != "plain" else ()
     record = FileRecord(
         source.path,

@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING
 from rag.chunking import chunker_for, chunkers_in_use
 from rag.errors import IndexFormatError, NothingToIndexError
 from rag.sources.access import AccessList
+from rag.sources.folders import folder_mtimes, folders_of
 from rag.sources.reading import DEFAULT_MAX_BYTES, decode_text, read_listed
 from rag.sources.walk import SourceFile, walk
-from rag.store.paths import folder_mtimes, folders_of, prepare_index_dir
+from rag.store.folder import prepare_index_dir
 from rag.store.reader import Index
 from rag.store.writer import SkippedRow
 from rag.text.tokenizer import TokenizerSettings
 
 if TYPE_CHECKING:
-    from rag.indexing.pipeline import IngestOptions
+    from rag.indexing.options import IngestOptions
 
 # Update the index in place when at most this share of its files changed; else rebuild it.
 _INCREMENTAL_SHARE = 0.25
@@ -65,14 +66,7 @@ def make_plan(
     root: Path, index_path: Path, options: IngestOptions, full: bool, previous: Index | None
 ) -> Plan:
     """Diff the listing against the previous index (`full`: keep nothing of it)."""
-    saved = previous.manifest if previous else None
-    settings = options.settings or (saved.tokenizer if saved else TokenizerSettings())
-    walked = (saved.walk if saved else None) or {}
-    include = tuple(walked.get("include", ())) if options.include is None else options.include
-    exclude = tuple(walked.get("exclude", ())) if options.exclude is None else options.exclude
-    max_bytes = (
-        int(walked.get("max_bytes", DEFAULT_MAX_BYTES)) if options.max_bytes is None else options.max_bytes
-    )
+    settings, include, exclude, max_bytes = _resolved(options, previous)
     walk_options: dict[str, object] = {
         "include": list(include),
         "exclude": list(exclude),
@@ -80,10 +74,7 @@ def make_plan(
     }
     # the indexed folders' mtimes before the walk, stored for them whatever is rebuilt: a file
     # added after the walk then still moves its folder's mtime past what the index holds
-    try:
-        stored_dirs = previous.dir_mtimes() if previous is not None else {}
-    except (sqlite3.Error, IndexFormatError):  # a damaged index (ingest() then builds afresh)
-        stored_dirs = {}
+    stored_dirs = _stored_dirs(previous)
     dirs_before = folder_mtimes(root.resolve(), stored_dirs)
     # chunks of another tokenizer, or made by another set of chunkers (the languages extra installed
     # or removed since), cannot be kept
@@ -104,20 +95,9 @@ def make_plan(
     known_dirs = dict(folder_mtimes(root, folders_of(f.path for f in listing.files), dict(dirs_before)))
     old_files = previous.files() if previous is not None and reusable else {}
     old_skips = previous.skipped_files() if previous is not None and reusable else {}
-    unchanged: list[str] = []
-    skips: list[SkippedRow] = []
-    skipped = Counter(listing.skipped)
-    todo: list[SourceFile] = []
-    for f in listing.files:
-        old = old_files.get(f.path)
-        old_skip = old_skips.get(f.path)
-        if old is not None and old[0] == f.size and old[1] == f.mtime_ns:
-            unchanged.append(f.path)
-        elif old_skip is not None and old_skip[0] == f.size and old_skip[1] == f.mtime_ns:
-            skips.append((f.path, f.size, f.mtime_ns, old_skip[2]))
-            skipped[old_skip[2]] += 1
-        else:
-            todo.append(f)
+    unchanged, skips, skipped, todo = _by_change(
+        listing.files, old_files, old_skips, Counter(listing.skipped)
+    )
     listed = {f.path for f in listing.files}
     deleted = [p for p in old_files if p not in listed]
     todo, retimed, moved = _match_contents(todo, old_files, deleted)
@@ -125,20 +105,16 @@ def make_plan(
     moved_from = {old for old, _ in moved}
     deleted = [p for p in deleted if p not in moved_from]
     access = AccessList.load(root)
-    kept = previous if reusable else None
-    same_access = kept is not None and kept.manifest.access == access.digest
     commit = _git_commit(root) if listing.git else None
-    same_options = kept is not None and kept.manifest.walk == walk_options
-    # a copied or moved repository brings its index along: the new root must be stored, or a
-    # query would check (and --refresh re-read) the old folder
-    same_root = kept is not None and kept.manifest.root == str(root)
-    rules_changed = not (same_access and same_options and same_root)
-    up_to_date = not rules_changed and not todo and not deleted and not moved
-    incremental = (
-        kept is not None
-        and same_access
-        and not kept.foreign_byte_order
-        and len(todo) + len(deleted) <= _INCREMENTAL_SHARE * max(len(old_files), 1)
+    changes = len(todo) + len(deleted) + len(moved)
+    up_to_date, rules_changed, incremental = _how_to_write(
+        previous if reusable else None,
+        access,
+        walk_options,
+        root,
+        changes,
+        len(todo) + len(deleted),
+        len(old_files),
     )
     changed = [f.path for f in todo if f.path in old_files] + [old for old, _ in moved]
     return Plan(
@@ -167,6 +143,84 @@ def make_plan(
         rules_changed,
         incremental,
     )
+
+
+def _how_to_write(
+    kept: Index | None,
+    access: AccessList,
+    walk_options: dict[str, object],
+    root: Path,
+    changes: int,
+    rewritten: int,
+    old_files: int,
+) -> tuple[bool, bool, bool]:
+    """Whether the previous index (`kept`, None when nothing of it can be kept) is up to date,
+    whether its access rules, walk options or root differ from this ingest's, and whether it can be
+    updated in place: `changes` files to read, delete or move, `rewritten` of its `old_files` files
+    to read or delete."""
+    same_access = kept is not None and kept.manifest.access == access.digest
+    same_options = kept is not None and kept.manifest.walk == walk_options
+    # a copied or moved repository brings its index along: the new root must be stored, or a
+    # query would check (and --refresh re-read) the old folder
+    same_root = kept is not None and kept.manifest.root == str(root)
+    rules_changed = not (same_access and same_options and same_root)
+    up_to_date = not rules_changed and not changes
+    incremental = (
+        kept is not None
+        and same_access
+        and not kept.foreign_byte_order
+        and rewritten <= _INCREMENTAL_SHARE * max(old_files, 1)
+    )
+    return up_to_date, rules_changed, incremental
+
+
+def _stored_dirs(previous: Index | None) -> dict[str, int]:
+    """The previous index's folder mtimes; none when there is none, or it is damaged (ingest() then
+    builds afresh)."""
+    try:
+        return previous.dir_mtimes() if previous is not None else {}
+    except (sqlite3.Error, IndexFormatError):
+        return {}
+
+
+def _resolved(
+    options: IngestOptions, previous: Index | None
+) -> tuple[TokenizerSettings, tuple[str, ...], tuple[str, ...], int]:
+    """The tokenizer settings, includes, excludes and size limit of this ingest: those asked for, else
+    the previous index's, else the defaults."""
+    saved = previous.manifest if previous else None
+    settings = options.settings or (saved.tokenizer if saved else TokenizerSettings())
+    walked = (saved.walk if saved else None) or {}
+    include = tuple(walked.get("include", ())) if options.include is None else options.include
+    exclude = tuple(walked.get("exclude", ())) if options.exclude is None else options.exclude
+    max_bytes = (
+        int(walked.get("max_bytes", DEFAULT_MAX_BYTES)) if options.max_bytes is None else options.max_bytes
+    )
+    return settings, include, exclude, max_bytes
+
+
+def _by_change(
+    files: list[SourceFile],
+    old_files: dict[str, tuple[int, int, str]],
+    old_skips: dict[str, tuple[int, int, str]],
+    skipped: Counter[str],
+) -> tuple[list[str], list[SkippedRow], Counter[str], list[SourceFile]]:
+    """The listed files sorted by what the previous index holds of them: unchanged (by size and
+    mtime), skipped again for the reason stored (counted into `skipped`), and to read."""
+    unchanged: list[str] = []
+    skips: list[SkippedRow] = []
+    todo: list[SourceFile] = []
+    for f in files:
+        old = old_files.get(f.path)
+        old_skip = old_skips.get(f.path)
+        if old is not None and old[0] == f.size and old[1] == f.mtime_ns:
+            unchanged.append(f.path)
+        elif old_skip is not None and old_skip[0] == f.size and old_skip[1] == f.mtime_ns:
+            skips.append((f.path, f.size, f.mtime_ns, old_skip[2]))
+            skipped[old_skip[2]] += 1
+        else:
+            todo.append(f)
+    return unchanged, skips, skipped, todo
 
 
 def _refuse_ignored_folder(root: Path) -> None:

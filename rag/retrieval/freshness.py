@@ -16,10 +16,10 @@ from pathlib import Path
 
 from rag.sources.access import AccessList
 from rag.sources.exclusions import EXCLUDED_DIRS, excluded_by_name, include_reaches
+from rag.sources.folders import ancestors
 from rag.sources.ignore import IgnoreRules, is_ignored
 from rag.sources.names import INDEX_DIRNAME
 from rag.sources.reading import DEFAULT_MAX_BYTES
-from rag.store.paths import ancestors
 from rag.store.reader import Index
 
 

@@ -3,7 +3,7 @@
 The query is the source passage's own index terms (its stored tfs), its heaviest by tf-idf in
 the caller's view, scored and ranked as a question's terms are (rag.retrieval.search.search_passage);
 with the semantic stage, reordered by cosine to the source passage's vector, mixed as a question's
-(rag.semantic.rerank). The source passage and every passage overlapping its lines are left out.
+(rag.ranking.semantic). The source passage and every passage overlapping its lines are left out.
 
 A caller sees what an index without the files it may not read would show: such a file is "not in
 the index", in the same words as a file that never was, and no other passage of one comes back."""
@@ -15,20 +15,17 @@ from typing import NamedTuple
 
 from rag.chunking.base import Chunk
 from rag.errors import InputError, command
-from rag.indexing.terms import chunk_counts
-from rag.retrieval.passages import shape
-from rag.retrieval.ranking import COHERENCE_REASON
-from rag.retrieval.results import Hit
-from rag.retrieval.retrieve import Retrieval, changed_since_ingest, check_index, refresh, shaping_depth
+from rag.ranking.hits import Hit
+from rag.ranking.order import COHERENCE_REASON
+from rag.ranking.pipeline import rank
+from rag.retrieval.retrieve import Retrieval, changed_since_ingest, check_index, refresh
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search_passage
-from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
+from rag.semantic.registry import DEFAULT_MODE
 from rag.store.reader import Index
 from rag.store.views import View
+from rag.text.terms import chunk_counts
 from rag.weights import DEFAULTS, RankingWeights
 
-# the source passage's terms the query keeps, heaviest by tf-idf: a long passage's query costs
-# no more than a long question's
-QUERY_TERMS = 32
 # Hit.boosted for file coherence, which a passage's search shares with a question's: no question here
 LIKE_COHERENCE_REASON = "its file holds much of the code like this passage"
 
@@ -96,43 +93,26 @@ def rank_like(
     weights: RankingWeights = DEFAULTS,
 ) -> tuple[list[Hit], str | None]:
     """Return the top k passages like chunk `source_id` (`source`) of an open index, none of the
-    chunk ids `exclude` among them, ranked as rag.retrieval.retrieve.rank_question ranks a
-    question's; with the semantic stage's note for stderr, or None."""
+    chunk ids `exclude` among them, ranked by the pipeline a question's list goes through
+    (rag.ranking.pipeline), its passages never grown over the source; with the semantic stage's
+    note for stderr, or None."""
     # its stored tfs; tokenized again only to look its terms' names up by their key
     counts = index.chunk_terms(source_id, chunk_counts(source, index.tokenizer))
-    available = active(rerank)
-    shaped = index.manifest.tokenizer.mode != "plain"
-    want = shaping_depth(k, weights) if shaped else k
-    if not available:
-        hits = search_passage(
+
+    def candidates(want: int, spread: bool) -> list[Hit]:
+        return search_passage(
             index,
             counts,
             want,
             exclude=exclude,
             groups=groups,
             scoring=scoring,
-            limit=QUERY_TERMS,
+            limit=weights.passage_terms,
+            spread=spread,
             weights=weights,
         )
-        note = NOT_INSTALLED if rerank == "auto" else None
-    else:
-        from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, when it runs
 
-        # the stage reorders the lexical list, so it takes it unspread and spreads its own order
-        hits = search_passage(
-            index,
-            counts,
-            lexical_depth(want),
-            exclude=exclude,
-            groups=groups,
-            scoring=scoring,
-            limit=QUERY_TERMS,
-            spread=False,
-            weights=weights,
-        )
-        hits, note = safe_rerank(index.path, "", hits, want, weights, like=source)
-    if shaped:  # grown as a question's passages are, never over the source
-        hits = shape(index, hits, k, weights.grow_chars, clear=(source,))
+    hits, note = rank(index, candidates, k, rerank=rerank, like=source, weights=weights)
     hits = [h._replace(boosted=LIKE_COHERENCE_REASON) if h.boosted == COHERENCE_REASON else h for h in hits]
     return hits, note
 

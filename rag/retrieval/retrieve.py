@@ -4,16 +4,25 @@ longer describes its repository, search, and note what changed since ingest."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.errors import InputError, command
-from rag.retrieval.passages import mark, shape
-from rag.retrieval.ranking import question_shape
-from rag.retrieval.results import Glance, Hit
-from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search
-from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
+from rag.ranking.hits import Hit
+from rag.ranking.order import question_shape
+from rag.ranking.passages import mark
+from rag.ranking.pipeline import rank
+from rag.retrieval.results import Glance
+from rag.retrieval.search import (
+    DEFAULT_SCORING,
+    DEFAULT_TOP_K,
+    Query,
+    analyse,
+    check_request,
+    search,
+    search_query,
+)
+from rag.semantic.registry import DEFAULT_MODE
 from rag.sources.names import ACCESS_FILE
 from rag.store.reader import Index
 from rag.weights import DEFAULTS, RankingWeights
@@ -34,6 +43,7 @@ class Request(NamedTuple):
     scoring: str = DEFAULT_SCORING
     rerank: str = DEFAULT_MODE  # the semantic stage: auto (when installed), semantic or none
     searches: tuple[str, ...] = ()  # more words to search with the question's (a model's searches)
+    weights: RankingWeights = DEFAULTS  # what the list is ranked with (a benchmark's DEFAULTS._replace(...))
 
 
 class Retrieval(NamedTuple):
@@ -84,15 +94,16 @@ def retrieve(
             seen = glance(index, request.question, request.groups, request.scoring)
             if seen.candidates:
                 searches = tuple(planner(seen))
-        hits, note = rank_question(
+        query = analyse(index, request.question, request.groups, searches)
+        hits, note = rank_query(
             index,
-            request.question,
+            query,
             request.k,
             explain=True,  # what each hit matched: its words and lines, and the searches that found it
             groups=request.groups,
             scoring=request.scoring,
             rerank=request.rerank,
-            searches=searches,
+            weights=request.weights,
         )
         if searches:
             hits = found_by(index, hits, request.question, searches, request.groups)
@@ -100,10 +111,6 @@ def retrieve(
             hits = mark(index, hits, (request.question, *searches))
         if not request.explain:
             hits = [h._replace(contributions=()) for h in hits]
-        spelling = sys.modules.get(
-            "rag.retrieval.spelling"
-        )  # loaded by the search above only if a word was unknown
-        fixed = spelling.corrections_made(index, request.question, request.groups) if spelling else ()
         # no hit: the answer may be in a file added since, so every indexed folder is checked
         changed = changed_since_ingest(index, [h.chunk.path for h in hits], not hits, request.groups)
     return Retrieval(
@@ -113,7 +120,7 @@ def retrieve(
         os.path.abspath(index_path),
         root,
         refreshed,
-        fixed,
+        query.corrections,
         request.refresh,
         note,
         searches,
@@ -203,64 +210,53 @@ def rank_question(
     searches: Sequence[str] = (),
 ) -> tuple[list[Hit], str | None]:
     """Return a question's top k from an open index, as every caller ranks it (a query, `rag eval`,
-    the MCP tool, the benches): the lexical ranking, then the semantic stage when `rerank` runs it;
-    with the note for stderr the stage leaves (the extra is not installed, or its model failed).
-    `weights` are what the lexical ranking uses (a benchmark passes DEFAULTS._replace(...)).
-    `searches` are searched with the question, in one query (search()).
+    the MCP tool, the benches), with the note for stderr the semantic stage leaves (the extra is not
+    installed, or its model failed). `weights` are what the lexical ranking uses (a benchmark passes
+    DEFAULTS._replace(...)). `searches` are searched with the question, in one query (search())."""
+    query = analyse(index, question, groups, searches)
+    return rank_query(
+        index, query, k, explain=explain, groups=groups, scoring=scoring, rerank=rerank, weights=weights
+    )
 
-    A question that is one identifier skips the stage: it is a lookup the definition boost answers,
-    and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
-    available = active(rerank)  # one look for the extra (find_spec) per call
-    shaped = index.manifest.tokenizer.mode != "plain"  # the original design's passages stay its windows
-    semantic = available and question_shape(question).symbol is None
 
-    def ranked(want: int) -> tuple[list[Hit], str | None]:
-        if not semantic:
-            hits = search(
-                index,
-                question,
-                want,
-                explain=explain,
-                groups=groups,
-                scoring=scoring,
-                weights=weights,
-                searches=searches,
-            )
-            return hits, NOT_INSTALLED if rerank == "auto" and not available else None
-        from rag.semantic.rerank import lexical_depth, safe_rerank  # the stage's model side, when it runs
+def rank_query(
+    index: Index,
+    query: Query,
+    k: int,
+    *,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    scoring: str = DEFAULT_SCORING,
+    rerank: str = DEFAULT_MODE,
+    weights: RankingWeights = DEFAULTS,
+) -> tuple[list[Hit], str | None]:
+    """rank_question for a question analysed already (for `groups`): its search, scored as often as
+    the rank pipeline asks (rag.ranking.pipeline), the question analysed once.
 
-        # the stage reorders the lexical list, so it takes it unspread and spreads its own order
-        hits = search(
+    A question that is one identifier skips the semantic stage: it is a lookup the definition boost
+    answers, and a sentence embedding of a bare name only blurs it (docs/levers.md: symbol 0.913 -> 0.844)."""
+
+    def candidates(want: int, spread: bool) -> list[Hit]:
+        return search_query(
             index,
-            question,
-            lexical_depth(want),
+            query,
+            want,
             explain=explain,
             groups=groups,
             scoring=scoring,
-            spread=False,
+            spread=spread,
             weights=weights,
-            searches=searches,
         )
-        text = "\n".join((question, *searches))  # what the passages' meaning is compared with
-        return safe_rerank(index.path, text, hits, want, weights)
 
-    if not shaped:
-        return ranked(k)
-    want = shaping_depth(k, weights)
-    hits, note = ranked(want)
-    out = shape(index, hits, k, weights.grow_chars)
-    # distinct matches short of k while more were ranked: rank deeper, the results so far kept
-    while len(out) < k and len(hits) >= want and want < MAX_DEPTH:
-        want *= 2
-        deeper, note = ranked(want)
-        listed = {h.chunk[:3] for h in hits}
-        more = [h for h in deeper if h.chunk[:3] not in listed]
-        hits = hits + more
-        out = shape(index, more, k, weights.grow_chars, before=out)
-    return out, note
-
-
-MAX_DEPTH = 160  # the deepest a list is ranked to find k distinct matches
+    return rank(
+        index,
+        candidates,
+        k,
+        rerank=rerank,
+        semantic=question_shape(query.question).symbol is None,
+        compare=query.text,  # what the passages' meaning is compared with
+        weights=weights,
+    )
 
 
 GLANCE = 20  # the passages of the question's own search a planner is shown
@@ -305,15 +301,6 @@ def languages(index: Index, groups: frozenset[str] = frozenset()) -> tuple[str, 
     counts.pop("text", None)
     kinds = sorted(counts, key=lambda kind: (-counts[kind], kind))[:LANGUAGES]
     return tuple(GRAMMARS[k].label if k in GRAMMARS else _LABELS.get(k, k) for k in kinds)
-
-
-def shaping_depth(k: int, weights: RankingWeights = DEFAULTS) -> int:
-    """Return how many ranked hits the passages of a top k are shaped from first. Up to k = 10 it is
-    10, whose lexical pool is that of every such k (RankingWeights.min_candidates), so that the first
-    passages are the same for all of them; past 10, half as many again. When the distinct matches of
-    those fall short of k, rank_question ranks deeper."""
-    fixed = weights.min_candidates // weights.candidates_per_k
-    return fixed if k <= fixed else k + k // 2
 
 
 def refresh(index_path: str | os.PathLike[str], groups: frozenset[str] = frozenset()) -> IngestReport | None:

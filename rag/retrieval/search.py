@@ -1,6 +1,6 @@
 """Scoring over the inverted index: a question's terms and their weights under BM25, or cosine similarity
 of TF-IDF vectors, on the same postings; the best chunks found by rag.retrieval.topk's max-score pruning
-go to rag.retrieval.ranking for the final top k. The numbers and formulas are rag.weights' (those a query
+go to rag.ranking.order for the final top k. The numbers and formulas are rag.weights' (those a query
 ranks with: the `weights` argument, a RankingWeights)."""
 
 from __future__ import annotations
@@ -10,22 +10,32 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from rag.retrieval.quoted import holding, quotes
-from rag.retrieval.ranking import candidate_count, definitions, file_key, question_shape, rank_hits
-from rag.retrieval.results import Hit, TermContribution
+from rag.ranking.hits import Hit, TermContribution
+from rag.ranking.order import (
+    PROMPT_K,
+    Shape,
+    candidate_count,
+    definitions,
+    file_key,
+    question_shape,
+    rank_hits,
+)
+from rag.ranking.quoted import holding, quotes
 from rag.retrieval.topk import Work, numpy_ahead, top_scores
 from rag.store.reader import Index
 from rag.store.views import View
 from rag.text.acronyms import expand
-from rag.text.short_forms import WEIGHT as SHORT_FORM_WEIGHT
 from rag.text.short_forms import short_forms
 from rag.weights import BM25, DEFAULTS, Cosine, FloatColumn, RankingWeights, bm25_idf, idf_weight, tf_weight
 
-DEFAULT_TOP_K = 4
+if TYPE_CHECKING:
+    from rag.retrieval.spelling import Correction
+
+DEFAULT_TOP_K = PROMPT_K  # as many passages as a prompt gets
 # auto: BM25 on indexes built with the code tokenizer (it wins on both eval sets, see
-# docs/levers.md); cosine TF-IDF on `--tokenizer plain` indexes, the original design exactly
+# docs/levers.md); cosine TF-IDF on `--tokenizer plain` indexes, whose words are only lowercased
 SCORINGS = ("auto", "tfidf", "bm25")
 DEFAULT_SCORING = "auto"
 
@@ -43,7 +53,7 @@ def search(
     searches: Sequence[str] = (),
 ) -> list[Hit]:
     """Return the top `k` chunks for `question` by BM25 or cosine similarity, best first (`spread`:
-    the passages after the prompt's first ones cover more files, rag.retrieval.ranking.spread_files;
+    the passages after the prompt's first ones cover more files, rag.ranking.order.spread_files;
     `weights`: what the query is ranked with, rag.weights.RankingWeights).
 
     `scoring` is "bm25", "tfidf" (cosine of TF-IDF vectors) or "auto": BM25 unless the index
@@ -63,7 +73,27 @@ def search(
     """
     check_request(k, scoring)
     with index.snapshot():
-        return _search(index, question, k, explain, groups, prune, scoring, spread, weights, tuple(searches))
+        query = analyse(index, question, groups, searches)
+        return _search(index, query, k, explain, groups, prune, scoring, spread, weights)
+
+
+def search_query(
+    index: Index,
+    query: Query,
+    k: int = DEFAULT_TOP_K,
+    *,
+    explain: bool = False,
+    groups: frozenset[str] = frozenset(),
+    prune: bool = True,
+    scoring: str = DEFAULT_SCORING,
+    spread: bool = True,
+    weights: RankingWeights = DEFAULTS,
+) -> list[Hit]:
+    """search() for a question analysed already (analyse(), for the same `groups`): a list ranked
+    deeper scores it again without analysing it again."""
+    check_request(k, scoring)
+    with index.snapshot():
+        return _search(index, query, k, explain, groups, prune, scoring, spread, weights)
 
 
 def check_request(k: int, scoring: str) -> None:
@@ -85,9 +115,85 @@ class QueryTerm(NamedTuple):
     bound: float  # the largest weight it has in a chunk (the stored pruning bound)
 
 
+class Query(NamedTuple):
+    """A question analysed once, before it is scored: its terms and their counts (typos corrected,
+    acronyms added, a model's searches counted in), its quoted spans, its shape, the short forms of
+    its long words, and the corrections made. (A NamedTuple: a query must not pay for dataclasses.)"""
+
+    question: str
+    searches: tuple[str, ...]  # more words searched with the question's (a model's searches)
+    text: str  # the question and the searches, the words the ranking reads
+    counts: dict[str, int]  # term -> its count in the query, in the order scores are summed in
+    stands_for: dict[str, str]  # a term the query added (an acronym, a correction) -> what it stands for
+    corrected: frozenset[str]  # the terms that replaced a typo: a guess, weighted down
+    corrections: tuple[
+        Correction, ...
+    ]  # the question's words the index has never seen, and what was searched
+    forms: dict[str, str]  # short form -> the long word it shortens (BM25 scores them on the candidates)
+    quoted: tuple[str, ...]  # spans quoted in the question, looked up as written
+    shape: Shape  # the form of the text: one identifier, file-name words (rag.ranking.order)
+
+
+def analyse(
+    index: Index, question: str, groups: frozenset[str] = frozenset(), searches: Sequence[str] = ()
+) -> Query:
+    """Return `question` analysed for the view of a caller with `groups`: its terms (and the acronyms
+    the readable files define for its words), the words the view has never seen corrected to its
+    nearest terms (rag.retrieval.spelling), `searches` counted in (never corrected: a guessed name is
+    not a typo), and, under the code tokenizer, its quoted spans and the short forms of its long words."""
+    with index.snapshot():
+        return _analyse(index, question, index.view(groups), tuple(searches))
+
+
+def _analyse(index: Index, question: str, view: View, searches: tuple[str, ...]) -> Query:
+    qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
+    if "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
+        numpy_ahead(index.postings_count(qtf))
+    qtf, corrected, corrections = _corrected(index, view, question, qtf)
+    stands_for = {**stands_for, **corrected} if corrected else stands_for
+    text = question
+    if searches:  # a model's words, counted with the question's (never corrected)
+        more, more_for = _query_counts(index, "\n".join(searches), view.classes)
+        qtf = dict(qtf)
+        for term, n in more.items():
+            qtf[term] = qtf.get(term, 0) + n
+        stands_for = {**more_for, **stands_for}
+        text = "\n".join((question, *searches))  # the ranking reads the words of all of them
+    code = index.manifest.tokenizer.mode != "plain"
+    return Query(
+        question,
+        searches,
+        text,
+        qtf,
+        stands_for,
+        frozenset(corrected),
+        corrections,
+        short_forms(text, index.tokenizer, qtf) if code else {},
+        tuple(quotes(text)) if code else (),
+        question_shape(text),
+    )
+
+
+def _corrected(
+    index: Index, view: View, question: str, counts: dict[str, int]
+) -> tuple[dict[str, int], dict[str, str], tuple[Correction, ...]]:
+    """The counts with each term the view has never seen corrected (rag.retrieval.spelling, loaded
+    only for such a question), corrected term -> the word typed, and the corrections."""
+    if all(_known(index, view, term) for term in counts):
+        return counts, {}, ()
+    from rag.retrieval.spelling import correct
+
+    return correct(index, view, question, counts)
+
+
+def _known(index: Index, view: View, term: str) -> bool:
+    """Whether a chunk the view may read holds `term` (a key lookup when it reads everything)."""
+    return index.has_term(term) if view.classes is None else _postings(index, view, term) is not None
+
+
 def _search(
     index: Index,
-    question: str,
+    query: Query,
     k: int,
     explain: bool,
     groups: frozenset[str],
@@ -95,38 +201,15 @@ def _search(
     scoring: str,
     spread: bool,
     weights: RankingWeights,
-    searches: tuple[str, ...] = (),
 ) -> list[Hit]:
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
-    qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
-    if "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
-        numpy_ahead(index.postings_count(qtf))
+    qtf, stands_for, question = query.counts, query.stands_for, query.text
     found_of = {term: _postings(index, view, term) for term in qtf}
-    corrected: dict[str, str] = {}
-    # words the view has never seen -> their nearest indexed terms (known words are left alone);
-    # rag.retrieval.spelling is loaded only for such a question (or once loaded, to record that none was made)
-    if None in found_of.values() or "rag.retrieval.spelling" in sys.modules:
-        from rag.retrieval.spelling import correct as correct_spelling
-
-        qtf, corrected = correct_spelling(index, view, question, qtf)
-        found_of = {
-            term: found_of[term] if term in found_of else _postings(index, view, term) for term in qtf
-        }
-    stands_for = {**stands_for, **corrected} if corrected else stands_for
-    if searches:  # a model's words, counted with the question's (never corrected)
-        more, more_for = _query_counts(index, "\n".join(searches), view.classes)
-        qtf = dict(qtf)
-        for term, n in more.items():
-            qtf[term] = qtf.get(term, 0) + n
-            if term not in found_of:
-                found_of[term] = _postings(index, view, term)
-        stands_for = {**more_for, **stands_for}
-        question = "\n".join((question, *searches))  # the ranking reads the words of all of them
     # each term's query tf part (BM25: its count; cosine: 1 + ln count), a corrected typo's scaled
     # down: it is a guess
     parts = {
-        term: (weights.correction_weight if term in corrected else 1.0) * (n if bm25 else tf_weight(n))
+        term: (weights.correction_weight if term in query.corrected else 1.0) * (n if bm25 else tf_weight(n))
         for term, n in qtf.items()
     }
     terms = _query_terms(index, view, parts, found_of, bm25)
@@ -138,12 +221,12 @@ def _search(
         n_docs = view.n_chunks
         extra: list[QueryTerm] = []
         if index.manifest.tokenizer.mode != "plain":
-            forms = short_forms(question, index.tokenizer, qtf)
-            extra = _short_form_terms(index, view, forms, n_docs)
+            forms = query.forms
+            extra = _short_form_terms(index, view, forms, n_docs, weights.short_form_weight)
             scored = _add_terms(scored, extra, per_posting)
             stands_for = {**stands_for, **{t.term: forms[t.term] for t in extra}}
         quoted: dict[int, TermContribution] = {}
-        spans = quotes(question) if index.manifest.tokenizer.mode != "plain" else []
+        spans = list(query.quoted)
         if spans:
             own = lambda new: _add_terms(new, terms + extra, per_posting)  # noqa: E731
             scored, quoted = _with_quoted(index, view, spans, scored, own)
@@ -163,6 +246,7 @@ def _search(
             ),
             explain,
             question,
+            query.shape,
             spread,
             weights,
         )
@@ -180,6 +264,7 @@ def _search(
         lambda cid: _explain(cid, terms, cosine_part, stands_for),
         explain,
         question,
+        query.shape,
         spread,
         weights,
     )
@@ -221,7 +306,7 @@ def search_passage(
         else:
             scored = _cosine_scores(view, terms, want, prune)[0]
         scored = [sc for sc in scored if sc[1] not in exclude]
-        return _hits(index, view, scored, k, lambda cid: (), False, "", spread, weights)
+        return _hits(index, view, scored, k, lambda cid: (), False, "", question_shape(""), spread, weights)
 
 
 def _query_terms(
@@ -289,8 +374,10 @@ def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[in
     return (ids, tfs, math.inf, math.inf) if ids else None
 
 
-def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: int) -> list[QueryTerm]:
-    """The short forms the index (the view) holds, as BM25 query terms of SHORT_FORM_WEIGHT,
+def _short_form_terms(
+    index: Index, view: View, forms: dict[str, str], n_docs: int, weight: float
+) -> list[QueryTerm]:
+    """The short forms the index (the view) holds, as BM25 query terms of `weight` (a typed word's 1),
     heaviest first (rag.text.short_forms)."""
     out: list[QueryTerm] = []
     for term in forms:
@@ -299,7 +386,7 @@ def _short_form_terms(index: Index, view: View, forms: dict[str, str], n_docs: i
             continue
         ids, tfs = found[0], found[1]
         idf = bm25_idf(n_docs, len(ids))
-        out.append(QueryTerm(term, idf, SHORT_FORM_WEIGHT * idf, ids, tfs, math.inf))
+        out.append(QueryTerm(term, idf, weight * idf, ids, tfs, math.inf))
     out.sort(key=lambda t: (-t.weight, t.term))
     return out
 
@@ -312,7 +399,7 @@ def _with_quoted(
     own: Callable[[list[tuple[float, int]]], list[tuple[float, int]]],
 ) -> tuple[list[tuple[float, int]], dict[int, TermContribution]]:
     """Raise the chunks that hold a quoted span verbatim by the best candidate's score, adding those
-    the pool lacks at their `own` scores (rag.retrieval.quoted); with what each gained, for --explain."""
+    the pool lacks at their `own` scores (rag.ranking.quoted); with what each gained, for --explain."""
     found = holding(index, spans, lambda term: (_postings(index, view, term) or (None,))[0])
     if not found:
         return scored, {}
@@ -344,7 +431,7 @@ def _add_terms(
 def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
     """Return the terms a question is scored with, and their counts: the tokenizer's query
     side, plus the acronyms the readable files (`classes`; None = all) define for words the
-    question contains (rag.text.acronyms; not under the plain tokenizer, the original design)."""
+    question contains (rag.text.acronyms; not under the plain tokenizer, which adds no term to a question's words)."""
     return _query_counts(index, question, classes)[0]
 
 
@@ -366,6 +453,7 @@ def _hits(
     contributions: Callable[[int], tuple[TermContribution, ...]],
     explain: bool,
     question: str,
+    shape: Shape,
     spread: bool,
     weights: RankingWeights,
 ) -> list[Hit]:
@@ -380,9 +468,10 @@ def _hits(
         Hit(score=score, chunk=chunks[cid], contributions=contributions(cid) if explain else ())
         for score, cid in scored
     ]
-    if index.manifest.tokenizer.mode == "plain":  # the original design exactly: no code-aware stage
+    if (
+        index.manifest.tokenizer.mode == "plain"
+    ):  # plain: the scores and the demotions alone, no code-aware stage
         return rank_hits(hits, k, weights=weights)
-    shape = question_shape(question)
     if shape.symbol is not None and weights.definition_scan:
         pool = {cid for _, cid in scored}
         hits.extend(_definitions_beyond(index, view, shape.symbol, pool, contributions, explain, weights))

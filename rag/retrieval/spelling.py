@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import weakref
 import zlib
 from collections.abc import Callable
 from functools import cache
@@ -33,7 +32,7 @@ from typing import NamedTuple
 from rag.store.reader import Index
 from rag.store.views import View
 
-CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, the original design
+CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, where an unknown word drops out
 MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them
 LONG_WORD = 8  # words of this many letters or more may be two edits from their term
 _WORD = re.compile(r"[^\W\d_]+")
@@ -50,13 +49,6 @@ class Correction(NamedTuple):
     searched: str  # the word searched for, spelled out ("passages")
     term: str  # the indexed term it stands for ("passag")
     distance: int
-
-
-_KEPT = 32  # questions whose corrections are kept per index, the latest
-# index -> (question, readable classes) -> the corrections its search made
-_MADE: weakref.WeakKeyDictionary[Index, dict[tuple[str, frozenset[int] | None], tuple[Correction, ...]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def max_distance(letters: int) -> int:
@@ -88,13 +80,12 @@ def distance(a: str, b: str, limit: int) -> int:
 
 def correct(
     index: Index, view: View, question: str, counts: dict[str, int]
-) -> tuple[dict[str, int], dict[str, str]]:
+) -> tuple[dict[str, int], dict[str, str], tuple[Correction, ...]]:
     """Return the query's term counts with each term the view has never seen replaced by its
-    nearest term the view holds, and corrected term -> the word typed (for --explain). Counts
-    whose terms are all known are returned as they are."""
+    nearest term the view holds, corrected term -> the word typed (for --explain), and the
+    corrections. Counts whose terms are all known are returned as they are."""
     if not CORRECT or index.manifest.tokenizer.mode == "plain":  # there, unknown terms drop out
-        return counts, {}
-    classes = view.classes
+        return counts, {}, ()
     known = _known_in(index, view)
     unknown = [t for t in counts if not known(t)]
     by_term: dict[str, Correction] = {}  # unknown term -> its correction
@@ -109,26 +100,14 @@ def correct(
                 words = _words_of_terms(index, question)
             if not any(map(is_english_word, words.get(term, {term}))):
                 by_term[term] = found
-    made = _MADE.setdefault(index, {})
-    made[(question, classes)] = tuple(by_term.values())
-    if len(made) > _KEPT:  # a long-lived process (the MCP server) asks many questions of one index
-        del made[next(iter(made))]
     if not by_term:
-        return counts, {}
+        return counts, {}, ()
     out: dict[str, int] = {}
     for term, n in counts.items():
         c = by_term.get(term)
         key = c.term if c is not None else term
         out[key] = out.get(key, 0) + n
-    return out, {c.term: c.word for c in by_term.values()}
-
-
-def corrections_made(
-    index: Index, question: str, groups: frozenset[str] = frozenset()
-) -> tuple[Correction, ...]:
-    """Return the corrections the last search of `question` on `index` made, for a caller
-    with `groups` (empty if it made none, or was not run)."""
-    return _MADE.get(index, {}).get((question, index.view(groups).classes), ())
+    return out, {c.term: c.word for c in by_term.values()}, tuple(by_term.values())
 
 
 def _known_in(index: Index, view: View) -> Callable[[str], bool]:

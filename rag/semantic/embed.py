@@ -8,10 +8,10 @@ import os
 import time
 from typing import NamedTuple
 
-from rag.semantic.model import ModelError, identity, load, prepare
-from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV
-from rag.semantic.rerank import passage_text, will_run
-from rag.semantic.vectors import VectorCache, cache_path, content_key
+from rag.errors import ModelError
+from rag.semantic.model import identity, load, prepare
+from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV, will_run
+from rag.semantic.vectors import VectorCache, cache_path, content_key, passage_text
 from rag.store.reader import Index
 
 EMBED_BATCH = 256  # passages embedded and stored per transaction
@@ -81,7 +81,7 @@ def embed_index(index_path: str | os.PathLike[str]) -> EmbedReport:
 
 
 def passage_texts(index: Index) -> list[str]:
-    """The text each passage of the index is embedded as (rag.semantic.rerank.passage_text), in
+    """The text each passage of the index is embedded as (rag.semantic.vectors.passage_text), in
     chunk-id order, read READ_BATCH passages at a time."""
     ids = index.chunk_ids()
     return [

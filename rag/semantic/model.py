@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
-from rag.errors import RagError
+from rag.errors import ModelError
+from rag.numeric import import_numpy
 from rag.semantic import wordpiece
 from rag.semantic.registry import (
     DEFAULT_EMBEDDING_MODEL,
     EXTRA_HINT,
     MODEL_ENV,
     MODELS,
-    STATIC_MODELS,
     ModelSpec,
     installed,
     model_name,
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from rag.semantic.static import StaticEmbedder
-
     Vectors = npt.NDArray[np.float32]
 
 # the texts of one onnxruntime call; by length, so that padding costs little (bench/semantic_speed.py)
@@ -66,10 +64,6 @@ QUANTIZATION = 2
 # characters of a passage handed to the tokenizer: beyond what the model reads (128 tokens of
 # about 4 characters of code) the rest would be cut anyway, and tokenizing it costs time
 CHARS_PER_TOKEN = 6
-
-
-class ModelError(RagError):
-    """The semantic model cannot be loaded: missing or damaged package."""
 
 
 def _tokenizer_json() -> str:
@@ -90,7 +84,7 @@ class Embedder:
         self.tokens = min(self.spec.max_tokens, PASSAGE_TOKENS)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tokenizers never reaches for a hub
         try:
-            np = _import_numpy()
+            np = import_numpy()
             import onnxruntime as ort  # type: ignore[import-untyped]  # no stubs
         except ImportError as exc:
             raise _incomplete(exc.name) from None
@@ -204,8 +198,6 @@ def prepare(name: str | None = None) -> float | None:
     from rag.semantic import model_cache
 
     name = name or model_name()
-    if name in STATIC_MODELS:  # nothing to build: numpy reads the weights as they ship
-        return None
     spec, _, ident = _source(name)
     if model_cache.ready(_session_key(ident), spec.quantize) or not model_cache.writable():
         return None
@@ -288,28 +280,11 @@ def _incomplete(module: str | None) -> ModelError:
     return ModelError(f"The semantic extra is incomplete ({module} missing) — {EXTRA_HINT}")
 
 
-def _import_numpy() -> Any:
-    """Import numpy, its BLAS with one thread when this process imports it first: rag never calls
-    BLAS (the pooling and norms are numpy's own loops), and the thread pool OpenBLAS starts at
-    import took a quarter of that import's wall time on a busy 2-core machine (a setting of
-    OPENBLAS_NUM_THREADS is left alone)."""
-    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
-        import numpy
-
-        return numpy
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read once, when OpenBLAS loads
-    try:
-        import numpy
-    finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]  # for the processes this one starts
-    return numpy
-
-
 def _source(name: str) -> tuple[ModelSpec, str, str]:
     """The model `name`: its spec, its file, and the identity its vectors are cached under."""
     spec = MODELS.get(name)
     if spec is None:
-        known = ", ".join((*MODELS, *STATIC_MODELS))
+        known = ", ".join(MODELS)
         raise ModelError(f"Unknown semantic model {name!r} — set {MODEL_ENV} to one of {known}")
     path, version = locate(spec)
     # another model, or another build of it, or another length read, never reuses a vector; nor
@@ -345,10 +320,6 @@ def identity(name: str | None = None) -> str:
     """Return the identity the vectors of model `name` (default: model_name()) are cached under,
     without loading it (no onnxruntime, numpy or tokenizers)."""
     name = name or model_name()
-    if name in STATIC_MODELS:
-        from rag.semantic import static
-
-        return static.identity()
     return _source(name)[2]
 
 
@@ -469,16 +440,10 @@ def _size(path: str) -> int:
 _loaded: dict[tuple[str, int | None, bool, int], Embedder] = {}
 
 
-def load(
-    name: str | None = None, threads: int | None = None, spinning: bool = False
-) -> Embedder | StaticEmbedder:
+def load(name: str | None = None, threads: int | None = None, spinning: bool = False) -> Embedder:
     """Return the model `name` (default: model_name()), loaded once per process (per thread
-    setting: see Embedder; a static model runs on the calling thread)."""
+    setting: see Embedder)."""
     name = name or model_name()
-    if name in STATIC_MODELS:
-        from rag.semantic import static
-
-        return static.load()
     key = (name, threads, spinning, PASSAGE_TOKENS)
     embedder = _loaded.get(key)
     if embedder is None:

@@ -57,9 +57,6 @@ MODELS: dict[str, ModelSpec] = {
         False,
     ),
 }
-# models computed with numpy alone from weights that ship inside rag (rag.semantic.static): a name here
-# is run by that module, not by onnxruntime
-STATIC_MODELS = ("code-static",)
 # measured on the three sets (docs/levers.md): L6 ranks better than L3 on code search
 # and docstring and ties dev's hit@4 (its MRR a little lower); its quantized run ranks as it does
 # (code search +0.002, the other two sets' hit@4 equal) and embeds 1.5x as fast. The L3 model, three
@@ -68,7 +65,7 @@ DEFAULT_EMBEDDING_MODEL = "minilm-l6-q8"
 # the default where the int8 products were not measured: an x86 CPU without VNNI, whose u8s8 products
 # saturate (onnxruntime's quantization notes), and other CPUs
 UNQUANTIZED = "minilm-l6-int8"
-MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS or STATIC_MODELS the stage uses (the benches compare them)
+MODEL_ENV = "RAG_SEMANTIC_MODEL"  # which of MODELS the stage uses (the benches compare them)
 NOT_INSTALLED = (
     f"Note: {EXTRA_HINT} would rerank the passages by meaning, at a slower first query "
     f"(docs/levers.md; {RERANK_ENV}=none silences this)"
@@ -104,10 +101,8 @@ def modules(spec: ModelSpec) -> tuple[str, ...]:
 
 def installed(name: str | None = None) -> bool:
     """Return whether the semantic extra looks installed: its libraries, and the model's file in
-    the site-packages folder its package installed it into (a static model: numpy)."""
+    the site-packages folder its package installed it into."""
     name = name or model_name()
-    if name in STATIC_MODELS:
-        return find_spec("numpy") is not None
     spec = MODELS.get(name)
     if spec is None or any(find_spec(module) is None for module in modules(spec)):
         return False
@@ -119,3 +114,10 @@ def active(mode: str) -> bool:
     if mode not in RERANK_MODES:
         raise ValueError(f"rerank must be one of {', '.join(RERANK_MODES)}")
     return mode == "semantic" or (mode == "auto" and installed())
+
+
+def will_run(mode: str | None = None) -> bool:
+    """Whether the queries will run the stage: `mode` (default RAG_RERANK) asks for it and the extra
+    is installed; an unknown mode is the query's to report."""
+    mode = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
+    return mode in RERANK_MODES and active(mode)

@@ -15,6 +15,10 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rag.chunking.base import Chunk
 
 SUFFIX = ".vectors"
 DIMENSIONS = 384
@@ -126,3 +130,9 @@ class VectorCache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def passage_text(c: Chunk) -> str:
+    """The text a passage is embedded as: its path, symbol and breadcrumb, then its text."""
+    head = " ".join(p for p in (c.path, c.symbol or "", c.context) if p)
+    return f"{head}\n{c.text}"

@@ -1,6 +1,5 @@
 """Where an index lives: its default place in a repository, an --index value, the index remembered
-for a folder, and the housekeeping of its folder (the .gitignore, temporary files left by killed
-ingests, the mtimes of indexed folders).
+for a folder (rag.store.state), and the command that rebuilds it.
 
 A query must not pay for importing pathlib (3 ms of a ~45 ms process): what it runs here
 (locate_index and the helpers of the reader) works on str paths; building an index imports
@@ -9,14 +8,12 @@ pathlib when it needs it.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple
 
-from rag.errors import IngestRunningError, InputError, NoIndexError, command
+from rag.errors import InputError, NoIndexError, command
 from rag.sources.names import INDEX_DIRNAME, INDEX_FILENAME
+from rag.store import state
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -85,151 +82,12 @@ def check_index_place(path: Path) -> None:
             )
 
 
-def prepare_index_dir(path: Path) -> None:
-    """Create the index's folder (and a .rag folder's .gitignore), and remove the temporary files
-    of killed ingests."""
-    check_index_place(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.parent.name == INDEX_DIRNAME:
-        # keep the index out of the repository's `git status`; never through a link (O_NOFOLLOW),
-        # never over a file that is there (O_EXCL)
-        try:
-            fd = os.open(
-                path.parent / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644
-            )
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w") as fh:
-                fh.write("# written by rag: ignore the index\n*\n")
-    _remove_stale_temps(path)
-
-
-@contextmanager
-def ingest_lock(path: Path) -> Iterator[None]:
-    """Hold the index's ingest lock (an flock on PATH.lock, beside it) while the block runs, or raise
-    IngestRunningError at once when another ingest holds it.
-
-    Two writers on one index must never both succeed: a rebuild that replaced the file under an
-    update left the update's hot journal beside the new file, and the next reader replayed it into
-    the new file (damage until a later rebuild). The lock is never deleted (deleting a lock file
-    lets a third process lock a new inode while the second holds the old one); the kernel releases
-    it when its holder ends, however it ends."""
-    import fcntl
-
-    check_index_place(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IngestRunningError(
-                f"another ingest is running on this index ({path}) — wait for it to finish, "
-                "then run this one again"
-            ) from None
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _remove_stale_temps(path: Path) -> None:
-    """Delete temp files left by ingests that were killed (their process is gone)."""
-    for stale in path.parent.glob(f"{path.name}.tmp-*"):
-        pid = stale.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _pid_alive(int(pid)):
-            stale.unlink(missing_ok=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def folder_mtimes(
-    root: Path, folders: Iterable[str], known: Mapping[str, int] | None = None
-) -> list[tuple[str, int]]:
-    """(folder, mtime_ns) of the given folders below root that still exist, in order; `known`
-    gives mtimes taken earlier (before the walk), used rather than a stat now."""
-    out = []
-    for d in sorted(folders):
-        if known is not None and d in known:
-            out.append((d, known[d]))
-            continue
-        try:
-            out.append((d, os.stat(os.path.join(root, d)).st_mtime_ns))
-        except OSError:
-            continue
-    return out
-
-
-def folders_of(paths: Iterable[str]) -> set[str]:
-    """The folders holding these files ('' for the root)."""
-    return {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
-
-
-def ancestors(path: str) -> Iterator[str]:
-    """Yield the folders above a relative path, innermost first, ending with the root ('')."""
-    while "/" in path:
-        path = path.rsplit("/", 1)[0]
-        yield path
-    yield ""
-
-
 def file_uri(path: str, mode: str) -> str:
     """An SQLite URI for a path: '#', '?' and '%' in a folder name (C#proj) are escaped, as a
     URI needs them to be, or SQLite opens another file."""
     from urllib.parse import quote
 
     return f"file:{quote(os.path.abspath(path))}?mode={mode}"
-
-
-def _state_file() -> str:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "rag", "indexes.json")
-
-
-def _remembered() -> dict[str, str]:
-    """The state file's folder -> index entries ({} when there is none, or it cannot be read)."""
-    try:
-        with open(_state_file(), encoding="utf-8") as fh:
-            known = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(known, dict):
-        return {}
-    return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def _remember(known: dict[str, str]) -> None:
-    """Replace the state file's entries with `known`, atomically; a failure is ignored (remembering is a
-    convenience: --index and the upward search still work)."""
-    state = _state_file()
-    try:
-        os.makedirs(os.path.dirname(state), exist_ok=True)
-        tmp = f"{state}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(known, indent=1))
-        os.replace(tmp, state)
-    except OSError:
-        pass
-
-
-def remember_index(cwd: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> None:
-    """Record that an ingest run from `cwd` wrote `index_path`, so a query from there finds it; forget
-    the entries whose folder or index is gone."""
-    known = {
-        folder: index
-        for folder, index in _remembered().items()
-        if os.path.isdir(folder) and os.path.isfile(index)
-    }
-    known[os.path.realpath(cwd)] = os.path.realpath(index_path)
-    _remember(known)
 
 
 class Located(NamedTuple):
@@ -278,13 +136,13 @@ def find_index(
         if parent == folder:
             break
         folder = parent
-    known = _remembered()
+    known = state.remembered()
     remembered = known.get(here)
     if remembered is not None:
         if os.path.isfile(remembered):
             return Located(remembered, remembered=True)
         del known[here]  # its index was deleted: the entry would never answer again
-        _remember(known)
+        state.remember(known)
     raise NoIndexError(
         f"No index found for {here} — run `{command('ingest')} REPO` first (or pass --index PATH)"
     )

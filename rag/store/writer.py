@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from rag.chunking.base import Chunk
 from rag.errors import InputError, NothingToIndexError
+from rag.sources.folders import folder_mtimes, folders_of
 from rag.store import format as store_format  # ARRAY_BLOCK by module: tests shrink it
+from rag.store.folder import prepare_index_dir
 from rag.store.format import (
     APPLICATION_ID,
     FORMAT_VERSION,
@@ -32,7 +34,7 @@ from rag.store.format import (
     view_key,
 )
 from rag.store.packing import pack_postings, pack_text
-from rag.store.paths import file_uri, folder_mtimes, folders_of, prepare_index_dir
+from rag.store.paths import file_uri
 from rag.store.stats import chunk_lengths, view_df, view_length
 from rag.text.tokenizer import TokenizerSettings
 from rag.weights import bm25_normalisers, score_bounds, scoring_parameters, view_norms

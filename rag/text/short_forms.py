@@ -3,7 +3,7 @@
 Code writes `req`, `res`, `func`, `env`, `auth`, `doc`, `arg`, `dict`. Questions say request,
 response, function, environment, authentication, documentation, argument, dictionary. A question
 word of MIN_WORD letters or more also asks for its first three and four letters, when the index
-holds them as terms, at WEIGHT of a typed word's weight.
+holds them as terms, at a share of a typed word's weight (rag.weights.RankingWeights.short_form_weight).
 
 They are scored only on the candidates the question's own terms found (rag.retrieval.search), not over the
 whole index. Short terms are common: reading their postings in full made a query at a million
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 MIN_WORD = 6  # letters in a question word whose beginnings are also asked for
 LENGTHS = (3, 4)  # the beginnings: `req`, `func`; each leaves at least 3 letters of the word
-WEIGHT = 0.3  # of a typed word's query weight
 
 _WORD = re.compile(r"[A-Za-z]+")
 

@@ -14,7 +14,7 @@ tokenized exactly as the passages were:
   first. On the query side only, ``query_stopwords`` drops words that ask rather than
   name (how, does, what, ...; see QUERY_STOPWORDS) when they stand alone.
 
-The ``path_weight`` and ``symbol_weight`` settings are read by rag.indexing.terms (what is
+The ``path_weight`` and ``symbol_weight`` settings are read by rag.text.terms (what is
 indexed for a chunk); they live here so that they are saved with the index too.
 """
 
@@ -162,8 +162,8 @@ class TokenizerSettings(NamedTuple):
     identifiers: bool = True
     min_length: int = 2  # shorter terms (`t` of isn't, `i`) are dropped, index and query side
     query_stopwords: bool = True
-    path_weight: int = 2  # tf added per path term (rag.indexing.terms); 0: the path is not indexed
-    symbol_weight: int = 2  # tf added per symbol/heading term (rag.indexing.terms)
+    path_weight: int = 2  # tf added per path term (rag.text.terms); 0: the path is not indexed
+    symbol_weight: int = 2  # tf added per symbol/heading term (rag.text.terms)
 
     def to_dict(self) -> dict[str, object]:
         """Return the settings as a JSON-ready dict."""
@@ -348,7 +348,7 @@ def _porter2_term(word: str) -> str:
 
 
 # Porter2, the Snowball English stemmer (https://snowballstem.org/algorithms/english/stemmer.html),
-# as Snowball 3.1 generates it; tests/test_tokens.py checks it against the snowballstemmer package.
+# as Snowball 3.1 generates it; tests/test_tokenizer.py checks it against the snowballstemmer package.
 _V = frozenset("aeiouy")
 _V_WXY = frozenset("aeiouywxY")
 _VALID_LI = frozenset("cdeghkmnrt")
