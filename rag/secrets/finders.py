@@ -32,6 +32,28 @@ class Finder:
     find: Callable[[str], Iterator[tuple[str, int, int]]]
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret found in a text: its kind and the character span that is redacted."""
+
+    kind: str
+    start: int
+    end: int
+
+
+# the whole scan of a text (rag.secrets.scan.find_secrets), handed to a finder that scans decoded text
+# with every rule: passed in, so that the rules' modules never import the scan that runs them
+Scanner = Callable[[str], list[Finding]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rescanning:
+    """A finder that scans text it decodes with every rule: `find` is given the scanner too."""
+
+    gate: Callable[[str], object] | WordGate
+    find: Callable[[str, Scanner], Iterator[tuple[str, int, int]]]
+
+
 # What the word finders may spend on a text, per million characters (and on any shorter text).
 # In the most demanding file of 278 MB of real code (the eight corpora, the standard library and
 # its site-packages) they read 1,459 candidates and judged values worth 1,970; a megabyte that
@@ -276,13 +298,10 @@ def _decoded(value: str) -> str | None:
     return text if text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable() else None
 
 
-def encoded_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+def encoded_secrets(text: str, find_secrets: Scanner) -> Iterator[tuple[str, int, int]]:
     """Yield each base64 value that decodes to a private key, or, in a Kubernetes Secret manifest,
-    to text holding a secret (.env lines) or to a credential under a credential's name."""
-    # the decoded text is scanned by every rule, this finder among them: imported here, as the
-    # rules import this module
-    from rag.secrets.scan import find_secrets
-
+    to text holding a secret (.env lines) or to a credential under a credential's name; the decoded
+    text is scanned by `find_secrets`, every rule, this finder among them."""
     pos = 0
     while (at := _next(text, ENCODED_KEY, pos)) != -1:
         run = _BASE64_RUN.match(text, at)

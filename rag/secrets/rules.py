@@ -23,6 +23,7 @@ from rag.secrets.finders import (
     ENV_DEFAULTS,
     PHP_DEFINE,
     Finder,
+    Rescanning,
     WordFinder,
     WordGate,
     encoded_secrets,
@@ -132,7 +133,7 @@ def _anycase(kind: str, word: str, pattern: str, check: Callable[[re.Match[str]]
     return Rule(kind, None, re.compile(pattern, re.IGNORECASE), "secret", check, (word,), re.compile(pattern))
 
 
-RULES: tuple[Rule | Finder | WordFinder, ...] = (
+RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(_contains("BEGIN "), lambda text: key_blocks(text)),
     Rule(
         "aws-access-key",
@@ -338,7 +339,7 @@ RULES: tuple[Rule | Finder | WordFinder, ...] = (
         for kind, gate, key_id, secret, check in PAIRED
     ),
     Finder(_contains("PuTTY-User-Key-File-"), putty_private_lines),
-    Finder(_contains(ENCODED_KEY, "Secret"), encoded_secrets),
+    Rescanning(_contains(ENCODED_KEY, "Secret"), encoded_secrets),
     # a ~/.pgpass line (host:port:database:user:password) in a script or doc that writes one
     Rule(
         "pgpass-password",

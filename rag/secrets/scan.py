@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from rag.secrets.decoded import decoded_view
-from rag.secrets.finders import Budget, Finder, WordFinder, WordGate
+from rag.secrets.finders import Budget, Finder, Finding, Rescanning, WordFinder, WordGate
 from rag.secrets.rules import RULES, Rule
 
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One secret found in a text: its kind and the character span that is redacted."""
-
-    kind: str
-    start: int
-    end: int
+__all__ = ["Finding", "find_secrets", "redact"]
 
 
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -71,14 +63,15 @@ def find_secrets(text: str) -> list[Finding]:
 
 
 def _gate_plan() -> tuple[
-    tuple[Callable[[str], object] | WordGate, ...], tuple[tuple[int, Rule | Finder | WordFinder], ...]
+    tuple[Callable[[str], object] | WordGate, ...],
+    tuple[tuple[int, Rule | Finder | Rescanning | WordFinder], ...],
 ]:
     """Return the distinct gates (a test of the text, or a WordGate), and each rule in order with
     the index of its gate (-1: none): rules that share a gate (the same literal, see
     rules._search) have its answer from one test per text."""
     gates: dict[int, int] = {}
     distinct: list[Callable[[str], object] | WordGate] = []
-    plan: list[tuple[int, Rule | Finder | WordFinder]] = []
+    plan: list[tuple[int, Rule | Finder | Rescanning | WordFinder]] = []
     for rule in RULES:
         gate = None if isinstance(rule, WordFinder) else rule.gate
         if gate is not None and id(gate) not in gates:
@@ -175,6 +168,9 @@ def _scan(text: str) -> list[Finding]:
                 continue
         if isinstance(rule, Finder):
             found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text))
+            continue
+        if isinstance(rule, Rescanning):
+            found.extend(Finding(kind, start, end) for kind, start, end in rule.find(text, find_secrets))
             continue
         if isinstance(rule, WordFinder):
             at = occurrences[rule.word]
