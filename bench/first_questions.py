@@ -1,12 +1,14 @@
 """The first questions after a new index: a plain ingest of REPO, then N new questions, each a whole
-process that answers as `query.py --json --no-llm` does (rag.retrieval.retrieve, its JSON printed), in turn
-with `python -c "import click"` (the reference), for each variant of the semantic stage. No vector is
-cached when the first question comes; each question is new.
+`query.py --json --no-llm` process (a variant with settings: a process that answers as it does,
+rag.retrieval.retrieve with the settings, its JSON printed), in turn with `python -c "import click"`
+(the reference), for each variant of the semantic stage. No vector is cached when the first question
+comes; each question is new.
 
     python bench/first_questions.py ~/.cache/rag-corpora/flask-3.1.3 --questions 12
     python bench/first_questions.py REPO --variants "default:,none:rerank=none,d20:DEPTH=20,both:DEPTH=20+PASSAGE_TOKENS=64"
 
-Variants are separated by commas, each LABEL:SETTING=VALUE+...: `rerank=none` runs the query with --rerank none;
+Variants are separated by commas, each LABEL:SETTING=VALUE+...: `rerank=none` runs the query with --rerank none
+(else --rerank auto: the stage runs when its extra is installed);
 a SETTING that names a field of rag.weights.RankingWeights (or DEPTH, the semantic stage's depth as the
 records name it) is passed to the query in its Request; PASSAGE_TOKENS, the model's, is set on
 rag.semantic.model in the query's process before it runs.
@@ -78,7 +80,7 @@ def main() -> None:
     for item in (v for v in args.variants.split(",") if v):
         label, _, spec = item.partition(":")
         settings = [s for s in spec.split("+") if s]
-        rerank = "none" if "rerank=none" in settings else "semantic"
+        rerank = "none" if "rerank=none" in settings else "auto"
         levers = ",".join(s for s in settings if not s.startswith("rerank="))
         variants.append((label, rerank, levers))
     for label, rerank, levers in variants:
@@ -90,15 +92,11 @@ def main() -> None:
             )
             ratios, seconds = [], []
             for question in QUESTIONS[: args.questions]:
-                command = [
-                    sys.executable,
-                    "-c",
-                    _WITH,
-                    levers,
-                    rerank,
-                    str(index),
-                    question,
-                ]
+                if levers:
+                    command = [sys.executable, "-c", _WITH, levers, rerank, str(index), question]
+                else:
+                    command = [sys.executable, str(PROJECT / "query.py"), "--json", "--no-llm", "-q"]
+                    command += ["--rerank", rerank, "--index", str(index), question]
                 asked = run_isolated(command)
                 base = run_isolated(reference)
                 ratios.append(asked.seconds / base.seconds)
