@@ -112,7 +112,7 @@ class EvalReport:
     k: int = MISS_K
     indexes: dict[str, str] = field(default_factory=dict)  # corpus (or "") -> index file used
     semantic: bool = False  # the semantic stage reordered some question's passages
-    notes: tuple[str, ...] = ()  # the semantic stage's, once each: not installed, or its model failed
+    notes: tuple[str, ...] = ()  # the semantic stage's, once each: its model failed
 
     @property
     def misses(self) -> tuple[QuestionOutcome, ...]:

@@ -52,7 +52,7 @@ from rag.cli.progress import ProgressLine
 from rag.cli.report import about, after_ingest_lines, format_ingest_report
 from rag.errors import InputError, command, run_as
 from rag.numeric import scale_hint
-from rag.semantic.registry import NOT_INSTALLED
+from rag.semantic.registry import install_hint
 from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
@@ -533,9 +533,10 @@ def eval_cmd(
         rerank=rerank,
         on_ingest=lambda r: out(format_ingest_report(r), err=True),
     )
-    for note in report.notes:  # as a query's: --json leaves out the install hint
-        if not (as_json and note == NOT_INSTALLED):
-            out(note, err=True)
+    if not as_json and (hint := install_hint(rerank)) is not None:  # figures without the stage
+        out(hint, err=True)
+    for note in report.notes:
+        out(note, err=True)
     if not report.outcomes:  # figures over no question would read as a retrieval that finds nothing
         first = report.label_errors[0]
         raise InputError(

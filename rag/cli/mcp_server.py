@@ -137,7 +137,6 @@ def _search(
 ) -> dict[str, Any]:
     """The search tool's answer: `rag query --no-llm --json`'s object, and the notes the command prints."""
     from rag.retrieval.retrieve import Request, retrieve
-    from rag.semantic.registry import NOT_INSTALLED
 
     if not 1 <= k <= MAX_K:
         raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
@@ -149,8 +148,8 @@ def _search(
         "question": question,
         "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
         **about(found),
-        # the semantic stage's note too (the model failed: lexical order), not its install hint
-        "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
+        # the semantic stage's note too (the model failed: lexical order)
+        "notes": ([found.note] if found.note else [])
         + freshness_lines(found)
         + ([] if found.hits else [NO_MATCH]),
     }
@@ -161,7 +160,6 @@ def _related(
 ) -> dict[str, Any]:
     """The related tool's answer: `rag related --json`'s object, and the notes the command prints."""
     from rag.retrieval.related import related as related_to
-    from rag.semantic.registry import NOT_INSTALLED
 
     if not 1 <= k <= MAX_K:
         raise tool_error(f"k must be between 1 and {MAX_K} — ask for fewer passages")
@@ -175,8 +173,7 @@ def _related(
         "source": source_dict(result.source),
         "results": [passage_dict(rank, hit) for rank, hit in enumerate(found.hits, 1)],
         **about(found),
-        "notes": ([found.note] if found.note and found.note != NOT_INSTALLED else [])
-        + freshness_lines(found),
+        "notes": ([found.note] if found.note else []) + freshness_lines(found),
     }
 
 

@@ -15,7 +15,6 @@ from rag.cli.report import freshness_lines, passage_dict, source_dict
 from rag.cli.terminal import one_line
 from rag.ranking.hits import Hit
 from rag.ranking.order import TEST_FACTOR
-from rag.semantic.registry import NOT_INSTALLED
 
 if TYPE_CHECKING:
     from rag.answer.citations import Answer
@@ -77,9 +76,8 @@ def stderr_is_terminal() -> bool:
 def text_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) -> None:
     """Print which index answers (unless `quiet`), what was corrected, refreshed or is stale, and
     the semantic stage's note, on stderr (one line each). `remembered`: the index was found as the
-    one an ingest run from the current folder wrote (rag.store.paths.find_index). The stage's install
-    hint is an ingest's to give (rag.semantic.embed.after_ingest), not every query's."""
-    if found.note is not None and found.note != NOT_INSTALLED:
+    one an ingest run from the current folder wrote (rag.store.paths.find_index)."""
+    if found.note is not None:
         out(found.note, err=True)
     if not quiet:
         out(searching_line(found, remembered), err=True)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from rag.chunking.base import Chunk
 from rag.ranking.hits import Hit
 from rag.ranking.passages import distinct_passages
-from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, active
+from rag.semantic.registry import DEFAULT_MODE, active
 from rag.store.reader import Index
 from rag.weights import DEFAULTS, RankingWeights
 
@@ -37,7 +37,8 @@ def rank(
     weights: RankingWeights = DEFAULTS,
 ) -> tuple[list[Hit], str | None]:
     """Return the top k of `candidates` as every list is ranked, with the note for stderr the semantic
-    stage leaves (the extra is not installed, or its model failed), or None.
+    stage leaves (its model failed), or None. That the extra is not installed is said by an ingest
+    and `rag eval` (rag.semantic.registry.install_hint), not by every list.
 
     The stage runs when `rerank` asks for it and the extra is installed, unless `semantic` is False
     (a question that is one identifier: a lookup the definition boost answers). It compares the
@@ -49,7 +50,7 @@ def rank(
 
     def ranked(want: int) -> tuple[list[Hit], str | None]:
         if not stage:
-            return candidates(want, True), NOT_INSTALLED if rerank == "auto" and not available else None
+            return candidates(want, True), None
         from rag.ranking.semantic import lexical_depth, safe_rerank  # the stage's model side, when it runs
 
         hits = candidates(lexical_depth(want, weights), False)

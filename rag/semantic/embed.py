@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from rag.errors import ModelError
 from rag.semantic.model import identity, load, prepare
-from rag.semantic.registry import DEFAULT_MODE, NOT_INSTALLED, RERANK_ENV, will_run
+from rag.semantic.registry import install_hint, will_run
 from rag.semantic.vectors import VectorCache, cache_path, content_key, passage_text
 from rag.store.reader import Index
 
@@ -43,9 +43,8 @@ def after_ingest(
     if embed:  # asked for: a model that cannot load is the caller's error
         return AfterIngest(embedded=embed_index(index_path))
     if not will_run(mode):
-        # the one place the install hint is given: a query ranks lexically without a word
-        asked = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
-        return AfterIngest(note=NOT_INSTALLED) if asked == "auto" else None
+        hint = install_hint(mode)
+        return AfterIngest(note=hint) if hint is not None else None
     try:
         return AfterIngest(prepare())
     except ModelError as exc:  # the queries will say the same and rank lexically

@@ -121,3 +121,10 @@ def will_run(mode: str | None = None) -> bool:
     is installed; an unknown mode is the query's to report."""
     mode = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
     return mode in RERANK_MODES and active(mode)
+
+
+def install_hint(mode: str | None = None) -> str | None:
+    """NOT_INSTALLED when `mode` (default RAG_RERANK) is auto and the extra is not installed, else None:
+    the line an ingest and `rag eval` say (a query, `related` and the MCP tools rank without a word)."""
+    mode = mode or os.environ.get(RERANK_ENV) or DEFAULT_MODE
+    return NOT_INSTALLED if mode == "auto" and not installed() else None
