@@ -22,28 +22,15 @@ that end in an operator, a table separator or a line end.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Sequence
 
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE
+from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
 from rag.secrets.randomness import ascending, known_shape, looks_random, may_be_random, roughly_random
-from rag.secrets.values import NOT_AUTH_TOKEN, REPEATED, credential_value, kind_of_name, may_be_chosen
-
-# the words of a credential context (lowered), and whether a chosen value counts too
-WORDS: dict[str, bool] = {
-    "pass": True,
-    "pwd": True,
-    "secret": True,
-    "token": False,
-    "key": False,
-    "auth": False,
-    "credential": False,
-    "session": False,
-}
-# `private` is a word of names too (`private_key`, `privateToken`), found through the word beside it;
-# and `signature` names a value derived from a secret (an HMAC), which grants nothing alone
+from rag.secrets.tables import MAX_ROW, header_column, table_cells, table_row
+from rag.secrets.values import REPEATED, credential_value, kind_of_name, may_be_chosen
 
 # a word, the rest of its name, a closing quote or bracket, then an operator (`=`, `:`, `:=`,
 # `=>`, `,`, `>`, a table's `|` or tab, blanks) or the end of the name (a `name: X` whose value
@@ -79,164 +66,6 @@ _COARSE_NAMES = re.compile(
 )
 _ROW_STOP = re.compile(r"[\n=(){}\[\]<>:]")  # code, prose or a line's end: what ends a header row's rest
 
-# name segments that say the value is something else than a credential
-_NOT_CREDENTIAL = frozenset(
-    [
-        "public",
-        "pub",
-        "hash",
-        "hashed",
-        "digest",
-        "checksum",
-        "fingerprint",
-        "integrity",
-        "hint",
-        "policy",
-        "prompt",
-        "label",
-        "placeholder",
-        "example",
-        "examples",
-        "pattern",
-        "regex",
-        "length",
-        "len",
-        "min",
-        "max",
-        "format",
-        "type",
-        "kind",
-        "field",
-        "name",
-        "names",
-        "path",
-        "file",
-        "dir",
-        "url",
-        "uri",
-        "endpoint",
-        "arn",
-        "alias",
-        "version",
-        "prefix",
-        "suffix",
-        "count",
-        "size",
-        "expiry",
-        "expires",
-        "expiration",
-        "ttl",
-        "timeout",
-        "reset",
-        "rule",
-        "rules",
-        "strength",
-        "uuid",
-        "index",
-        "cache",
-        "sort",
-        "partition",
-        "primary",
-        "foreign",
-        "lookup",
-        "next",
-        "page",
-        "continuation",
-        "cursor",
-        "marker",
-        "idempotency",
-        "request",
-        "sync",
-        "change",
-        "lock",
-        "env",
-        "var",
-        "template",
-        "id",
-        "ids",
-        "sha",
-        "sha1",
-        "sha256",
-        "sha512",
-        "md5",
-        "result",
-        "output",
-        "input",
-        "cls",
-        "class",
-        "handler",
-        "factory",
-        "callback",
-        "starting",
-        "publishable",
-    ]
-)
-# words that hold a context word without meaning it
-_NOT_THE_WORD = frozenset(
-    [
-        "author",
-        "authors",
-        "authored",
-        "authority",
-        "authorities",
-        "authoring",
-        "bypass",
-        "compass",
-        "passenger",
-        "passengers",
-        "passage",
-        "passive",
-        "passthrough",
-        "surpass",
-        "keyboard",
-        "keyword",
-        "keywords",
-        "keyframe",
-        "keyframes",
-        "keystroke",
-        "keystrokes",
-        "keypress",
-        "keydown",
-        "keyup",
-        "keypad",
-        "keychain",
-        "monkey",
-        "donkey",
-        "turkey",
-        "hockey",
-        "whiskey",
-        "jockey",
-        "tokenize",
-        "tokenizer",
-        "tokenizers",
-        "tokenized",
-        "tokenizing",
-        "tokenization",
-        "passport",
-        "sessionstorage",
-    ]
-)
-_AFTER_KEY = frozenset(
-    [
-        "id",
-        "ids",
-        "kid",
-        "name",
-        "names",
-        "type",
-        "path",
-        "file",
-        "url",
-        "uri",
-        "arn",
-        "alias",
-        "ring",
-        "store",
-        "map",
-        "s",
-    ]
-)
-_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # a name that is a name field's value: its value is that of the `value` key beside it
 _VALUE_KEY = re.compile(r"""(?<![\w-])(?i:value)["'`]?[ \t]*(?::|=>|=)[ \t]*""")
 # what ends an item before its value: another name field, a brace, a new YAML list item
@@ -257,31 +86,6 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # a dotted nam
 # query's next `&name=`), base64 padding allowed; possessive, so each candidate scans its own
 # characters only
 _UNQUOTED = re.compile(r"""(?:[^\s"'`,;:=(){}\[\]<>&]|&(?![\w.-]{1,40}=)){1,1024}+={0,2}""")
-
-
-@functools.lru_cache(maxsize=4096)  # names repeat: a file says `password` many times
-def credential_name(name: str, word: str) -> bool:
-    """Tell whether a name that holds `word` names a credential: the word is not part of another
-    (author, bypass, keyboard, tokenizer) and no segment says the value is something else (a
-    hash, a public key, a path, a length, a pagination token: public_key, password_hint,
-    key_id, NextToken)."""
-    segments = [s.lower() for s in _SEGMENTS.findall(name)]
-    if not segments or any(s in _NOT_CREDENTIAL or s in _NOT_THE_WORD for s in segments):
-        return False
-    at = next((i for i, s in enumerate(segments) if word in s), None)
-    if at is None:
-        return False
-    before, after = "".join(segments[:at]), segments[at + 1 :]
-    if word == "token" and NOT_AUTH_TOKEN.search(before):
-        return False  # a pagination, idempotency or verification token: NextToken, VerificationToken
-    if word == "key" and _NOT_SECRET_KEY.search(before):
-        return False  # an object's or a row's key: S3Key, cache_key, primary_key
-    return not (word == "key" and after and after[0] in _AFTER_KEY)
-
-
-_NOT_SECRET_KEY = re.compile(
-    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup)\Z"
-)
 
 
 def named_values(word: str) -> _NamedValues:
@@ -332,8 +136,8 @@ class _NamedValues:
                     sep = ""  # the last cell of a row that may be a table's header
             if field is None and sep is not None:
                 # a header row is short: its start is looked for that far back only
-                line = text.rfind("\n", max(0, start - _MAX_ROW - 1), start) + 1
-                if quoted_name or (line == 0 and start > _MAX_ROW) or line in headers or line < table_end:
+                line = text.rfind("\n", max(0, start - MAX_ROW - 1), start) + 1
+                if quoted_name or (line == 0 and start > MAX_ROW) or line in headers or line < table_end:
                     continue
                 headers.add(line)
             name = text[start : m.end("tail")].lstrip("$-.")
@@ -349,7 +153,7 @@ class _NamedValues:
                     yield kind_of_name(name), *found
                 continue
             if sep is not None:  # a row that may be a table's header
-                column = _header_column(text, line, start)
+                column = header_column(text, line, start)
                 if column is not None:
                     values, table_end = _column_values(text, line, column, self.strong, budget)
                     yield from values
@@ -548,54 +352,6 @@ def _paired_value(
 
 # ---- tables: a header row that names a credential column, then its values --------------------------
 
-_MAX_ROW = 2000  # characters in a header row at most
-_NOT_HEADER = re.compile(r"[=(){}\[\]<>:]")  # code and prose, not a header
-_CELL_NAME = re.compile(r"""[ \t]*["'`]?[\w .#/-]{1,40}["'`]?[ \t]*""")
-
-
-def _cells(line: str, sep: str) -> list[tuple[int, int]]:
-    """The spans of the cells of a table row (double-quoted cells may hold the separator)."""
-    spans, pos, n = [], 0, len(line)
-    while pos <= n:
-        if line[pos : pos + 1] == '"':
-            close = line.find('"', pos + 1)
-            while close != -1 and line[close + 1 : close + 2] == '"':
-                close = line.find('"', close + 2)
-            end = line.find(sep, close + 1) if close != -1 else -1
-        else:
-            end = line.find(sep, pos)
-        end = n if end == -1 else end
-        spans.append((pos, end))
-        pos = end + 1
-    return spans
-
-
-def _row(text: str, line: int) -> tuple[str, int]:
-    """The row that starts at `line` (without its line break), and where it ends."""
-    end = text.find("\n", line)
-    end = len(text) if end == -1 else end
-    return text[line:end].rstrip("\r"), end
-
-
-def _header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None:
-    """When the row at `line` is a table's header (2+ cells, each a short name) whose cell at `at`
-    names the credential: the separator, the column and the number of cells."""
-    row, _ = _row(text, line)
-    if len(row) > _MAX_ROW or _NOT_HEADER.search(row):
-        return None
-    for sep in ("|", "\t", ",", ";"):
-        if sep not in row:
-            continue
-        cells = _cells(row, sep)
-        if sum(1 for a, b in cells if row[a:b].strip()) < 2 or row.rstrip().endswith(sep) and sep != "|":
-            continue  # one name, or a list of items (`A,` then `B,`): not a header
-        if not all(_CELL_NAME.fullmatch(row[a:b]) or a == b for a, b in cells):
-            continue
-        for i, (a, b) in enumerate(cells):
-            if a <= at - line < b or (a == b and a == at - line):
-                return sep, i, len(cells)
-    return None
-
 
 def _column_values(
     text: str, line: int, column: tuple[str, int, int], strong: bool, budget: Budget
@@ -603,13 +359,13 @@ def _column_values(
     """The secrets of a credential column in the rows below its header, up to the first row of
     another shape (a Markdown table's `|---|` row skipped); and where the table ends."""
     sep, index, width = column
-    header, pos = _row(text, line)
-    kind = kind_of_name(header[_cells(header, sep)[index][0] : _cells(header, sep)[index][1]])
+    header, pos = table_row(text, line)
+    kind = kind_of_name(header[table_cells(header, sep)[index][0] : table_cells(header, sep)[index][1]])
     found: list[tuple[str, int, int]] = []
     while pos < len(text):
         line = pos + 1
-        row, end = _row(text, line)
-        cells = _cells(row, sep)
+        row, end = table_row(text, line)
+        cells = table_cells(row, sep)
         if len(cells) != width:
             break
         pos = end

@@ -18,6 +18,7 @@ from rag.secrets.assignments import (
     pass_word,
     secret_key_name,
 )
+from rag.secrets.credential_names import WORDS
 from rag.secrets.finders import (
     ENCODED_KEY,
     ENV_DEFAULTS,
@@ -32,7 +33,7 @@ from rag.secrets.finders import (
     named_literals,
     putty_private_lines,
 )
-from rag.secrets.nature import CALL_WORDS, WORDS, call_arguments, named_values, sql_passwords, url_users
+from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, url_users
 from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
 from rag.secrets.values import (
     aws_secret_name,
