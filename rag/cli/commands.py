@@ -51,7 +51,6 @@ from rag.cli.output import (
 from rag.cli.progress import ProgressLine
 from rag.cli.report import about, after_ingest_lines, format_ingest_report
 from rag.errors import InputError, command, run_as
-from rag.numeric import scale_hint
 from rag.semantic.registry import install_hint
 from rag.store.paths import find_index, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
@@ -160,12 +159,8 @@ def ingest_cmd(
     from rag.semantic.embed import after_ingest
 
     after = after_ingest(report.index_path, embed)
-    if after is not None and not quiet:
-        for text in after_ingest_lines(after):
-            out(text, err=text.startswith("Note:"))
-    hint = scale_hint(report.chunks)
-    if hint is not None and not quiet:
-        out(hint, err=True)
+    for text in [] if quiet else after_ingest_lines(after, report.chunks):
+        out(text, err=text.startswith("Note:"))
 
 
 def _question(words: tuple[str, ...]) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag.cli.terminal import one_line
 from rag.errors import command
+from rag.numeric import scale_hint
 
 if TYPE_CHECKING:
     from rag.chunking.base import Chunk
@@ -62,12 +63,13 @@ def format_ingest_report(report: IngestReport) -> str:
     return line + blocked
 
 
-def after_ingest_lines(after: AfterIngest) -> list[str]:
-    """What an ingest did for the semantic stage's vectors, in lines (a note first: for stderr)."""
-    lines = [after.note] if after.note else []
-    if after.prepared is not None:
+def after_ingest_lines(after: AfterIngest | None, chunks: int) -> list[str]:
+    """What an ingest of `chunks` chunks did for the semantic stage's vectors (`after`; None: nothing),
+    in lines, then what the scale extra would add (the notes, "Note: ...": for stderr)."""
+    lines = [after.note] if after is not None and after.note else []
+    if after is not None and after.prepared is not None:
         lines.append(f"Prepared the semantic model for queries in {after.prepared:.1f} s (once per machine)")
-    done = after.embedded
+    done = after.embedded if after is not None else None
     if done is not None:
         rate = (
             f", {done.computed / done.seconds:.0f} passages/s" if done.computed and done.seconds > 0 else ""
@@ -75,7 +77,8 @@ def after_ingest_lines(after: AfterIngest) -> list[str]:
         lines.append(
             f"Embedded {done.computed} passages ({done.chunks - done.computed} cached) in {done.seconds:.1f} s{rate}"
         )
-    return lines
+    hint = scale_hint(chunks)
+    return lines if hint is None else [*lines, hint]
 
 
 def freshness_lines(found: Retrieval) -> list[str]:
