@@ -82,9 +82,10 @@ def worked_repo(tmp_path: Path) -> Path:
 # --- model backends (tests of prompts, backends, answer and the query command) -------------------------
 
 from collections.abc import Callable  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
+from dataclasses import dataclass, field, replace  # noqa: E402
 
 from rag.answer.backends import ApiCitation, Generation  # noqa: E402
+from rag.answer.followups import SearchTool  # noqa: E402
 from rag.answer.prompts import Prompt  # noqa: E402
 
 
@@ -96,12 +97,21 @@ def no_sdk_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Te
     monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path_factory.mktemp("anthropic-config")))
 
 
+@dataclass(frozen=True)
+class Search:
+    """A search the fake model makes before it answers: the arguments of its tool call."""
+
+    arguments: object
+
+
 @dataclass
 class FakeBackend:
-    """A backend that answers from a queue and records every prompt it was sent."""
+    """A backend that answers from a queue and records every prompt it was sent (and the tool
+    offered with it); a queued Search is a tool call made before the next answer."""
 
-    answers: list[Generation | str | BaseException] = field(default_factory=list)
+    answers: list[Generation | str | BaseException | Search] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
+    tools: list[SearchTool | None] = field(default_factory=list)
     name: str = "fake"
     model: str = "fake-model"
     plans: list[Generation | str | BaseException] = field(default_factory=list)  # replies to complete()
@@ -119,14 +129,39 @@ class FakeBackend:
         self.answers.append(Generation(text, api_citations, stop_reason, usage))
         return self
 
-    def generate(self, prompt: Prompt, on_text: Callable[[str], None] | None = None) -> Generation:
+    def search(self, arguments: object) -> FakeBackend:
+        """Queue one search the model makes before its next answer (the tool's arguments)."""
+        self.answers.append(Search(arguments))
+        return self
+
+    def generate(
+        self,
+        prompt: Prompt,
+        on_text: Callable[[str], None] | None = None,
+        tool: SearchTool | None = None,
+        on_search: Callable[[str], None] | None = None,
+    ) -> Generation:
         self.prompts.append(prompt)
+        self.tools.append(tool)
+        calls = 1
+        while self.answers and isinstance(self.answers[0], Search):
+            queued_search = self.answers.pop(0)
+            assert isinstance(queued_search, Search)
+            if tool is None:
+                raise AssertionError("the model searched, but no tool was offered")
+            found = tool.call(queued_search.arguments)
+            if on_search is not None:
+                on_search(found.search)
+            calls += 1
         if not self.answers:
             raise AssertionError("FakeBackend was called more often than answers were queued")
         queued = self.answers.pop(0)
         if isinstance(queued, BaseException):
             raise queued
+        assert not isinstance(queued, Search)
         gen = queued if isinstance(queued, Generation) else Generation(queued, stop_reason="end_turn")
+        if tool is not None:
+            gen = replace(gen, rounds=tuple(tool.rounds), calls=calls)
         if on_text is not None:
             half = len(gen.text) // 2  # in two pieces, like a stream
             on_text(gen.text[:half])

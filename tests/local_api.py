@@ -132,3 +132,79 @@ def serving() -> Iterator[FakeApi]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _message_start(model: str, input_tokens: int) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        },
+    }
+
+
+def search_events(
+    query: object, preamble: str = "", use_id: str = "toolu_1", model: str = "claude-test"
+) -> list[dict[str, Any]]:
+    """The events of a turn that ends in a call of the search tool (`query` its argument, or the
+    whole input when it is not a string), after the text `preamble` if any."""
+    events = [_message_start(model, 300)]
+    index = 0
+    if preamble:
+        events += [
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            delta(0, type="text_delta", text=preamble),
+            {"type": "content_block_stop", "index": 0},
+        ]
+        index = 1
+    arguments = {"query": query} if isinstance(query, str) else query
+    events += [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "tool_use", "id": use_id, "name": "search", "input": {}},
+        },
+        delta(index, type="input_json_delta", partial_json=json.dumps(arguments)),
+        {"type": "content_block_stop", "index": index},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        },
+        {"type": "message_stop"},
+    ]
+    return events
+
+
+def cited_events(
+    text: str, citation: dict[str, Any] | None = None, model: str = "claude-test"
+) -> list[dict[str, Any]]:
+    """The events of an answer that is one text block, cited by `citation` (a char_location) if given."""
+    block: list[dict[str, Any]] = [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "text", "text": "", "citations": []},
+        }
+    ]
+    if citation is not None:
+        block.append(delta(0, type="citations_delta", citation=citation))
+    return [
+        _message_start(model, 500),
+        *block,
+        delta(0, type="text_delta", text=text),
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 30},
+        },
+        {"type": "message_stop"},
+    ]

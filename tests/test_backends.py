@@ -253,7 +253,8 @@ def test_real_sdk_streams_a_cited_answer(api: FakeApi) -> None:
     gen = AnthropicBackend(client=api.client()).generate(PROMPT, streamed.append)
     assert streamed == ["It loads ", "the stored hash.", " [1]", " Then verifies."]
     assert gen.text == "It loads the stored hash. [1] Then verifies."
-    assert gen.api_citations == (ApiCitation(0, CITED, CITED_START, CITED_START + len(CITED)),)
+    title = "rag/auth.py:10-13 check_password"  # the API names the document it cites
+    assert gen.api_citations == (ApiCitation(0, CITED, CITED_START, CITED_START + len(CITED), title),)
     assert gen.stop_reason == "end_turn"
     assert gen.usage == {"input_tokens": 321, "output_tokens": 42}
     [sent] = api.requests
@@ -387,19 +388,26 @@ def test_claude_runs_without_tools_from_a_temporary_directory(
     streamed: list[str] = []
     gen = backend.generate(PROMPT, streamed.append)
     assert gen.text == "From the documents: see [rag/auth.py:10-13]. Also [nowhere.py:1-2]."
-    assert streamed == [gen.text]
+    assert len(streamed) == 2 and "".join(streamed) == gen.text  # as it streamed, in two deltas
     assert gen.usage == {"input_tokens": 120, "output_tokens": 14}
+    assert (gen.rounds, gen.calls) == ((), 1)
     call = json.loads(fake_claude.read_text())
     assert call["argv"] == [
         "-p",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
         "--tools",
         "",
+        "--strict-mcp-config",  # no MCP server of the user's: no tool at all
+        "--no-session-persistence",
         "--model",
         "some-model",
         "--system-prompt",
         PROMPT.system,
+        "--max-turns",
+        "1",
     ]
     assert call["stdin"] == PROMPT.user and call["stdin_is_pipe"]
     assert Path(call["cwd"]).resolve() != tmp_path.resolve()
@@ -523,14 +531,15 @@ def test_claude_not_installed(tmp_path: Path) -> None:
         ClaudeCliBackend(executable=str(tmp_path / "no-claude")).generate(PROMPT)
 
 
-def test_claude_command_is_run_with_a_pipe_and_a_timeout(mocker: Any) -> None:
+def test_claude_short_call_is_run_with_a_pipe_and_a_timeout(mocker: Any) -> None:
     proc = mocker.MagicMock(returncode=0)
     proc.communicate.return_value = (json.dumps({"is_error": False, "result": "ok [a.py:1-2]"}), "")
     popen = mocker.patch("subprocess.Popen", return_value=proc)
-    gen = ClaudeCliBackend(executable="claude", timeout=7).generate(PROMPT)
+    gen = ClaudeCliBackend(executable="claude").complete(PROMPT, model="fast", max_tokens=10, timeout=7)
     assert gen.text == "ok [a.py:1-2]"
     kwargs = popen.call_args.kwargs
     assert kwargs["stdin"] is subprocess.PIPE and kwargs["start_new_session"] is True
+    assert popen.call_args.args[0][:4] == ["claude", "-p", "--output-format", "json"]
     proc.communicate.assert_called_once()  # answered at once: one read, in a slice of the timeout
     assert proc.communicate.call_args.args == (PROMPT.user,)
     assert 0 < proc.communicate.call_args.kwargs["timeout"] <= 7

@@ -16,6 +16,7 @@ from local_api import FakeApi, delta, plan_reply
 
 from rag import ingest
 from rag.answer.backends import ApiCitation, Generation, render_text_prompt
+from rag.answer.defaults import DEFAULT_FOLLOW_UPS
 from rag.answer.prompts import build_prompt
 from rag.cli import main
 from rag.cli.output import NO_CONTEXT_MESSAGE
@@ -65,11 +66,11 @@ def query(runner: CliRunner, index: Path, *args: str) -> Any:
     return runner.invoke(main, ["query", "-q", "--index", str(index), *args])
 
 
-def expected_prompt(index: Path, question: str = QUESTION) -> Any:
+def expected_prompt(index: Path, question: str = QUESTION, follow_ups: int = DEFAULT_FOLLOW_UPS) -> Any:
     from rag import Index, search
 
     with Index(index) as idx:
-        return build_prompt(question, search(idx, question))
+        return build_prompt(question, search(idx, question), follow_ups)
 
 
 # --- errors -------------------------------------------------------------------------------------------------
@@ -242,7 +243,9 @@ def test_show_prompt_for_the_api_is_the_request(
 def test_prompt_only_prints_just_the_prompt(runner: CliRunner, index: Path) -> None:
     result = query(runner, index, "--prompt-only", "--backend", "anthropic", QUESTION)  # no key needed
     assert result.exit_code == 0
-    assert (result.stdout, result.stderr) == (expected_prompt(index).text + "\n", "")
+    # for a model with no search of ours: the single round's prompt
+    assert (result.stdout, result.stderr) == (expected_prompt(index, follow_ups=0).text + "\n", "")
+    assert "`search`" not in result.stdout
 
 
 def test_answer_is_streamed_then_sources_are_listed_and_checked(
@@ -285,7 +288,9 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
         "backend",
         "model",
         "usage",
+        "calls",
         "stop_reason",
+        "rounds",
         "index",
         "repository",
         "corrections",
@@ -327,6 +332,7 @@ def test_json_answer_shape(runner: CliRunner, index: Path, use_fake: FakeBackend
         "fake-model",
         {"input_tokens": 10, "output_tokens": 5},
     )
+    assert (got["calls"], got["rounds"]) == (1, [])  # the passages sufficed: no search of its own
     assert result.stderr == ""  # nothing streamed, no usage line: stdout is one JSON object
 
 

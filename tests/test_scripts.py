@@ -132,7 +132,7 @@ def test_a_reader_that_stops_early_ends_the_answer_quietly(worked_repo: Path, tm
     claude = bin_dir / "claude"  # answers with 300 KB, which the reader below never takes
     claude.write_text(
         f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
-        "print(json.dumps({'result': 'refunds ' * 40000, 'is_error': False}))\n"
+        "print(json.dumps({'type': 'result', 'result': 'refunds ' * 40000, 'is_error': False}))\n"
     )
     claude.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "RAG_BACKEND": "claude"}

@@ -11,8 +11,9 @@ from rag.retrieval.results import Glance
 from rag.retrieval.retrieve import Request, Retrieval, retrieve
 
 if TYPE_CHECKING:  # the model's side is imported when a prompt is built: a query for passages never loads it
-    from rag.answer.backends import Backend, OnText
     from rag.answer.citations import Answer
+    from rag.answer.followups import SearchTool
+    from rag.answer.generation import Backend, OnSearch, OnText
     from rag.answer.plan import Plan
     from rag.answer.prompts import Prompt
 
@@ -47,12 +48,16 @@ def ask(
     on_retrieved: Callable[[Retrieval], None] | None = None,
     on_planned: Callable[[Plan], None] | None = None,
     on_text: OnText | None = None,
+    follow_ups: int = 0,
+    on_search: OnSearch | None = None,
 ) -> Outcome:
     """Answer a question from the index: with `planning`, have the model write the searches first
     (rag.answer.plan), retrieve the passages, build the prompt (unless `build_prompt` is off), and
     with a backend generate the answer, streamed to `on_text`. `on_planned` sees the plan as soon as
     it is made, `on_retrieved` the retrieval before any model answers (to print their notes first).
-    The answer's usage counts the planning call's tokens with its own.
+    With `follow_ups`, the prompt offers the answering model that many searches of its own before
+    it answers (rag.answer.followups), each told to `on_search`; 0 is a single round, the prompt
+    as --prompt-only prints it. The answer's usage counts every call's tokens, the plan's too.
 
     When nothing is retrieved no model is called: with a backend, the answer is empty, stop_reason NO_CONTEXT.
     """
@@ -87,20 +92,20 @@ def ask(
         return Outcome(retrieval, None, None, plan_prompt, plan)
     from rag.answer.prompts import build_prompt as build
 
-    prompt = build(request.question, retrieval.hits)
-    answer = None if backend is None else generate(prompt, backend, on_text)
-    if answer is not None and plan is not None and plan.usage:
-        answer = answer._replace(usage=add_usage(plan.usage, answer.usage))
+    prompt = build(request.question, retrieval.hits, follow_ups)
+    if backend is None:
+        return Outcome(retrieval, prompt, None, plan_prompt, plan)
+    tool = None
+    if follow_ups:
+        from rag.answer.followups import SearchTool
+
+        tool = SearchTool(index_path, request, retrieval.hits, follow_ups)
+    answer = generate(prompt, backend, on_text, tool, on_search)
+    if plan is not None:
+        from rag.answer.generation import add_usage
+
+        answer = answer._replace(usage=add_usage(plan.usage, answer.usage), calls=answer.calls + 1)
     return Outcome(retrieval, prompt, answer, plan_prompt, plan)
-
-
-def add_usage(*usages: dict[str, int]) -> dict[str, int]:
-    """Sum token counts field by field."""
-    out: dict[str, int] = {}
-    for usage in usages:
-        for key, n in usage.items():
-            out[key] = out.get(key, 0) + n
-    return out
 
 
 def no_context_answer(question: str, backend: Backend) -> Answer:
@@ -110,12 +115,20 @@ def no_context_answer(question: str, backend: Backend) -> Answer:
     return Answer(question, "", (), (), backend.name, backend.model, {}, NO_CONTEXT)
 
 
-def generate(prompt: Prompt, backend: Backend, on_text: OnText | None = None) -> Answer:
-    """Send `prompt` to `backend` and check the citations of its answer."""
+def generate(
+    prompt: Prompt,
+    backend: Backend,
+    on_text: OnText | None = None,
+    tool: SearchTool | None = None,
+    on_search: OnSearch | None = None,
+) -> Answer:
+    """Send `prompt` to `backend` (with `tool`, the model may search first) and check the citations
+    of its answer against every passage it was sent."""
     from rag.answer.citations import Answer, check_citations
 
-    gen = backend.generate(prompt, on_text)
-    citations = check_citations(gen.text, gen.api_citations, prompt.hits)
+    gen = backend.generate(prompt, on_text, tool=tool, on_search=on_search)
+    sent = (*prompt.hits, *(h for r in gen.rounds for h in r.hits))
+    citations = check_citations(gen.text, gen.api_citations, sent)
     return Answer(
         prompt.question,
         gen.text,
@@ -125,4 +138,6 @@ def generate(prompt: Prompt, backend: Backend, on_text: OnText | None = None) ->
         gen.model or backend.model,
         gen.usage,
         gen.stop_reason,
+        gen.rounds,
+        gen.calls,
     )

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from rag.ranking.hits import Hit
 
 if TYPE_CHECKING:
-    from rag.answer.backends import ApiCitation
+    from rag.answer.followups import Round
+    from rag.answer.generation import ApiCitation
 
 NO_CONTEXT = "no_context"  # Answer.stop_reason when retrieval found nothing and no model was called
 # stop reasons whose text must not be passed off as an answer -> what to tell the user
@@ -45,6 +46,13 @@ class Answer(NamedTuple):
     model: str | None
     usage: dict[str, int]
     stop_reason: str | None = None
+    rounds: tuple[Round, ...] = ()  # the searches the model made before answering, and their passages
+    calls: int = 1  # model calls the answer took (the search plan's included)
+
+    @property
+    def sent(self) -> tuple[Hit, ...]:
+        """Every passage the model was sent: the first ones, then each search's."""
+        return (*self.hits, *(h for r in self.rounds for h in r.hits))
 
 
 def check_citations(text: str, api_citations: Sequence[ApiCitation], hits: Sequence[Hit]) -> list[Citation]:
@@ -96,9 +104,17 @@ def _check_span(path: str, start: int, end: int, hits: Sequence[Hit]) -> Citatio
 
 
 def _check_api(cite: ApiCitation, hits: Sequence[Hit]) -> Citation:
-    if not 0 <= cite.document_index < len(hits):
+    """The document an API citation names: by the title it was sent with (unique: passages sent
+    never overlap), else by its place among all the documents sent, tool results' included."""
+    from rag.answer.prompts import document_title
+
+    titled = [h for h in hits if cite.document_title and document_title(h) == cite.document_title]
+    if titled:
+        c = titled[0].passage
+    elif 0 <= cite.document_index < len(hits):  # valid only if the document holds the cited text
+        c = hits[cite.document_index].passage
+    else:
         return Citation("", 0, 0, cite.cited_text, False)
-    c = hits[cite.document_index].passage
     # the span is the whole passage's, so that every citation of one document has one reference number
     return Citation(c.path, c.start_line, c.end_line, cite.cited_text, _offset_of(cite, c.text) is not None)
 

@@ -10,3 +10,7 @@ DEFAULT_SEARCH = "planned"
 SEARCH_MODEL_ENV = "RAG_SEARCH_MODEL"  # the model that plans searches
 # when the installed SDK lists no Claude Haiku (rag.answer.plan.search_model)
 FALLBACK_SEARCH_MODEL = "claude-haiku-4-5"
+# searches the answering model may make before it answers (rag.answer.followups); 0: a single round
+DEFAULT_FOLLOW_UPS = 2
+FOLLOW_UPS_ENV = "RAG_FOLLOWUPS"
+MAX_FOLLOW_UPS = 10

@@ -41,6 +41,7 @@ class Prompt:
     user: str
     hits: tuple[Hit, ...]
     question: str = ""
+    follow_ups: int = 0  # searches the model may make before it answers (rag.answer.followups)
 
     @property
     def text(self) -> str:
@@ -103,9 +104,9 @@ def question_text(question: str) -> str:
     return render("question", question=neutralise(question.strip()))
 
 
-def build_prompt(question: str, hits: Sequence[Hit]) -> Prompt:
-    """Frame each hit as one labelled document, documents first and the question last."""
-    documents = "\n".join(
+def documents_text(hits: Sequence[Hit], first_index: int = 1) -> str:
+    """Frame each hit as one labelled document, numbered from `first_index`."""
+    return "\n".join(
         render(
             "document",
             index=i,
@@ -117,7 +118,17 @@ def build_prompt(question: str, hits: Sequence[Hit]) -> Prompt:
             context=attribute(h.chunk.context),
             text=neutralise(h.passage.text),
         )
-        for i, h in enumerate(hits, 1)
+        for i, h in enumerate(hits, first_index)
     )
-    user = render("user", documents=documents, question=question_text(question))
-    return Prompt(system=render("system"), user=user, hits=tuple(hits), question=question.strip())
+
+
+def build_prompt(question: str, hits: Sequence[Hit], follow_ups: int = 0) -> Prompt:
+    """Frame each hit as one labelled document, documents first and the question last; with
+    `follow_ups`, the system prompt says when and how to search again (rag.answer.followups)."""
+    user = render("user", documents=documents_text(hits), question=question_text(question))
+    system = render("system")
+    if follow_ups:
+        system += "\n\n" + render("search_system", limit=follow_ups)
+    return Prompt(
+        system=system, user=user, hits=tuple(hits), question=question.strip(), follow_ups=follow_ups
+    )

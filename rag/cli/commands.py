@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rag.answer.defaults import BACKENDS, DEFAULT_MODEL, DEFAULT_SEARCH, SEARCH_MODEL_ENV, SEARCH_MODES
+from rag.answer.defaults import (
+    BACKENDS,
+    DEFAULT_FOLLOW_UPS,
+    DEFAULT_MODEL,
+    DEFAULT_SEARCH,
+    FOLLOW_UPS_ENV,
+    MAX_FOLLOW_UPS,
+    SEARCH_MODEL_ENV,
+    SEARCH_MODES,
+)
 from rag.cli.options import (
     ASK_AS,
     RagGroup,
@@ -42,6 +51,7 @@ from rag.cli.output import (
     out,
     plan_about,
     plan_note,
+    searched_again_line,
     source_line,
     stderr_is_terminal,
     stdout_is_terminal,
@@ -226,6 +236,15 @@ def _question(words: tuple[str, ...]) -> str:
     envvar=SEARCH_MODEL_ENV,
     help="Model that plans the search. [default: the newest Claude Haiku the installed SDK lists]",
 )
+@click.option(
+    "--follow-ups",
+    type=click.IntRange(0, MAX_FOLLOW_UPS),
+    default=DEFAULT_FOLLOW_UPS,
+    show_default=True,
+    envvar=FOLLOW_UPS_ENV,
+    help="Searches the answering model may make of its own before it answers, when the passages lack "
+    "something (0: answer from the first passages alone).",
+)
 @as_option(ASK_AS)
 @click.option(
     "--refresh", is_flag=True, help="Re-ingest files changed since the index was built, then answer."
@@ -247,6 +266,7 @@ def query_cmd(
     prompt_only: bool,
     search: str,
     search_model: str | None,
+    follow_ups: int,
     groups: tuple[str, ...],
     refresh: bool,
     scoring: str,
@@ -300,6 +320,9 @@ def query_cmd(
             on_retrieved=notes,
             on_planned=lambda plan: out(plan_note(plan), err=True),
             on_text=None if as_json else show,
+            # --prompt-only prints the single round's prompt, for a model that has no tool
+            follow_ups=0 if backend is None else follow_ups,
+            on_search=lambda words: out(searched_again_line(words), err=True),
         )
     except BackendError:
         # the search succeeded and the model did not answer (unreachable, refused the key, ...): the
@@ -378,7 +401,7 @@ def _show_outcome(
     else:
         out(format_answer_json(result, explain, extra) if as_json else format_sources(result), exact=as_json)
         if explain and not as_json:
-            out(format_explained(result.hits))
+            out(format_explained(result.sent))
         if not as_json:
             out(format_usage(result, outcome.plan), err=True)
         if result.stop_reason in INCOMPLETE:

@@ -118,6 +118,11 @@ def plan_note(plan: Plan) -> str:
     return plan.note if plan.note is not None else searched_line(plan.searches)
 
 
+def searched_again_line(words: str) -> str:
+    """The stderr line of a search the answering model made before answering."""
+    return f"searched again: {one_line(words)}"
+
+
 NO_HITS = "No passages match the question (none of its words occur in the index)."
 NO_RELATED = "No other passage shares the words of this one."
 
@@ -319,11 +324,25 @@ def format_answer_json(result: Answer, explain: bool = False, extra: dict[str, A
             "backend": result.backend,
             "model": result.model,
             "usage": result.usage,
+            "calls": result.calls,
             "stop_reason": result.stop_reason,
+            "rounds": rounds_json(result, explain),
             **(extra or {}),
         },
         ensure_ascii=False,
     )
+
+
+def rounds_json(result: Answer, explain: bool = False) -> list[dict[str, Any]]:
+    """The searches the answering model made, each with the passages it was sent back (ranked on
+    from those before it) or the error it read instead."""
+    out: list[dict[str, Any]] = []
+    rank = len(result.hits)
+    for found in result.rounds:
+        results = [passage_dict(rank + i, h, explain) for i, h in enumerate(found.hits, 1)]
+        rank += len(found.hits)
+        out.append({"search": found.search, "results": results, "error": found.error})
+    return out
 
 
 def format_sources(result: Answer) -> str:
@@ -343,9 +362,9 @@ def format_sources(result: Answer) -> str:
 
 def format_usage(result: Answer, plan: Plan | None = None) -> str:
     """Return one line naming the model, backend and tokens used (with a search plan: the model
-    that wrote it, and the tokens of both calls)."""
+    that wrote it; the tokens of every call)."""
     tokens = result.usage
-    calls = " in 2 calls" if plan is not None else ""
+    calls = f" in {result.calls} calls" if result.calls > 1 else ""
     used = (
         f"; {tokens['input_tokens']} input + {tokens['output_tokens']} output tokens{calls}"
         if "input_tokens" in tokens and "output_tokens" in tokens

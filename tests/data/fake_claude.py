@@ -9,6 +9,14 @@ FAKE_CLAUDE_CALLS, when set, one JSON line a call.
 The ok answer cites the first document of the prompt, and one span that was never sent; a search
 planning prompt (no documents, a request for keyword searches) is answered with FAKE_CLAUDE_PLAN
 (default: a line of words).
+
+With `--output-format stream-json` it streams events as Claude Code does (partial messages, the
+assistant messages, a closing result). Given `--mcp-config`, and searches in FAKE_CLAUDE_SEARCH
+(keyword lines separated by `|`), it starts the one MCP server the config names with the MCP SDK's
+own stdio client, lists its tools, calls the allowed one for each search (after the text in
+FAKE_CLAUDE_PREAMBLE, a turn's words before its call), and answers citing the first document the
+last search returned too. FAKE_CLAUDE_TOOLS, when set, receives what it saw: the tools listed and
+each call's result text.
 """
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ def main() -> int:
         answer = f"From the documents: see [{m[1]}:{m[2]}-{m[3]}]. Also [nowhere.py:1-2]."
     else:
         answer = "The documents do not say."
+    if "--output-format" in argv and argv[argv.index("--output-format") + 1] == "stream-json":
+        return stream(argv, answer, mode)
     if not as_json:
         print(answer)
         return 0
@@ -73,6 +83,89 @@ def main() -> int:
                       "duration_ms": 5, "num_turns": 1, "session_id": "fake", "total_cost_usd": 0.001,
                       "usage": {"input_tokens": 120, "output_tokens": 14, "service_tier": "standard"}}))
     return 0
+
+
+def emit(event: dict) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def turn(blocks: list, stop_reason: str) -> None:
+    """One model call as Claude Code streams it: the API's events, and each whole block."""
+    emit({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "m", "content": []}}})
+    for i, block in enumerate(blocks):
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            half = len(block["text"]) // 2
+            deltas = [{"type": "text_delta", "text": t} for t in (block["text"][:half], block["text"][half:])]
+        else:
+            start = {**block, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        emit({"type": "stream_event", "event": {"type": "content_block_start", "index": i, "content_block": start}})
+        for delta in deltas:
+            emit({"type": "stream_event", "event": {"type": "content_block_delta", "index": i, "delta": delta}})
+        emit({"type": "assistant", "message": {"role": "assistant", "content": [block]}})
+        emit({"type": "stream_event", "event": {"type": "content_block_stop", "index": i}})
+    emit({"type": "stream_event", "event": {"type": "message_delta", "delta": {"stop_reason": stop_reason}}})
+    emit({"type": "stream_event", "event": {"type": "message_stop"}})
+
+
+def stream(argv: list, answer: str, mode: str) -> int:
+    emit({"type": "system", "subtype": "init", "tools": []})
+    searches = [s for s in os.environ.get("FAKE_CLAUDE_SEARCH", "").split("|") if s]
+    turns = 1
+    if "--mcp-config" in argv and searches:
+        for i, (use_id, text) in enumerate(call_tools(argv, searches)):
+            preamble = os.environ.get("FAKE_CLAUDE_PREAMBLE", "")
+            use = {"type": "tool_use", "id": use_id, "name": "mcp__rag__search", "input": {"query": searches[i]}}
+            turn(([{"type": "text", "text": preamble}] if preamble else []) + [use], "tool_use")
+            emit({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": use_id, "content": [{"type": "text", "text": text}]}]}})
+            turns += 1
+            m = re.search(r'<document index="\d+" path="([^"]*)" lines="(\d+)-(\d+)"', text)
+            if m and mode == "ok":
+                answer += f" And [{m[1]}:{m[2]}-{m[3]}]."
+    if answer:
+        turn([{"type": "text", "text": answer}], "end_turn")
+    emit({"type": "result", "subtype": "success", "is_error": mode == "error", "result": answer,
+          "num_turns": turns, "stop_reason": "end_turn",
+          "usage": {"input_tokens": 120 * turns, "output_tokens": 14 * turns}})
+    return 1 if mode == "error" else 0
+
+
+def call_tools(argv: list, searches: list) -> list:
+    """Start the config's one server with the MCP SDK's client; call its tool once per search."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    config = json.loads(argv[argv.index("--mcp-config") + 1])
+    [(name, server)] = config["mcpServers"].items()
+    allowed = argv[argv.index("--allowedTools") + 1]
+    params = StdioServerParameters(command=server["command"], args=server["args"],
+                                   env={**os.environ, **server.get("env", {})})
+    seen: dict = {"tools": [], "results": []}
+
+    async def run() -> list:
+        out = []
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = (await session.list_tools()).tools
+            seen["tools"] = [{"name": t.name, "description": t.description, "schema": getattr(t, "input_schema", None) or getattr(t, "inputSchema", None)}
+                             for t in listed]
+            for i, words in enumerate(searches):
+                result = await session.call_tool(allowed.removeprefix(f"mcp__{name}__"), {"query": words})
+                text = result.content[0].text
+                is_error = getattr(result, "is_error", getattr(result, "isError", None))
+                seen["results"].append({"text": text, "is_error": is_error})
+                out.append((f"toolu_{i}", text))
+        return out
+
+    results = anyio.run(run)
+    log = os.environ.get("FAKE_CLAUDE_TOOLS")
+    if log:
+        with open(log, "w", encoding="utf-8") as f:
+            json.dump(seen, f)
+    return results
 
 
 if __name__ == "__main__":

@@ -1,0 +1,356 @@
+"""The Messages API through the `anthropic` SDK: the answer streamed with document citations, the
+answering model's searches as tool use, and short plain calls (a search plan).
+
+The SDK is imported only when a call is made: it is slow to import, and retrieval never needs it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rag.answer.defaults import DEFAULT_MODEL
+from rag.answer.generation import (
+    USAGE_FIELDS,
+    ApiCitation,
+    CallerError,
+    Generation,
+    OnSearch,
+    OnText,
+    TextGate,
+    add_usage,
+    one_line,
+)
+from rag.errors import BackendError
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from rag.answer.followups import Round, SearchTool
+    from rag.answer.prompts import Prompt
+    from rag.ranking.hits import Hit
+
+DEFAULT_MAX_TOKENS = 2048
+# seconds the SDK waits to connect, and for each read of the stream (not the whole answer); the
+# SDK's own default read timeout is 600 s, retried twice: half an hour of silence
+API_CONNECT_TIMEOUT = 10.0
+API_READ_TIMEOUT = 120.0
+# a short call (a search plan) is not retried: its failure costs only the plan, and a retry's wait
+# (the SDK honours a Retry-After of up to a minute) would hold the answer back
+COMPLETION_RETRIES = 0
+# while the model may search; then, once its searches are used up, it must answer
+MAY_SEARCH = {"type": "auto", "disable_parallel_tool_use": True}
+MUST_ANSWER = {"type": "none"}
+
+
+def document(hit: Hit) -> dict[str, Any]:
+    """One passage as a plain-text document with citations on: its text, titled path:lines (match)
+    symbol, the match's breadcrumb as context (shown to the model, never cited)."""
+    from rag.answer.prompts import document_title
+
+    doc: dict[str, Any] = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": hit.passage.text},
+        "title": document_title(hit),
+        "citations": {"enabled": True},
+    }
+    if hit.chunk.context:
+        doc["context"] = hit.chunk.context
+    return doc
+
+
+def tool_result(use_id: str, found: Round) -> dict[str, Any]:
+    """A search's answer to the model: its passages as documents, or why there are none."""
+    from rag.answer.followups import NO_NEW_PASSAGES
+
+    if found.error is not None:
+        return {"type": "tool_result", "tool_use_id": use_id, "content": found.error, "is_error": True}
+    if not found.hits:
+        return {"type": "tool_result", "tool_use_id": use_id, "content": NO_NEW_PASSAGES}
+    return {"type": "tool_result", "tool_use_id": use_id, "content": [document(h) for h in found.hits]}
+
+
+class AnthropicBackend:
+    """The Messages API through the `anthropic` SDK, streamed, with document citations enabled."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.api_key = api_key
+        self.max_tokens = max_tokens
+
+    def request(self, prompt: Prompt) -> dict[str, Any]:
+        """Return the arguments of messages.stream: each hit one plain-text document, then the
+        question; with prompt.follow_ups, the search tool the model may call."""
+        from rag.answer.prompts import question_text
+
+        content = [
+            *(document(hit) for hit in prompt.hits),
+            {"type": "text", "text": question_text(prompt.question)},
+        ]
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": prompt.system,
+            "messages": [{"role": "user", "content": content}],
+        }
+        if prompt.follow_ups:
+            from rag.answer.followups import tool_definition
+
+            body["tools"] = [tool_definition(prompt.follow_ups)]
+            body["tool_choice"] = MAY_SEARCH
+        return body
+
+    def render(self, prompt: Prompt) -> str:
+        """Return the request body as JSON (the tool's definition in it)."""
+        return json.dumps(self.request(prompt), indent=2, ensure_ascii=False)
+
+    def _client(self) -> anthropic.Anthropic:
+        """The SDK client, made once: a plan and an answer share its connection."""
+        import anthropic
+
+        if self.client is None:
+            self.client = anthropic.Anthropic(
+                api_key=self.api_key, timeout=anthropic.Timeout(API_READ_TIMEOUT, connect=API_CONNECT_TIMEOUT)
+            )
+        return self.client
+
+    def completion_request(self, prompt: Prompt, model: str, max_tokens: int) -> dict[str, Any]:
+        """Return the arguments of messages.create for a short plain-text prompt."""
+        return {
+            "model": model,
+            "max_tokens": max_tokens,
+            "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
+
+    def render_completion(self, prompt: Prompt, *, model: str, max_tokens: int) -> str:
+        """Return the request body of complete() as JSON."""
+        return json.dumps(self.completion_request(prompt, model, max_tokens), indent=2, ensure_ascii=False)
+
+    def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
+        """One messages.create call, not retried, within `timeout` seconds to connect and to read."""
+        import anthropic
+
+        client = self._client().with_options(
+            timeout=anthropic.Timeout(timeout, connect=min(timeout, API_CONNECT_TIMEOUT)),
+            max_retries=COMPLETION_RETRIES,
+        )
+        try:
+            message = client.messages.create(**self.completion_request(prompt, model, max_tokens))
+            text = "".join(block.text for block in message.content if block.type == "text")
+        except anthropic.AnthropicError as exc:
+            raise BackendError(_api_error_message(exc, model)) from None
+        except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
+            raise BackendError(
+                f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__})"
+            ) from None
+        return Generation(
+            text=text, stop_reason=message.stop_reason, usage=_usage(message), model=message.model or model
+        )
+
+    def generate(
+        self,
+        prompt: Prompt,
+        on_text: OnText | None = None,
+        tool: SearchTool | None = None,
+        on_search: OnSearch | None = None,
+    ) -> Generation:
+        """Stream the answer; after each cited text block, emit its reference numbers, e.g. " [1][2]".
+
+        With `tool` and prompt.follow_ups, each turn that ends in a search runs it and sends its
+        passages back as documents, until the model answers; once its searches are used up, the
+        next turn must answer (tool_choice none)."""
+        import anthropic
+
+        client = self._client()
+        body = self.request(prompt)
+        searching = tool is not None and bool(prompt.follow_ups)
+        if not searching:
+            body.pop("tools", None)
+            body.pop("tool_choice", None)
+        gate = TextGate(on_text)
+        numbers: dict[object, int] = {}  # document -> reference number, in order of first citation
+        citations: list[ApiCitation] = []
+        usage: dict[str, int] = {}
+        calls = 0
+        try:
+            while True:
+                may_search = tool is not None and searching and tool.left > 0
+                if searching:
+                    body["tool_choice"] = MAY_SEARCH if may_search else MUST_ANSWER
+                calls += 1
+                message = self._turn(client, body, gate, may_search, numbers)
+                usage = add_usage(usage, _usage(message))
+                for block in message.content:
+                    if block.type == "text":
+                        citations.extend(
+                            a for c in block.citations or () if (a := _api_citation(c)) is not None
+                        )
+                uses = [b for b in message.content if b.type == "tool_use"]
+                if not (tool is not None and searching and message.stop_reason == "tool_use" and uses):
+                    break
+                if calls >= prompt.follow_ups + 2:  # told its searches were used up, it searched again
+                    break
+                body["messages"].append(
+                    {"role": "assistant", "content": [_param(b) for b in message.content]}
+                )
+                body["messages"].append(
+                    {"role": "user", "content": [self._search(tool, b, on_search) for b in uses]}
+                )
+        except CallerError as exc:
+            assert exc.__cause__ is not None
+            raise exc.__cause__ from None
+        except anthropic.AnthropicError as exc:
+            raise BackendError(_api_error_message(exc, self.model)) from None
+        except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
+            # a body that is not the Messages API's event stream (a proxy's JSON or HTML, a
+            # garbled event): the SDK fails on it with an assertion or a JSON error
+            raise BackendError(
+                f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__}) "
+                "— check ANTHROPIC_BASE_URL and any proxy, or try again"
+            ) from None
+        text = gate.text
+        if not text.strip() and message.stop_reason == "tool_use":
+            raise BackendError(
+                "The model kept searching instead of answering — ask again, or use --follow-ups 0"
+            )
+        if not text.strip() and message.stop_reason == "end_turn":
+            raise BackendError(
+                "The Anthropic API returned an empty answer — try again, or use --backend claude"
+            )
+        return Generation(
+            text=text,
+            api_citations=tuple(citations),
+            stop_reason=message.stop_reason,
+            usage=usage,
+            model=message.model or self.model,
+            rounds=tuple(tool.rounds) if tool is not None and searching else (),
+            calls=calls,
+        )
+
+    def _turn(
+        self,
+        client: anthropic.Anthropic,
+        body: dict[str, Any],
+        gate: TextGate,
+        may_search: bool,
+        numbers: dict[object, int],
+    ) -> Any:
+        """One streamed model call: its text through `gate`, markers after each cited block."""
+        gate.start_turn(hold=may_search)
+        with client.messages.stream(**body) as stream:
+            for event in stream:
+                if event.type == "text":
+                    gate.add(event.text)
+                elif event.type == "content_block_start":
+                    gate.block_start(event.content_block.type)
+                elif event.type == "content_block_stop" and event.content_block.type == "text":
+                    gate.add(_markers(event.content_block.citations, numbers))
+                    gate.block_stop()
+            message = stream.get_final_message()
+        if message.stop_reason is None:  # the stream ended before its message_stop event
+            raise BackendError(
+                "The connection to the Anthropic API closed before the answer was complete — try again"
+            )
+        gate.end_turn(searched=message.stop_reason == "tool_use")
+        return message
+
+    @staticmethod
+    def _search(tool: SearchTool, use: Any, on_search: OnSearch | None) -> dict[str, Any]:
+        from rag.answer.followups import NO_SEARCHES_LEFT
+
+        found = tool.call(use.input)
+        if on_search is not None and found.error != NO_SEARCHES_LEFT:
+            on_search(found.search)
+        return tool_result(use.id, found)
+
+
+def _param(block: Any) -> dict[str, Any]:
+    """A block of the model's reply as it is sent back: its text, or its tool call."""
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    return dict(block.to_dict()) if hasattr(block, "to_dict") else {"type": block.type}
+
+
+def _usage(message: Any) -> dict[str, int]:
+    return {k: v for k in USAGE_FIELDS if isinstance(v := getattr(message.usage, k, None), int)}
+
+
+def _document_key(c: Any) -> object:
+    title = getattr(c, "document_title", None)
+    return title if isinstance(title, str) and title else getattr(c, "document_index", None)
+
+
+def _markers(citations: Any, numbers: dict[object, int]) -> str:
+    out = []
+    for c in citations or ():
+        if getattr(c, "document_index", None) is None:
+            continue
+        n = numbers.setdefault(_document_key(c), len(numbers) + 1)
+        marker = f"[{n}]"
+        if marker not in out:
+            out.append(marker)
+    return " " + "".join(out) if out else ""
+
+
+def _api_citation(c: Any) -> ApiCitation | None:
+    index = getattr(c, "document_index", None)
+    if index is None:
+        return None  # a web or search-result citation: not one of our documents
+    title = getattr(c, "document_title", None)
+    return ApiCitation(
+        document_index=index,
+        cited_text=getattr(c, "cited_text", "") or "",
+        start_char=getattr(c, "start_char_index", None),
+        end_char=getattr(c, "end_char_index", None),
+        document_title=title if isinstance(title, str) else None,
+    )
+
+
+def _api_error_message(exc: anthropic.AnthropicError, model: str) -> str:
+    """Turn an SDK error into one line that says what to do."""
+    import anthropic
+
+    if isinstance(exc, anthropic.AuthenticationError):
+        return "The Anthropic API rejected the API key (401) — check ANTHROPIC_API_KEY"
+    if isinstance(exc, anthropic.PermissionDeniedError):
+        return "This API key may not use the Anthropic API or this model (403) — check the key's workspace"
+    if isinstance(exc, anthropic.NotFoundError):
+        return f"The Anthropic API does not know model {model!r} (404) — pick another: --model or RAG_MODEL"
+    if isinstance(exc, anthropic.RateLimitError):
+        return "Rate limited by the Anthropic API (429), even after retries — wait a minute and ask again"
+    if isinstance(exc, anthropic.APIStatusError) and (
+        exc.status_code == 529 or _error_type(exc.body) == "overloaded_error"
+    ):
+        return "The Anthropic API is overloaded (529), even after retries — try again shortly"
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "The Anthropic API timed out — check your connection and try again"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
+    if isinstance(exc, anthropic.APIStatusError):
+        detail = _error_detail(exc.body) or exc.__class__.__name__
+        return f"The Anthropic API failed ({exc.status_code}): {detail} — try again, or use --backend claude"
+    return f"The Anthropic API failed: {one_line(str(exc))}"
+
+
+def _error_type(body: object) -> str | None:
+    error = body.get("error") if isinstance(body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _error_detail(body: object) -> str:
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return one_line(message) if isinstance(message, str) else ""

@@ -1,0 +1,537 @@
+"""`claude -p` (Claude Code) as a backend: the prompt on stdin, our system prompt, no built-in tool
+and no MCP server of the user's; the answer streamed from its `stream-json` output.
+
+When the answering model may search again, Claude Code gets exactly one tool: the search of
+rag.answer.tool_server, its only MCP server (--strict-mcp-config), the only tool allowed
+(--allowedTools, --permission-mode dontAsk denies anything else), within a bounded number of turns
+(--max-turns). The server itself refuses searches past the limit. Claude runs in a session of its
+own from an empty temporary folder; a timeout or Ctrl-C ends that session (claude, the server and
+anything else it started), so nothing outlives the command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from rag.answer.defaults import DEFAULT_MODEL
+from rag.answer.generation import (
+    USAGE_FIELDS,
+    CallerError,
+    Generation,
+    OnSearch,
+    OnText,
+    TextGate,
+    one_line,
+    render_text_prompt,
+)
+from rag.errors import BackendError, terminations_as_exit
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from rag.answer.followups import SearchTool
+    from rag.answer.prompts import Prompt
+
+DEFAULT_CLAUDE_TIMEOUT = 300.0  # seconds for one `claude -p` run
+CLAUDE_EXIT_GRACE = 2.0  # seconds to wait for the pipes to close once `claude` itself has exited
+MCP_SERVER = "rag"  # the tool server's name in Claude Code: its tool is mcp__rag__search
+EXTRA_TURNS = 2  # turns past the searches: the answer, and one more should the model search past its limit
+
+
+def tool_name() -> str:
+    """The search tool as Claude Code names it."""
+    from rag.answer.followups import TOOL_NAME
+
+    return f"mcp__{MCP_SERVER}__{TOOL_NAME}"
+
+
+class ClaudeCliBackend:
+    """`claude -p` (Claude Code) in a subprocess: prompt on stdin, streamed JSON events out."""
+
+    name = "claude"
+
+    def __init__(
+        self, executable: str = "claude", model: str = DEFAULT_MODEL, timeout: float = DEFAULT_CLAUDE_TIMEOUT
+    ) -> None:
+        self.executable = executable
+        self.model = model
+        self.timeout = timeout
+
+    def command(self, prompt: Prompt, model: str | None = None) -> list[str]:
+        """Return the argument vector of a short call: print mode, one JSON result, no tools."""
+        return [
+            self.executable,
+            "-p",
+            "--output-format",
+            "json",
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--model",
+            model or self.model,
+            "--system-prompt",
+            prompt.system,
+        ]
+
+    def answer_command(self, prompt: Prompt, mcp_config: str | None = None) -> list[str]:
+        """Return the argument vector of an answer: streamed events, no built-in tool, no MCP server
+        but `mcp_config`'s, and with it only its search allowed, in a bounded number of turns."""
+        argv = [
+            self.executable,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",  # stream-json in print mode requires it
+            "--include-partial-messages",
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--no-session-persistence",
+            "--model",
+            self.model,
+            "--system-prompt",
+            prompt.system,
+        ]
+        if mcp_config is None:
+            return [*argv, "--max-turns", "1"]
+        return [
+            *argv,
+            "--mcp-config",
+            mcp_config,
+            "--allowedTools",
+            tool_name(),
+            "--permission-mode",
+            "dontAsk",
+            "--max-turns",
+            str(prompt.follow_ups + EXTRA_TURNS),
+        ]
+
+    def render(self, prompt: Prompt) -> str:
+        """Return the system prompt (passed as --system-prompt) and the user prompt (sent on stdin);
+        with follow-ups, the search tool's definition, as its MCP server lists it."""
+        text = render_text_prompt(prompt)
+        if not prompt.follow_ups:
+            return text
+        from rag.answer.followups import tool_definition
+
+        definition = tool_definition(prompt.follow_ups)
+        return (
+            f"{text}\n--- tool: {tool_name()} (served by rag's own MCP server, the only tool allowed; "
+            f"at most {prompt.follow_ups} searches, {prompt.follow_ups + EXTRA_TURNS} turns) ---\n"
+            + json.dumps(definition, indent=2, ensure_ascii=False)
+        )
+
+    def render_completion(self, prompt: Prompt, *, model: str, max_tokens: int) -> str:
+        """Return what complete() sends: the same parts as an answer's, to `model`."""
+        return render_text_prompt(prompt)
+
+    def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
+        """One more `claude -p` run, with `model`, cut at `timeout` seconds (claude takes no token limit)."""
+        return self._run(prompt, model, timeout)
+
+    def generate(
+        self,
+        prompt: Prompt,
+        on_text: OnText | None = None,
+        tool: SearchTool | None = None,
+        on_search: OnSearch | None = None,
+    ) -> Generation:
+        """Run `claude -p` from an empty temporary directory, so no CLAUDE.md or project settings
+        load, and stream its answer to `on_text`; with `tool` and prompt.follow_ups, serve it the
+        search tool, and read back the searches it made."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="rag-claude-") as cwd:
+            config = None
+            log = os.path.join(cwd, "searches.jsonl")
+            searching = tool is not None and bool(prompt.follow_ups)
+            if tool is not None and searching:
+                config = _tool_config(tool, cwd, log)
+            events = _Events(TextGate(on_text), prompt.follow_ups if searching else 0, on_search)
+            returncode, stderr = _stream(
+                self.answer_command(prompt, config),
+                prompt.user,
+                cwd,
+                self.timeout,
+                events.line,
+                self.executable,
+            )
+            rounds = _read_rounds(log) if searching else ()
+        if tool is not None and searching:
+            tool.rounds[:] = rounds
+            tool.sent.extend(h for r in rounds for h in r.hits)
+        return events.generation(returncode, stderr, self.model, rounds)
+
+    def _run(self, prompt: Prompt, model: str, timeout: float) -> Generation:
+        import subprocess
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="rag-claude-") as cwd:
+            proc = _start(self.command(prompt, model), cwd, self.executable, text=True)
+            try:
+                with terminations_as_exit():  # then claude's session is ended too
+                    stdout, stderr = _communicate(proc, prompt.user, timeout)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                raise BackendError(
+                    f"`claude -p` gave no answer within {timeout:g} s — try again, or use --backend anthropic"
+                ) from None
+            except BaseException:
+                _kill(proc)
+                raise
+        return parse_claude_result(proc.returncode, stdout, stderr, model)
+
+
+def _tool_config(tool: SearchTool, cwd: str, log: str) -> str:
+    """Write the tool server's spec into `cwd`; return the --mcp-config JSON that starts it."""
+    from rag.answer.followups import round_record
+
+    spec = os.path.join(cwd, "search-tool.json")
+    request = tool.request
+    with open(spec, "w", encoding="utf-8") as f:
+        json.dump(
+            {
+                "index": os.path.abspath(tool.index_path),
+                "groups": sorted(request.groups),
+                "scoring": request.scoring,
+                "rerank": request.rerank,
+                "limit": tool.left,
+                "sent": round_record(_sent_round(tool))["hits"],
+                "log": log,
+            },
+            f,
+            ensure_ascii=False,
+        )
+    # the server runs with this Python, and finds this rag even from a checkout that is not installed
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "rag.answer.tool_server", spec],
+        "env": {"PYTHONPATH": path},
+    }
+    return json.dumps({"mcpServers": {MCP_SERVER: server}})
+
+
+def _sent_round(tool: SearchTool) -> Any:
+    from rag.answer.followups import Round
+
+    return Round("", tuple(tool.sent))
+
+
+def _read_rounds(log: str) -> tuple[Any, ...]:
+    from rag.answer.followups import round_from_record
+
+    try:
+        with open(log, encoding="utf-8") as f:
+            return tuple(round_from_record(json.loads(line)) for line in f if line.strip())
+    except FileNotFoundError:
+        return ()
+
+
+class _Events:
+    """Reads claude's stream-json events: the answer's text through the gate, each search (a tool
+    call) told to `on_search`, and the closing result."""
+
+    def __init__(self, gate: TextGate, follow_ups: int, on_search: OnSearch | None) -> None:
+        self.gate = gate
+        self.follow_ups = follow_ups
+        self.on_search = on_search
+        self.searches: set[str] = set()  # tool call ids already told
+        self.result: dict[str, Any] | None = None
+        self.streamed = False  # the text came as partial messages
+        self.stop_reason: str | None = None
+        self.block = ""  # the kind of the content block being streamed
+        self.other: list[str] = []  # lines that are not events: what claude printed on failure
+
+    def line(self, line: str) -> None:
+        """Take one line of claude's stdout."""
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if not isinstance(event, dict):
+            if line.strip():
+                self.other.append(line)
+            return
+        kind = event.get("type")
+        if kind == "stream_event" and isinstance(event.get("event"), dict):
+            self._api_event(event["event"])
+        elif kind == "assistant":
+            self._message(event.get("message"))
+        elif kind == "result":
+            self.result = event
+
+    def _api_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.gate.start_turn(hold=len(self.searches) < self.follow_ups)
+            self.stop_reason = None
+        elif kind == "content_block_start":
+            self.block = str((event.get("content_block") or {}).get("type", ""))
+            self.gate.block_start(self.block)
+        elif kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                self.streamed = True
+                self.gate.add(delta["text"])
+        elif kind == "content_block_stop" and self.block == "text":
+            self.gate.block_stop()
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason")
+        elif kind == "message_stop":
+            self.gate.end_turn(searched=self.stop_reason == "tool_use")
+
+    def _message(self, message: object) -> None:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            use_id = str(block.get("id"))
+            if use_id in self.searches:
+                continue
+            self.searches.add(use_id)
+            query = (block.get("input") or {}).get("query") if isinstance(block.get("input"), dict) else None
+            if (
+                self.on_search is not None
+                and isinstance(query, str)
+                and len(self.searches) <= self.follow_ups
+            ):
+                self.on_search(" ".join(query.split()))
+
+    def generation(self, returncode: int, stderr: str, model: str, rounds: tuple[Any, ...]) -> Generation:
+        """The answer the events came to; any failure is a BackendError."""
+        result = self.result
+        if result is None:
+            detail = one_line(stderr or "\n".join(self.other)) or "no output"
+            raise BackendError(
+                f"`claude -p` failed (exit {returncode}): {detail} — check that `claude -p` works in a terminal"
+            )
+        text = result.get("result")
+        if result.get("subtype") == "error_max_turns":
+            raise BackendError(
+                "The model kept searching instead of answering — ask again, or use --follow-ups 0"
+            )
+        if returncode != 0 or result.get("is_error") is not False:
+            detail = one_line(str(text or result.get("subtype") or stderr or "unknown error"))
+            raise BackendError(f"`claude -p` returned an error (exit {returncode}): {detail}")
+        if not self.streamed and isinstance(text, str):  # no partial messages: the result is the answer
+            self.gate.start_turn(hold=False)
+            self.gate.add(text)
+        answer = self.gate.text
+        if not answer.strip():
+            raise BackendError("`claude -p` returned an empty answer — try again, or use --backend anthropic")
+        raw = result.get("usage")
+        usage = (
+            {k: v for k in USAGE_FIELDS if isinstance(v := raw.get(k), int)} if isinstance(raw, dict) else {}
+        )
+        turns = result.get("num_turns")
+        return Generation(
+            text=answer,
+            stop_reason=result.get("stop_reason") or None,
+            usage=usage,
+            model=model,
+            rounds=rounds,
+            calls=turns if isinstance(turns, int) and turns > 0 else 1 + len(rounds),
+        )
+
+
+def _start(argv: list[str], cwd: str, executable: str, text: bool) -> subprocess.Popen[Any]:
+    import subprocess
+
+    try:
+        # its own session, so that a timeout or Ctrl-C can end claude and anything it started
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            text=text,
+            encoding="utf-8" if text else None,
+            errors="replace" if text else None,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise BackendError(
+            f"`{executable}` is not installed or not on PATH — install Claude Code, "
+            "or use --backend anthropic with ANTHROPIC_API_KEY"
+        ) from None
+
+
+def _stream(
+    argv: list[str], text: str, cwd: str, timeout: float, on_line: Callable[[str], None], executable: str
+) -> tuple[int, str]:
+    """Run claude with `text` on stdin, passing each line of its stdout to `on_line` as it comes,
+    for at most `timeout` seconds; return its exit code and stderr. A process it left behind
+    holding its output open does not hold the answer back (CLAUDE_EXIT_GRACE)."""
+    import subprocess
+
+    proc = _start(argv, cwd, executable, text=False)
+    try:
+        with terminations_as_exit():
+            stderr = _pump(proc, text, timeout, on_line)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        raise BackendError(
+            f"`claude -p` gave no answer within {timeout:g} s — try again, or use --backend anthropic"
+        ) from None
+    except CallerError as exc:
+        _kill(proc)
+        assert exc.__cause__ is not None
+        raise exc.__cause__ from None
+    except BaseException:
+        _kill(proc)
+        raise
+    return proc.wait(), stderr
+
+
+def _pump(proc: subprocess.Popen[bytes], text: str, timeout: float, on_line: Callable[[str], None]) -> str:
+    """Feed stdin, read stdout line by line and stderr whole, until both close or the deadline."""
+    import contextlib
+    import selectors
+    import subprocess
+    import threading
+    import time
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(text.encode("utf-8", "replace"))
+        except OSError:  # claude exited without reading: its output says why
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+
+    threading.Thread(target=feed, daemon=True).start()
+    assert proc.stdout is not None and proc.stderr is not None
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, "out")
+    selector.register(proc.stderr, selectors.EVENT_READ, "err")
+    pending = {"out": b"", "err": b""}
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    while selector.get_map():
+        now = time.monotonic()
+        if now >= deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        if proc.poll() is not None:
+            exited_at = exited_at or now
+            if now - exited_at >= CLAUDE_EXIT_GRACE:  # claude is done; what holds its pipes is not
+                _end_session(proc)
+                break
+        for key, _ in selector.select(timeout=min(0.25, deadline - now)):
+            data = os.read(key.fd, 65536)
+            if not data:
+                selector.unregister(key.fileobj)
+                continue
+            pending[key.data] += data
+            if key.data == "out":
+                *lines, pending["out"] = pending["out"].split(b"\n")
+                for line in lines:
+                    on_line(line.decode("utf-8", "replace"))
+    selector.close()
+    for pipe in (proc.stdout, proc.stderr):
+        pipe.close()
+    if pending["out"].strip():
+        on_line(pending["out"].decode("utf-8", "replace"))
+    return pending["err"].decode("utf-8", "replace")
+
+
+def _communicate(proc: subprocess.Popen[str], text: str, timeout: float) -> tuple[str, str]:
+    """Send `text`, read the output until `claude` ends, at most `timeout` seconds. A process it
+    left behind holding its output open (a daemon) does not hold the answer back: once claude
+    has exited, the pipes get CLAUDE_EXIT_GRACE seconds, then its session is ended."""
+    import subprocess
+    import time
+
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    send: str | None = text
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        try:
+            stdout, stderr = proc.communicate(send, timeout=min(0.5, deadline - now))
+            return stdout, stderr
+        except subprocess.TimeoutExpired:
+            send = None  # sent once; a retry goes on reading without losing output
+            if proc.poll() is None:
+                continue
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at >= CLAUDE_EXIT_GRACE:
+                _end_session(proc)
+                try:
+                    return proc.communicate(timeout=1.0)
+                except subprocess.TimeoutExpired as exc:
+                    # a process that left claude's session (a daemon) holds the pipes: claude has
+                    # finished, so what it wrote is its whole answer (or error)
+                    _close_pipes(proc)
+                    return _decoded(exc.output), _decoded(exc.stderr)
+
+
+def _decoded(data: bytes | str | None) -> str:
+    """What TimeoutExpired kept of a pipe (bytes, even for a text-mode Popen), as text."""
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+
+
+def _end_session(proc: subprocess.Popen[Any]) -> bool:
+    """Kill claude's session (claude and all it started in it); False if that was not possible."""
+    import signal
+
+    if not isinstance(proc.pid, int) or proc.pid <= 1:  # never a group that is not claude's own
+        return False
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _close_pipes(proc: subprocess.Popen[Any]) -> None:
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def _kill(proc: subprocess.Popen[Any]) -> None:
+    import subprocess
+
+    if not _end_session(proc):
+        proc.kill()
+    try:
+        proc.communicate(timeout=1.0)
+    except (subprocess.TimeoutExpired, ValueError):
+        # a process outside claude's session holds the pipes, or stdin is closed already: let go
+        _close_pipes(proc)
+        proc.wait()
+
+
+def parse_claude_result(returncode: int, stdout: str, stderr: str, model: str) -> Generation:
+    """Return the answer of a `claude -p --output-format json` run; any failure is a BackendError."""
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        result = None
+    if not isinstance(result, dict):
+        detail = one_line(stderr or stdout) or "no output"
+        raise BackendError(
+            f"`claude -p` failed (exit {returncode}): {detail} — check that `claude -p` works in a terminal"
+        )
+    text = result.get("result")
+    if returncode != 0 or result.get("is_error") is not False:
+        detail = one_line(str(text or result.get("subtype") or stderr or "unknown error"))
+        raise BackendError(f"`claude -p` returned an error (exit {returncode}): {detail}")
+    if not isinstance(text, str) or not text.strip():
+        raise BackendError("`claude -p` returned an empty answer — try again, or use --backend anthropic")
+    raw = result.get("usage")
+    usage = {k: v for k in USAGE_FIELDS if isinstance(v := raw.get(k), int)} if isinstance(raw, dict) else {}
+    return Generation(text=text, stop_reason=result.get("stop_reason") or None, usage=usage, model=model)

@@ -1,0 +1,384 @@
+"""Tests for the answering model's own searches (rag.answer.followups): the tool itself, the SDK's
+tool loop against a local Messages API, `claude -p` (faked) with the tool served over MCP to the MCP
+SDK's own client, and what `rag query` prints and returns."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import FAKE_CLAUDE, FakeBackend, write_tree
+from local_api import FakeApi, cited_events, search_events
+
+from rag.answer.ask import ask, generate
+from rag.answer.backends import AnthropicBackend, ClaudeCliBackend
+from rag.answer.followups import (
+    NO_NEW_PASSAGES,
+    NO_SEARCHES_LEFT,
+    PASSAGES_PER_SEARCH,
+    SearchTool,
+    tool_definition,
+)
+from rag.answer.prompts import build_prompt, document_title
+from rag.cli import main
+from rag.errors import BackendError
+from rag.indexing.pipeline import IngestOptions, ingest
+from rag.retrieval.retrieve import Request, retrieve
+
+PROJECT = Path(__file__).resolve().parent.parent
+QUESTION = "how long may a request take in start_server?"
+# start_server reads the timeout, but its default is defined in another file: the first passage
+# (k=1) lacks it, and a search for its name finds it
+REPO = {
+    "server.py": (
+        "from settings import DEFAULT_REQUEST_TIMEOUT\n"
+        "\n"
+        "\n"
+        "def start_server(config):\n"
+        '    """Start the server; a request may take the configured timeout."""\n'
+        '    timeout = config.get("request_timeout", DEFAULT_REQUEST_TIMEOUT)\n'
+        "    return Server(timeout)\n"
+    ),
+    "settings.py": "DEFAULT_REQUEST_TIMEOUT = 30  # seconds a request may take before it is cut\n",
+    "ops/override.py": "def request_timeout_override():\n    return 5  # DEFAULT_REQUEST_TIMEOUT for ops\n",
+    ".rag-access": "ops/ ops\n",
+}
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Path:
+    repo = write_tree(tmp_path / "repo", REPO)
+    return ingest(repo, tmp_path / "index.sqlite", IngestOptions(workers=1)).index_path
+
+
+def first(index: Path, k: int = 1) -> Any:
+    return retrieve(index, Request(QUESTION, k)).hits
+
+
+# --- the tool ---------------------------------------------------------------------------------------------------
+
+
+def test_a_search_returns_only_passages_not_sent_yet(index: Path) -> None:
+    sent = first(index)
+    assert [h.chunk.path for h in sent] == ["server.py"]
+    tool = SearchTool(index, Request(QUESTION), sent, limit=2)
+    found = tool.call({"query": "start_server DEFAULT_REQUEST_TIMEOUT"})
+    # server.py matches both words, but was sent: the default's definition comes back alone
+    assert found.error is None and [h.chunk.path for h in found.hits] == ["settings.py"]
+    assert len(found.hits) <= PASSAGES_PER_SEARCH
+    assert [h.chunk.path for h in tool.sent] == ["server.py", "settings.py"]
+    again = tool.call({"query": "DEFAULT_REQUEST_TIMEOUT"})
+    assert again.hits == () and again.error is None  # nothing is sent twice
+    assert tool.left == 0 and len(tool.rounds) == 2
+
+
+def test_searches_past_the_limit_are_refused(index: Path) -> None:
+    tool = SearchTool(index, Request(QUESTION), first(index), limit=1)
+    tool.call({"query": "settings"})
+    refused = tool.call({"query": "DEFAULT_REQUEST_TIMEOUT"})
+    assert (refused.error, refused.hits) == (NO_SEARCHES_LEFT, ())
+    assert len(tool.rounds) == 1  # the refusal is not a search
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"q": "timeout"}, {"query": "   "}, {"query": 5}, "timeout", None],
+    ids=["wrong-key", "blank", "not-a-string", "not-an-object", "none"],
+)
+def test_bad_arguments_are_an_error_the_model_reads(index: Path, arguments: object) -> None:
+    found = SearchTool(index, Request(QUESTION), first(index)).call(arguments)
+    assert found.hits == () and found.error is not None and "needs `query`" in found.error
+
+
+def test_a_search_sees_only_what_the_caller_may_read(index: Path) -> None:
+    public = SearchTool(index, Request(QUESTION), first(index)).call({"query": "request_timeout_override"})
+    assert "ops/override.py" not in [h.chunk.path for h in public.hits]
+    ops = Request(QUESTION, groups=frozenset({"ops"}))
+    staff = SearchTool(index, ops, first(index)).call({"query": "request_timeout_override"})
+    assert [h.chunk.path for h in staff.hits][:1] == ["ops/override.py"]
+
+
+def test_a_search_that_fails_is_an_error_result_not_an_exception(index: Path, tmp_path: Path) -> None:
+    tool = SearchTool(tmp_path / "no-such-index.sqlite", Request(QUESTION), first(index))
+    found = tool.call({"query": "DEFAULT_REQUEST_TIMEOUT"})
+    assert found.hits == () and found.error is not None and found.error.startswith("The search failed (")
+
+
+# --- the answer flow, with a fake model ----------------------------------------------------------------------
+
+
+def test_the_model_searches_then_cites_what_its_search_found(index: Path, fake_backend: FakeBackend) -> None:
+    fake_backend.search({"query": "DEFAULT_REQUEST_TIMEOUT"})
+    fake_backend.queue("Up to 30 seconds [settings.py:1-1], read in [server.py:4-7].")
+    told: list[str] = []
+    outcome = ask(index, Request(QUESTION, 1), fake_backend, follow_ups=2, on_search=told.append)
+    answer = outcome.answer
+    assert answer is not None and told == ["DEFAULT_REQUEST_TIMEOUT"]
+    [prompt] = fake_backend.prompts
+    assert "`search`, up to 2 times" in prompt.system and prompt.follow_ups == 2
+    [round_] = answer.rounds
+    assert [h.chunk.path for h in round_.hits] == ["settings.py"]
+    assert [(c.path, c.valid) for c in answer.citations] == [("settings.py", True), ("server.py", True)]
+    assert [h.chunk.path for h in answer.sent] == ["server.py", "settings.py"]
+    assert answer.calls == 2
+
+
+def test_no_follow_ups_is_the_single_round(index: Path, fake_backend: FakeBackend) -> None:
+    fake_backend.queue("Up to 30 seconds [settings.py:1-1].")
+    answer = ask(index, Request(QUESTION, 1), fake_backend, follow_ups=0).answer
+    assert fake_backend.tools == [None]
+    assert "`search`" not in fake_backend.prompts[0].system
+    # the default was never sent: the citation is flagged
+    assert answer is not None and [(c.path, c.valid) for c in answer.citations] == [("settings.py", False)]
+
+
+# --- the SDK: tool use against a local Messages API -----------------------------------------------------------
+
+
+def citation_of(hit: Any, text: str, index: int) -> dict[str, Any]:
+    start = hit.passage.text.index(text)
+    return {
+        "type": "char_location",
+        "cited_text": text,
+        "document_index": index,
+        "document_title": document_title(hit),
+        "start_char_index": start,
+        "end_char_index": start + len(text),
+    }
+
+
+def test_sdk_runs_the_search_and_sends_its_passages_back_as_documents(index: Path, api: FakeApi) -> None:
+    sent = first(index)
+    tool = SearchTool(index, Request(QUESTION), sent, limit=1)
+    prompt = build_prompt(QUESTION, sent, follow_ups=1)
+    settings = SearchTool(index, Request(QUESTION), sent).call({"query": "DEFAULT_REQUEST_TIMEOUT"}).hits[0]
+    api.stream(search_events("DEFAULT_REQUEST_TIMEOUT", preamble="Let me find the default."))
+    api.stream(cited_events("A request may take 30 seconds.", citation_of(settings, "30", 1)))
+    streamed: list[str] = []
+    told: list[str] = []
+    answer = generate(prompt, AnthropicBackend(client=api.client()), streamed.append, tool, told.append)
+    # the words before the search are no part of the answer
+    assert "".join(streamed) == answer.text == "A request may take 30 seconds. [1]"
+    assert told == ["DEFAULT_REQUEST_TIMEOUT"]
+    first_call, second_call = (r["json"] for r in api.requests)
+    assert first_call["tools"] == [tool_definition(1)]
+    assert first_call["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert second_call["tool_choice"] == {"type": "none"}  # its one search used: it must answer
+    assistant, results = second_call["messages"][1:]
+    assert assistant["content"][-1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "search",
+        "input": {"query": "DEFAULT_REQUEST_TIMEOUT"},
+    }
+    [result] = results["content"]
+    assert result["tool_use_id"] == "toolu_1" and "is_error" not in result
+    [doc] = result["content"]
+    assert doc["type"] == "document" and doc["citations"] == {"enabled": True}
+    assert (doc["title"], doc["source"]["data"]) == (document_title(settings), settings.passage.text)
+    # the citation names the tool's document: checked against it, and listed as its passage
+    assert [(c.path, c.valid) for c in answer.citations] == [("settings.py", True)]
+    assert answer.usage == {"input_tokens": 800, "output_tokens": 50} and answer.calls == 2
+    assert [h.chunk.path for r in answer.rounds for h in r.hits] == ["settings.py"]
+
+
+def test_sdk_search_errors_go_back_to_the_model(index: Path, api: FakeApi) -> None:
+    sent = first(index)
+    tool = SearchTool(index, Request(QUESTION), sent, limit=2)
+    api.stream(search_events({"words": "timeout"}))  # no `query`
+    api.stream(search_events("server", use_id="toolu_2"))  # only server.py, sent already
+    api.stream(cited_events("It is not shown."))
+    answer = generate(build_prompt(QUESTION, sent, 2), AnthropicBackend(client=api.client()), None, tool)
+    bad = api.requests[1]["json"]["messages"][2]["content"][0]
+    assert bad["is_error"] is True and "needs `query`" in bad["content"]
+    none_new = api.requests[2]["json"]["messages"][4]["content"][0]
+    assert none_new["content"] == NO_NEW_PASSAGES and "is_error" not in none_new
+    assert answer.text == "It is not shown." and answer.calls == 3
+
+
+def test_sdk_model_that_will_not_stop_searching_is_an_error(index: Path, api: FakeApi) -> None:
+    tool = SearchTool(index, Request(QUESTION), first(index), limit=1)
+    api.stream(search_events("settings"))
+    api.stream(search_events("more", use_id="toolu_2"))  # its one search used, it searched again
+    api.stream(search_events("again", use_id="toolu_3"))  # told there are none left, again
+    with pytest.raises(BackendError, match="kept searching instead of answering"):
+        generate(build_prompt(QUESTION, first(index), 1), AnthropicBackend(client=api.client()), None, tool)
+    assert len(api.requests) == 3
+    refused = api.requests[2]["json"]["messages"][4]["content"][0]
+    assert (refused["content"], refused["is_error"]) == (NO_SEARCHES_LEFT, True)
+
+
+def test_sdk_without_follow_ups_offers_no_tool(index: Path, api: FakeApi) -> None:
+    api.stream(cited_events("From the passage."))
+    generate(build_prompt(QUESTION, first(index)), AnthropicBackend(client=api.client()))
+    [call] = api.requests
+    assert "tools" not in call["json"] and "tool_choice" not in call["json"]
+
+
+# --- claude -p, the tool served over MCP ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake `claude` first on PATH; return the file where it records the tool it was served."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "claude"
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(tmp_path / "claude-call.json"))
+    monkeypatch.setenv("FAKE_CLAUDE_TOOLS", str(tmp_path / "claude-tools.json"))
+    return tmp_path
+
+
+def servers_running(marker: str) -> list[str]:
+    """The processes whose command line holds `marker`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_claude_gets_the_search_tool_over_mcp_and_nothing_else(
+    index: Path, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_SEARCH", "DEFAULT_REQUEST_TIMEOUT")
+    monkeypatch.setenv("FAKE_CLAUDE_PREAMBLE", "Let me look for the default.")
+    sent = first(index)
+    tool = SearchTool(index, Request(QUESTION), sent, limit=2)
+    streamed: list[str] = []
+    told: list[str] = []
+    answer = generate(
+        build_prompt(QUESTION, sent, 2), ClaudeCliBackend(model="m"), streamed.append, tool, told.append
+    )
+    seen = json.loads((fake_claude / "claude-tools.json").read_text())
+    [listed] = seen["tools"]
+    assert (listed["name"], listed["schema"]["required"]) == ("search", ["query"])
+    [result] = seen["results"]
+    assert not result["is_error"]
+    assert result["text"].startswith('<documents>\n<document index="2" path="settings.py" lines="1-1"')
+    argv = json.loads((fake_claude / "claude-call.json").read_text())["argv"]
+    assert argv[argv.index("--tools") + 1] == "" and "--strict-mcp-config" in argv
+    assert argv[argv.index("--allowedTools") + 1] == "mcp__rag__search"
+    assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
+    assert argv[argv.index("--max-turns") + 1] == "4"
+    config = json.loads(argv[argv.index("--mcp-config") + 1])
+    assert list(config["mcpServers"]) == ["rag"]
+    assert told == ["DEFAULT_REQUEST_TIMEOUT"]
+    assert "Let me look" not in "".join(streamed) and "".join(streamed) == answer.text
+    assert [h.chunk.path for r in answer.rounds for h in r.hits] == ["settings.py"]
+    cited = [(c.path, c.valid) for c in answer.citations]
+    assert ("settings.py", True) in cited and answer.calls == 2
+    # the server ended with claude: nothing it started outlives the answer
+    spec = config["mcpServers"]["rag"]["args"][-1]
+    assert servers_running(spec) == []
+
+
+def test_claude_searches_past_the_limit_are_refused_by_the_server(
+    index: Path, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_SEARCH", "settings|DEFAULT_REQUEST_TIMEOUT")
+    sent = first(index)
+    tool = SearchTool(index, Request(QUESTION), sent, limit=1)
+    answer = generate(build_prompt(QUESTION, sent, 1), ClaudeCliBackend(), None, tool)
+    results = json.loads((fake_claude / "claude-tools.json").read_text())["results"]
+    assert [r["is_error"] for r in results] == [False, True]
+    assert results[1]["text"] == NO_SEARCHES_LEFT
+    assert len(answer.rounds) == 1
+
+
+# --- rag query ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def use_fake(monkeypatch: pytest.MonkeyPatch, fake_backend: FakeBackend) -> FakeBackend:
+    monkeypatch.setattr("rag.answer.backends.resolve_backend", lambda name, model, env=None: fake_backend)
+    monkeypatch.setenv("RAG_SEARCH", "question")
+    return fake_backend
+
+
+def query(index: Path, *args: str) -> Any:
+    return CliRunner().invoke(main, ["query", "-q", "--index", str(index), "-k", "1", *args])
+
+
+def test_query_says_what_the_model_searched_and_lists_sources_in_the_order_cited(
+    index: Path, use_fake: FakeBackend
+) -> None:
+    use_fake.search({"query": "DEFAULT_REQUEST_TIMEOUT"})
+    use_fake.queue("30 seconds [settings.py:1-1], read by start_server [server.py:4-7].")
+    result = query(index, QUESTION)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0] == "searched again: DEFAULT_REQUEST_TIMEOUT"
+    assert result.stdout.endswith("Sources:\n  [1] settings.py:1-1\n  [2] server.py:4-7\n")
+    assert "in 2 calls" in result.stderr
+
+
+def test_query_json_has_each_round(index: Path, use_fake: FakeBackend) -> None:
+    use_fake.search({"query": "DEFAULT_REQUEST_TIMEOUT"})
+    use_fake.queue("30 seconds [settings.py:1-1].")
+    got = json.loads(query(index, "--json", QUESTION).stdout)
+    [round_] = got["rounds"]
+    assert (round_["search"], round_["error"]) == ("DEFAULT_REQUEST_TIMEOUT", None)
+    assert [(r["rank"], r["path"]) for r in round_["results"]] == [(2, "settings.py")]
+    assert [r["path"] for r in got["results"]] == ["server.py"]  # the first round's, as before
+    assert got["calls"] == 2 and got["citations"][0]["valid"] is True
+
+
+@pytest.mark.parametrize(("args", "env"), [(["--follow-ups", "0"], {}), ([], {"RAG_FOLLOWUPS": "0"})])
+def test_follow_ups_zero_is_a_single_round(
+    index: Path, use_fake: FakeBackend, monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str]
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    use_fake.queue("From the passage [server.py:4-7].")
+    assert query(index, *args, QUESTION).exit_code == 0
+    assert use_fake.tools == [None] and use_fake.prompts[0].follow_ups == 0
+
+
+def test_follow_ups_out_of_range_is_a_usage_error(index: Path) -> None:
+    result = query(index, "--follow-ups", "11", QUESTION)
+    assert result.exit_code == 2 and "--follow-ups" in result.output
+
+
+def test_show_prompt_shows_the_tool(index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    result = query(index, "--backend", "anthropic", "--search", "question", "--show-prompt", QUESTION)
+    body = json.loads(result.stdout)
+    assert body["tools"] == [tool_definition(2)] and "`search`, up to 2 times" in body["system"]
+
+
+def test_show_prompt_for_claude_shows_the_tool(index: Path, fake_claude: Path) -> None:
+    result = query(index, "--backend", "claude", "--search", "question", "--show-prompt", QUESTION)
+    assert "--- tool: mcp__rag__search" in result.stdout and '"name": "search"' in result.stdout
+
+
+def test_query_through_claude_searches_again_in_a_real_process(index: Path, fake_claude: Path) -> None:
+    env = {
+        **os.environ,
+        "RAG_BACKEND": "claude",
+        "RAG_SEARCH": "question",
+        "FAKE_CLAUDE_SEARCH": "DEFAULT_REQUEST_TIMEOUT",
+    }
+    done = subprocess.run(
+        [sys.executable, str(PROJECT / "query.py"), "-q", "--index", str(index), "-k", "1", QUESTION],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "searched again: DEFAULT_REQUEST_TIMEOUT" in done.stderr
+    assert "settings.py:1-1" in done.stdout.split("Sources:")[1]
+    assert "(!)" not in done.stdout.split("Sources:")[1].split("nowhere.py")[0]
