@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -107,11 +107,53 @@ def plan_message(text: str, model: str = MODEL) -> dict[str, Any]:
     }
 
 
-class ReplayApi:
-    """The server: start it, point ANTHROPIC_BASE_URL at `url`, stop it (or use `with`)."""
+def tool_stream(query: str, model: str = MODEL, use_id: str = "toolu_offline") -> bytes:
+    """The event stream of a streamed message that calls the search tool with `query`."""
+    message = {
+        "id": "msg_offline",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1000, "output_tokens": 1},
+    }
+    return _sse(
+        [
+            {"type": "message_start", "message": message},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "tool_use", "id": use_id, "name": "search", "input": {}},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps({"query": query})},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {"output_tokens": 10},
+            },
+            {"type": "message_stop"},
+        ]
+    )
 
-    def __init__(self, recordings: dict[str, str], port: int = 0) -> None:
+
+# answers a streamed request (an answer's turn): status, content type, body
+Turns = Callable[[dict[str, Any]], tuple[int, str, bytes]]
+
+
+class ReplayApi:
+    """The server: start it, point ANTHROPIC_BASE_URL at `url`, stop it (or use `with`). `turns`,
+    when given, answers each streamed request (else: ANSWER)."""
+
+    def __init__(self, recordings: dict[str, str], port: int = 0, turns: Turns | None = None) -> None:
         self.recordings = recordings
+        self.turns = turns
         # the longest first: a question that holds another is matched as itself
         self._questions = sorted(recordings, key=len, reverse=True)
         self.requests: list[Served] = []
@@ -147,7 +189,7 @@ class ReplayApi:
         if body.get("stream"):
             with self._lock:
                 self.requests.append(Served("answer", None, body))
-            return 200, "text/event-stream", answer_stream()
+            return self.turns(body) if self.turns is not None else (200, "text/event-stream", answer_stream())
         text = _prompt_text(body)
         question = next((q for q in self._questions if q in text), None)
         with self._lock:
