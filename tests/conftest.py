@@ -116,6 +116,7 @@ class FakeBackend:
     model: str = "fake-model"
     plans: list[Generation | str | BaseException] = field(default_factory=list)  # replies to complete()
     plan_prompts: list[tuple[Prompt, str]] = field(default_factory=list)  # each prompt, and the model asked
+    prepared: int = 0  # times told an answer would be asked for
 
     def queue(
         self,
@@ -167,6 +168,9 @@ class FakeBackend:
             on_text(gen.text[:half])
             on_text(gen.text[half:])
         return gen
+
+    def prepare(self) -> None:
+        self.prepared += 1
 
     def render(self, prompt: Prompt) -> str:
         return f"--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}"

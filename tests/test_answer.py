@@ -82,6 +82,16 @@ def test_answer_searches_an_index(tmp_path: Path, fake_backend: FakeBackend) -> 
     assert result is not None and seen == [outcome.retrieval]
     assert [h.chunk.path for h in result.hits] == ["auth.py"]
     assert [c.valid for c in result.citations] == [True]
+    assert fake_backend.prepared == 1  # told before retrieval that an answer would be asked for
+
+
+def test_a_backend_is_told_to_prepare_only_when_it_will_answer(
+    tmp_path: Path, fake_backend: FakeBackend
+) -> None:
+    repo = write_tree(tmp_path / "repo", {"auth.py": "def login(user):\n    return check_password(user)\n"})
+    report = ingest(repo, tmp_path / "index.sqlite")
+    ask(report.index_path, Request("how does login work?"), fake_backend, build_prompt=False)
+    assert fake_backend.prepared == 0  # passages only: nothing of the model's side loads
 
 
 @pytest.mark.parametrize(

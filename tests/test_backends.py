@@ -18,7 +18,7 @@ import anthropic
 import httpx2
 import pytest
 from conftest import FAKE_CLAUDE
-from local_api import FakeApi, delta
+from local_api import FakeApi, delta, plan_reply
 
 from rag.answer.backends import (
     DEFAULT_MODEL,
@@ -591,3 +591,58 @@ def test_resolve_backend(tmp_path: Path, fake_claude: Path) -> None:
             resolve_backend("auto", env={"ANTHROPIC_API_KEY": garbled, **no_claude})
     with pytest.raises(BackendError, match="`claude` is not on PATH"):
         resolve_backend("claude", env=no_claude)
+
+
+# --- the search plan: one call through the standard library, while the SDK imports ---------------------
+
+
+PLAN_SCRIPT = """
+import json, sys
+from rag.answer.backends import AnthropicBackend
+from rag.answer.plan import planning_prompt
+from rag.retrieval.results import Glance
+backend = AnthropicBackend(api_key="sk-plan")
+prompt = planning_prompt("how does auth work?", Glance("repo", ("Python",), ()))
+reply = backend.complete(prompt, model="claude-fast", max_tokens=50, timeout=5)
+print(json.dumps([reply.text, reply.usage, reply.model, "anthropic" in sys.modules]))
+"""
+
+
+def test_a_search_plan_goes_out_without_importing_the_sdk(api: FakeApi) -> None:
+    api.reply(200, plan_reply("verify_password load_hash", usage={"input_tokens": 40, "output_tokens": 4}))
+    env = {**os.environ, "ANTHROPIC_BASE_URL": api.url + "/"}
+    out = subprocess.run(
+        [sys.executable, "-c", PLAN_SCRIPT], capture_output=True, text=True, env=env, cwd=PROJECT, check=True
+    ).stdout
+    text, usage, model, imported = json.loads(out)
+    assert (text, usage, model, imported) == (
+        "verify_password load_hash",
+        {"input_tokens": 40, "output_tokens": 4},
+        "claude-fast",
+        False,
+    )
+    [sent] = api.requests
+    assert sent["path"] == "/v1/messages"
+    assert (sent["headers"]["x-api-key"], sent["headers"]["anthropic-version"]) == ("sk-plan", "2023-06-01")
+    assert sent["json"]["model"] == "claude-fast" and "stream" not in sent["json"]
+
+
+def test_a_plan_that_cannot_connect_is_one_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once the socket closes
+    backend = AnthropicBackend(client=anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="k"))
+    with pytest.raises(BackendError, match=r"^Cannot reach the Anthropic API — check your network"):
+        backend.complete(PROMPT, model="m", max_tokens=5, timeout=2)
+
+
+def test_prepare_imports_the_sdk_in_the_background() -> None:
+    script = (
+        "import sys; from rag.answer import anthropic_api as a; assert 'anthropic' not in sys.modules; "
+        "a.AnthropicBackend(api_key='k').prepare(); a.AnthropicBackend(api_key='k').prepare(); "
+        "[t] = a._importing; t.join(); print('anthropic' in sys.modules, t.daemon)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=PROJECT, check=True
+    )
+    assert out.stdout.split() == ["True", "True"]  # one thread, and it never holds the process open

@@ -109,8 +109,7 @@ def _answered_from_the_question(result: Any, sdk: FakeApi, note: str) -> None:
         (
             429,
             {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
-            "Search planning failed (Rate limited by the Anthropic API (429), even after retries — wait a minute "
-            "and ask again)",
+            "Search planning failed (Rate limited by the Anthropic API (429) — wait a minute and ask again)",
         ),
         (
             500,

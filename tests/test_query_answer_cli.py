@@ -391,7 +391,11 @@ def test_anthropic_backend_end_to_end_against_a_local_api(
         "(claude-test via anthropic, search by claude-fast; 260 input + 14 output tokens in 2 calls)\n"
     )
     plan, answer = api.requests
-    assert plan["headers"]["authorization"] == "Bearer sk-test"  # how SDK 2.x sends the key
+    assert (
+        plan["headers"]["x-api-key"] == "sk-test"
+    )  # the plan goes out without the SDK, as the API documents
+    assert plan["headers"]["anthropic-version"] == "2023-06-01"
+    assert "sk-test" in answer["headers"].get("authorization", answer["headers"].get("x-api-key", ""))
     assert (plan["json"]["model"], plan["json"].get("stream")) == ("claude-fast", None)
     assert QUESTION in plan["json"]["messages"][0]["content"]
     assert (answer["json"]["model"], answer["json"]["stream"]) == ("claude-test", True)

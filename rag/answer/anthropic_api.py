@@ -1,12 +1,19 @@
-"""The Messages API through the `anthropic` SDK: the answer streamed with document citations, the
-answering model's searches as tool use, and short plain calls (a search plan).
+"""The Messages API: the answer streamed with document citations and the answering model's searches
+as tool use, through the `anthropic` SDK; short plain calls (a search plan), through the standard
+library.
 
-The SDK is imported only when a call is made: it is slow to import, and retrieval never needs it.
+Importing the SDK takes 1.5 s on a 2-core machine, longer than a planning call. Retrieval never
+needs it; an answered question starts importing it in the background (prepare()) when the question
+comes in, and sends its plan without it, so that the import runs while the planning model thinks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 from rag.answer.defaults import DEFAULT_MODEL
@@ -35,12 +42,36 @@ DEFAULT_MAX_TOKENS = 2048
 # SDK's own default read timeout is 600 s, retried twice: half an hour of silence
 API_CONNECT_TIMEOUT = 10.0
 API_READ_TIMEOUT = 120.0
-# a short call (a search plan) is not retried: its failure costs only the plan, and a retry's wait
-# (the SDK honours a Retry-After of up to a minute) would hold the answer back
-COMPLETION_RETRIES = 0
 # while the model may search; then, once its searches are used up, it must answer
 MAY_SEARCH = {"type": "auto", "disable_parallel_tool_use": True}
 MUST_ANSWER = {"type": "none"}
+API_URL = "https://api.anthropic.com"  # the SDK's own default, unless ANTHROPIC_BASE_URL is set
+API_VERSION = "2023-06-01"
+_importing: list[threading.Thread] = []  # the background import of the SDK, once started
+
+
+def import_sdk_in_background() -> None:
+    """Start importing the SDK in a thread (once a process), unless it is imported already. A
+    later `import anthropic` waits for that import to finish, as Python's module locks make it."""
+    if _importing or "anthropic" in sys.modules:
+        return
+    import urllib.request  # noqa: F401  # complete()'s client, imported here first, outside the thread's import
+
+    thread = threading.Thread(target=_import_sdk, name="import anthropic", daemon=True)
+    _importing.append(thread)
+    thread.start()
+
+
+def _import_sdk() -> None:
+    before = sys.getswitchinterval()
+    # the main thread opens the index and searches meanwhile, in many short reads: each would wait
+    # out the interval (5 ms) for the interpreter's lock while this thread runs Python code
+    sys.setswitchinterval(min(before, 0.0005))
+    try:
+        with contextlib.suppress(ImportError):  # the call that needs it imports it again and says so
+            import anthropic  # noqa: F401
+    finally:
+        sys.setswitchinterval(before)
 
 
 def document(hit: Hit) -> dict[str, Any]:
@@ -109,6 +140,10 @@ class AnthropicBackend:
             body["tool_choice"] = MAY_SEARCH
         return body
 
+    def prepare(self) -> None:
+        """An answer call will follow: start importing the SDK now, in the background."""
+        import_sdk_in_background()
+
     def render(self, prompt: Prompt) -> str:
         """Return the request body as JSON (the tool's definition in it)."""
         return json.dumps(self.request(prompt), indent=2, ensure_ascii=False)
@@ -137,25 +172,49 @@ class AnthropicBackend:
         return json.dumps(self.completion_request(prompt, model, max_tokens), indent=2, ensure_ascii=False)
 
     def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
-        """One messages.create call, not retried, within `timeout` seconds to connect and to read."""
-        import anthropic
+        """One messages call, not streamed and not retried, within `timeout` seconds to connect and
+        to read, through the standard library: the plan goes out while the SDK is still importing.
+        Not retried: its failure costs only the plan, and a retry's wait (a Retry-After can be a
+        minute) would hold the answer back."""
+        import urllib.error
+        import urllib.request
 
-        client = self._client().with_options(
-            timeout=anthropic.Timeout(timeout, connect=min(timeout, API_CONNECT_TIMEOUT)),
-            max_retries=COMPLETION_RETRIES,
-        )
+        url, headers = self._endpoint()
+        data = json.dumps(self.completion_request(prompt, model, max_tokens)).encode()
+        call = urllib.request.Request(f"{url}/v1/messages", data=data, headers=headers, method="POST")
         try:
-            message = client.messages.create(**self.completion_request(prompt, model, max_tokens))
-            text = "".join(block.text for block in message.content if block.type == "text")
-        except anthropic.AnthropicError as exc:
-            raise BackendError(_api_error_message(exc, model)) from None
-        except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
+            with urllib.request.urlopen(call, timeout=timeout) as response:
+                message = json.loads(response.read())
+            text = "".join(b["text"] for b in message["content"] if b.get("type") == "text")
+            stop_reason = message.get("stop_reason")
+            usage = {k: v for k in USAGE_FIELDS if isinstance(v := (message.get("usage") or {}).get(k), int)}
+        except urllib.error.HTTPError as exc:
+            raise BackendError(status_message(exc.code, _json_body(exc), model, retried=False)) from None
+        except TimeoutError:
+            raise BackendError(TIMED_OUT) from None
+        except urllib.error.URLError as exc:
+            raise BackendError(TIMED_OUT if isinstance(exc.reason, TimeoutError) else UNREACHABLE) from None
+        except OSError:
+            raise BackendError(UNREACHABLE) from None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise BackendError(
                 f"The Anthropic API sent a response this tool cannot read ({type(exc).__name__})"
             ) from None
         return Generation(
-            text=text, stop_reason=message.stop_reason, usage=_usage(message), model=message.model or model
+            text=text, stop_reason=stop_reason, usage=usage, model=message.get("model") or model
         )
+
+    def _endpoint(self) -> tuple[str, dict[str, str]]:
+        """Where complete() posts, and its headers: the given client's, else the SDK's defaults."""
+        if self.client is not None:
+            url, key = str(self.client.base_url), self.client.api_key
+        else:
+            url = os.environ.get("ANTHROPIC_BASE_URL") or API_URL
+            key = self.api_key if self.api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+        if key:
+            headers["x-api-key"] = key
+        return url.rstrip("/"), headers
 
     def generate(
         self,
@@ -318,30 +377,46 @@ def _api_citation(c: Any) -> ApiCitation | None:
     )
 
 
+TIMED_OUT = "The Anthropic API timed out — check your connection and try again"
+UNREACHABLE = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
+
+
 def _api_error_message(exc: anthropic.AnthropicError, model: str) -> str:
     """Turn an SDK error into one line that says what to do."""
     import anthropic
 
-    if isinstance(exc, anthropic.AuthenticationError):
-        return "The Anthropic API rejected the API key (401) — check ANTHROPIC_API_KEY"
-    if isinstance(exc, anthropic.PermissionDeniedError):
-        return "This API key may not use the Anthropic API or this model (403) — check the key's workspace"
-    if isinstance(exc, anthropic.NotFoundError):
-        return f"The Anthropic API does not know model {model!r} (404) — pick another: --model or RAG_MODEL"
-    if isinstance(exc, anthropic.RateLimitError):
-        return "Rate limited by the Anthropic API (429), even after retries — wait a minute and ask again"
-    if isinstance(exc, anthropic.APIStatusError) and (
-        exc.status_code == 529 or _error_type(exc.body) == "overloaded_error"
-    ):
-        return "The Anthropic API is overloaded (529), even after retries — try again shortly"
-    if isinstance(exc, anthropic.APITimeoutError):
-        return "The Anthropic API timed out — check your connection and try again"
-    if isinstance(exc, anthropic.APIConnectionError):
-        return "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
     if isinstance(exc, anthropic.APIStatusError):
-        detail = _error_detail(exc.body) or exc.__class__.__name__
-        return f"The Anthropic API failed ({exc.status_code}): {detail} — try again, or use --backend claude"
+        return status_message(exc.status_code, exc.body, model, retried=True)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return TIMED_OUT
+    if isinstance(exc, anthropic.APIConnectionError):
+        return UNREACHABLE
     return f"The Anthropic API failed: {one_line(str(exc))}"
+
+
+def status_message(status: int, body: object, model: str, *, retried: bool) -> str:
+    """One line for an HTTP error of the Messages API, saying what to do."""
+    again = ", even after retries" if retried else ""
+    if status == 401:
+        return "The Anthropic API rejected the API key (401) — check ANTHROPIC_API_KEY"
+    if status == 403:
+        return "This API key may not use the Anthropic API or this model (403) — check the key's workspace"
+    if status == 404:
+        return f"The Anthropic API does not know model {model!r} (404) — pick another: --model or RAG_MODEL"
+    if status == 429:
+        return f"Rate limited by the Anthropic API (429){again} — wait a minute and ask again"
+    if status == 529 or _error_type(body) == "overloaded_error":
+        return f"The Anthropic API is overloaded (529){again} — try again shortly"
+    detail = _error_detail(body) or f"HTTP {status}"
+    return f"The Anthropic API failed ({status}): {detail} — try again, or use --backend claude"
+
+
+def _json_body(exc: Any) -> object:
+    """An HTTP error's body as JSON, None when it is not."""
+    try:
+        return json.loads(exc.read())
+    except (ValueError, OSError):
+        return None
 
 
 def _error_type(body: object) -> str | None:

@@ -63,6 +63,8 @@ def ask(
     """
     plan_prompt: Prompt | None = None
     plan: Plan | None = None
+    if backend is not None and build_prompt:
+        backend.prepare()  # what the answer needs loads while the index opens and the plan is made
 
     def planner(glance: Glance) -> tuple[str, ...]:
         nonlocal plan_prompt, plan

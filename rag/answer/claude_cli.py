@@ -110,6 +110,9 @@ class ClaudeCliBackend:
             str(prompt.follow_ups + EXTRA_TURNS),
         ]
 
+    def prepare(self) -> None:
+        """Nothing to start early: `claude -p` is started with its prompt."""
+
     def render(self, prompt: Prompt) -> str:
         """Return the system prompt (passed as --system-prompt) and the user prompt (sent on stdin);
         with follow-ups, the search tool's definition, as its MCP server lists it."""

@@ -47,6 +47,10 @@ class Backend(Protocol):
     name: str
     model: str
 
+    def prepare(self) -> None:
+        """An answer will be asked for: start, in the background, what generate() will need."""
+        ...
+
     def generate(
         self,
         prompt: Prompt,

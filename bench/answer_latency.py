@@ -1,0 +1,228 @@
+"""The answered question's own time: each whole `query.py` run, from its start to the first answer
+byte on stdout and to its exit, against a loopback Messages API that takes as long as a model would.
+
+    python bench/answer_latency.py                       # 12 questions, SDK backend, planned
+    python bench/answer_latency.py --plan 0.6 --first 0.9 --rate 80 --follow-ups 0
+
+The server answers the planning call (not streamed) after --plan seconds with the recorded planner
+reply (bench/data/searches/), and each answer call's first token after --first seconds, then the
+rest of ANSWER_TOKENS at --rate tokens a second; with --search, the answer's first turn is a search
+(the tool round) and its second the answer. The model's own time, to the first answer byte, is
+plan + first (+ first again for a search turn); what the run adds beyond it is the machine's.
+
+Questions: the dev set's 6 flask and 6 requests questions, on the benchmark indexes
+(${RAG_BENCH_INDEXES:-~/.cache/rag-bench-indexes}, built by bench/ranking.py). The same run times
+`python -c "import click"`, `query.py --no-llm` and `--prompt-only` as references.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from bench.common import SHARED  # noqa: E402
+from bench.messages_api import load_recordings, plan_message  # noqa: E402
+from bench.ranking import INDEXES, SETS, Indexes  # noqa: E402
+from rag.evaluation import load_questions  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+CORPORA = ("flask-3.1.3", "requests-2.34.2")
+ANSWER_TOKENS = [f"word{i} " for i in range(120)]
+MARK = ANSWER_TOKENS[0].strip()
+
+
+class SlowApi:
+    """A Messages API that answers like a model in time: the plan after `plan` seconds; a streamed
+    turn's first token after `first`, then one token every 1/`rate` seconds, chunked."""
+
+    def __init__(self, plans: dict[str, str], plan: float, first: float, rate: float, search: bool) -> None:
+        self.plans = sorted(plans.items(), key=lambda kv: len(kv[0]), reverse=True)
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                if body.get("stream"):
+                    turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+                    time.sleep(first)
+                    self._stream(search and turn == 0 and bool(body.get("tools")))
+                    return
+                time.sleep(plan)
+                text = json.dumps(body)
+                reply = next((s for q, s in api.plans if q in text), "")
+                data = json.dumps(plan_message(reply)).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, tool: bool) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for event, pause in _events(tool, rate):
+                    data = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                    if pause:
+                        time.sleep(pause)
+                self.wfile.write(b"0\r\n\r\n")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def _events(tool: bool, rate: float) -> list[tuple[dict[str, Any], float]]:
+    message = {
+        "id": "msg_slow",
+        "type": "message",
+        "role": "assistant",
+        "model": "slow-model",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1000, "output_tokens": 1},
+    }
+    out: list[tuple[dict[str, Any], float]] = [({"type": "message_start", "message": message}, 0.0)]
+    if tool:
+        block = {"type": "tool_use", "id": "toolu_slow", "name": "search", "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps({"query": "request session"})}
+        out += [
+            ({"type": "content_block_start", "index": 0, "content_block": block}, 0.0),
+            ({"type": "content_block_delta", "index": 0, "delta": delta}, 0.0),
+        ]
+        stop = "tool_use"
+    else:
+        out.append(
+            ({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}, 0.0)
+        )
+        out += [
+            (
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}},
+                1 / rate,
+            )
+            for t in ANSWER_TOKENS
+        ]
+        stop = "end_turn"
+    out += [
+        ({"type": "content_block_stop", "index": 0}, 0.0),
+        (
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 10},
+            },
+            0.0,
+        ),
+        ({"type": "message_stop"}, 0.0),
+    ]
+    return out
+
+
+def timed(argv: list[str], env: dict[str, str], mark: str | None) -> tuple[float, float, int]:
+    """Seconds to the first stdout line holding `mark` (to exit when None), seconds to exit, exit code."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=PROJECT)
+    assert proc.stdout is not None
+    first = None
+    seen = b""
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        seen += chunk
+        if first is None and mark is not None and mark.encode() in seen:
+            first = time.perf_counter() - start
+    proc.wait()
+    end = time.perf_counter() - start
+    return (first if first is not None else end), end, proc.returncode
+
+
+def questions() -> list[tuple[Path, str]]:
+    indexes = Indexes()
+    out = []
+    for q in load_questions(SHARED / SETS["dev"][0]):
+        if str(q.corpus) in CORPORA:
+            indexes.get("dev", SETS["dev"][1] / str(q.corpus))
+            out.append((INDEXES / f"dev-{q.corpus}.idx", q.question))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--plan", type=float, default=0.6, help="the planning call's seconds")
+    ap.add_argument("--first", type=float, default=0.9, help="seconds to an answer turn's first token")
+    ap.add_argument("--rate", type=float, default=80.0, help="the answer's tokens a second")
+    ap.add_argument("--follow-ups", type=int, default=2)
+    ap.add_argument("--search", action="store_true", help="the answer's first turn is a search")
+    ap.add_argument("--rounds", type=int, default=1, help="times through the 12 questions")
+    args = ap.parse_args()
+
+    asked = questions()
+    api = SlowApi(
+        load_recordings([HERE / "data" / "searches" / "dev.passages.jsonl"]),
+        args.plan,
+        args.first,
+        args.rate,
+        args.search,
+    )
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": api.url,
+        "ANTHROPIC_API_KEY": "offline",
+        "RAG_BACKEND": "anthropic",
+    }
+    env.pop("RAG_SEARCH", None)
+    py = sys.executable
+    model = args.plan + args.first * (2 if args.search else 1)
+    rows: dict[str, list[tuple[float, float]]] = {}
+    for _ in range(args.rounds):
+        for index, question in asked:
+            base = [py, "query.py", "--index", str(index)]
+            runs = {
+                "import click": ([py, "-c", "import click"], None),
+                "--no-llm": ([*base, "--no-llm", question], None),
+                "--prompt-only": ([*base, "--prompt-only", question], None),
+                "answered (SDK)": ([*base, "--follow-ups", str(args.follow_ups), question], MARK),
+            }
+            for label, (argv, mark) in runs.items():
+                first, end, rc = timed(argv, env, mark)
+                if rc != 0:
+                    sys.exit(f"{label} failed ({rc}): {' '.join(argv)}")
+                rows.setdefault(label, []).append((first, end))
+    print(
+        f"model's own time to the first answer byte: {model:.2f} s (plan {args.plan}, first token "
+        f"{args.first}{', a search turn first' if args.search else ''}); {len(asked) * args.rounds} runs each"
+    )
+    print("| run | first answer byte, median | beyond the model's own time | exit, median |")
+    print("| --- | --- | --- | --- |")
+    for label, times in rows.items():
+        first = statistics.median(t[0] for t in times)
+        end = statistics.median(t[1] for t in times)
+        beyond = f"{first - model:+.2f} s" if label.startswith("answered") else ""
+        print(f"| {label} | {first:.2f} s | {beyond} | {end:.2f} s |")
+
+
+if __name__ == "__main__":
+    main()
