@@ -24,11 +24,14 @@ from rag.answer.followups import (
     PASSAGES_PER_SEARCH,
     SearchTool,
     tool_definition,
+    unseen,
 )
 from rag.answer.prompts import build_prompt, document_title
+from rag.chunking import Chunk
 from rag.cli import main
 from rag.errors import BackendError
 from rag.indexing.pipeline import IngestOptions, ingest
+from rag.ranking.hits import Hit
 from rag.retrieval.retrieve import Request, retrieve
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -62,6 +65,31 @@ def first(index: Path, k: int = 1) -> Any:
 
 
 # --- the tool ---------------------------------------------------------------------------------------------------
+
+
+def lines_hit(path: str, match: tuple[int, int], shown: tuple[int, int], marks: tuple[int, ...] = ()) -> Hit:
+    def chunk(start: int, end: int) -> Chunk:
+        text = "\n".join(f"line {n}" for n in range(start, end + 1))
+        return Chunk(path, start, end, "function", "f", text)
+
+    return Hit(1.0, chunk(*match), context=chunk(*shown), marks=marks)
+
+
+def test_a_passage_bordering_one_sent_is_new_from_the_first_line_not_sent() -> None:
+    sent = [lines_hit("a.py", (12, 18), (10, 20))]
+    # its match (22-30) was never sent, though its context reaches back into lines 15-20
+    part = unseen(lines_hit("a.py", (22, 30), (15, 35), marks=(16, 23, 34)), sent)
+    assert part is not None
+    assert (part.passage.start_line, part.passage.end_line) == (21, 35)
+    assert part.passage.text.split("\n")[0] == "line 21" and part.passage.text.endswith("line 35")
+    assert (part.chunk.start_line, part.chunk.end_line, part.marks) == (22, 30, (23, 34))
+    # a match inside what was sent is not sent again, whatever its context adds
+    assert unseen(lines_hit("a.py", (12, 14), (5, 25)), sent) is None
+    # sent lines on both sides: only the gap between them and the match remain
+    both = unseen(lines_hit("a.py", (22, 24), (18, 33)), [*sent, lines_hit("a.py", (31, 40), (30, 40))])
+    assert both is not None and (both.passage.start_line, both.passage.end_line) == (21, 29)
+    other = lines_hit("b.py", (12, 18), (10, 20))
+    assert unseen(other, sent) is other
 
 
 def test_a_search_returns_only_passages_not_sent_yet(index: Path) -> None:

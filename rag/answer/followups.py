@@ -68,12 +68,29 @@ def tool_definition(limit: int) -> dict[str, Any]:
     }
 
 
-def _overlaps(hit: Hit, sent: Sequence[Hit]) -> bool:
-    p = hit.passage
-    return any(
-        s.passage.path == p.path and s.passage.start_line <= p.end_line and p.start_line <= s.passage.end_line
-        for s in sent
+def unseen(hit: Hit, sent: Sequence[Hit]) -> Hit | None:
+    """What of `hit` the model has not been sent: None when its match lies within lines sent
+    already; else the hit, its passage shorn of the lines at either edge that were sent (the match
+    is kept whole). A passage that merely borders one sent is new: what it matched was not seen."""
+    p, m = hit.passage, hit.chunk
+    shown: set[int] = set()
+    for s in sent:
+        if s.passage.path == p.path:
+            shown.update(range(s.passage.start_line, s.passage.end_line + 1))
+    if all(n in shown for n in range(m.start_line, m.end_line + 1)):
+        return None
+    start, end = p.start_line, p.end_line
+    while start < m.start_line and start in shown:
+        start += 1
+    while end > m.end_line and end in shown:
+        end -= 1
+    if (start, end) == (p.start_line, p.end_line):
+        return hit
+    lines = p.text.split("\n")
+    context = p._replace(
+        start_line=start, end_line=end, text="\n".join(lines[start - p.start_line : end - p.start_line + 1])
     )
+    return hit._replace(context=context, marks=tuple(n for n in hit.marks if start <= n <= end))
 
 
 class SearchTool:
@@ -130,8 +147,9 @@ class SearchTool:
             return Round(query, error=SEARCH_FAILED.format(reason=f"internal error: {type(exc).__name__}"))
         new: list[Hit] = []
         for hit in found.hits:
-            if not _overlaps(hit, self.sent) and not _overlaps(hit, new):
-                new.append(hit)
+            part = unseen(hit, [*self.sent, *new])
+            if part is not None:
+                new.append(part)
             if len(new) == PASSAGES_PER_SEARCH:
                 break
         self.sent.extend(new)
