@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,11 +42,14 @@ PROJECT = HERE.parent
 CORPORA = ("flask-3.1.3", "requests-2.34.2")
 ANSWER_TOKENS = [f"word{i} " for i in range(120)]
 MARK = ANSWER_TOKENS[0].strip()
+PLAN_MODEL = "plan-model"  # the search model named to the product: its calls are plans
+REFERENCE_MODEL = "reference-model"  # answered at once: what remains is a program's own time
 
 
 class SlowApi:
-    """A Messages API that answers like a model in time: the plan after `plan` seconds; a streamed
-    turn's first token after `first`, then one token every 1/`rate` seconds, chunked."""
+    """A Messages API that answers like a model in time: a plan (a call to PLAN_MODEL, or one not
+    streamed) after `plan` seconds; an answer turn's first token after `first`, then one token every
+    1/`rate` seconds, chunked; a call to REFERENCE_MODEL at once."""
 
     def __init__(self, plans: dict[str, str], plan: float, first: float, rate: float, search: bool) -> None:
         self.plans = sorted(plans.items(), key=lambda kv: len(kv[0]), reverse=True)
@@ -56,27 +60,38 @@ class SlowApi:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                if body.get("stream"):
+                model = body.get("model")
+                if model == REFERENCE_MODEL:
+                    self._stream(None, [("word ", 0.0)])
+                elif model == PLAN_MODEL or not body.get("stream"):
+                    time.sleep(plan)
+                    text = json.dumps(body)
+                    reply = next((s for q, s in api.plans if q in text), "")
+                    if body.get("stream"):  # `claude -p` streams every call
+                        self._stream(None, [(reply, 0.0)])
+                    else:
+                        self._whole(plan_message(reply))
+                else:
                     turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
                     time.sleep(first)
-                    self._stream(search and turn == 0 and bool(body.get("tools")))
-                    return
-                time.sleep(plan)
-                text = json.dumps(body)
-                reply = next((s for q, s in api.plans if q in text), "")
-                data = json.dumps(plan_message(reply)).encode()
+                    tools = [t["name"] for t in body.get("tools", []) if t["name"].endswith("search")]
+                    tool = tools[0] if search and turn == 0 and tools else None
+                    self._stream(tool, [(t, 1 / rate) for t in ANSWER_TOKENS])
+
+            def _whole(self, message: dict[str, Any]) -> None:
+                data = json.dumps(message).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, tool: bool) -> None:
+            def _stream(self, tool: str | None, tokens: list[tuple[str, float]]) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
-                for event, pause in _events(tool, rate):
+                for event, pause in _events(tool, tokens):
                     data = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
@@ -96,7 +111,7 @@ class SlowApi:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
-def _events(tool: bool, rate: float) -> list[tuple[dict[str, Any], float]]:
+def _events(tool: str | None, tokens: list[tuple[str, float]]) -> list[tuple[dict[str, Any], float]]:
     message = {
         "id": "msg_slow",
         "type": "message",
@@ -109,7 +124,7 @@ def _events(tool: bool, rate: float) -> list[tuple[dict[str, Any], float]]:
     }
     out: list[tuple[dict[str, Any], float]] = [({"type": "message_start", "message": message}, 0.0)]
     if tool:
-        block = {"type": "tool_use", "id": "toolu_slow", "name": "search", "input": {}}
+        block = {"type": "tool_use", "id": "toolu_slow", "name": tool, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps({"query": "request session"})}
         out += [
             ({"type": "content_block_start", "index": 0, "content_block": block}, 0.0),
@@ -117,37 +132,33 @@ def _events(tool: bool, rate: float) -> list[tuple[dict[str, Any], float]]:
         ]
         stop = "tool_use"
     else:
-        out.append(
-            ({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}, 0.0)
-        )
+        text_block = {"type": "text", "text": ""}
+        out.append(({"type": "content_block_start", "index": 0, "content_block": text_block}, 0.0))
         out += [
-            (
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}},
-                1 / rate,
-            )
-            for t in ANSWER_TOKENS
+            ({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}, pause)
+            for t, pause in tokens
         ]
         stop = "end_turn"
-    out += [
-        ({"type": "content_block_stop", "index": 0}, 0.0),
-        (
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 10},
-            },
-            0.0,
-        ),
-        ({"type": "message_stop"}, 0.0),
-    ]
+    end = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": None},
+        "usage": {"output_tokens": 10},
+    }
+    out += [({"type": "content_block_stop", "index": 0}, 0.0), (end, 0.0), ({"type": "message_stop"}, 0.0)]
     return out
 
 
-def timed(argv: list[str], env: dict[str, str], mark: str | None) -> tuple[float, float, int]:
-    """Seconds to the first stdout line holding `mark` (to exit when None), seconds to exit, exit code."""
+def timed(
+    argv: list[str], env: dict[str, str], mark: str | None, stdin: bytes = b""
+) -> tuple[float, float, int]:
+    """Seconds to the first stdout holding `mark` (to exit when None), seconds to exit, exit code."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=PROJECT)
-    assert proc.stdout is not None
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=PROJECT
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
     first = None
     seen = b""
     while chunk := os.read(proc.stdout.fileno(), 65536):
@@ -177,37 +188,46 @@ def main() -> None:
     ap.add_argument("--follow-ups", type=int, default=2)
     ap.add_argument("--search", action="store_true", help="the answer's first turn is a search")
     ap.add_argument("--rounds", type=int, default=1, help="times through the 12 questions")
+    ap.add_argument("--backend", choices=("anthropic", "claude"), default="anthropic")
+    ap.add_argument("--claude", default="claude", help="the `claude` executable (Claude Code)")
     args = ap.parse_args()
 
     asked = questions()
-    api = SlowApi(
-        load_recordings([HERE / "data" / "searches" / "dev.passages.jsonl"]),
-        args.plan,
-        args.first,
-        args.rate,
-        args.search,
-    )
+    recorded = load_recordings([HERE / "data" / "searches" / "dev.passages.jsonl"])
+    api = SlowApi(recorded, args.plan, args.first, args.rate, args.search)
     env = {
         **os.environ,
         "ANTHROPIC_BASE_URL": api.url,
-        "ANTHROPIC_API_KEY": "offline",
-        "RAG_BACKEND": "anthropic",
+        "RAG_BACKEND": args.backend,
+        "RAG_SEARCH_MODEL": PLAN_MODEL,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
     env.pop("RAG_SEARCH", None)
+    if args.backend == "anthropic":
+        env["ANTHROPIC_API_KEY"] = "offline"
+    else:  # Claude Code takes a token; rag's own choice of backend must not see a key
+        claude = shutil.which(args.claude) or sys.exit(f"{args.claude} not found: pass --claude PATH")
+        env["PATH"] = f"{Path(claude).parent}{os.pathsep}{env['PATH']}"
+        env.pop("ANTHROPIC_API_KEY", None)
+        env["ANTHROPIC_AUTH_TOKEN"] = "offline"
     py = sys.executable
     model = args.plan + args.first * (2 if args.search else 1)
     rows: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
         for index, question in asked:
             base = [py, "query.py", "--index", str(index)]
-            runs = {
-                "import click": ([py, "-c", "import click"], None),
-                "--no-llm": ([*base, "--no-llm", question], None),
-                "--prompt-only": ([*base, "--prompt-only", question], None),
-                "answered (SDK)": ([*base, "--follow-ups", str(args.follow_ups), question], MARK),
+            runs: dict[str, tuple[list[str], str | None, bytes]] = {
+                "import click": ([py, "-c", "import click"], None, b""),
+                "--no-llm": ([*base, "--no-llm", question], None, b""),
+                "--prompt-only": ([*base, "--prompt-only", question], None, b""),
             }
-            for label, (argv, mark) in runs.items():
-                first, end, rc = timed(argv, env, mark)
+            if args.backend == "claude":
+                start = ["claude", "-p", "--tools", "", "--strict-mcp-config", "--model", REFERENCE_MODEL]
+                runs["one `claude -p` start"] = (start, None, b"hello")
+            answered = f"answered ({'SDK' if args.backend == 'anthropic' else 'claude -p'})"
+            runs[answered] = ([*base, "--follow-ups", str(args.follow_ups), question], MARK, b"")
+            for label, (argv, mark, stdin) in runs.items():
+                first, end, rc = timed(argv, env, mark, stdin)
                 if rc != 0:
                     sys.exit(f"{label} failed ({rc}): {' '.join(argv)}")
                 rows.setdefault(label, []).append((first, end))

@@ -81,7 +81,9 @@ def worked_repo(tmp_path: Path) -> Path:
 
 # --- model backends (tests of prompts, backends, answer and the query command) -------------------------
 
+import contextlib  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from contextlib import AbstractContextManager  # noqa: E402
 from dataclasses import dataclass, field, replace  # noqa: E402
 
 from rag.answer.backends import ApiCitation, Generation  # noqa: E402
@@ -169,8 +171,9 @@ class FakeBackend:
             on_text(gen.text[half:])
         return gen
 
-    def prepare(self) -> None:
+    def prepare(self, follow_ups: int, tool: SearchTool | None) -> AbstractContextManager[None]:
         self.prepared += 1
+        return contextlib.nullcontext()
 
     def render(self, prompt: Prompt) -> str:
         return f"--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}"

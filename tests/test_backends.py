@@ -639,7 +639,7 @@ def test_a_plan_that_cannot_connect_is_one_line() -> None:
 def test_prepare_imports_the_sdk_in_the_background() -> None:
     script = (
         "import sys; from rag.answer import anthropic_api as a; assert 'anthropic' not in sys.modules; "
-        "a.AnthropicBackend(api_key='k').prepare(); a.AnthropicBackend(api_key='k').prepare(); "
+        "a.AnthropicBackend(api_key='k').prepare(0, None); a.AnthropicBackend(api_key='k').prepare(2, None); "
         "[t] = a._importing; t.join(); print('anthropic' in sys.modules, t.daemon)"
     )
     out = subprocess.run(

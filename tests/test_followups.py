@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import FAKE_CLAUDE, FakeBackend, write_tree
 from local_api import FakeApi, cited_events, search_events
 
-from rag.answer.ask import ask, generate
+from rag.answer.ask import Planning, ask, generate
 from rag.answer.backends import AnthropicBackend, ClaudeCliBackend
 from rag.answer.followups import (
     NO_NEW_PASSAGES,
@@ -410,3 +410,88 @@ def test_query_through_claude_searches_again_in_a_real_process(index: Path, fake
     assert "searched again: DEFAULT_REQUEST_TIMEOUT" in done.stderr
     assert "settings.py:1-1" in done.stdout.split("Sources:")[1]
     assert "(!)" not in done.stdout.split("Sources:")[1].split("nowhere.py")[0]
+
+
+def started(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_claude_answer_starts_before_its_prompt_and_serves_the_passages_sent(
+    index: Path, fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "started.jsonl"
+    monkeypatch.setenv("FAKE_CLAUDE_STARTED", str(log))
+    monkeypatch.setenv("FAKE_CLAUDE_SEARCH", "DEFAULT_REQUEST_TIMEOUT start_server")
+    backend = ClaudeCliBackend(executable="claude", model="m")
+    outcome = ask(index, Request(QUESTION, 1), backend, planning=Planning(backend, "fast"), follow_ups=1)
+    records = started(log)
+    starts = [r for r in records if "at" in r]
+    prompts = {r["pid"]: r["prompt_at"] for r in records if "prompt_at" in r}
+    [plan] = [r for r in starts if not r["answer"]]
+    [answer_start] = [r for r in starts if r["answer"]]  # one answer process: the one started first
+    assert (
+        answer_start["at"] < prompts[plan["pid"]] < prompts[answer_start["pid"]]
+    )  # up before the plan's prompt
+    answer = outcome.answer
+    assert answer is not None and [r.search for r in answer.rounds] == [
+        "DEFAULT_REQUEST_TIMEOUT start_server"
+    ]
+    # the server knew what the first round sent, though it was started before that was known
+    sent_first = {h.passage.path for h in answer.hits}
+    assert all(h.passage.path not in sent_first for h in answer.rounds[0].hits)
+    assert [h.passage.path for h in answer.rounds[0].hits] == ["settings.py"]
+
+
+def test_an_answer_start_not_taken_is_ended_with_the_question(
+    index: Path, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.answer import claude_cli
+
+    begun: list[tuple[Any, str]] = []
+
+    def start(argv: list[str], cwd: str, executable: str, text: bool) -> Any:
+        proc = real_start(argv, cwd, executable, text)
+        begun.append((proc, cwd))
+        return proc
+
+    real_start = claude_cli._start
+    monkeypatch.setattr(claude_cli, "_start", start)
+    backend = ClaudeCliBackend(executable="claude", model="m")
+    outcome = ask(index, Request("zebra quagga okapi", 1), backend, follow_ups=2)  # nothing matches
+    assert outcome.answer is not None and outcome.answer.text == ""  # no model was asked
+    [(proc, cwd)] = begun  # the answer's claude was started ahead of the search...
+    assert proc.poll() is not None and not Path(cwd).exists()  # ...and ended with the question
+
+
+def test_the_tool_server_lists_its_tool_before_the_passages_sent_are_known(
+    index: Path, tmp_path: Path
+) -> None:
+    import io
+
+    from rag.answer import claude_cli, tool_server
+
+    tool = SearchTool(index, Request(QUESTION), (), limit=1)
+    config = json.loads(claude_cli._tool_config(tool, str(tmp_path), str(tmp_path / "log.jsonl")))
+    spec = config["mcpServers"]["rag"]["args"][-1]
+
+    def lines() -> Any:
+        yield json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) + "\n"
+        tool.sent.extend(first(index))  # the first passage is known only now, before any call
+        claude_cli._tool_config(tool, str(tmp_path), str(tmp_path / "log.jsonl"))
+        call = {"name": "search", "arguments": {"query": "start_server DEFAULT_REQUEST_TIMEOUT"}}
+        yield json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}) + "\n"
+
+    out = io.StringIO()
+    tool_server.serve(spec, lines(), out)  # type: ignore[arg-type]
+    listed, called = (json.loads(line) for line in out.getvalue().splitlines())
+    assert [t["name"] for t in listed["result"]["tools"]] == ["search"]
+    text = called["result"]["content"][0]["text"]
+    assert 'path="settings.py"' in text and 'path="server.py"' not in text  # server.py was sent first

@@ -31,6 +31,8 @@ from rag.answer.generation import (
 from rag.errors import BackendError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import anthropic
 
     from rag.answer.followups import Round, SearchTool
@@ -140,9 +142,10 @@ class AnthropicBackend:
             body["tool_choice"] = MAY_SEARCH
         return body
 
-    def prepare(self) -> None:
+    def prepare(self, follow_ups: int, tool: SearchTool | None) -> AbstractContextManager[None]:
         """An answer call will follow: start importing the SDK now, in the background."""
         import_sdk_in_background()
+        return contextlib.nullcontext()
 
     def render(self, prompt: Prompt) -> str:
         """Return the request body as JSON (the tool's definition in it)."""

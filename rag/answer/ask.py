@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.retrieval.results import Glance
@@ -61,10 +62,44 @@ def ask(
 
     When nothing is retrieved no model is called: with a backend, the answer is empty, stop_reason NO_CONTEXT.
     """
+    answering = backend is not None and build_prompt
+    tool = None
+    if answering and follow_ups:
+        from rag.answer.followups import SearchTool
+
+        tool = SearchTool(index_path, request, (), follow_ups)  # the first passages join it once found
+    # what the answer needs starts while the index opens and the plan is made
+    with backend.prepare(follow_ups, tool) if backend is not None and answering else nullcontext():
+        return _ask(
+            index_path,
+            request,
+            backend,
+            build_prompt,
+            planning,
+            on_retrieved,
+            on_planned,
+            on_text,
+            follow_ups,
+            on_search,
+            tool,
+        )
+
+
+def _ask(
+    index_path: str | os.PathLike[str],
+    request: Request,
+    backend: Backend | None,
+    build_prompt: bool,
+    planning: Planning | None,
+    on_retrieved: Callable[[Retrieval], None] | None,
+    on_planned: Callable[[Plan], None] | None,
+    on_text: OnText | None,
+    follow_ups: int,
+    on_search: OnSearch | None,
+    tool: SearchTool | None,
+) -> Outcome:
     plan_prompt: Prompt | None = None
     plan: Plan | None = None
-    if backend is not None and build_prompt:
-        backend.prepare()  # what the answer needs loads while the index opens and the plan is made
 
     def planner(glance: Glance) -> tuple[str, ...]:
         nonlocal plan_prompt, plan
@@ -97,11 +132,8 @@ def ask(
     prompt = build(request.question, retrieval.hits, follow_ups)
     if backend is None:
         return Outcome(retrieval, prompt, None, plan_prompt, plan)
-    tool = None
-    if follow_ups:
-        from rag.answer.followups import SearchTool
-
-        tool = SearchTool(index_path, request, retrieval.hits, follow_ups)
+    if tool is not None:
+        tool.sent.extend(retrieval.hits)
     answer = generate(prompt, backend, on_text, tool, on_search)
     if plan is not None:
         from rag.answer.generation import add_usage

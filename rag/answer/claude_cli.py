@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rag.answer.defaults import DEFAULT_MODEL
 from rag.answer.generation import (
@@ -42,6 +43,17 @@ MCP_SERVER = "rag"  # the tool server's name in Claude Code: its tool is mcp__ra
 EXTRA_TURNS = 2  # turns past the searches: the answer, and one more should the model search past its limit
 
 
+class _Early(NamedTuple):
+    """An answer's `claude -p`, started before its prompt was known, and what it was started for."""
+
+    proc: subprocess.Popen[bytes]
+    cwd: str
+    log: str
+    system: str
+    follow_ups: int
+    tool: SearchTool | None
+
+
 def tool_name() -> str:
     """The search tool as Claude Code names it."""
     from rag.answer.followups import TOOL_NAME
@@ -60,6 +72,7 @@ class ClaudeCliBackend:
         self.executable = executable
         self.model = model
         self.timeout = timeout
+        self._early: _Early | None = None  # the answer's `claude -p`, started by prepare()
 
     def command(self, prompt: Prompt, model: str | None = None) -> list[str]:
         """Return the argument vector of a short call: print mode, one JSON result, no tools."""
@@ -80,6 +93,9 @@ class ClaudeCliBackend:
     def answer_command(self, prompt: Prompt, mcp_config: str | None = None) -> list[str]:
         """Return the argument vector of an answer: streamed events, no built-in tool, no MCP server
         but `mcp_config`'s, and with it only its search allowed, in a bounded number of turns."""
+        return self._answer_argv(prompt.system, prompt.follow_ups, mcp_config)
+
+    def _answer_argv(self, system: str, follow_ups: int, mcp_config: str | None) -> list[str]:
         argv = [
             self.executable,
             "-p",
@@ -94,7 +110,7 @@ class ClaudeCliBackend:
             "--model",
             self.model,
             "--system-prompt",
-            prompt.system,
+            system,
         ]
         if mcp_config is None:
             return [*argv, "--max-turns", "1"]
@@ -107,11 +123,34 @@ class ClaudeCliBackend:
             "--permission-mode",
             "dontAsk",
             "--max-turns",
-            str(prompt.follow_ups + EXTRA_TURNS),
+            str(follow_ups + EXTRA_TURNS),
         ]
 
-    def prepare(self) -> None:
-        """Nothing to start early: `claude -p` is started with its prompt."""
+    @contextmanager
+    def prepare(self, follow_ups: int, tool: SearchTool | None) -> Iterator[None]:
+        """Start the answer's `claude -p` now; its prompt follows on stdin once the passages are
+        known, so Claude Code starts up (its MCP server too) while the search is planned and run.
+        What the prompt needs and cannot yet hold (the passages sent, for the server) is written
+        before the prompt is sent. A start the answer does not take is ended with the block."""
+        import shutil
+        import tempfile
+
+        from rag.answer.prompts import system_prompt
+
+        cwd = tempfile.mkdtemp(prefix="rag-claude-")
+        try:
+            searching = tool is not None and follow_ups > 0
+            log = os.path.join(cwd, "searches.jsonl")
+            config = _tool_config(tool, cwd, log) if tool is not None and searching else None
+            system = system_prompt(follow_ups)
+            proc = _start(self._answer_argv(system, follow_ups, config), cwd, self.executable, text=False)
+            self._early = _Early(proc, cwd, log, system, follow_ups, tool)
+            yield
+        finally:
+            early, self._early = self._early, None
+            if early is not None:  # not taken: no answer was asked for after all
+                _kill(early.proc)
+            shutil.rmtree(cwd, ignore_errors=True)
 
     def render(self, prompt: Prompt) -> str:
         """Return the system prompt (passed as --system-prompt) and the user prompt (sent on stdin);
@@ -148,22 +187,27 @@ class ClaudeCliBackend:
         search tool, and read back the searches it made."""
         import tempfile
 
-        with tempfile.TemporaryDirectory(prefix="rag-claude-") as cwd:
-            config = None
-            log = os.path.join(cwd, "searches.jsonl")
-            searching = tool is not None and bool(prompt.follow_ups)
+        searching = tool is not None and bool(prompt.follow_ups)
+        events = _Events(TextGate(on_text), prompt.follow_ups if searching else 0, on_search)
+        early, self._early = self._early, None
+        if early is not None and (early.system, early.follow_ups, early.tool) == (
+            prompt.system,
+            prompt.follow_ups,
+            tool,
+        ):
             if tool is not None and searching:
-                config = _tool_config(tool, cwd, log)
-            events = _Events(TextGate(on_text), prompt.follow_ups if searching else 0, on_search)
-            returncode, stderr = _stream(
-                self.answer_command(prompt, config),
-                prompt.user,
-                cwd,
-                self.timeout,
-                events.line,
-                self.executable,
-            )
-            rounds = _read_rounds(log) if searching else ()
+                _tool_config(tool, early.cwd, early.log)  # the passages sent, before the prompt
+            returncode, stderr = _follow(early.proc, prompt.user, self.timeout, events.line)
+            rounds = _read_rounds(early.log) if searching else ()
+        else:
+            if early is not None:
+                self._early = early  # another prompt than prepared for: prepare()'s block ends it
+            with tempfile.TemporaryDirectory(prefix="rag-claude-") as cwd:
+                log = os.path.join(cwd, "searches.jsonl")
+                config = _tool_config(tool, cwd, log) if tool is not None and searching else None
+                proc = _start(self.answer_command(prompt, config), cwd, self.executable, text=False)
+                returncode, stderr = _follow(proc, prompt.user, self.timeout, events.line)
+                rounds = _read_rounds(log) if searching else ()
         if tool is not None and searching:
             tool.rounds[:] = rounds
             tool.sent.extend(h for r in rounds for h in r.hits)
@@ -195,7 +239,7 @@ def _tool_config(tool: SearchTool, cwd: str, log: str) -> str:
 
     spec = os.path.join(cwd, "search-tool.json")
     request = tool.request
-    with open(spec, "w", encoding="utf-8") as f:
+    with open(spec + ".new", "w", encoding="utf-8") as f:
         json.dump(
             {
                 "index": os.path.abspath(tool.index_path),
@@ -209,6 +253,7 @@ def _tool_config(tool: SearchTool, cwd: str, log: str) -> str:
             f,
             ensure_ascii=False,
         )
+    os.replace(spec + ".new", spec)  # the server reads it whole, never half written
     # the server runs with this Python, and finds this rag even from a checkout that is not installed
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
@@ -366,15 +411,14 @@ def _start(argv: list[str], cwd: str, executable: str, text: bool) -> subprocess
         ) from None
 
 
-def _stream(
-    argv: list[str], text: str, cwd: str, timeout: float, on_line: Callable[[str], None], executable: str
+def _follow(
+    proc: subprocess.Popen[bytes], text: str, timeout: float, on_line: Callable[[str], None]
 ) -> tuple[int, str]:
-    """Run claude with `text` on stdin, passing each line of its stdout to `on_line` as it comes,
+    """Send `text` to a started claude, passing each line of its stdout to `on_line` as it comes,
     for at most `timeout` seconds; return its exit code and stderr. A process it left behind
     holding its output open does not hold the answer back (CLAUDE_EXIT_GRACE)."""
     import subprocess
 
-    proc = _start(argv, cwd, executable, text=False)
     try:
         with terminations_as_exit():
             stderr = _pump(proc, text, timeout, on_line)

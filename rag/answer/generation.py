@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from rag.answer.followups import Round, SearchTool
     from rag.answer.prompts import Prompt
 
@@ -47,8 +49,10 @@ class Backend(Protocol):
     name: str
     model: str
 
-    def prepare(self) -> None:
-        """An answer will be asked for: start, in the background, what generate() will need."""
+    def prepare(self, follow_ups: int, tool: SearchTool | None) -> AbstractContextManager[None]:
+        """An answer will be asked for, with up to `follow_ups` searches through `tool` (its passages
+        sent are filled in once retrieved): start now, in the background, what generate() will need,
+        and end what it did not use when the block ends."""
         ...
 
     def generate(

@@ -126,9 +126,19 @@ def build_prompt(question: str, hits: Sequence[Hit], follow_ups: int = 0) -> Pro
     """Frame each hit as one labelled document, documents first and the question last; with
     `follow_ups`, the system prompt says when and how to search again (rag.answer.followups)."""
     user = render("user", documents=documents_text(hits), question=question_text(question))
+    return Prompt(
+        system=system_prompt(follow_ups),
+        user=user,
+        hits=tuple(hits),
+        question=question.strip(),
+        follow_ups=follow_ups,
+    )
+
+
+def system_prompt(follow_ups: int = 0) -> str:
+    """The answer's system prompt: the rules, and with `follow_ups`, when and how to search again.
+    It depends on nothing else, so that a backend can start with it before the passages are known."""
     system = render("system")
     if follow_ups:
         system += "\n\n" + render("search_system", limit=follow_ups)
-    return Prompt(
-        system=system, user=user, hits=tuple(hits), question=question.strip(), follow_ups=follow_ups
-    )
+    return system

@@ -60,8 +60,10 @@ def serve(spec_path: str, stdin: IO[str], stdout: IO[str]) -> None:
         elif method == "tools/list":
             from rag.answer.followups import tool_definition
 
-            tool = tool or load(spec_path)
-            definition = tool_definition(tool[0].limit)
+            # the limit only: the passages sent may be written once the prompt is known, which is
+            # before any call, not before the list (Claude Code lists its tools as it starts)
+            with open(spec_path, encoding="utf-8") as f:
+                definition = tool_definition(int(json.load(f)["limit"]))
             result = {
                 "tools": [
                     {

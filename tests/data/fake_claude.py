@@ -5,7 +5,8 @@ text-error (text on stdout, exit 1), empty (a successful but empty result), garb
 hang (never answers; writes its pid to FAKE_CLAUDE_PID if set), daemon (answers, and leaves a
 process behind that holds its stdout open), setsid-daemon (the same, the process in a session of
 its own). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called (the last call);
-FAKE_CLAUDE_CALLS, when set, one JSON line a call.
+FAKE_CLAUDE_CALLS, when set, one JSON line a call. FAKE_CLAUDE_STARTED, when set, one JSON line as it
+starts (pid, time, whether it is an answer's) and one once its prompt has been read.
 The ok answer cites the first document of the prompt, and one span that was never sent; a search
 planning prompt (no documents, a request for keyword searches) is answered with FAKE_CLAUDE_PLAN
 (default: a line of words).
@@ -32,7 +33,14 @@ import time
 def main() -> int:
     argv = sys.argv[1:]
     stdin_is_pipe = stat.S_ISFIFO(os.fstat(0).st_mode)
+    started = os.environ.get("FAKE_CLAUDE_STARTED")
+    if started:  # before the prompt is read: a start made ahead of its prompt shows as such
+        with open(started, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"pid": os.getpid(), "at": time.time(), "answer": "stream-json" in argv}) + "\n")
     prompt = sys.stdin.read()
+    if started:
+        with open(started, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"pid": os.getpid(), "prompt_at": time.time()}) + "\n")
     log = os.environ.get("FAKE_CLAUDE_LOG")
     if log:
         with open(log, "w", encoding="utf-8") as f:
