@@ -337,14 +337,26 @@ def report(setups: list[str]) -> None:
             f"| {setup} | {len(rs)} | {searched} | {searches} | {calls[len(calls) // 2]} | "
             f"{sum(chars) / len(chars):,.0f} | {first} / {sent} |"
         )
+    for setup in setups:
+        rs = results(setup)
+        if not any(r["rounds"] for r in rs.values()):
+            continue
+        print(f"\n{setup}, per question:\n")
+        print("| question | searches | passages sent | characters sent (all answer calls) | model calls |")
+        print("| --- | --- | --- | --- | --- |")
+        for qid, r in rs.items():
+            passages = len(r["first"]) + sum(len(rnd["passages"]) for rnd in r["rounds"])
+            words = "; ".join(f"`{rnd['search']}`" for rnd in r["rounds"]) or "none"
+            print(f"| {qid} | {words} | {passages} | {sum(r['request_chars']):,} | {r['calls']} |")
 
 
-def packets(setups: list[str], out: Path, seed: int = 7) -> None:
+def packets(setups: list[str], out: Path, seed: int = 7, only: set[str] | None = None) -> None:
     """One packet a question: the question, where its repository is, and each setup's answer with
     the passages it was sent, under labels A, B, C... in a random order; the key goes apart."""
     rng = random.Random(seed)
     all_results = {s: results(s) for s in setups}
     common = sorted(set.intersection(*(set(r) for r in all_results.values())))
+    common = [q for q in common if only is None or q in only]
     out.mkdir(parents=True, exist_ok=True)
     key: dict[str, dict[str, str]] = {}
     for qid in common:
@@ -428,6 +440,7 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("packets")
     p.add_argument("--setups", default=",".join(SETUPS))
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--ids", help="only these questions (comma-separated)")
     p = sub.add_parser("verdicts")
     p.add_argument("--packets", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -445,7 +458,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "report":
         report(args.setups.split(","))
     elif args.command == "packets":
-        packets(args.setups.split(","), args.out)
+        packets(args.setups.split(","), args.out, only=set(args.ids.split(",")) if args.ids else None)
     else:
         verdicts(args.packets)
 
