@@ -20,6 +20,7 @@ from rag.retrieval.search import search
 from rag.retrieval.spelling import distance
 from rag.sources.reading import looks_binary, read_text
 from rag.sources.walk import walk
+from rag.store.format import FORMAT_VERSION
 from rag.store.reader import Index
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -369,7 +370,11 @@ def test_status_reports_the_index(runner: CliRunner, repo: Path) -> None:
     index = str(one_ingest(repo))
     (repo / "README.md").write_text("# Changed\n")
     data = json.loads(runner.invoke(main, ["status", "--index", index, "--json"]).stdout)
-    assert (data["index"], data["repository"], data["format_version"]) == (index, str(repo.resolve()), 11)
+    assert (data["index"], data["repository"], data["format_version"]) == (
+        index,
+        str(repo.resolve()),
+        FORMAT_VERSION,
+    )
     assert data["files_by_chunker"] == {"python": 3, "markdown": 1}
     assert data["redacted"] == {"password-assignment": 1}
     assert data["stale"] == ["README.md"]

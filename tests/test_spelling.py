@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write_tree
 
+from rag import words
 from rag.cli import main
 from rag.indexing.pipeline import IngestOptions, ingest
 from rag.retrieval import spelling
@@ -73,6 +74,6 @@ def test_the_word_list_holds_english_words_and_not_typos(word: str, listed: bool
 
 
 def test_the_word_list_carries_its_source_notice() -> None:
-    head = gzip.decompress(Path(spelling.ENGLISH_WORDS).read_bytes()).decode().splitlines()[:40]
+    head = gzip.decompress(Path(words.ENGLISH_WORDS).read_bytes()).decode().splitlines()[:40]
     assert any("SCOWL" in line for line in head)
     assert any("Kevin Atkinson" in line for line in head)

@@ -22,15 +22,13 @@ primary key, filtered in SQLite), and compares them with an early exit. The word
 
 from __future__ import annotations
 
-import os
 import re
-import zlib
 from collections.abc import Callable
-from functools import cache
 from typing import NamedTuple
 
 from rag.store.reader import Index
 from rag.store.views import View
+from rag.words import is_english_word
 
 CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, where an unknown word drops out
 MIN_LETTERS = 4  # shorter words are left as typed: too many terms are one edit from them
@@ -38,8 +36,6 @@ LONG_WORD = 8  # words of this many letters or more may be two edits from their 
 _WORD = re.compile(r"[^\W\d_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")  # a word's camelCase parts
 _LETTERS = re.compile(r"[a-z]+")
-# one lowercase word a line after '#' lines (the source's notice), gzipped: bench/english_words.py
-ENGLISH_WORDS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "english-words.txt.gz")
 
 
 class Correction(NamedTuple):
@@ -125,18 +121,6 @@ def _known_in(index: Index, view: View) -> Callable[[str], bool]:
         )
 
     return known
-
-
-@cache
-def _english_words() -> bytes:
-    """The word list's text, each word between newlines (read once per process)."""
-    with open(ENGLISH_WORDS, "rb") as f:
-        return b"\n" + zlib.decompress(f.read(), 16 + zlib.MAX_WBITS)
-
-
-def is_english_word(word: str) -> bool:
-    """Tell whether `word` (lowercase) is one of the common English words never corrected."""
-    return word.isascii() and word.isalpha() and f"\n{word}\n".encode() in _english_words()
 
 
 def _words_of_terms(index: Index, question: str) -> dict[str, set[str]]:

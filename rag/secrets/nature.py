@@ -39,7 +39,7 @@ _AFTER_WORD = (
     r"(?P<tail>[a-z0-9_.-]{0,40}+)(?P<close>[\"'`]?+\]?+)"
     # an operator (a type annotation's `: &str =` too) or blanks, then (maybe on the next line)
     # the start of a quoted value or of an unquoted one long enough to be random
-    r"(?:(?P<op>[ \t]*+(?::=|=>|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
+    r"(?:(?P<op>[ \t]*+(?::=|=>|<-|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+"
     r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}))"""
     # a quoted name, a comma, then a quoted value (`"password", "..."`)

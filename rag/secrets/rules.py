@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag.secrets.anywhere import key_bytes, random_tokens
 from rag.secrets.assignments import (
     ASSIGNED,
     CONFIG_LINE,
@@ -262,8 +263,9 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         for word in ("Bearer", "bearer", "BEARER")
     ),
     # mysql -pSECRET, mysql --password=SECRET, in a shell line or an exec array; redis-cli -a SECRET,
-    # sshpass -p SECRET (see flag_passwords); redis's `requirepass SECRET`, in redis.conf or as a flag
-    Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass"), lambda text: flag_passwords(text)),
+    # sshpass -p SECRET, ldapsearch -w SECRET (see flag_passwords); redis's `requirepass SECRET`, in
+    # redis.conf or as a flag
+    Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
     Rule(
         "command-line-password",
         _contains("requirepass"),
@@ -447,4 +449,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
     WordFinder("identified", sql_passwords),
     WordFinder("://", url_users),
+    # and by default: whatever looks generated, wherever it stands, unless public by its structure
+    Finder(lambda text: True, random_tokens),
+    Finder(_contains(","), key_bytes),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from rag.secrets.anywhere import DEFAULT_KIND
 from rag.secrets.decoded import decoded_view
 from rag.secrets.finders import Budget, Finder, Finding, Rescanning, WordFinder, WordGate
 from rag.secrets.rules import RULES, Rule
@@ -54,12 +55,19 @@ def find_secrets(text: str) -> list[Finding]:
                 found.append(Finding(f.kind, *span))
     if len(found) < 2:
         return found
+    named = [f for f in found if f.kind != DEFAULT_KIND]
+    if len(named) < len(found):  # what a rule names by its context wins over the default's span
+        found = named + [f for f in found if f.kind == DEFAULT_KIND and not _overlaps(f, named)]
     found.sort(key=lambda f: (f.start, -f.end))
     kept = [found[0]]
     for finding in found[1:]:
         if finding.start >= kept[-1].end:
             kept.append(finding)
     return kept
+
+
+def _overlaps(finding: Finding, others: list[Finding]) -> bool:
+    return any(o.start < finding.end and finding.start < o.end for o in others)
 
 
 def _gate_plan() -> tuple[

@@ -1,6 +1,6 @@
 """What an index file is: its schema, format version, manifest and the names of its stored arrays.
 
-Layout (FORMAT_VERSION 11):
+Layout (FORMAT_VERSION 12):
 
     meta(key, value)            -- the manifest, one JSON value per key
     files(id, path, size, mtime_ns, sha1, first_chunk, n_chunks, class, name_key)
@@ -58,12 +58,14 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 12: the same tables as 11; values that look generated are redacted wherever they stand
+# (rag.secrets.anywhere): an 11's unchanged files would keep what 12 redacts.
 # 11: chunk texts deflated, postings and forward lists in narrow widths (rag.store.packing):
 # 2.6x the source bytes down to 1.3x. (10: same tables as 9; 16 more languages are chunked by
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,

@@ -1,0 +1,714 @@
+"""Redact by default: a value that looks generated is a secret wherever it stands, in code, config,
+docs, logs, data files or comments, unless its own shape or the syntax right before it says what
+public thing it is.
+
+The rules before this one find credentials by their context (a name, a header, a flag, a column)
+and name their kind; this one needs no context. A token is a run of 16+ characters of the
+alphabets secrets are written in (letters, digits, `+ / _ -`, base64's `=` padding), starting
+with a letter or digit, judged by itself (rag.secrets.randomness.looks_random: length, classes
+of characters and how often they switch, entropy for its alphabet, as written and once decoded);
+when one of its parts between `-` and `_` is a word, its longest part is judged (`PuTTY-User-Key`
+is a name, `sk_live_<random>` a key). A path's parts at either end that are words stay out of the
+span (`services/<token>`). It is kept when it is public by its structure:
+
+* a digest: hex shorter than 32 digits (an id, a short hash), a git object id (40), hex of a
+  digest's length after a word that names one (`sha256`, `checksum`, `integrity`, `commit`,
+  `etag`, ...), or a digest with its algorithm (`sha512-...`, `h1:...`: randomness.known_shape);
+* a UUID (randomness.known_shape);
+* base64 that decodes to a binary file of known format (an image, a font, an archive), or after a
+  `data:...;base64,` header;
+* a public key or certificate: the body of a `BEGIN CERTIFICATE` or `BEGIN PUBLIC KEY` block, an
+  SSH public key (its base64 names its type), Stripe's publishable keys, age recipients, BIP 32
+  extended public keys; and the ids a secret belongs to (an AWS access key id, a Twilio SID), which
+  rag.secrets.tokens redacts the secret beside;
+* a value whose enclosing word has a known shape: a password hash (`pbkdf2_sha256$...$...`),
+  `sha256:<hex>`;
+* an example marked as one (`EXAMPLE`, `xxxx`, `your_...`, `<...>`: randomness.looks_random).
+
+Under a credential name none of these exceptions apply: the rules before this one redact a random
+value there whatever its shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from rag.secrets.randomness import known_shape, looks_random, may_be_random, roughly_random
+from rag.secrets.tables import header_column, table_cells, table_row
+from rag.secrets.tokens import PAIRED
+from rag.words import english_words
+
+DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins where both find one
+
+# a token starts at a letter or digit (`-p` before a password, `/` before a path's part stay out)
+# (and holds a digit or a capital, looked for in C: a snake_case name is no candidate)
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?=[a-z+/_-]*+[0-9A-Z])[A-Za-z0-9][A-Za-z0-9+/_-]{15,}+={0,2}(?![A-Za-z0-9+/_=-])"
+)
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+MIN_HEX = 32  # shorter hex is an id or a short hash (.NET's publicKeyToken, a logical id's suffix)
+# the ids a secret belongs to, not secrets (the rules of rag.secrets.tokens redact the secret beside
+# one), and keys that are public by design: Stripe's publishable keys, age recipients, BIP 32
+# extended public keys
+_PUBLIC_ID = re.compile(
+    "|".join(p[2] for p in PAIRED)
+    + r"|pk_(?:live|test)_[A-Za-z0-9]+|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
+)
+_PART = re.compile(r"[-_]")
+_WORD = re.compile(r"[A-Za-z]*[a-z][A-Za-z]*")  # a part of letters only: a word, a name, PuTTY
+# the text around a token up to blanks, quotes or brackets: `pbkdf2_sha256$...$<token>` is one hash
+_ENCLOSING = re.compile(r"""[^\s"'`<>()\[\]{},;]*\Z""")
+_DIGEST_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224, sha256, sha384, sha512
+# a word that says the hex after it is a digest or an object id, within the same line
+_DIGEST_WORD = re.compile(
+    r"(?i)(?:sha[-_]?(?:1|224|256|384|512)?|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
+    r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
+    r"\bref\b|\bhead\b|sha1sum|sha256sum)"
+)
+_DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
+_DATA_URI = re.compile(r"(?i);base64,\Z")
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN (?P<label>CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL|"
+    r"CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|TRUSTED CERTIFICATE|DH PARAMETERS|EC PARAMETERS)-----"
+)
+_PUBLIC_KEY_LEAD = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)[ \t]+\Z"
+)
+# the first bytes of binary files that base64 carries in code and docs
+_MAGIC = (
+    b"\x89PNG",
+    b"GIF8",
+    b"\xff\xd8\xff",  # JPEG
+    b"RIFF",  # WebP, WAV
+    b"wOFF",
+    b"wOF2",
+    b"\x00\x01\x00\x00",  # TrueType
+    b"OTTO",
+    b"%PDF",
+    b"\x1f\x8b",  # gzip
+    b"PK\x03\x04",
+    b"\x00asm",
+    b"\x00\x00\x01\x00",  # ICO
+    b"BM",
+    b"<svg",
+    b"<?xml",
+)
+
+
+def random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the span of each token of `text` that looks generated and is not public by its structure."""
+    blocks: list[tuple[int, int]] | None = None
+    for match in _TOKEN.finditer(text):
+        value, start = match[0], match.start()
+        if not may_be_random(value) or _NUMBER.fullmatch(value) or _DURATION.fullmatch(value):
+            continue
+        if _CONSTANT.fullmatch(value) or _PSEUDO_VERSION.search(value) or _MEDIA_SUFFIX.search(value):
+            continue
+        if value.isalpha() and len(set(value)) == len(value):
+            continue  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
+        if not roughly_random(value.rstrip("=")) and not _encoded(value):
+            continue  # (the cheap test first: most tokens are names)
+        if _public(text, start, match.end(), value):
+            continue  # (a public key's base64 may hold a part that reads as a word)
+        pieces = [(value, start)]
+        if "/" in value and _a_path(value):
+            pieces = _path_parts(value, start)  # a path or a URL's: each part is judged alone
+        for piece, at in pieces:
+            if not _generated(text, piece, at) or _code_name(text, at, piece):
+                continue
+            if blocks is None:
+                blocks = _public_blocks(text)
+            if not any(b <= at < e for b, e in blocks):
+                yield DEFAULT_KIND, *_trimmed(piece, at)
+
+
+# 0x83126e978d4fdf3cULL; a hex float's digits (0x1.1b3829ac28058p+3)
+_NUMBER = re.compile(
+    r"0[xX][0-9a-fA-F]+(?:[uUlLzZ]{1,3}|_?[ui](?:8|16|32|64|128|size))?|[0-9a-fA-F]+p[+-]?[0-9]+"
+)
+_CONSTANT = re.compile(
+    r"_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+_*"
+)  # a constant's or a macro's name: U8TO64_LE_NOCASE
+_PSEUDO_VERSION = re.compile(r"(?:^|-)[0-9]{14}-[0-9a-f]{12}$")  # Go's v0.0.0-20180306012644-bacd9c7ef1dd
+_MEDIA_SUFFIX = re.compile(r"\+(?:json|xml|zip|gzip|cbor|ber|der|yaml|jwt|sqlite|wbxml|fastinfoset)\Z")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# the words and the punctuation code puts before a name it declares or uses
+_DECLARES = re.compile(
+    r"(?:\b(?:struct|enum|class|union|typedef|def|fn|func|type|interface|trait|impl|new|object|record|"
+    r"module|namespace|using|import|extends|implements|define|ifdef|ifndef|defined)\s+|\.|->|::|#)\s*\Z"
+)
+# an ISO 8601 duration (P3Y6M4DT12H30M5S), a Go or Rust one (2562047788015215h30m8s)
+_DURATION = re.compile(
+    r"P(?:[0-9]+[YMWD])*(?:T(?:[0-9]+(?:\.[0-9]+)?[HMS])+)?|(?:[0-9]+(?:h|m|s|ms|us|ns))+[0-9]*"
+)
+_PATH_WORD = re.compile(r"(?=[A-Za-z]*[aeiouy])[A-Za-z]{3,}(?:[-_][A-Za-z0-9]+)*|v?[0-9]{1,4}")
+
+
+def _a_path(value: str) -> bool:
+    """Whether a token with `/` is a path (a part of it a word), not base64 (`+`, `=` padding)."""
+    if "+" in value or value.endswith("="):
+        return False
+    return any(_PATH_WORD.fullmatch(part) or (part and _words(part)) for part in value.split("/"))
+
+
+def _code_name(text: str, start: int, value: str) -> bool:
+    """Whether the token at `start` is a name in code: declared or used as one (after `struct`,
+    `.`, `::`, `->`; before `(`, `<`, `[`, `::`), or named again elsewhere in the text with some
+    word in it. A generated secret stands in a string, a value or a flag, once."""
+    if not _IDENTIFIER.fullmatch(value):
+        return False
+    end = start + len(value)
+    after = text[end : end + 2]
+    if after[:1] in ("(", "<", "[") or after == "::":
+        return True
+    lead = text[max(0, start - 25) : start]
+    if _DECLARES.search(lead[:-1] if lead.endswith("$") else lead):  # core.$ZodCheckDef
+        return True
+    return text.count(value) > 1 and _coverage(value) >= 0.25
+
+
+def _path_parts(value: str, start: int) -> list[tuple[str, int]]:
+    """The parts of a path of 16 characters or more, each with where it starts."""
+    out, at = [], start
+    for part in value.split("/"):
+        if len(part) >= 16:
+            out.append((part, at))
+        at += len(part) + 1
+    return out
+
+
+def _generated(text: str, value: str, start: int) -> bool:
+    """Whether the token `value` at `start` looks generated and is not public by its structure."""
+    if not may_be_random(value) or not roughly_random(value.rstrip("=")) and not _encoded(value):
+        return False
+    judged = _judged(value)
+    if judged != value and _HEX.fullmatch(judged):
+        return False  # a name with its content's hash: app-eb0a5b9302e8d32828d8a73f137cc8f0.js
+    if sum(map(str.isalnum, judged)) < 16:
+        return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
+    return not (_public(text, start, start + len(value), value) or _words(judged) or not looks_random(judged))
+
+
+_WORD_PART = re.compile(r"[a-z]+|[A-Z][a-z]+|v[0-9]+|[0-9]{1,4}")
+
+
+def _trimmed(value: str, start: int) -> tuple[int, int]:
+    """The span of `value` (at `start`) without the path's parts at either end that are words or
+    versions (`services/`, `api/v1/`, `/download`): the random parts and what lies between them."""
+    parts = value.split("/")
+    first, last = 0, len(parts) - 1
+    while first < last and _WORD_PART.fullmatch(parts[first]):
+        first += 1
+    while last > first and _WORD_PART.fullmatch(parts[last]):
+        last -= 1
+    lead = sum(len(p) + 1 for p in parts[:first])
+    trail = sum(len(p) + 1 for p in parts[last + 1 :])
+    return start + lead, start + len(value) - trail
+
+
+_BYTE = r"(?:0[xX][0-9a-fA-F]{1,2}|-?[0-9]{1,3})"
+# a literal array of 16 to 64 bytes (a key's or a seed's length): `[]byte{0x1f, ...}`, `new byte[] {-12, ...}`
+_BYTE_ARRAY = re.compile(
+    rf"[{{\[(][ \t\r\n]*+(?P<body>{_BYTE}(?:[ \t]*+,[ \t\r\n]*+{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+[}}\])]"
+)
+
+
+def key_bytes(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the span of each literal byte array that holds random bytes: key material kept as data."""
+    for match in _BYTE_ARRAY.finditer(text):
+        values = [
+            int(v, 16) if v[:2] in ("0x", "0X") else int(v)
+            for v in re.split(r"[ \t\r\n]*,[ \t\r\n]*", match["body"])
+        ]
+        if not all(-128 <= v <= 255 for v in values):
+            continue
+        data = [v & 0xFF for v in values]
+        steps = sum(1 for a, b in zip(data, data[1:]) if abs(a - b) <= 2)
+        if len(set(data)) >= 0.75 * len(data) and max(data) - min(data) >= 128 and steps <= len(data) // 4:
+            yield DEFAULT_KIND, match.start("body"), match.end("body")
+
+
+def _judged(value: str) -> str:
+    """What of `value` is judged: its longest part between `-` and `_` when another part is a word
+    (`PuTTY-User-Key-File-2`, `MyTestSecret-a1b2c3`, `sk_live_<random>`), else all of it."""
+    parts = _PART.split(value)
+    if len(parts) > 1 and any(len(p) >= 3 and _WORD.fullmatch(p) for p in parts):
+        return max(parts, key=len)
+    return value
+
+
+def _words(value: str) -> bool:
+    """Whether `value` is a name made of words: 40% of its letters and digits or more in parts
+    (split where case or class changes) that are English words of 3+ letters (or `to`, `by`, `id`,
+    ...), as `MultiplyByFiveToTheNth` or `RedisModuleKeyOptCtx` are. Of random strings of 16 to 40
+    characters, none of 15,000 reached 40% (at most 38%; 1 in 100 over 17%)."""
+    covered = sum(len(part) for part in _CASE_PARTS.findall(value) if _a_word(part.lower()))
+    return covered >= 0.4 * sum(map(str.isalnum, value))
+
+
+def _coverage(value: str) -> float:
+    """The share of the letters and digits of `value` in parts that are words (see _words)."""
+    covered = sum(len(part) for part in _CASE_PARTS.findall(value) if _a_word(part.lower()))
+    return covered / max(1, sum(map(str.isalnum, value)))
+
+
+def _a_word(part: str) -> bool:
+    if part in _SHORT_WORDS or _english(part):
+        return True
+    if part.endswith("s") and (part[:-1] in _SHORT_WORDS or _english(part[:-1])):
+        return True  # Subdirs
+    for prefix in _PREFIXES:  # Deserializer, Unmarshal, Nonblocking
+        if part.startswith(prefix) and len(part) - len(prefix) >= 4 and _stem_word(part[len(prefix) :]):
+            return True
+    return _stem_word(part)
+
+
+_PREFIXES = ("de", "un", "re", "non", "pre", "sub", "multi", "inter", "over", "under")
+_SUFFIXES = (
+    ("izer", "ize"),
+    ("iser", "ise"),
+    ("er", ""),
+    ("ers", ""),
+    ("ed", ""),
+    ("ing", ""),
+    ("able", ""),
+    ("ion", ""),
+    ("s", ""),
+)
+
+
+def _english(word: str) -> bool:
+    return word in english_words()
+
+
+def _stem_word(part: str) -> bool:
+    """Whether `part`, or it without a common suffix (`serializer`: serialize), is a word."""
+    if _english(part):
+        return True
+    return any(
+        part.endswith(end) and len(part) - len(end) >= 4 and _english(part[: -len(end)] + add)
+        for end, add in _SUFFIXES
+    )
+
+
+_CASE_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# the words of fewer than 4 letters a name is made of (the shipped list holds 4 letters and more):
+# English ones, and the abbreviations code spells (ctx, cfg, std, ...)
+_SHORT_WORDS = frozenset(
+    [
+        "to",
+        "by",
+        "of",
+        "in",
+        "on",
+        "at",
+        "is",
+        "id",
+        "io",
+        "ui",
+        "db",
+        "ok",
+        "as",
+        "or",
+        "if",
+        "no",
+        "up",
+        "do",
+        "go",
+        "an",
+        "be",
+        "it",
+        "my",
+        "we",
+        "me",
+        "us",
+        "ip",
+        "os",
+        "fs",
+        "js",
+        "py",
+        "add",
+        "age",
+        "ago",
+        "aid",
+        "aim",
+        "air",
+        "all",
+        "and",
+        "any",
+        "app",
+        "arc",
+        "are",
+        "arg",
+        "arm",
+        "art",
+        "ask",
+        "ast",
+        "asm",
+        "aux",
+        "bad",
+        "bag",
+        "bar",
+        "bas",
+        "bat",
+        "bed",
+        "big",
+        "bin",
+        "bit",
+        "box",
+        "bug",
+        "bus",
+        "but",
+        "buy",
+        "cab",
+        "cap",
+        "car",
+        "cat",
+        "cfg",
+        "chr",
+        "cli",
+        "cmd",
+        "col",
+        "con",
+        "cpu",
+        "crc",
+        "css",
+        "ctl",
+        "ctx",
+        "cur",
+        "cut",
+        "day",
+        "db2",
+        "dbg",
+        "dec",
+        "def",
+        "del",
+        "dev",
+        "did",
+        "die",
+        "dig",
+        "dim",
+        "dir",
+        "div",
+        "doc",
+        "dog",
+        "dom",
+        "dot",
+        "dry",
+        "dst",
+        "due",
+        "dup",
+        "ear",
+        "eat",
+        "egg",
+        "end",
+        "env",
+        "eof",
+        "eol",
+        "err",
+        "etc",
+        "eval",
+        "exe",
+        "exp",
+        "ext",
+        "eye",
+        "fan",
+        "far",
+        "fat",
+        "fax",
+        "fee",
+        "few",
+        "fig",
+        "fit",
+        "fix",
+        "flg",
+        "fmt",
+        "fn",
+        "fog",
+        "for",
+        "fun",
+        "fwd",
+        "gap",
+        "gas",
+        "gen",
+        "get",
+        "got",
+        "gpu",
+        "gui",
+        "gzip",
+        "has",
+        "hat",
+        "hex",
+        "hit",
+        "hot",
+        "how",
+        "hub",
+        "ico",
+        "img",
+        "inc",
+        "ind",
+        "inf",
+        "ini",
+        "int",
+        "inv",
+        "job",
+        "joy",
+        "key",
+        "kid",
+        "kit",
+        "lab",
+        "lag",
+        "law",
+        "lay",
+        "leg",
+        "len",
+        "let",
+        "lhs",
+        "lib",
+        "lid",
+        "lie",
+        "lin",
+        "lit",
+        "log",
+        "lot",
+        "low",
+        "lsb",
+        "map",
+        "max",
+        "may",
+        "mem",
+        "mid",
+        "min",
+        "mix",
+        "mod",
+        "msb",
+        "msg",
+        "mul",
+        "mux",
+        "net",
+        "new",
+        "nil",
+        "nod",
+        "nor",
+        "not",
+        "now",
+        "num",
+        "obj",
+        "odd",
+        "off",
+        "oid",
+        "old",
+        "one",
+        "opt",
+        "our",
+        "out",
+        "own",
+        "pad",
+        "pan",
+        "par",
+        "pay",
+        "pen",
+        "per",
+        "pid",
+        "pin",
+        "pip",
+        "pkg",
+        "pop",
+        "pos",
+        "pot",
+        "pre",
+        "ptr",
+        "pub",
+        "put",
+        "qty",
+        "raw",
+        "ray",
+        "red",
+        "ref",
+        "reg",
+        "rem",
+        "rep",
+        "req",
+        "res",
+        "ret",
+        "rev",
+        "rhs",
+        "rid",
+        "rng",
+        "rom",
+        "row",
+        "rpc",
+        "rsa",
+        "run",
+        "say",
+        "sec",
+        "see",
+        "seq",
+        "set",
+        "sha",
+        "she",
+        "sig",
+        "sin",
+        "sip",
+        "sit",
+        "six",
+        "ski",
+        "sky",
+        "sql",
+        "src",
+        "std",
+        "str",
+        "sub",
+        "sum",
+        "sun",
+        "svc",
+        "svg",
+        "syn",
+        "sys",
+        "tab",
+        "tag",
+        "tap",
+        "tar",
+        "tax",
+        "tcp",
+        "tea",
+        "ten",
+        "the",
+        "tid",
+        "tie",
+        "tip",
+        "tls",
+        "tmp",
+        "too",
+        "top",
+        "try",
+        "tty",
+        "two",
+        "txt",
+        "udp",
+        "uid",
+        "uri",
+        "url",
+        "usb",
+        "use",
+        "utc",
+        "utf",
+        "val",
+        "var",
+        "vec",
+        "via",
+        "vm",
+        "win",
+        "wnd",
+        "won",
+        "xml",
+        "yes",
+        "yet",
+        "zip",
+    ]
+)
+
+
+def _encoded(value: str) -> bool:
+    """Whether `value` may be text under base64 (its characters need not switch class as written)."""
+    return len(value) >= 20 and value.endswith("=")
+
+
+def _public(text: str, start: int, end: int, value: str) -> bool:
+    """Whether the token at `start` is public by its shape or the syntax right before it."""
+    if known_shape(value) or _PUBLIC_ID.fullmatch(value):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
+    bare = value[2:] if value[:2] in ("0x", "0X") else value  # a C or C# constant: 0x83126e978d4fdf3c
+    if _HEX.fullmatch(bare):
+        value = bare
+        url = before.rfind("://")
+        if url != -1 and not any(c.isspace() for c in before[url:]):
+            return True  # an id in a URL's path: a gist, a commit
+        if len(value) < MIN_HEX or len(value) == 40:
+            return True  # an id or a short hash; a git object id
+        if len(value) in _DIGEST_LENGTHS and _names_a_digest(text, line_start, start, before):
+            return True
+    enclosing = _ENCLOSING.search(before)
+    word_start = start - (len(enclosing[0]) if enclosing is not None else 0)
+    if word_start < start and known_shape(text[word_start:end]):
+        return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `h1:<base64>`
+    if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before):
+        return True
+    if text.startswith(".apps.googleusercontent.com", end):
+        return True  # an OAuth client id: a browser is shown it
+    return _binary_file(value)
+
+
+def _names_a_digest(text: str, line_start: int, start: int, before: str) -> bool:
+    """Whether a word that names a digest stands before the value on its line, on the line above
+    or below (a name/value pair: `- name: ETAG` then `value: ...`), or heads its table column."""
+    if _DIGEST_WORD.search(before):
+        return True
+    above = text.rfind("\n", 0, max(0, line_start - 1)) + 1
+    line_end = text.find("\n", start)
+    below_end = -1 if line_end == -1 else text.find("\n", line_end + 1)
+    near = text[above:line_start] + (
+        text[line_end : below_end if below_end != -1 else len(text)] if line_end != -1 else ""
+    )
+    if _DIGEST_WORD.search(near[:_NEAR]):
+        return True
+    header = _column_header(text, line_start, start)
+    return header is not None and _DIGEST_WORD.search(header) is not None
+
+
+_NEAR = 400  # characters of the lines above and below looked at
+
+
+def _column_header(text: str, line_start: int, start: int) -> str | None:
+    """The header cell of the table column the value at `start` stands in: the nearest line above
+    (at most _HEADER_ROWS) that is a table's header with as many cells as the value's row."""
+    row, _ = table_row(text, line_start)
+    for sep in (",", "\t", "|", ";"):
+        if sep not in row:
+            continue
+        cells = table_cells(row, sep)
+        column = next((i for i, (a, b) in enumerate(cells) if a <= start - line_start < b), None)
+        if column is None:
+            continue
+        pos = line_start
+        for _ in range(_HEADER_ROWS):
+            if pos == 0:
+                break
+            pos = text.rfind("\n", 0, pos - 1) + 1
+            found = header_column(text, pos, pos)
+            if found is not None and found[0] == sep and found[2] == len(cells):
+                header, _ = table_row(text, pos)
+                a, b = table_cells(header, sep)[column]
+                return header[a:b]
+    return None
+
+
+_HEADER_ROWS = 50
+
+
+def _binary_file(value: str) -> bool:
+    """Whether `value` is base64 of a file of a known binary format (an image, a font, ...)."""
+    if len(value) < 16:
+        return False
+    head = value[:24]
+    head = head[: len(head) - len(head) % 4]
+    try:
+        raw = base64.b64decode(head.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    # an SSH public key's wire form: a length, then its type (`ssh-ed25519`, `ecdsa-sha2-...`)
+    return raw.startswith(_MAGIC) or raw[4:].startswith((b"ssh-", b"ecdsa-", b"sk-"))
+
+
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    """The spans of the certificate and public key blocks of `text` (BEGIN line to END line)."""
+    out = []
+    for begin in _PUBLIC_BLOCK.finditer(text):
+        end = text.find(f"-----END {begin['label']}-----", begin.end())
+        out.append((begin.start(), len(text) if end == -1 else end))
+    return out

@@ -1,0 +1,112 @@
+"""Secrets by default: a value that looks generated is redacted wherever it stands, with no name
+beside it, and what is public by its structure stays. Fakes are assembled from parts, as in
+test_secrets."""
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+
+import pytest
+
+from rag.secrets import find_secrets, redact
+
+TOKEN = "Xk9mQ2vLp4" + "Rt7Zq8mN3pL7wB5c"  # 26 random letters and digits
+B64 = "/wp+qTKueLft" + "vvysV53K8jBATufzv356x18U9VAr3OI="  # base64 of 32 bytes
+HEX = (
+    "9e1f04a7c3d2" + "b8e5f6a1c0d9e8b7a6f5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3"[:52]
+)  # 64 hex digits
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode()
+SSH_KEY = base64.b64encode(b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00 " + bytes(range(100, 132))).decode()
+
+# (text, the secret that must disappear, id): no credential word anywhere
+ANYWHERE = [
+    (f'client = Client("{TOKEN}")', TOKEN, "a-constructor-argument"),
+    (f"# temporary: {TOKEN} (remove before release)", TOKEN, "a-comment"),
+    (f"deploy --region eu-west-1 {TOKEN} --force", TOKEN, "a-positional-argument"),
+    (f"id,owner,value\n7,ops,{B64}\n", B64, "a-csv-cell"),
+    (f'seed: "{HEX}"', HEX, "a-hex-seed"),
+    (f"k = bytes.fromhex('{HEX}')", HEX, "hex-key-material"),
+    (f"Connected with {TOKEN}.\n", TOKEN, "prose-in-a-log"),
+    (f"services/{TOKEN}/hook", TOKEN, "a-url-path-part"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), [c[:2] for c in ANYWHERE], ids=[c[2] for c in ANYWHERE])
+def test_a_generated_value_is_redacted_wherever_it_stands(text: str, secret: str) -> None:
+    redacted, counts = redact(text)
+    assert secret not in redacted and counts == {"random-value": 1}, redacted
+
+
+def test_only_the_random_parts_of_a_url_path_go() -> None:
+    redacted, _ = redact(f"https://hooks.example.com/services/{TOKEN}/hook")
+    assert redacted == "https://hooks.example.com/services/[REDACTED:random-value]/hook"
+
+
+def test_a_byte_array_of_random_bytes_is_key_material() -> None:
+    rng = random.Random(7)
+    key = ", ".join(f"0x{rng.randrange(256):02x}" for _ in range(32))
+    signed = ", ".join(str(rng.randrange(-128, 128)) for _ in range(16))
+    for text in (f"var key = []byte{{{key}}}", f"byte[] k = new byte[] {{ {signed} }};"):
+        redacted, counts = redact(text)
+        assert (
+            counts == {"random-value": 1} and "0x" not in redacted.split("{")[1] and "[REDACTED" in redacted
+        )
+    # a table of small or ordered numbers is data
+    for text in (
+        "primes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53]",
+        f"t = {{{', '.join(map(str, range(20)))}}}",
+    ):
+        assert redact(text) == (text, {})
+
+
+# what stays, though it looks random: (text, id)
+PUBLIC = [
+    ("lhs.MultiplyByFiveToTheNth(exact_exponent);", "a-name-of-words"),
+    ("typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;", "a-name-with-abbreviations"),
+    ("implicit def m = cats.instances.map.catsStdMonoidKForMap[K]", "a-name-with-a-project-word"),
+    ("commit 3f786850e387550fdab836ed7e6dc881de23001b", "a-git-object-id"),
+    (f'checksum = "{HEX}"', "a-digest-in-a-checksum-field"),
+    (f"- name: ETAG\n  value: {HEX}\n", "a-digest-named-on-the-line-above"),
+    (f"file,sha256\napp.tar.gz,{HEX}\n", "a-digest-in-its-column"),
+    ('"integrity": "sha512-' + B64 + '"', "an-integrity-hash"),
+    ("h1:" + B64, "a-go-sum-hash"),
+    ('id = "123e4567-e89b-12d3-a456-426614174000"', "a-uuid"),
+    (f'logo = "data:image/png;base64,{PNG}"', "an-image-in-a-data-uri"),
+    (f"icon: {PNG}", "an-image-as-base64"),
+    (f"ssh-ed25519 {SSH_KEY} me@host", "an-ssh-public-key"),
+    (f"-----BEGIN CERTIFICATE-----\n{B64}\n{B64}\n-----END CERTIFICATE-----\n", "a-certificate"),
+    ("aws_docs = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'", "an-example"),
+    ("0xa163ff802a3426a8U, 0xc9bcff6034c13052ULL,", "numeric-constants"),
+    ('d = "P3Y6M4DT12H30M5S"', "an-iso-duration"),
+    (
+        "https://github.com/ziglang/zig/blob/14fc4d481151d6ac0fb433d625cc97b4c2fe3eba/lib/std/x.zig",
+        "a-sha-in-a-url",
+    ),
+    (
+        'clientId: "297663736242-j9gdmjcczkomlye6bk162ny4v3yo98fm.apps.googleusercontent.com"',
+        "an-oauth-client-id",
+    ),
+    ("publishable = 'pk_live_51HqL2eKx9Zb7Vm3Np4Rt8Wy'", "a-publishable-key"),
+    ('build = "9f86d081884c7d65"', "short-hex-is-an-id"),
+    ("PuTTY-User-Key-File-2: ssh-rsa", "a-name-with-separators"),
+]
+
+
+@pytest.mark.parametrize("text", [c[0] for c in PUBLIC], ids=[c[1] for c in PUBLIC])
+def test_what_is_public_by_its_structure_stays(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+def test_random_strings_are_never_taken_for_names_of_words() -> None:
+    rng = random.Random(11)
+    alphabet = string.ascii_letters + string.digits
+    values = ["".join(rng.choice(alphabet) for _ in range(n)) for n in (16, 24, 40) for _ in range(300)]
+    missed = [v for v in values if redact(f"x({v})")[1] != {"random-value": 1}]
+    assert len(missed) <= len(values) // 100, missed[:5]  # at most 1 in 100 looks like a name or too plain
+
+
+def test_a_kind_named_by_its_context_wins_over_the_default() -> None:
+    text = "'https://hooks.slack.com/services/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'"
+    assert [f.kind for f in find_secrets(text)] == ["slack-webhook"]
