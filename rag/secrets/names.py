@@ -13,14 +13,36 @@ _SECRET_NAME = re.compile(
     | id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)
     | \.npmrc | \.pypirc | \.netrc | _netrc
     | \.pgpass | pgpass\.conf | \.git-credentials | \.my\.cnf | \.htpasswd
+    | \.terraformrc | terraform\.rc | credentials\.tfrc\.json   # Terraform's API tokens
+    | \.vault-token | \.boto | \.s3cfg | \.dockercfg | \.pgpass\.conf
+    | settings-security\.xml                            # Maven's master password
+    | accesstokens\.json                                # the Azure CLI's tokens
+    | kubeconfig | .*\.kubeconfig                       # cluster credentials at a kubeconfig's own name
     | credentials                                       # AWS's shared credentials file (~/.aws/credentials)
     | (?:.*[._-])?credentials.*\.json                    # gcloud's application_default_credentials.json, ...
     | client_secrets?.*\.json                            # Google OAuth client files
     """,
     re.IGNORECASE,
 )
-# generic names that hold secrets only in their tool's folder: docker's auths
-_SECRET_IN_FOLDER = frozenset({(".docker", "config.json")})
+# generic names that hold secrets only in their tool's folder: docker's auths, a cluster's kubeconfig,
+# the GitHub and hub CLIs' tokens, cargo's and composer's tokens, Maven's and Gradle's user settings,
+# doctl's, fly's and the CircleCI CLI's tokens
+_SECRET_IN_FOLDER = frozenset(
+    {
+        (".docker", "config.json"),
+        (".kube", "config"),
+        ("gh", "hosts.yml"),
+        (".config", "hub"),
+        (".cargo", "credentials.toml"),
+        (".composer", "auth.json"),
+        ("composer", "auth.json"),
+        (".m2", "settings.xml"),
+        (".gradle", "gradle.properties"),
+        ("doctl", "config.yaml"),
+        (".fly", "config.yml"),
+        (".circleci", "cli.yml"),
+    }
+)
 
 
 def is_secret_file(relpath: str) -> bool:
