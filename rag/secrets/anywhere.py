@@ -691,6 +691,21 @@ def _column_header(text: str, line_start: int, start: int) -> str | None:
 _HEADER_ROWS = 50
 
 
+def ssh_public_key(value: str) -> bool:
+    """Whether `value` is the base64 of an SSH public key (its wire form names its type): public
+    under any name (`ssh_authorized_keys: - ssh-rsa AAAA...`), since no private key is written so."""
+    return value.startswith("AAAA") and _decoded_head(value)[4:].startswith((b"ssh-", b"ecdsa-", b"sk-"))
+
+
+def _decoded_head(value: str) -> bytes:
+    head = value[:24]
+    head = head[: len(head) - len(head) % 4]
+    try:
+        return base64.b64decode(head.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def _binary_file(value: str) -> bool:
     """Whether `value` is base64 of a file of a known binary format (an image, a font, ...)."""
     if len(value) < 16:

@@ -55,4 +55,9 @@ def is_secret_file(relpath: str) -> bool:
     if _ENV_VARIANT.match(name):
         # .env.local, .env_prod, .env-staging are secret; .env.example, .env.local.sample, ... are templates
         return _ENV_TEMPLATE_WORDS.isdisjoint(re.split(r"[._-]", name[5:]))
+    if name.endswith(".pem") and _PUBLIC_PEM.search(name[:-4]):
+        return False  # public.pem, ca.pem, fullchain.pem: read, and a private key block in one still redacted
     return _SECRET_NAME.fullmatch(name) is not None
+
+
+_PUBLIC_PEM = re.compile(r"(?:^|[._-])(?:public|pub|cert|certificate|ca|chain|fullchain|bundle)(?:$|[._-])")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from rag.secrets.anywhere import DEFAULT_KIND
+from rag.secrets.anywhere import DEFAULT_KIND, ssh_public_key
 from rag.secrets.decoded import decoded_view
 from rag.secrets.finders import Budget, Finder, Finding, Rescanning, WordFinder, WordGate
 from rag.secrets.rules import RULES, Rule
@@ -53,6 +53,7 @@ def find_secrets(text: str) -> list[Finding]:
             span = view.original(f.start, f.end)
             if span is not None:
                 found.append(Finding(f.kind, *span))
+    found = [f for f in found if not ssh_public_key(text[f.start : f.end])]
     if len(found) < 2:
         return found
     named = [f for f in found if f.kind != DEFAULT_KIND]
