@@ -45,10 +45,14 @@ table column, name/value pair, a well-known client call's credential argument, a
 literals joined by `+`; and key material by its framing (BEGIN/END lines with any number of
 dashes, age and BIP 32 keys).
 
+And by default (see rag.secrets.anywhere), a value that looks generated is redacted wherever it
+stands, with no context, unless its structure says it is public (a digest, a UUID, a public key, a
+name made of words, a number).
+
 The modules, by role: names (the files skipped whole), values (the shape of credential values and
 names), randomness (what looks generated), tokens (tokens known by their prefix, key ids and their
 secrets), assignments (credentials assigned to names), finders (secrets one regex cannot find),
-nature (random values in credential contexts), rules (every rule, in the order it runs), decoded
+nature (random values in credential contexts), anywhere (generated values anywhere), rules (every rule, in the order it runs), decoded
 (the text as its values read), scan (running the rules, redacting what they find).
 docs/security.md lists what is redacted and what is not.
 """

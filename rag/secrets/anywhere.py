@@ -23,10 +23,16 @@ span (`services/<token>`). It is kept when it is public by its structure:
   rag.secrets.tokens redacts the secret beside;
 * a value whose enclosing word has a known shape: a password hash (`pbkdf2_sha256$...$...`),
   `sha256:<hex>`;
-* an example marked as one (`EXAMPLE`, `xxxx`, `your_...`, `<...>`: randomness.looks_random).
+* an example marked as one (`EXAMPLE`, `xxxx`, `your_...`, `<...>`: randomness.looks_random);
+* a name: 40% or more of it English words or the abbreviations code spells (the word list spelling
+  correction ships), a constant's name (`U8TO64_LE_NOCASE`), a name declared or used as one
+  (`struct X`, `.X`, `X(`), or named again in the text; a set of distinct letters;
+* a number (`0x83126e978d4fdf3cULL`), a duration (`P3Y6M4DT12H30M5S`), a Go pseudo-version, a media
+  type's suffix (`+zip`), hex in a URL's path (a gist, a commit).
 
-Under a credential name none of these exceptions apply: the rules before this one redact a random
-value there whatever its shape.
+Under a credential name none of these exceptions apply (but an SSH public key's, which no private
+key shares): the rules before this one redact a random value there whatever its shape. Byte arrays
+of 16 to 64 random bytes are key material too (key_bytes).
 """
 
 from __future__ import annotations
