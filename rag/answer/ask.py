@@ -70,76 +70,48 @@ def ask(
         tool = SearchTool(index_path, request, (), follow_ups)  # the first passages join it once found
     # what the answer needs starts while the index opens and the plan is made
     with backend.prepare(follow_ups, tool) if backend is not None and answering else nullcontext():
-        return _ask(
-            index_path,
-            request,
-            backend,
-            build_prompt,
-            planning,
-            on_retrieved,
-            on_planned,
-            on_text,
-            follow_ups,
-            on_search,
-            tool,
-        )
+        plan_prompt: Prompt | None = None
+        plan: Plan | None = None
 
+        def planner(glance: Glance) -> tuple[str, ...]:
+            nonlocal plan_prompt, plan
+            from rag.answer.plan import plan_search, planning_prompt
 
-def _ask(
-    index_path: str | os.PathLike[str],
-    request: Request,
-    backend: Backend | None,
-    build_prompt: bool,
-    planning: Planning | None,
-    on_retrieved: Callable[[Retrieval], None] | None,
-    on_planned: Callable[[Plan], None] | None,
-    on_text: OnText | None,
-    follow_ups: int,
-    on_search: OnSearch | None,
-    tool: SearchTool | None,
-) -> Outcome:
-    plan_prompt: Prompt | None = None
-    plan: Plan | None = None
+            assert planning is not None
+            plan_prompt = planning_prompt(request.question, glance)
+            if planning.backend is None:
+                return ()
+            plan = plan_search(planning.backend, plan_prompt, planning.model)
+            if on_planned is not None:
+                on_planned(plan)
+            return plan.searches
 
-    def planner(glance: Glance) -> tuple[str, ...]:
-        nonlocal plan_prompt, plan
-        from rag.answer.plan import plan_search, planning_prompt
+        retrieval = retrieve(index_path, request, planner if planning is not None else None)
+        if on_retrieved is not None:
+            on_retrieved(retrieval)
+        if not retrieval.hits:
+            return Outcome(
+                retrieval,
+                None,
+                None if backend is None else no_context_answer(request.question, backend),
+                plan_prompt,
+                plan,
+            )
+        if not build_prompt:
+            return Outcome(retrieval, None, None, plan_prompt, plan)
+        from rag.answer.prompts import build_prompt as build
 
-        assert planning is not None
-        plan_prompt = planning_prompt(request.question, glance)
-        if planning.backend is None:
-            return ()
-        plan = plan_search(planning.backend, plan_prompt, planning.model)
-        if on_planned is not None:
-            on_planned(plan)
-        return plan.searches
+        prompt = build(request.question, retrieval.hits, follow_ups)
+        if backend is None:
+            return Outcome(retrieval, prompt, None, plan_prompt, plan)
+        if tool is not None:
+            tool.sent.extend(retrieval.hits)
+        answer = generate(prompt, backend, on_text, tool, on_search)
+        if plan is not None:
+            from rag.answer.generation import add_usage
 
-    retrieval = retrieve(index_path, request, planner if planning is not None else None)
-    if on_retrieved is not None:
-        on_retrieved(retrieval)
-    if not retrieval.hits:
-        return Outcome(
-            retrieval,
-            None,
-            None if backend is None else no_context_answer(request.question, backend),
-            plan_prompt,
-            plan,
-        )
-    if not build_prompt:
-        return Outcome(retrieval, None, None, plan_prompt, plan)
-    from rag.answer.prompts import build_prompt as build
-
-    prompt = build(request.question, retrieval.hits, follow_ups)
-    if backend is None:
-        return Outcome(retrieval, prompt, None, plan_prompt, plan)
-    if tool is not None:
-        tool.sent.extend(retrieval.hits)
-    answer = generate(prompt, backend, on_text, tool, on_search)
-    if plan is not None:
-        from rag.answer.generation import add_usage
-
-        answer = answer._replace(usage=add_usage(plan.usage, answer.usage), calls=answer.calls + 1)
-    return Outcome(retrieval, prompt, answer, plan_prompt, plan)
+            answer = answer._replace(usage=add_usage(plan.usage, answer.usage), calls=answer.calls + 1)
+        return Outcome(retrieval, prompt, answer, plan_prompt, plan)
 
 
 def no_context_answer(question: str, backend: Backend) -> Answer:

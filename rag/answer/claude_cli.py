@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rag.answer.defaults import DEFAULT_MODEL
@@ -90,12 +90,9 @@ class ClaudeCliBackend:
             prompt.system,
         ]
 
-    def answer_command(self, prompt: Prompt, mcp_config: str | None = None) -> list[str]:
+    def answer_command(self, system: str, follow_ups: int, mcp_config: str | None = None) -> list[str]:
         """Return the argument vector of an answer: streamed events, no built-in tool, no MCP server
         but `mcp_config`'s, and with it only its search allowed, in a bounded number of turns."""
-        return self._answer_argv(prompt.system, prompt.follow_ups, mcp_config)
-
-    def _answer_argv(self, system: str, follow_ups: int, mcp_config: str | None) -> list[str]:
         argv = [
             self.executable,
             "-p",
@@ -132,24 +129,34 @@ class ClaudeCliBackend:
         known, so Claude Code starts up (its MCP server too) while the search is planned and run.
         What the prompt needs and cannot yet hold (the passages sent, for the server) is written
         before the prompt is sent. A start the answer does not take is ended with the block."""
+        from rag.answer.prompts import system_prompt
+
+        with self._launched(system_prompt(follow_ups), follow_ups, tool) as early:
+            self._early = early
+            try:
+                yield
+            finally:
+                self._early = None
+
+    @contextmanager
+    def _launched(self, system: str, follow_ups: int, tool: SearchTool | None) -> Iterator[_Early]:
+        """An answer's `claude -p`, started from an empty temporary directory (so no CLAUDE.md or
+        project settings load), waiting for its prompt on stdin; with `tool` and follow-ups, served
+        the search tool. When the block ends, a claude still running (never given its prompt) is
+        ended, and the directory removed."""
         import shutil
         import tempfile
 
-        from rag.answer.prompts import system_prompt
-
         cwd = tempfile.mkdtemp(prefix="rag-claude-")
+        proc = None
         try:
-            searching = tool is not None and follow_ups > 0
             log = os.path.join(cwd, "searches.jsonl")
-            config = _tool_config(tool, cwd, log) if tool is not None and searching else None
-            system = system_prompt(follow_ups)
-            proc = _start(self._answer_argv(system, follow_ups, config), cwd, self.executable, text=False)
-            self._early = _Early(proc, cwd, log, system, follow_ups, tool)
-            yield
+            config = _tool_config(tool, cwd, log) if tool is not None and follow_ups else None
+            proc = _start(self.answer_command(system, follow_ups, config), cwd, self.executable, text=False)
+            yield _Early(proc, cwd, log, system, follow_ups, tool)
         finally:
-            early, self._early = self._early, None
-            if early is not None:  # not taken: no answer was asked for after all
-                _kill(early.proc)
+            if proc is not None and proc.poll() is None:
+                _kill(proc)
             shutil.rmtree(cwd, ignore_errors=True)
 
     def render(self, prompt: Prompt) -> str:
@@ -182,32 +189,30 @@ class ClaudeCliBackend:
         tool: SearchTool | None = None,
         on_search: OnSearch | None = None,
     ) -> Generation:
-        """Run `claude -p` from an empty temporary directory, so no CLAUDE.md or project settings
-        load, and stream its answer to `on_text`; with `tool` and prompt.follow_ups, serve it the
-        search tool, and read back the searches it made."""
-        import tempfile
-
+        """Run `claude -p` (the one prepare() started, when it was started for this prompt) and
+        stream its answer to `on_text`; with `tool` and prompt.follow_ups, serve it the search tool,
+        and read back the searches it made."""
         searching = tool is not None and bool(prompt.follow_ups)
         events = _Events(TextGate(on_text), prompt.follow_ups if searching else 0, on_search)
         early, self._early = self._early, None
-        if early is not None and (early.system, early.follow_ups, early.tool) == (
+        taken = early is not None and (early.system, early.follow_ups, early.tool) == (
             prompt.system,
             prompt.follow_ups,
             tool,
-        ):
-            if tool is not None and searching:
-                _tool_config(tool, early.cwd, early.log)  # the passages sent, before the prompt
-            returncode, stderr = _follow(early.proc, prompt.user, self.timeout, events.line)
-            rounds = _read_rounds(early.log) if searching else ()
-        else:
-            if early is not None:
-                self._early = early  # another prompt than prepared for: prepare()'s block ends it
-            with tempfile.TemporaryDirectory(prefix="rag-claude-") as cwd:
-                log = os.path.join(cwd, "searches.jsonl")
-                config = _tool_config(tool, cwd, log) if tool is not None and searching else None
-                proc = _start(self.answer_command(prompt, config), cwd, self.executable, text=False)
-                returncode, stderr = _follow(proc, prompt.user, self.timeout, events.line)
-                rounds = _read_rounds(log) if searching else ()
+        )
+        if not taken:
+            self._early = early  # another prompt's start, if any: prepare()'s block ends it
+        started = (
+            nullcontext(early)
+            if taken
+            else self._launched(prompt.system, prompt.follow_ups, tool if searching else None)
+        )
+        with started as answer:
+            assert answer is not None
+            if taken and tool is not None and searching:
+                _tool_config(tool, answer.cwd, answer.log)  # the passages sent, before the prompt
+            returncode, stderr = _follow(answer.proc, prompt.user, self.timeout, events.line)
+            rounds = _read_rounds(answer.log) if searching else ()
         if tool is not None and searching:
             tool.rounds[:] = rounds
             tool.sent.extend(h for r in rounds for h in r.hits)
