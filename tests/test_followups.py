@@ -427,19 +427,28 @@ def alive(pid: int) -> bool:
 def test_claude_answer_starts_before_its_prompt_and_serves_the_passages_sent(
     index: Path, fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from rag.answer import claude_cli
+
     log = tmp_path / "started.jsonl"
     monkeypatch.setenv("FAKE_CLAUDE_STARTED", str(log))
     monkeypatch.setenv("FAKE_CLAUDE_SEARCH", "DEFAULT_REQUEST_TIMEOUT start_server")
+    spawned: list[bool] = []  # in the order rag started them: whether each was an answer's claude
+
+    def start(argv: list[str], cwd: str, executable: str, text: bool) -> Any:
+        spawned.append("stream-json" in argv)
+        return real_start(argv, cwd, executable, text)
+
+    real_start = claude_cli._start
+    monkeypatch.setattr(claude_cli, "_start", start)
     backend = ClaudeCliBackend(executable="claude", model="m")
     outcome = ask(index, Request(QUESTION, 1), backend, planning=Planning(backend, "fast"), follow_ups=1)
+    assert spawned == [True, False]  # one answer process, started before the planning call's
     records = started(log)
     starts = [r for r in records if "at" in r]
     prompts = {r["pid"]: r["prompt_at"] for r in records if "prompt_at" in r}
     [plan] = [r for r in starts if not r["answer"]]
-    [answer_start] = [r for r in starts if r["answer"]]  # one answer process: the one started first
-    assert (
-        answer_start["at"] < prompts[plan["pid"]] < prompts[answer_start["pid"]]
-    )  # up before the plan's prompt
+    [answer_start] = [r for r in starts if r["answer"]]
+    assert prompts[plan["pid"]] < prompts[answer_start["pid"]]  # its prompt came once the plan was read
     answer = outcome.answer
     assert answer is not None and [r.search for r in answer.rounds] == [
         "DEFAULT_REQUEST_TIMEOUT start_server"
