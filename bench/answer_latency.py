@@ -33,7 +33,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import SHARED  # noqa: E402
-from bench.messages_api import load_recordings, plan_message  # noqa: E402
+from bench.messages_api import TEXT_BLOCK, load_recordings, message_events, plan_message, tool_events  # noqa: E402
 from bench.ranking import INDEXES, SETS, Indexes  # noqa: E402
 from rag.evaluation import load_questions  # noqa: E402
 
@@ -112,40 +112,13 @@ class SlowApi:
 
 
 def _events(tool: str | None, tokens: list[tuple[str, float]]) -> list[tuple[dict[str, Any], float]]:
-    message = {
-        "id": "msg_slow",
-        "type": "message",
-        "role": "assistant",
-        "model": "slow-model",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1000, "output_tokens": 1},
-    }
-    out: list[tuple[dict[str, Any], float]] = [({"type": "message_start", "message": message}, 0.0)]
+    """A turn's events, each with the pause after it: a search (`tool`), or the answer's tokens."""
     if tool:
-        block = {"type": "tool_use", "id": "toolu_slow", "name": tool, "input": {}}
-        delta = {"type": "input_json_delta", "partial_json": json.dumps({"query": "request session"})}
-        out += [
-            ({"type": "content_block_start", "index": 0, "content_block": block}, 0.0),
-            ({"type": "content_block_delta", "index": 0, "delta": delta}, 0.0),
-        ]
-        stop = "tool_use"
-    else:
-        text_block = {"type": "text", "text": ""}
-        out.append(({"type": "content_block_start", "index": 0, "content_block": text_block}, 0.0))
-        out += [
-            ({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}, pause)
-            for t, pause in tokens
-        ]
-        stop = "end_turn"
-    end = {
-        "type": "message_delta",
-        "delta": {"stop_reason": stop, "stop_sequence": None},
-        "usage": {"output_tokens": 10},
-    }
-    out += [({"type": "content_block_stop", "index": 0}, 0.0), (end, 0.0), ({"type": "message_stop"}, 0.0)]
-    return out
+        return [(e, 0.0) for e in tool_events("request session", "slow-model", "toolu_slow", tool)]
+    deltas = [{"type": "text_delta", "text": t} for t, _ in tokens]
+    events = message_events(TEXT_BLOCK, deltas, "end_turn", "slow-model")
+    pauses = [0.0, 0.0, *(pause for _, pause in tokens), 0.0, 0.0, 0.0]  # a pause after each token
+    return list(zip(events, pauses, strict=True))
 
 
 def timed(

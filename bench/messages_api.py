@@ -65,8 +65,11 @@ def _sse(events: list[dict[str, Any]]) -> bytes:
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
-def answer_stream(text: str = ANSWER, model: str = MODEL) -> bytes:
-    """The event stream of a streamed message holding `text`."""
+def message_events(
+    block: dict[str, Any], deltas: list[dict[str, Any]], stop_reason: str, model: str = MODEL
+) -> list[dict[str, Any]]:
+    """The events of a streamed message of one content block: `block` opened, each of `deltas`,
+    closed, then the message's stop."""
     message = {
         "id": "msg_offline",
         "type": "message",
@@ -77,20 +80,26 @@ def answer_stream(text: str = ANSWER, model: str = MODEL) -> bytes:
         "stop_sequence": None,
         "usage": {"input_tokens": 1000, "output_tokens": 1},
     }
-    return _sse(
-        [
-            {"type": "message_start", "message": message},
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-            {"type": "content_block_stop", "index": 0},
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 10},
-            },
-            {"type": "message_stop"},
-        ]
-    )
+    return [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        *({"type": "content_block_delta", "index": 0, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 10},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def answer_stream(text: str = ANSWER, model: str = MODEL) -> bytes:
+    """The event stream of a streamed message holding `text`."""
+    return _sse(message_events(TEXT_BLOCK, [{"type": "text_delta", "text": text}], "end_turn", model))
+
+
+TEXT_BLOCK = {"type": "text", "text": ""}
 
 
 def plan_message(text: str, model: str = MODEL) -> dict[str, Any]:
@@ -107,40 +116,18 @@ def plan_message(text: str, model: str = MODEL) -> dict[str, Any]:
     }
 
 
-def tool_stream(query: str, model: str = MODEL, use_id: str = "toolu_offline") -> bytes:
-    """The event stream of a streamed message that calls the search tool with `query`."""
-    message = {
-        "id": "msg_offline",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1000, "output_tokens": 1},
-    }
-    return _sse(
-        [
-            {"type": "message_start", "message": message},
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "tool_use", "id": use_id, "name": "search", "input": {}},
-            },
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "input_json_delta", "partial_json": json.dumps({"query": query})},
-            },
-            {"type": "content_block_stop", "index": 0},
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                "usage": {"output_tokens": 10},
-            },
-            {"type": "message_stop"},
-        ]
-    )
+def tool_stream(query: str, model: str = MODEL, use_id: str = "toolu_offline", name: str = "search") -> bytes:
+    """The event stream of a streamed message that calls the search tool (`name`) with `query`."""
+    return _sse(tool_events(query, model, use_id, name))
+
+
+def tool_events(
+    query: str, model: str = MODEL, use_id: str = "toolu_offline", name: str = "search"
+) -> list[dict[str, Any]]:
+    """The events of a streamed message that calls the search tool (`name`) with `query`."""
+    block = {"type": "tool_use", "id": use_id, "name": name, "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": json.dumps({"query": query})}
+    return message_events(block, [delta], "tool_use", model)
 
 
 # answers a streamed request (an answer's turn): status, content type, body
