@@ -700,10 +700,14 @@ _HEADER_ROWS = 50
 def ssh_public_key(value: str) -> bool:
     """Whether `value` is the base64 of an SSH public key (its wire form names its type): public
     under any name (`ssh_authorized_keys: - ssh-rsa AAAA...`), since no private key is written so."""
-    return value.startswith("AAAA") and _decoded_head(value)[4:].startswith((b"ssh-", b"ecdsa-", b"sk-"))
+    return value.startswith("AAAA") and _decoded_head(value)[4:].startswith(_SSH_KEY_TYPES)
+
+
+_SSH_KEY_TYPES = (b"ssh-", b"ecdsa-", b"sk-")  # an SSH public key's wire form: a length, then its type
 
 
 def _decoded_head(value: str) -> bytes:
+    """The first bytes base64 (standard or URL-safe) `value` encodes; none when it is not base64."""
     head = value[:24]
     head = head[: len(head) - len(head) % 4]
     try:
@@ -716,14 +720,8 @@ def _binary_file(value: str) -> bool:
     """Whether `value` is base64 of a file of a known binary format (an image, a font, ...)."""
     if len(value) < 16:
         return False
-    head = value[:24]
-    head = head[: len(head) - len(head) % 4]
-    try:
-        raw = base64.b64decode(head.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    # an SSH public key's wire form: a length, then its type (`ssh-ed25519`, `ecdsa-sha2-...`)
-    return raw.startswith(_MAGIC) or raw[4:].startswith((b"ssh-", b"ecdsa-", b"sk-"))
+    raw = _decoded_head(value)
+    return raw.startswith(_MAGIC) or raw[4:].startswith(_SSH_KEY_TYPES)
 
 
 def _public_blocks(text: str) -> list[tuple[int, int]]:
