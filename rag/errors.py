@@ -90,3 +90,7 @@ def terminations_as_exit() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class ClusterError(RagError):
+    """A Ray cluster that serves a workspace cannot answer: unreachable, or an actor lost."""

@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 from rag.errors import InputError, command
 from rag.ranking.hits import Hit
 from rag.ranking.order import PROMPT_K  # the passages whose size is reported: a prompt's
+from rag.retrieval.opening import open_index
 from rag.retrieval.retrieve import rank_question
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K
 from rag.semantic.registry import DEFAULT_MODE
-from rag.store.paths import default_index_path, locate_index
-from rag.store.reader import Index
+from rag.store.paths import CLUSTER_PREFIX, Where, default_index_path, locate_index
+from rag.store.workspace import Reader, parts
 from rag.weights import DEFAULTS, RankingWeights
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ class Indexes:
 
     def __init__(
         self,
-        index_path: Path | None = None,
+        index_path: Path | Where | None = None,
         corpus_root: Path | None = None,
         full: bool = False,
         on_ingest: Callable[[IngestReport], None] | None = None,
@@ -293,7 +294,7 @@ class Indexes:
         self.full = full
         self.on_ingest = on_ingest
         self._stack = ExitStack()
-        self._open: dict[str, tuple[Index, frozenset[str]]] = {}
+        self._open: dict[str, tuple[Reader, frozenset[str]]] = {}
 
     def __enter__(self) -> Indexes:
         return self
@@ -301,22 +302,31 @@ class Indexes:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def get(self, q: Question) -> tuple[Index, frozenset[str]]:
+    def get(self, q: Question) -> tuple[Reader, frozenset[str]]:
         """Return the index for a question and the set of paths it holds that the caller may read
         (a restricted path is reported as an absent one is)."""
         key = q.corpus if self.corpus_root is not None and q.corpus is not None else ""
         if key not in self._open:
-            path = self._corpus_index(key) if key else locate_index(self.index_path)
-            index = self._stack.enter_context(Index(path))
-            if index.access_changed():  # as a query does: the rules stored are no longer the repository's
-                from rag.sources.access import AccessList
-                from rag.sources.names import ACCESS_FILE
+            where = self.index_path
+            path: Path | Where
+            if key:
+                path = self._corpus_index(key)
+            elif isinstance(where, tuple) or (isinstance(where, str) and where.startswith(CLUSTER_PREFIX)):
+                path = where
+            else:
+                path = locate_index(where)
+            index = open_index(path)
+            self._stack.callback(index.close)
+            for part, _ in parts(index):
+                if part.access_changed():  # as a query does: the rules stored are no longer the repository's
+                    from rag.sources.access import AccessList
+                    from rag.sources.names import ACCESS_FILE
 
-                AccessList.load(index.manifest.root)  # a line that cannot be parsed: name it
-                raise InputError(
-                    f"{ACCESS_FILE} changed since the index at {path} was built — re-run "
-                    f"`{command('ingest')} {index.manifest.root}`"
-                )
+                    AccessList.load(part.manifest.root)  # a line that cannot be parsed: name it
+                    raise InputError(
+                        f"{ACCESS_FILE} changed since the index at {part.path} was built — re-run "
+                        f"`{command('ingest')} {part.manifest.root}`"
+                    )
             self._open[key] = (index, frozenset(index.readable_files(self.groups)))
         return self._open[key]
 
@@ -342,7 +352,7 @@ def corpus_index(root: Path, full: bool = False) -> IngestReport:
 
 def run_eval(
     questions_path: Path,
-    index_path: Path | None = None,
+    index_path: Path | Where | None = None,
     corpus_root: Path | None = None,
     k: int = MISS_K,
     explain: bool = False,

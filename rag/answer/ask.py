@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the model's side is imported when a prompt is built: a quer
     from rag.answer.generation import Backend, OnSearch, OnText
     from rag.answer.plan import Plan
     from rag.answer.prompts import Prompt
+    from rag.store.paths import Where
 
 
 class Planning(NamedTuple):
@@ -40,7 +41,7 @@ class Outcome(NamedTuple):
 
 
 def ask(
-    index_path: str | os.PathLike[str],
+    index_path: Where | os.PathLike[str],
     request: Request,
     backend: Backend | None = None,
     *,

@@ -247,7 +247,11 @@ def _tool_config(tool: SearchTool, cwd: str, log: str) -> str:
     with open(spec + ".new", "w", encoding="utf-8") as f:
         json.dump(
             {
-                "index": os.path.abspath(tool.index_path),
+                "index": (
+                    list(tool.index_path)
+                    if isinstance(tool.index_path, tuple)
+                    else os.path.abspath(tool.index_path)
+                ),
                 "groups": sorted(request.groups),
                 "scoring": request.scoring,
                 "rerank": request.rerank,

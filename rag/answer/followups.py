@@ -25,6 +25,7 @@ from rag.ranking.hits import Hit
 
 if TYPE_CHECKING:
     from rag.retrieval.retrieve import Request
+    from rag.store.paths import Where
 
 PASSAGES_PER_SEARCH = 3  # new passages one search returns at most
 SEARCH_DEPTH = 10  # how far down a search's ranking the new passages may come from
@@ -101,12 +102,12 @@ class SearchTool:
 
     def __init__(
         self,
-        index_path: str | os.PathLike[str],
+        index_path: Where | os.PathLike[str],
         request: Request,
         sent: Sequence[Hit],
         limit: int = DEFAULT_FOLLOW_UPS,
     ) -> None:
-        self.index_path = os.fspath(index_path)
+        self.index_path: Where = index_path if isinstance(index_path, tuple) else os.fspath(index_path)
         self.request = request
         self.sent: list[Hit] = list(sent)
         self.limit = limit

@@ -34,7 +34,10 @@ def load(spec_path: str) -> tuple[Any, str]:
         spec = json.load(f)
     request = Request("", groups=frozenset(spec["groups"]), scoring=spec["scoring"], rerank=spec["rerank"])
     sent = round_from_record({"search": "", "error": None, "hits": spec["sent"]}).hits
-    return SearchTool(spec["index"], request, sent, int(spec["limit"])), spec["log"]
+    index = spec["index"]
+    return SearchTool(
+        tuple(index) if isinstance(index, list) else index, request, sent, int(spec["limit"])
+    ), spec["log"]
 
 
 def serve(spec_path: str, stdin: IO[str], stdout: IO[str]) -> None:

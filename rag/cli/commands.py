@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -28,7 +29,9 @@ from rag.cli.options import (
     ASK_AS,
     RagGroup,
     as_option,
+    cluster_option,
     index_option,
+    indexes_option,
     quiet_option,
     rerank_option,
     scoring_option,
@@ -62,7 +65,7 @@ from rag.cli.progress import ProgressLine
 from rag.cli.report import about, after_ingest_lines, format_ingest_report
 from rag.errors import InputError, command, run_as
 from rag.semantic.registry import install_hint
-from rag.store.paths import find_index, locate_index
+from rag.store.paths import find_indexes, locate_index
 from rag.text.tokenizer import TOKENIZER_MODES, TokenizerSettings
 
 if TYPE_CHECKING:
@@ -82,8 +85,16 @@ def main(ctx: click.Context) -> None:
 
 
 @main.command("ingest")
-@click.argument("repo", type=click.Path())
+@click.argument("repo", type=click.Path(), required=False)
 @index_option
+@click.option(
+    "--workspace",
+    type=click.Path(),
+    envvar="RAG_WORKSPACE",
+    help="Ingest each repository a workspace lists (a file of repository folders or index files, or a "
+    "folder of them) instead of REPO.",
+)
+@cluster_option
 @click.option(
     "--tokenizer",
     type=click.Choice(TOKENIZER_MODES),
@@ -127,8 +138,10 @@ def main(ctx: click.Context) -> None:
     "need embed any. [default: queries embed the passages they rank, once each]",
 )
 def ingest_cmd(
-    repo: str,
+    repo: str | None,
     index_path: str | None,
+    workspace: str | None,
+    cluster: str | None,
     tokenizer: str | None,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -138,11 +151,31 @@ def ingest_cmd(
     quiet: bool,
     embed: bool,
 ) -> None:
-    """Index REPO so that questions can be asked about it."""
+    """Index REPO so that questions can be asked about it (--workspace: each repository of a workspace)."""
     from rag.indexing.options import IngestOptions
     from rag.indexing.pipeline import ingest  # the pipeline is only loaded by the command that needs it
     from rag.store.state import remember_index
 
+    if (repo is None) == (workspace is None):
+        raise click.UsageError("Give REPO, or --workspace FILE to ingest each repository it lists")
+    if workspace is not None:
+        if index_path is not None:
+            raise click.UsageError("--index names one index; a workspace names each repository's own")
+        from rag.indexing.workspace import ingest_workspace, repositories
+
+        if cluster:  # one Ray task a repository
+            from rag.retrieval.cluster import ingest_on_cluster
+
+            reports = ingest_on_cluster(cluster, repositories(workspace), full)
+        else:
+            reports = ingest_workspace(workspace, full=full, workers=workers)
+        for report in reports:
+            if not quiet:
+                out(format_ingest_report(report))
+        return
+    if cluster:
+        raise click.UsageError("--cluster ingests a workspace's repositories in Ray tasks — pass --workspace")
+    assert repo is not None
     options = IngestOptions(
         TokenizerSettings(mode=tokenizer) if tokenizer else None,
         include or None,
@@ -186,7 +219,7 @@ def _question(words: tuple[str, ...]) -> str:
 
 @main.command("query")
 @click.argument("question", nargs=-1)
-@index_option
+@indexes_option
 @top_k_option("How many passages to retrieve.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--no-llm", is_flag=True, help="Retrieve passages only; do not call a model.")
@@ -254,7 +287,9 @@ def _question(words: tuple[str, ...]) -> str:
 @quiet_option
 def query_cmd(
     question: tuple[str, ...],
-    index_path: str | None,
+    index_paths: tuple[str, ...],
+    workspace: str | None,
+    cluster: str | None,
     top_k: int,
     as_json: bool,
     no_llm: bool,
@@ -278,7 +313,7 @@ def query_cmd(
     from rag.retrieval.retrieve import Request
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
-    located = find_index(index_path)
+    located = find_indexes(index_paths, workspace, cluster=cluster)
     retrieved: list[Retrieval] = []
 
     def notes(found: Retrieval) -> None:
@@ -437,7 +472,7 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 
 @main.command("related")
 @click.argument("location", metavar="PATH:LINE", callback=_location)
-@index_option
+@indexes_option
 @top_k_option("How many passages to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -454,7 +489,9 @@ def _location(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 @quiet_option
 def related_cmd(
     location: tuple[str, int],
-    index_path: str | None,
+    index_paths: tuple[str, ...],
+    workspace: str | None,
+    cluster: str | None,
     top_k: int,
     as_json: bool,
     brief: bool | None,
@@ -469,7 +506,7 @@ def related_cmd(
     from rag.retrieval.related import related
 
     path, line = location
-    located = find_index(index_path)
+    located = find_indexes(index_paths, workspace, cluster=cluster)
     result = related(
         located.path,
         path,
@@ -491,7 +528,7 @@ def related_cmd(
 
 @main.command("eval")
 @click.argument("questions", type=click.Path())
-@index_option
+@indexes_option
 @click.option(
     "--corpus-root",
     type=click.Path(exists=True, file_okay=False),
@@ -511,7 +548,9 @@ def related_cmd(
 @rerank_option
 def eval_cmd(
     questions: str,
-    index_path: str | None,
+    index_paths: tuple[str, ...],
+    workspace: str | None,
+    cluster: str | None,
     corpus_root: str | None,
     as_json: bool,
     misses: bool,
@@ -532,7 +571,7 @@ def eval_cmd(
             f"{top_k} is more than the {EVAL_DEPTH} passages scored — use 1 to {EVAL_DEPTH}",
             param_hint="'-k'",
         )
-    if corpus_root and index_path:
+    if corpus_root and (index_paths or workspace or cluster):
         raise click.UsageError("--corpus-root finds each corpus's index, --index names one — pick one")
     if full and not corpus_root:
         raise click.UsageError(
@@ -541,7 +580,9 @@ def eval_cmd(
         )
     report = run_eval(
         Path(questions),
-        Path(index_path) if index_path else None,
+        find_indexes(index_paths, workspace, cluster=cluster).path
+        if index_paths or workspace or cluster
+        else None,
         Path(corpus_root) if corpus_root else None,
         top_k,
         explain=misses,
@@ -571,36 +612,99 @@ def eval_cmd(
 
 
 @main.command("status")
-@index_option
+@indexes_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--skipped", "list_skipped", is_flag=True, help="Also list the skipped files, by reason.")
 @as_option("Count what a member of GROUP may read: public files and those .rag-access grants it")
-def status_cmd(index_path: str | None, as_json: bool, list_skipped: bool, groups: tuple[str, ...]) -> None:
-    """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale files."""
+def status_cmd(
+    index_paths: tuple[str, ...],
+    workspace: str | None,
+    cluster: str | None,
+    as_json: bool,
+    list_skipped: bool,
+    groups: tuple[str, ...],
+) -> None:
+    """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale
+    files (a workspace: each repository's index in turn)."""
     from rag.status import status, status_dict
 
-    report = status(locate_index(index_path), frozenset(groups))
+    if cluster:
+        raise InputError(
+            "`status` reads the indexes where they are — run it with --workspace on the machine that holds them"
+        )
+    where = find_indexes(index_paths, workspace).path
+    reports = [status(path, frozenset(groups)) for path in ((where,) if isinstance(where, str) else where)]
     if as_json:
-        out(json.dumps(status_dict(report, list_skipped), ensure_ascii=False), exact=True)
+        dicts = [status_dict(report, list_skipped) for report in reports]
+        out(
+            json.dumps(dicts[0] if len(dicts) == 1 else {"repositories": dicts}, ensure_ascii=False),
+            exact=True,
+        )
     else:
-        out(format_status(report, list_skipped))
+        out("\n\n".join(format_status(report, list_skipped) for report in reports))
 
 
 @main.command("mcp")
-@index_option
+@indexes_option
 @as_option("Search as a member of GROUP")
-def mcp_cmd(index_path: str | None, groups: tuple[str, ...]) -> None:
+def mcp_cmd(
+    index_paths: tuple[str, ...], workspace: str | None, cluster: str | None, groups: tuple[str, ...]
+) -> None:
     """Serve the index to an MCP client (Claude Code, ...) over stdio: tools search, related, status,
     reindex."""
     from rag.cli.mcp_server import INSTALL_HINT, available, serve
-    from rag.store.reader import Index
+    from rag.retrieval.opening import open_index
 
     if not available():
         raise click.ClickException(INSTALL_HINT)
     # every tool would fail without an index: refuse to start, in the one line a query would print
-    with Index(locate_index(index_path)):
+    where = (
+        find_indexes(index_paths, workspace, cluster=cluster).path
+        if index_paths or workspace or cluster
+        else None
+    )
+    with open_index(where if where is not None else locate_index(None)):
         pass
-    serve(index_path, frozenset(groups))
+    serve(where, frozenset(groups))
+
+
+@main.command("serve")
+@indexes_option
+@click.option(
+    "--actors",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Ray actors to hold the repositories, each some of them (balanced by their chunks).",
+)
+def serve_cmd(index_paths: tuple[str, ...], workspace: str | None, cluster: str | None, actors: int) -> None:
+    """Place a workspace's indexes on the actors of the Ray cluster at --cluster, for `query --cluster`
+    and `mcp --cluster`; serve until interrupted (the actors end with this command)."""
+    if not cluster:
+        raise click.UsageError("Name the Ray cluster to serve on: --cluster HOST:PORT (or RAG_CLUSTER)")
+    where = find_indexes(index_paths, workspace).path
+    from rag.retrieval.cluster import serve, wait_forever
+
+    served, stop = serve((where,) if isinstance(where, str) else where, cluster, actors)
+    held = sum(len(names) for _, names in served.actors)
+    out(
+        f"Serving {held} repositories on {len(served.actors)} actors of the Ray cluster at {cluster} — "
+        "stop with Ctrl-C",
+        err=True,
+    )
+    for name, names in served.actors:
+        out(f"  {name}: {', '.join(names)}", err=True)
+    signal.signal(signal.SIGTERM, lambda *_: _interrupt())
+    try:
+        wait_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop()
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
 
 
 def _standalone(script: click.Command) -> Callable[[], None]:

@@ -24,6 +24,7 @@ from rag.cli.report import (
     passage_dict,
     source_dict,
 )
+from rag.store.paths import Where
 
 MAX_K = 50
 INSTALL_HINT = "rag mcp needs the MCP SDK — pip install 'rag-code[mcp]'"
@@ -79,7 +80,7 @@ def available() -> bool:
     return True
 
 
-def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -> Any:
+def build_server(index_path: Where | None, groups: frozenset[str] = frozenset()) -> Any:
     """Return the MCP server for the index `index_path` (None: found from the current folder,
     as query.py finds it), searching as a member of `groups`."""
     from rag.errors import RagError
@@ -102,10 +103,10 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
         except Exception as exc:  # a fault in rag: named, and the server goes on
             raise tool_error(internal_error(exc)) from None
 
-    def where() -> str:
+    def where() -> Where:
         from rag.store.paths import locate_index
 
-        return locate_index(index_path)
+        return index_path if isinstance(index_path, tuple) else locate_index(index_path)
 
     def search(query: str, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
         return guarded(lambda: _search(where, groups, tool_error, query, k))  # type: ignore[no-any-return]
@@ -118,7 +119,10 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
             from rag.status import status as index_status
             from rag.status import status_dict
 
-            return status_dict(index_status(where(), groups))  # counted as the search sees the index
+            found = where()
+            if isinstance(found, tuple):  # a workspace: each repository's, in turn
+                return {"repositories": [status_dict(index_status(path, groups)) for path in found]}
+            return status_dict(index_status(found, groups))  # counted as the search sees the index
 
         return guarded(run)  # type: ignore[no-any-return]
 
@@ -133,7 +137,7 @@ def build_server(index_path: str | None, groups: frozenset[str] = frozenset()) -
 
 
 def _search(
-    where: Callable[[], str], groups: frozenset[str], tool_error: Any, query: str, k: int
+    where: Callable[[], Where], groups: frozenset[str], tool_error: Any, query: str, k: int
 ) -> dict[str, Any]:
     """The search tool's answer: `rag query --no-llm --json`'s object, and the notes the command prints."""
     from rag.retrieval.retrieve import Request, retrieve
@@ -156,7 +160,7 @@ def _search(
 
 
 def _related(
-    where: Callable[[], str], groups: frozenset[str], tool_error: Any, path: str, line: int, k: int
+    where: Callable[[], Where], groups: frozenset[str], tool_error: Any, path: str, line: int, k: int
 ) -> dict[str, Any]:
     """The related tool's answer: `rag related --json`'s object, and the notes the command prints."""
     from rag.retrieval.related import related as related_to
@@ -177,11 +181,13 @@ def _related(
     }
 
 
-def _reindex(path: str, groups: frozenset[str]) -> dict[str, Any]:
-    """The reindex tool's answer: an incremental ingest of the index's repository, summed up as the
-    search sees the index (a caller's groups)."""
+def _reindex(path: Where, groups: frozenset[str]) -> dict[str, Any]:
+    """The reindex tool's answer: an incremental ingest of the index's repository (of each in a
+    workspace), summed up as the search sees the index (a caller's groups)."""
     from rag.indexing.pipeline import reingest
 
+    if isinstance(path, tuple):
+        return {"repositories": [_reindex(one, groups) for one in path]}
     report = reingest(path, groups, workers=1)
     return {
         "summary": format_ingest_report(report),
@@ -193,6 +199,7 @@ def _reindex(path: str, groups: frozenset[str]) -> dict[str, Any]:
     }
 
 
-def serve(index_path: str | os.PathLike[str] | None, groups: frozenset[str] = frozenset()) -> None:
+def serve(index_path: Where | os.PathLike[str] | None, groups: frozenset[str] = frozenset()) -> None:
     """Run the server on stdin/stdout until the client closes them."""
-    build_server(os.fspath(index_path) if index_path is not None else None, groups).run("stdio")
+    where = index_path if index_path is None or isinstance(index_path, tuple) else os.fspath(index_path)
+    build_server(where, groups).run("stdio")

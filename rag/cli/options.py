@@ -152,6 +152,37 @@ index_option = click.option(
 )
 
 
+def indexes_option(function: FC) -> FC:
+    """--index, repeatable (RAG_INDEX: a list split like PATH), --workspace (RAG_WORKSPACE) and
+    --cluster (RAG_CLUSTER): the indexes a reading command searches as one
+    (rag.store.paths.find_indexes)."""
+    function = cluster_option(function)
+    function = click.option(
+        "--workspace",
+        type=click.Path(),
+        envvar="RAG_WORKSPACE",
+        help="Search many repositories as one: a file listing repository folders or index files "
+        "(one a line), or a folder of them.",
+    )(function)
+    return click.option(
+        "--index",
+        "index_paths",
+        type=click.Path(),
+        multiple=True,
+        envvar="RAG_INDEX",
+        help="Index file to use (default: REPO/.rag/index.sqlite, found from the current directory); "
+        "repeat it to search several repositories as one.",
+    )(function)
+
+
+cluster_option = click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    envvar="RAG_CLUSTER",
+    help="Search the workspace `rag serve` placed on the Ray cluster at ADDRESS (HOST:PORT).",
+)
+
+
 quiet_option = click.option(
     "-q",
     "--quiet",

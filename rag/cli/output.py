@@ -86,6 +86,7 @@ def text_notes(found: Retrieval, remembered: bool = False, quiet: bool = False) 
 
 
 REMEMBERED = "last ingested from this folder"
+SEARCHING_NAMED = 8  # the repositories of a workspace the searching line names
 
 
 def searching_line(found: Retrieval, remembered: bool = False) -> str:
@@ -93,6 +94,14 @@ def searching_line(found: Retrieval, remembered: bool = False) -> str:
     whether it was chosen as the one last ingested from the current folder."""
     from rag.store.paths import default_index_file
 
+    if found.repositories:  # a workspace
+        names = found.repositories
+        listed = ", ".join(names[:SEARCHING_NAMED]) + (
+            f" and {len(names) - SEARCHING_NAMED} more" if len(names) > SEARCHING_NAMED else ""
+        )
+        return f"Searching {len(names)} repositories: {one_line(listed)}" + (
+            f" ({REMEMBERED})" if remembered else ""
+        )
     same = os.path.abspath(found.index_path) == os.path.abspath(default_index_file(found.repository))
     said = ([] if same else [f"index {one_line(found.index_path)}"]) + ([REMEMBERED] if remembered else [])
     return f"Searching {one_line(found.repository)}" + (f" ({', '.join(said)})" if said else "")

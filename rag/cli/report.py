@@ -140,6 +140,8 @@ def passage_dict(rank: int, hit: Hit, explain: bool = False) -> dict[str, Any]:
         "demoted": hit.demoted,  # ranked at rag.ranking.order.TEST_FACTOR of its score, and why
         "boosted": hit.boosted,  # ranked above its score by the code-aware order, and why
     }
+    if hit.repository:  # from a workspace: the repository its path begins with
+        out["repository"] = hit.repository
     if hit.semantic is not None:  # the semantic stage ran (absent otherwise: the lexical output is unchanged)
         out["semantic"] = hit.semantic
         out["mix"] = hit.mix
@@ -155,6 +157,7 @@ def about(found: Retrieval) -> dict[str, Any]:
     return {
         "index": found.index_path,
         "repository": found.repository,
+        **({"repositories": list(found.repositories)} if found.repositories else {}),
         "corrections": [c._asdict() for c in found.corrections],
     }
 

@@ -50,6 +50,7 @@ class Hit(NamedTuple):
     context: Chunk | None = None  # the match grown over its neighbours: path, lines and text shown
     words: tuple[str, ...] = ()  # the words of the question (and searches) it matched, as written
     marks: tuple[int, ...] = ()  # the lines of its passage that hold a matched term
+    repository: str = ""  # in a workspace, the repository it is from (its path's first folder)
 
     @property
     def passage(self) -> Chunk:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from rag.chunking.base import Chunk
 from rag.ranking.hits import Hit
-from rag.store.reader import Index
+from rag.store.workspace import Reader, Workspace
 from rag.weights import DEFAULTS
 
 REACH = 6  # windows looked at on each side of a hit
@@ -28,7 +28,7 @@ SAME_DEFINITION_REACH = 40
 
 
 def distinct_passages(
-    index: Index,
+    index: Reader,
     hits: list[Hit],
     k: int,
     grow_chars: int = DEFAULTS.grow_chars,
@@ -46,6 +46,8 @@ def distinct_passages(
     results are the same for every k."""
     out = list(before)
     chosen: list[Hit] = []
+    if isinstance(index, Workspace):  # what growing them reads, for every hit at once
+        index.prefetch_neighbourhoods((h.chunk for h in hits), REACH)
     for hit in hits:
         c = hit.chunk
         if any(_overlaps(o.chunk, c) for o in (*out, *chosen)) or any(_overlaps(x, c) for x in clear):
@@ -68,11 +70,11 @@ def distinct_passages(
     return out
 
 
-def _with_context(index: Index, hit: Hit, grow_chars: int, bounds: Sequence[Chunk]) -> Hit:
+def _with_context(index: Reader, hit: Hit, grow_chars: int, bounds: Sequence[Chunk]) -> Hit:
     return hit._replace(context=grown(index, hit.chunk, grow_chars, bounds))
 
 
-def mark(index: Index, hits: list[Hit], texts: Sequence[str]) -> list[Hit]:
+def mark(index: Reader, hits: list[Hit], texts: Sequence[str]) -> list[Hit]:
     """Note on each hit the words of `texts` (the question, and a model's searches) whose terms it
     matched (Hit.words, as written, lowercased) and the lines of its passage that hold one of those
     terms (Hit.marks): what a reader's eye goes to. Needs the hits' term contributions."""
@@ -96,7 +98,7 @@ def mark(index: Index, hits: list[Hit], texts: Sequence[str]) -> list[Hit]:
     return out
 
 
-def _same_definition(index: Index, a: Chunk, b: Chunk) -> bool:
+def _same_definition(index: Reader, a: Chunk, b: Chunk) -> bool:
     """Whether two chunks of a file are windows of one definition: the same symbol, on every chunk
     between them (a long definition is cut into windows that each carry its name)."""
     if a.path != b.path or a.symbol is None or a.symbol != b.symbol or a.kind in ("section", "text"):
@@ -111,7 +113,7 @@ def _same_definition(index: Index, a: Chunk, b: Chunk) -> bool:
 
 
 def grown(
-    index: Index, chunk: Chunk, grow_chars: int = DEFAULTS.grow_chars, clear: Sequence[Chunk] = ()
+    index: Reader, chunk: Chunk, grow_chars: int = DEFAULTS.grow_chars, clear: Sequence[Chunk] = ()
 ) -> Chunk:
     """Return `chunk` merged with the adjacent windows of its file, alternately the one before and
     the one after, while the merged text stays within `grow_chars` and overlaps no chunk of `clear`;

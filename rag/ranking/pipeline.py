@@ -15,7 +15,7 @@ from rag.chunking.base import Chunk
 from rag.ranking.hits import Hit
 from rag.ranking.passages import distinct_passages
 from rag.semantic.registry import DEFAULT_MODE, active
-from rag.store.reader import Index
+from rag.store.workspace import Reader, Workspace
 from rag.weights import DEFAULTS, RankingWeights
 
 # a search of the caller's: (depth, spread) -> its lexical top `depth`, ordered by rag.ranking.order;
@@ -26,7 +26,7 @@ MAX_DEPTH = 160  # the deepest a list is ranked to find k distinct matches
 
 
 def rank(
-    index: Index,
+    index: Reader,
     candidates: Candidates,
     k: int,
     *,
@@ -52,9 +52,12 @@ def rank(
         if not stage:
             return candidates(want, True), None
         from rag.ranking.semantic import lexical_depth, safe_rerank  # the stage's model side, when it runs
+        from rag.semantic.vectors import workspace_cache
 
         hits = candidates(lexical_depth(want, weights), False)
-        return safe_rerank(index.path, compare, hits, want, weights, like=like)
+        # the vectors cached beside the index, or a workspace's in the user cache
+        cache = workspace_cache([i.path for i in index.infos]) if isinstance(index, Workspace) else index.path
+        return safe_rerank(cache, compare, hits, want, weights, like=like)
 
     if index.manifest.tokenizer.mode == "plain":  # plain-mode passages stay the indexed windows
         return ranked(k)

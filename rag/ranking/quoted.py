@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Callable
 from functools import cache
 
-from rag.store.reader import Index
+from rag.store.workspace import Reader
 
 # a quoted span: opened after a space, a bracket or the start, closed before a space, punctuation or
 # the end, so that the apostrophes of "don't ... isn't" do not pair up; backticks name code, which
@@ -33,7 +33,7 @@ def quotes(question: str) -> list[str]:
     return [s for s in spans if len(s.split(" ")) >= MIN_WORDS]
 
 
-def holding(index: Index, spans: list[str], postings: Callable[[str], array[int] | None]) -> set[int]:
+def holding(index: Reader, spans: list[str], postings: Callable[[str], array[int] | None]) -> set[int]:
     """Return the ids of the chunks (of the view `postings` reads) whose text holds one of `spans`
     verbatim: the chunks holding all of a span's index terms, then their text checked."""
     found: set[int] = set()
@@ -55,7 +55,7 @@ def holding(index: Index, spans: list[str], postings: Callable[[str], array[int]
     return found
 
 
-def _verbatim(index: Index, ids: set[int], span: str) -> set[int]:
+def _verbatim(index: Reader, ids: set[int], span: str) -> set[int]:
     """The chunks of `ids` whose text holds `span`, when there are few enough to read."""
     if not ids or len(ids) > MAX_CANDIDATES:
         return set()

@@ -18,11 +18,20 @@ from rag.errors import InputError, command
 from rag.ranking.hits import Hit
 from rag.ranking.order import COHERENCE_REASON
 from rag.ranking.pipeline import rank
-from rag.retrieval.retrieve import Retrieval, changed_since_ingest, check_index, refresh
-from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, search_passage
+from rag.retrieval.opening import open_index
+from rag.retrieval.retrieve import (
+    Retrieval,
+    changed_since_ingest,
+    check_index,
+    index_location,
+    named,
+    refresh,
+    repositories,
+)
+from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, readable, search_passage
 from rag.semantic.registry import DEFAULT_MODE
-from rag.store.reader import Index
-from rag.store.views import View
+from rag.store.paths import Where
+from rag.store.workspace import AnyView, Reader, parts
 from rag.text.terms import chunk_counts
 from rag.weights import DEFAULTS, RankingWeights
 
@@ -38,7 +47,7 @@ class Related(NamedTuple):
 
 
 def related(
-    index_path: str | os.PathLike[str],
+    index_path: Where | os.PathLike[str],
     path: str,
     line: int,
     k: int = DEFAULT_TOP_K,
@@ -56,7 +65,7 @@ def related(
     if line < 1:
         raise ValueError("line must be at least 1")
     refreshed = refresh(index_path, groups) if refresh_first else None
-    with Index(index_path) as index:
+    with open_index(index_path) as index:
         root = index.manifest.root
         gone = check_index(index, index_path)
         with index.snapshot():  # the source's chunk ids and the search read one state of the index
@@ -67,21 +76,24 @@ def related(
                 index, source_id, source, overlapping, k, groups=groups, scoring=scoring, rerank=rerank
             )
         changed = changed_since_ingest(index, [rel, *(h.chunk.path for h in hits)], False, groups)
+        hits = named(index, hits)
+        names = repositories(index)
     found = Retrieval(
         hits,
         changed,
         gone,
-        os.path.abspath(index_path),
+        index_location(index),
         root,
         refreshed,
         refresh=refresh_first,
         note=note,
+        repositories=names,
     )
     return Related(source, found)
 
 
 def rank_like(
-    index: Index,
+    index: Reader,
     source_id: int,
     source: Chunk,
     exclude: frozenset[int],
@@ -126,35 +138,39 @@ def not_indexed(path: str, root: str) -> InputError:
     )
 
 
-def _indexed_path(index: Index, view: View, path: str, cwd: str) -> str:
+def _indexed_path(index: Reader, view: AnyView, path: str, cwd: str) -> str:
     """The indexed path `path` names and the caller may read: relative to the root, or a path
     inside the root (absolute, or relative to `cwd`); else the error not_indexed gives."""
     root = index.manifest.root
-    for rel in _candidates(path, root, cwd):
+    for rel in _candidates(path, index, cwd):
         ids = index.file_chunk_ids(rel)
-        if ids and _readable(view, ids[0]):
+        if ids and _readable(index, view, ids[0]):
             return rel
     raise not_indexed(path, root)
 
 
-def _readable(view: View, cid: int) -> bool:
-    return view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes)
+def _readable(index: Reader, view: AnyView, cid: int) -> bool:
+    return bool(readable(index, view, [cid]))
 
 
-def _candidates(path: str, root: str, cwd: str) -> list[str]:
+def _candidates(path: str, index: Reader, cwd: str) -> list[str]:
     """The indexed paths `path` may name, most likely first: the file the shell would open (relative
-    to `cwd`, or absolute) when it lies inside the root, then `path` relative to the root."""
+    to `cwd`, or absolute) when it lies inside a root, then `path` relative to the root (in a
+    workspace, paths begin with the repository's name)."""
     out: list[str] = []
     full = os.path.normpath(os.path.join(cwd, path))
-    for where in (full, os.path.realpath(full)):  # the root is stored resolved
-        out.append(os.path.relpath(where, root))
+    for part, name in parts(index):
+        for where in (full, os.path.realpath(full)):  # the root is stored resolved
+            rel = os.path.relpath(where, part.manifest.root)
+            if rel not in (".", "..") and not rel.startswith(".." + os.sep):
+                out.append(os.path.join(name, rel))
     if not os.path.isabs(path):
         out.append(os.path.normpath(path))
     inside = [p for p in out if p not in (".", "..") and not p.startswith(".." + os.sep)]
     return list(dict.fromkeys(p.replace(os.sep, "/") for p in inside))
 
 
-def _source(index: Index, rel: str, path: str, line: int) -> tuple[int, Chunk, frozenset[int]]:
+def _source(index: Reader, rel: str, path: str, line: int) -> tuple[int, Chunk, frozenset[int]]:
     """The chunk of the indexed file `rel` that holds `line` (between chunks: the nearest, the one
     before on a tie), and the ids of its file's chunks that overlap it (itself too)."""
     ids = index.file_chunk_ids(rel)
@@ -174,8 +190,12 @@ def _source(index: Index, rel: str, path: str, line: int) -> tuple[int, Chunk, f
     return cid, index.chunks([cid])[cid], overlapping
 
 
-def _lines_on_disk(index: Index, rel: str) -> int:
+def _lines_on_disk(index: Reader, rel: str) -> int:
     """The line count of the indexed file `rel` as it is on disk, when unchanged since ingest; else 0."""
+    for part, name in parts(index):
+        if name and rel.startswith(name + "/"):
+            index, rel = part, rel[len(name) + 1 :]
+            break
     if rel in index.changed_files([rel], everywhere=False):
         return 0
     try:

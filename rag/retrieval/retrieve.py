@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, NamedTuple
 
-from rag.errors import InputError, command
 from rag.ranking.hits import Hit
 from rag.ranking.order import question_shape
 from rag.ranking.passages import mark
 from rag.ranking.pipeline import rank
+from rag.retrieval.members import check_repository
+from rag.retrieval.opening import open_index
 from rag.retrieval.results import Glance
 from rag.retrieval.search import (
     DEFAULT_SCORING,
@@ -23,8 +25,9 @@ from rag.retrieval.search import (
     search_query,
 )
 from rag.semantic.registry import DEFAULT_MODE
-from rag.sources.names import ACCESS_FILE
+from rag.store.paths import Where
 from rag.store.reader import Index
+from rag.store.workspace import Reader, Workspace
 from rag.weights import DEFAULTS, RankingWeights
 
 if TYPE_CHECKING:  # a query without --refresh never loads the ingest pipeline
@@ -62,6 +65,7 @@ class Retrieval(NamedTuple):
     note: str | None = None  # from the semantic stage: the extra is not installed, or its model failed
     searches: tuple[str, ...] = ()  # what was searched besides the question (a model's searches)
     glance: Glance | None = None  # what a planner was shown of the index, when one was asked
+    repositories: tuple[str, ...] = ()  # a workspace's repositories (their names), in path order
 
 
 # a planner: what the index shows of a question (Glance) -> the searches to run with it
@@ -69,7 +73,7 @@ Planner = Callable[[Glance], Sequence[str]]
 
 
 def retrieve(
-    index_path: str | os.PathLike[str], request: Request, planner: Planner | None = None
+    index_path: Where | os.PathLike[str], request: Request, planner: Planner | None = None
 ) -> Retrieval:
     """Open the index, re-ingest changed files first if asked, search, and check freshness.
 
@@ -86,7 +90,9 @@ def retrieve(
     refreshed: IngestReport | None = None
     if request.refresh:
         refreshed = refresh(index_path, request.groups)
-    with Index(index_path) as index:  # opened once for a query without --refresh: its cost is the query's
+    with open_index(
+        index_path
+    ) as index:  # opened once for a query without --refresh: its cost is the query's
         root = index.manifest.root
         gone = check_index(index, index_path)
         searches, seen = request.searches, None
@@ -94,30 +100,33 @@ def retrieve(
             seen = glance(index, request.question, request.groups, request.scoring)
             if seen.candidates:
                 searches = tuple(planner(seen))
-        query = analyse(index, request.question, request.groups, searches)
-        hits, note = rank_query(
-            index,
-            query,
-            request.k,
-            explain=True,  # what each hit matched: its words and lines, and the searches that found it
-            groups=request.groups,
-            scoring=request.scoring,
-            rerank=request.rerank,
-            weights=request.weights,
-        )
-        if searches:
-            hits = found_by(index, hits, request.question, searches, request.groups)
-        if index.manifest.tokenizer.mode != "plain":
-            hits = mark(index, hits, (request.question, *searches))
-        if not request.explain:
-            hits = [h._replace(contributions=()) for h in hits]
-        # no hit: the answer may be in a file added since, so every indexed folder is checked
-        changed = changed_since_ingest(index, [h.chunk.path for h in hits], not hits, request.groups)
+        # a workspace reads one snapshot for the whole question: what it read of its hosts is kept
+        with index.snapshot() if isinstance(index, Workspace) else nullcontext():
+            query = analyse(index, request.question, request.groups, searches)
+            hits, note = rank_query(
+                index,
+                query,
+                request.k,
+                explain=True,  # what each hit matched: its words and lines, and the searches that found it
+                groups=request.groups,
+                scoring=request.scoring,
+                rerank=request.rerank,
+                weights=request.weights,
+            )
+            if searches:
+                hits = found_by(index, hits, request.question, searches, request.groups)
+            if index.manifest.tokenizer.mode != "plain":
+                hits = mark(index, hits, (request.question, *searches))
+            if not request.explain:
+                hits = [h._replace(contributions=()) for h in hits]
+            hits = named(index, hits)
+            # no hit: the answer may be in a file added since, so every indexed folder is checked
+            changed = changed_since_ingest(index, [h.chunk.path for h in hits], not hits, request.groups)
     return Retrieval(
         hits,
         changed,
         gone,
-        os.path.abspath(index_path),
+        index_location(index),
         root,
         refreshed,
         query.corrections,
@@ -125,11 +134,24 @@ def retrieve(
         note,
         searches,
         seen,
+        repositories(index),
     )
 
 
+def named(index: Reader, hits: list[Hit]) -> list[Hit]:
+    """Name each hit's repository when the reader is a workspace (its path's first folder)."""
+    if not isinstance(index, Workspace):
+        return hits
+    return [h._replace(repository=h.chunk.path.partition("/")[0]) for h in hits]
+
+
+def repositories(index: Reader) -> tuple[str, ...]:
+    """A workspace's repository names; () for one index."""
+    return tuple(index.names) if isinstance(index, Workspace) else ()
+
+
 def found_by(
-    index: Index,
+    index: Reader,
     hits: list[Hit],
     question: str,
     searches: Sequence[str],
@@ -159,11 +181,19 @@ def found_by(
     return out
 
 
+def index_location(index: Reader) -> str:
+    """Where a reader's index is: its file, or a workspace's files (as the user named it)."""
+    return index.path if isinstance(index, Workspace) else os.path.abspath(index.path)
+
+
 def changed_since_ingest(
-    index: Index, paths: list[str], everywhere: bool, groups: frozenset[str]
+    index: Reader, paths: list[str], everywhere: bool, groups: frozenset[str]
 ) -> list[str]:
     """Return which of `paths` (with `everywhere`, also any file added to an indexed folder) changed
-    since ingest and would be indexed, naming no file or folder the caller may not read."""
+    since ingest and would be indexed, naming no file or folder the caller may not read. In a
+    workspace each repository is asked about its own paths."""
+    if isinstance(index, Workspace):  # each repository's, where it is held
+        return index.changed_files(paths, everywhere=everywhere, groups=groups)
     changed = index.changed_files(paths, everywhere=everywhere, groups=groups)
     if changed:
         from rag.retrieval.freshness import indexable_changes
@@ -172,33 +202,18 @@ def changed_since_ingest(
     return changed
 
 
-def check_index(index: Index, index_path: str | os.PathLike[str]) -> str | None:
+def check_index(index: Reader, index_path: object = None) -> str | None:
     """Refuse an index that no longer describes its repository (moved with it, or its access rules
     changed since ingest); return the root when it is gone (answered from the passages as indexed),
-    else None."""
-    root = index.manifest.root
-    moved = index.moved_repository()
-    if moved is not None:  # its files and freshness would be the old folder's
-        raise InputError(
-            f"The index at {index_path} was built for {root}, and this repository is {moved} — "
-            f"re-run `{command('ingest')} {moved}`, or pass --refresh"
-        )
-    gone = None if os.path.isdir(root) else root
-    if index.access_changed():
-        from rag.sources.access import AccessList
-
-        AccessList.load(root)  # a rule that cannot be read or parsed: the error names its line
-        # who may read what was decided at ingest: answering under the old rules could show a
-        # file to a caller the new ones shut out
-        raise InputError(
-            f"{ACCESS_FILE} changed since the index was built — re-run "
-            f"`{command('ingest')} {root}`, or pass --refresh"
-        )
-    return gone
+    else None. In a workspace each repository's index is checked where it is held; a gone one's
+    root is returned."""
+    if isinstance(index, Workspace):
+        return next((root for found in index.ask_all("check") for root in found if root), None)
+    return check_repository(index)
 
 
 def rank_question(
-    index: Index,
+    index: Reader,
     question: str,
     k: int,
     *,
@@ -213,14 +228,15 @@ def rank_question(
     the MCP tool, the benches), with the note for stderr the semantic stage leaves (the extra is not
     installed, or its model failed). `weights` are what the lexical ranking uses (a benchmark passes
     DEFAULTS._replace(...)). `searches` are searched with the question, in one query (search())."""
-    query = analyse(index, question, groups, searches)
-    return rank_query(
-        index, query, k, explain=explain, groups=groups, scoring=scoring, rerank=rerank, weights=weights
-    )
+    with index.snapshot() if isinstance(index, Workspace) else nullcontext():  # one read of its hosts
+        query = analyse(index, question, groups, searches)
+        return rank_query(
+            index, query, k, explain=explain, groups=groups, scoring=scoring, rerank=rerank, weights=weights
+        )
 
 
 def rank_query(
-    index: Index,
+    index: Reader,
     query: Query,
     k: int,
     *,
@@ -248,33 +264,37 @@ def rank_query(
             weights=weights,
         )
 
-    return rank(
-        index,
-        candidates,
-        k,
-        rerank=rerank,
-        semantic=question_shape(query.question).symbol is None,
-        compare=query.text,  # what the passages' meaning is compared with
-        weights=weights,
-    )
+    with index.snapshot() if isinstance(index, Workspace) else nullcontext():  # one read of its hosts
+        return rank(
+            index,
+            candidates,
+            k,
+            rerank=rerank,
+            semantic=question_shape(query.question).symbol is None,
+            compare=query.text,  # what the passages' meaning is compared with
+            weights=weights,
+        )
 
 
 GLANCE = 20  # the passages of the question's own search a planner is shown
 
 
 def glance(
-    index: Index,
+    index: Reader,
     question: str,
     groups: frozenset[str] = frozenset(),
     scoring: str = DEFAULT_SCORING,
     depth: int = GLANCE,
 ) -> Glance:
     """Return what a planner is shown of the index for a question, as a caller with `groups` sees
-    it: the repository's folder name, its main languages, and the question's own lexical top
-    `depth` (no semantic stage: it is a first look)."""
+    it: the repository's folder name (a workspace's: its repositories'), its main languages, and the
+    question's own lexical top `depth` (no semantic stage: it is a first look)."""
     hits = search(index, question, depth, groups=groups, scoring=scoring)
     return Glance(
-        os.path.basename(index.manifest.root.rstrip("/\\")) or index.manifest.root,
+        # a workspace: its repositories' names (the passages' paths begin with them)
+        ", ".join(index.names)
+        if isinstance(index, Workspace)
+        else os.path.basename(index.manifest.root.rstrip("/\\")) or index.manifest.root,
         languages(index, groups),
         tuple(h.chunk for h in hits),
     )
@@ -286,7 +306,7 @@ LANGUAGES = 4  # the most a glance names
 _LABELS = {"python": "Python", "javascript": "JavaScript/TypeScript", "markdown": "Markdown", "rst": "reST"}
 
 
-def languages(index: Index, groups: frozenset[str] = frozenset()) -> tuple[str, ...]:
+def languages(index: Reader, groups: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """Return the languages of the files a caller with `groups` may read, as people name them
     ("Python", "Go", "Markdown"), most files first; plain text is not a language."""
     from rag.chunking import chunker_for
@@ -303,11 +323,16 @@ def languages(index: Index, groups: frozenset[str] = frozenset()) -> tuple[str, 
     return tuple(GRAMMARS[k].label if k in GRAMMARS else _LABELS.get(k, k) for k in kinds)
 
 
-def refresh(index_path: str | os.PathLike[str], groups: frozenset[str] = frozenset()) -> IngestReport | None:
+def refresh(
+    index_path: Where | os.PathLike[str], groups: frozenset[str] = frozenset()
+) -> IngestReport | None:
     """Re-ingest the index's repository when anything indexed changed (a copied or moved
     repository: the folder that now holds the index); return what the ingest did as a caller
     with `groups` sees it (pipeline.as_seen_by: up to date when only files it may not read
     changed), or None when nothing had changed."""
+    if not isinstance(index_path, (str, os.PathLike)):  # a workspace: each repository that changed
+        reports = [refresh(path, groups) for path in index_path]
+        return next((r for r in reports if r is not None), None)
     with Index(index_path) as index:
         root, settings = index.manifest.root, index.manifest.tokenizer
         # a copied or moved repository: re-read the new folder, not the old one

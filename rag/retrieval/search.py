@@ -24,8 +24,7 @@ from rag.ranking.order import (
 )
 from rag.ranking.quoted import holding, quotes
 from rag.retrieval.topk import Work, numpy_ahead, top_scores
-from rag.store.reader import Index
-from rag.store.views import View
+from rag.store.workspace import AnyView, Postings, Reader, Workspace, WorkspaceView
 from rag.text.acronyms import expand
 from rag.text.short_forms import short_forms
 from rag.weights import BM25, DEFAULTS, Cosine, FloatColumn, RankingWeights, bm25_idf, idf_weight, tf_weight
@@ -41,7 +40,7 @@ DEFAULT_SCORING = "auto"
 
 
 def search(
-    index: Index,
+    index: Reader,
     question: str,
     k: int = DEFAULT_TOP_K,
     explain: bool = False,
@@ -78,7 +77,7 @@ def search(
 
 
 def search_query(
-    index: Index,
+    index: Reader,
     query: Query,
     k: int = DEFAULT_TOP_K,
     *,
@@ -135,19 +134,26 @@ class Query(NamedTuple):
 
 
 def analyse(
-    index: Index, question: str, groups: frozenset[str] = frozenset(), searches: Sequence[str] = ()
+    index: Reader, question: str, groups: frozenset[str] = frozenset(), searches: Sequence[str] = ()
 ) -> Query:
     """Return `question` analysed for the view of a caller with `groups`: its terms (and the acronyms
     the readable files define for its words), the words the view has never seen corrected to its
     nearest terms (rag.retrieval.spelling), `searches` counted in (never corrected: a guessed name is
     not a typo), and, under the code tokenizer, its quoted spans and the short forms of its long words."""
     with index.snapshot():
+        if isinstance(index, Workspace):  # what analysing reads of its hosts, read at once
+            words = index.tokenizer.query_counts("\n".join((question, *searches)))
+            index.prepare(frozenset(groups), list(words))
         return _analyse(index, question, index.view(groups), tuple(searches))
 
 
-def _analyse(index: Index, question: str, view: View, searches: tuple[str, ...]) -> Query:
+def _analyse(index: Reader, question: str, view: AnyView, searches: tuple[str, ...]) -> Query:
     qtf, stands_for = _query_counts(index, question, view.classes)  # added term -> what it stands for
-    if "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
+    if isinstance(view, WorkspaceView):  # the members' document frequencies of every term, at once
+        held = view.workspace.prefetch(view, qtf)
+        if "numpy" not in sys.modules:
+            numpy_ahead(sum(held.values()))
+    elif "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
         numpy_ahead(index.postings_count(qtf))
     qtf, corrected, corrections = _corrected(index, view, question, qtf)
     stands_for = {**stands_for, **corrected} if corrected else stands_for
@@ -175,7 +181,7 @@ def _analyse(index: Index, question: str, view: View, searches: tuple[str, ...])
 
 
 def _corrected(
-    index: Index, view: View, question: str, counts: dict[str, int]
+    index: Reader, view: AnyView, question: str, counts: dict[str, int]
 ) -> tuple[dict[str, int], dict[str, str], tuple[Correction, ...]]:
     """The counts with each term the view has never seen corrected (rag.retrieval.spelling, loaded
     only for such a question), corrected term -> the word typed, and the corrections."""
@@ -186,13 +192,13 @@ def _corrected(
     return correct(index, view, question, counts)
 
 
-def _known(index: Index, view: View, term: str) -> bool:
+def _known(index: Reader, view: AnyView, term: str) -> bool:
     """Whether a chunk the view may read holds `term` (a key lookup when it reads everything)."""
     return index.has_term(term) if view.classes is None else _postings(index, view, term) is not None
 
 
 def _search(
-    index: Index,
+    index: Reader,
     query: Query,
     k: int,
     explain: bool,
@@ -205,6 +211,8 @@ def _search(
     bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
     view = index.view(groups)
     qtf, stands_for, question = query.counts, query.stands_for, query.text
+    if isinstance(view, WorkspaceView):  # the members' document frequencies of every term, at once
+        view.workspace.prefetch(view, [*qtf, *query.forms])
     found_of = {term: _postings(index, view, term) for term in qtf}
     # each term's query tf part (BM25: its count; cosine: 1 + ln count), a corrected typo's scaled
     # down: it is a guess
@@ -271,7 +279,7 @@ def _search(
 
 
 def search_passage(
-    index: Index,
+    index: Reader,
     counts: dict[str, int],
     k: int = DEFAULT_TOP_K,
     *,
@@ -310,8 +318,8 @@ def search_passage(
 
 
 def _query_terms(
-    index: Index,
-    view: View,
+    index: Reader,
+    view: AnyView,
     parts: dict[str, float],
     found_of: dict[str, tuple[array[int], array[int], float, float] | None],
     bm25: bool,
@@ -338,12 +346,15 @@ def _query_terms(
 
 
 def _bm25_scores(
-    view: View, terms: list[QueryTerm], want: int, prune: bool
+    view: AnyView, terms: list[QueryTerm], want: int, prune: bool
 ) -> tuple[list[tuple[float, int]], BM25]:
     """The `want` best (score, chunk id) pairs under BM25, and the per-posting scorer."""
     # a term adds qtf * idf * (k1 + 1) * tf part, the tf part being below 1
     normalisers = view.column("bm25k", (t.ids for t in terms))
     per_posting = BM25(normalisers)
+    if isinstance(view, WorkspaceView):  # many repositories: each scored where it is held
+        scales = [(t.term, BM25.query_scale(t.weight)) for t in terms]
+        return view.workspace.top(view, scales, want, prune).scored, per_posting
     work: list[Work] = [
         (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
         for t in terms
@@ -352,7 +363,7 @@ def _bm25_scores(
 
 
 def _cosine_scores(
-    view: View, terms: list[QueryTerm], want: int, prune: bool
+    view: AnyView, terms: list[QueryTerm], want: int, prune: bool
 ) -> tuple[list[tuple[float, int]], FloatColumn, float]:
     """The `want` best (score, chunk id) pairs by cosine, the chunks' norms and the query's norm."""
     qnorm = math.sqrt(sum(t.weight * t.weight for t in terms))
@@ -363,10 +374,12 @@ def _cosine_scores(
     return top_scores(work, want, Cosine(), norms, len(norms), prune), norms, qnorm
 
 
-def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[int], float, float] | None:
+def _postings(index: Reader, view: AnyView, term: str) -> tuple[array[int], array[int], float, float] | None:
     """A term's postings (chunk ids, tfs) within the view, and its two stored bounds (maxw,
     maxb): infinite when the view leaves chunks out, as they are for the full view. None if
     no readable chunk holds the term."""
+    if isinstance(view, WorkspaceView):
+        return view.workspace.view_term(view, term)
     found = index.term(term)
     if found is None or view.classes is None:
         return found
@@ -375,7 +388,7 @@ def _postings(index: Index, view: View, term: str) -> tuple[array[int], array[in
 
 
 def _short_form_terms(
-    index: Index, view: View, forms: dict[str, str], n_docs: int, weight: float
+    index: Reader, view: AnyView, forms: dict[str, str], n_docs: int, weight: float
 ) -> list[QueryTerm]:
     """The short forms the index (the view) holds, as BM25 query terms of `weight` (a typed word's 1),
     heaviest first (rag.text.short_forms)."""
@@ -392,8 +405,8 @@ def _short_form_terms(
 
 
 def _with_quoted(
-    index: Index,
-    view: View,
+    index: Reader,
+    view: AnyView,
     spans: list[str],
     scored: list[tuple[float, int]],
     own: Callable[[list[tuple[float, int]]], list[tuple[float, int]]],
@@ -419,16 +432,17 @@ def _add_terms(
     if not terms:
         return scored
     out = []
+    postings = [(BM25.query_scale(t.weight), tf_lookup(t.ids, t.tfs)) for t in terms]
     for score, cid in scored:
-        for t in terms:
-            i = bisect_left(t.ids, cid)
-            if i < len(t.ids) and t.ids[i] == cid:
-                score += weights.one(BM25.query_scale(t.weight), cid, t.tfs[i])
+        for scale, tf_of in postings:
+            tf = tf_of(cid)
+            if tf is not None:
+                score += weights.one(scale, cid, tf)
         out.append((score, cid))
     return out
 
 
-def query_counts(index: Index, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
+def query_counts(index: Reader, question: str, classes: frozenset[int] | None = None) -> dict[str, int]:
     """Return the terms a question is scored with, and their counts: the tokenizer's query
     side, plus the acronyms the readable files (`classes`; None = all) define for words the
     question contains (rag.text.acronyms; not under the plain tokenizer, which adds no term to a question's words)."""
@@ -436,7 +450,7 @@ def query_counts(index: Index, question: str, classes: frozenset[int] | None = N
 
 
 def _query_counts(
-    index: Index, question: str, classes: frozenset[int] | None
+    index: Reader, question: str, classes: frozenset[int] | None
 ) -> tuple[dict[str, int], dict[str, str]]:
     """query_counts, and acronym -> the words of the question it was added for."""
     counts = index.tokenizer.query_counts(question)
@@ -446,8 +460,8 @@ def _query_counts(
 
 
 def _hits(
-    index: Index,
-    view: View,
+    index: Reader,
+    view: AnyView,
     scored: list[tuple[float, int]],
     k: int,
     contributions: Callable[[int], tuple[TermContribution, ...]],
@@ -479,8 +493,8 @@ def _hits(
 
 
 def _definitions_beyond(
-    index: Index,
-    view: View,
+    index: Reader,
+    view: AnyView,
     symbol: str,
     pool: set[int],
     contributions: Callable[[int], tuple[TermContribution, ...]],
@@ -489,12 +503,7 @@ def _definitions_beyond(
 ) -> list[Hit]:
     """The passages outside the pool, in files named like `symbol`, that define it, with their own
     score (the sum of their terms' contributions; the ranking's definition boost places them)."""
-    ids = [
-        cid
-        for cid in index.files_named(file_key(symbol))
-        if cid not in pool
-        and (view.classes is None or (view.chunk_class is not None and view.chunk_class[cid] in view.classes))
-    ]
+    ids = readable(index, view, [cid for cid in index.files_named(file_key(symbol)) if cid not in pool])
     if not ids:
         return []
     chunks = index.chunks(ids[: weights.definition_scan])
@@ -506,6 +515,29 @@ def _definitions_beyond(
             parts = contributions(cid)
             out.append(Hit(sum(c.score for c in parts), hit.chunk, parts if explain else ()))
     return out
+
+
+def readable(index: Reader, view: AnyView, ids: list[int]) -> list[int]:
+    """The chunk ids of `ids` the view's caller may read, in order."""
+    if view.classes is None:
+        return ids
+    if isinstance(view, WorkspaceView):
+        return view.workspace.readable(view, ids)
+    classes, chunk_class = view.classes, view.chunk_class
+    return [cid for cid in ids if chunk_class is not None and chunk_class[cid] in classes]
+
+
+def tf_lookup(ids: array[int], tfs: array[int]) -> Callable[[int], int | None]:
+    """A term's tf in a chunk (None: the chunk does not hold it), from its postings; a workspace's
+    are looked up on its hosts for the chunks it has read (Postings.tf_of), not fetched whole."""
+    if isinstance(ids, Postings):
+        return ids.tf_of
+
+    def tf_of(cid: int) -> int | None:
+        i = bisect_left(ids, cid)
+        return tfs[i] if i < len(ids) and ids[i] == cid else None
+
+    return tf_of
 
 
 def _readable(
@@ -528,9 +560,9 @@ def _explain(
     it stands for."""
     out = []
     for t in terms:
-        i = bisect_left(t.ids, cid)
-        if i < len(t.ids) and t.ids[i] == cid:
-            weight, score = contribution(t.idf, t.weight, cid, t.tfs[i])
-            out.append(TermContribution(t.term, t.idf, t.tfs[i], weight, score, stands_for.get(t.term, "")))
+        tf = tf_lookup(t.ids, t.tfs)(cid)
+        if tf is not None:
+            weight, score = contribution(t.idf, t.weight, cid, tf)
+            out.append(TermContribution(t.term, t.idf, tf, weight, score, stands_for.get(t.term, "")))
     out.sort(key=lambda c: -c.score)
     return tuple(out)

@@ -26,8 +26,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from rag.store.reader import Index
-from rag.store.views import View
+from rag.store.workspace import AnyView, Reader, WorkspaceView
 from rag.words import is_english_word
 
 CORRECT = True  # the lever (docs/levers.md); never under the plain tokenizer, where an unknown word drops out
@@ -75,7 +74,7 @@ def distance(a: str, b: str, limit: int) -> int:
 
 
 def correct(
-    index: Index, view: View, question: str, counts: dict[str, int]
+    index: Reader, view: AnyView, question: str, counts: dict[str, int]
 ) -> tuple[dict[str, int], dict[str, str], tuple[Correction, ...]]:
     """Return the query's term counts with each term the view has never seen replaced by its
     nearest term the view holds, corrected term -> the word typed (for --explain), and the
@@ -106,10 +105,13 @@ def correct(
     return out, {c.term: c.word for c in by_term.values()}, tuple(by_term.values())
 
 
-def _known_in(index: Index, view: View) -> Callable[[str], bool]:
+def _known_in(index: Reader, view: AnyView) -> Callable[[str], bool]:
     """Whether a term occurs in a chunk the view may read (a key lookup when it reads everything)."""
     if view.classes is None:
         return index.has_term
+    if isinstance(view, WorkspaceView):
+        workspace = view.workspace
+        return lambda term: workspace.view_term(view, term) is not None
     readable, chunk_class = view.classes, view.chunk_class
 
     def known(term: str) -> bool:
@@ -123,7 +125,7 @@ def _known_in(index: Index, view: View) -> Callable[[str], bool]:
     return known
 
 
-def _words_of_terms(index: Index, question: str) -> dict[str, set[str]]:
+def _words_of_terms(index: Reader, question: str) -> dict[str, set[str]]:
     """Term -> the lowercased words of the question, and the camelCase parts of its words, that
     are that one term alone (`wireFormat`: wire -> {"wire"}, format -> {"format"})."""
     out: dict[str, set[str]] = {}
@@ -135,7 +137,7 @@ def _words_of_terms(index: Index, question: str) -> dict[str, set[str]]:
     return out
 
 
-def _typed_words(index: Index, question: str) -> dict[str, str]:
+def _typed_words(index: Reader, question: str) -> dict[str, str]:
     """Term -> the lowercased word of the question that is that one term alone."""
     out: dict[str, str] = {}
     for word in _WORD.findall(question):
@@ -145,7 +147,7 @@ def _typed_words(index: Index, question: str) -> dict[str, str]:
     return out
 
 
-def _nearest(index: Index, term: str, word: str, known: Callable[[str], bool]) -> Correction | None:
+def _nearest(index: Reader, term: str, word: str, known: Callable[[str], bool]) -> Correction | None:
     """The indexed term nearest to an unknown one (None if none is near enough)."""
     limit = max_distance(len(word))
     if not limit or not _LETTERS.fullmatch(term) or len(term) < MIN_LETTERS - 1:

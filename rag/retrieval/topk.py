@@ -84,7 +84,7 @@ def top_scores(
         global _added_without_numpy
         _added_without_numpy += postings
     if postings > DENSE_RATIO * n_ids:
-        return _best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
+        return keep_best(_top_dense(terms, n, weights, norms, n_ids, prune, remaining), n)
     acc: dict[int, float] = {}  # chunk id -> sum of its contributions so far
     scores = _scorer(acc, norms)
     threshold = 0.0
@@ -109,7 +109,7 @@ def top_scores(
         candidates = _probe(
             acc, candidates, terms[done:], weights, scores, n, threshold, remaining[done + 1 :]
         )
-    return _best(list(zip(scores(candidates), candidates)), n)
+    return keep_best(list(zip(scores(candidates), candidates)), n)
 
 
 def _top_numpy(
@@ -300,7 +300,7 @@ def _probe(
     return candidates
 
 
-def _best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
+def keep_best(scored: list[tuple[float, int]], n: int) -> list[tuple[float, int]]:
     """Return the n best (score, chunk id) pairs, plus any tied with the n-th."""
     if len(scored) <= n:
         return scored

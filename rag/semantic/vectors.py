@@ -38,6 +38,17 @@ def cache_path(index_path: str | os.PathLike[str]) -> str:
     return os.fspath(index_path) + SUFFIX
 
 
+def workspace_cache(index_paths: list[str]) -> str:
+    """Return where the vectors of a workspace's passages are kept (its passages' paths begin with
+    their repository's name, so its members' own vectors are not theirs): in the user cache, one file
+    per set of member indexes; cache_path() of the returned path."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    key = hashlib.sha1("\n".join(sorted(index_paths)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    folder = os.path.join(base, "rag", "workspaces")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, key)
+
+
 def content_key(text: str) -> bytes:
     """Return the cache key of a passage's embedded text (or of a question)."""
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()

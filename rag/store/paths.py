@@ -90,10 +90,16 @@ def file_uri(path: str, mode: str) -> str:
     return f"file:{quote(os.path.abspath(path))}?mode={mode}"
 
 
+# an index to read: one file, a workspace's files (rag.store.workspace), or a workspace served on a
+# Ray cluster (CLUSTER_PREFIX + its address: rag.retrieval.cluster)
+Where = str | tuple[str, ...]
+CLUSTER_PREFIX = "ray://"
+
+
 class Located(NamedTuple):
     """The index a command uses, and how it was found."""
 
-    path: str
+    path: Where
     # found through the state file: an ingest run from the current folder (not one of its
     # repositories) wrote it, and the last such ingest wins
     remembered: bool = False
@@ -103,7 +109,104 @@ def locate_index(
     explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
 ) -> str:
     """Find the index to query: `explicit`, else ./.rag in cwd or a parent, else the one ingested from cwd."""
-    return find_index(explicit, cwd).path
+    path = find_index(explicit, cwd).path
+    assert isinstance(path, str)  # find_index finds one index
+    return path
+
+
+def find_indexes(
+    explicit: tuple[str, ...] = (),
+    workspace: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    cluster: str | None = None,
+) -> Located:
+    """find_index for the commands that read a workspace: `explicit` (--index, repeatable) and a
+    `workspace` (a file listing repositories or index files, or a folder of them) together name
+    the indexes; one is an index, more a workspace; none: the index found from `cwd`. `cluster`:
+    the address of a Ray cluster serving a workspace (rag.retrieval.cluster), which names it alone."""
+    if cluster:
+        if explicit or workspace:
+            raise InputError(
+                "--cluster searches the workspace served there; --index and --workspace name local ones — pick one"
+            )
+        return Located(CLUSTER_PREFIX + cluster)
+    paths = [find_index(p).path for p in explicit]
+    if workspace is not None:
+        paths.extend(workspace_indexes(workspace))
+    unique = tuple(dict.fromkeys(os.path.abspath(p) for p in paths if isinstance(p, str)))
+    if not unique:
+        return find_index(None, cwd)
+    return Located(unique[0] if len(unique) == 1 else unique)
+
+
+def workspace_indexes(spec: str) -> list[str]:
+    """The index files a workspace names (workspace_entries), each of which must exist."""
+    out = []
+    for entry in workspace_entries(spec):
+        if not os.path.isfile(entry.index_path):
+            raise NoIndexError(
+                f"{entry.where}: no index for {entry.named} (no {entry.index_path}) — run "
+                f"`{command('ingest')} --workspace {spec}` first"
+            )
+        out.append(entry.index_path)
+    return out
+
+
+class Entry(NamedTuple):
+    """A repository a workspace names."""
+
+    folder: str | None  # the repository's folder, when named by it
+    index_path: str  # its index file
+    where: str  # where it is named: the workspace, and its line in a file
+    named: str  # as it is named there
+
+
+def workspace_entries(spec: str) -> list[Entry]:
+    """The repositories a workspace names: (repository folder or None, its index file, where it
+    is named). A file lists one repository folder or index file a line (relative to the file's
+    folder; blank lines and `#` comments skipped); a folder holds index files (*.sqlite, *.idx) or
+    repositories, each with its index in its default place."""
+    spec = os.path.expanduser(spec)
+    if os.path.isdir(spec):
+        out: list[Entry] = []
+        for name in sorted(os.listdir(spec)):
+            entry = os.path.join(spec, name)
+            if os.path.isfile(entry) and name.endswith((".sqlite", ".idx")):
+                out.append(Entry(None, entry, spec, name))
+            elif (
+                os.path.isdir(entry)
+                and not name.startswith(".")
+                and os.path.isfile(default_index_file(entry))
+            ):
+                out.append(Entry(entry, default_index_file(entry), spec, name))
+        if not out:
+            raise NoIndexError(
+                f"No index in the workspace folder {spec} (no *.sqlite or *.idx file, no REPO/.rag/index.sqlite) "
+                f"— run `{command('ingest')} REPO` for each repository in it"
+            )
+        return out
+    try:
+        with open(spec, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"Cannot read the workspace {spec} ({getattr(exc, 'strerror', None) or exc}) — pass a file "
+            "listing repository folders or index files, or a folder of indexes"
+        ) from None
+    base = os.path.dirname(os.path.abspath(spec))
+    out = []
+    for number, line in enumerate(lines, 1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
+        if os.path.isdir(path) and os.path.basename(path) != INDEX_DIRNAME:
+            out.append(Entry(path, default_index_file(path), f"{spec}:{number}", entry))
+        else:
+            out.append(Entry(None, _index_file(path), f"{spec}:{number}", entry))
+    if not out:
+        raise InputError(f"The workspace {spec} names no repository — list one folder or index file a line")
+    return out
 
 
 def find_index(

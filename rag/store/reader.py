@@ -112,6 +112,7 @@ class Index(Freshness):
         self._swap: bool = meta.get("byteorder", sys.byteorder) != sys.byteorder
         self._n_ids = int(meta.get("next_chunk", 0))  # chunk ids in use are below this
         self._views: dict[str, View] = {}
+        self._views_of: dict[frozenset[str], View] = {}  # by the caller's groups
         self._lengths: array[int] | None = None
         self._term_names: dict[int, str] | None = None  # read on first need, by ingest and benches
 
@@ -252,6 +253,14 @@ class Index(Freshness):
         Scores computed through a view equal those of an index built without the files
         the caller may not read: N, document frequencies and norms are the view's own.
         """
+        known = self._views_of.get(caller_groups)
+        if known is not None:
+            return known
+        view = self._view(caller_groups)
+        self._views_of[frozenset(caller_groups)] = view
+        return view
+
+    def _view(self, caller_groups: frozenset[str]) -> View:
         groups_of_class = {
             i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")
         }
@@ -291,6 +300,23 @@ class Index(Freshness):
         view = View(None if everything else readable, n_view, length, chunk_class, columns, arrays)
         self._views[key] = view
         return view
+
+    @property
+    def n_ids(self) -> int:
+        """The chunk ids in use are below this."""
+        return self._n_ids
+
+    @property
+    def block(self) -> int:
+        """Ids per stored block of a per-chunk array."""
+        return self._block
+
+    @_reads
+    def live_ids(self) -> array[int]:
+        """Return the id of every chunk, ascending."""
+        out = array("I", (cid for (cid,) in self._query("SELECT id FROM chunks ORDER BY id")))
+        check(not out or out[-1] < self._n_ids, "chunk ids out of range")
+        return out
 
     @_reads
     def acronyms(self, classes: frozenset[int] | None = None) -> list[tuple[str, str]]:
