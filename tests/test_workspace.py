@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_tree
+from conftest import FakeBackend, write_tree
 
 from rag.cli import main
 from rag.indexing.pipeline import IngestOptions, ingest
@@ -319,3 +319,26 @@ def test_rag_index_may_list_several_indexes(tmp_path: Path, monkeypatch: pytest.
     result = CliRunner().invoke(main, ["query", "--no-llm", "--json", "refund"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["repositories"] == ["billing-service", "gateway"]
+
+
+def test_the_answering_model_searches_the_whole_workspace_and_cites_repository_paths(
+    tmp_path: Path, fake_backend: FakeBackend
+) -> None:
+    from rag.answer.ask import ask
+    from rag.retrieval.retrieve import Request
+
+    paths, _ = ingest_each(tmp_path)
+    fake_backend.search({"query": "sign_token hmac"})
+    fake_backend.queue(
+        "The gateway checks it [gateway/gateway/auth.py:4-7], signed by [shared/shared/tokens.py:4-6]."
+    )
+    where = tuple(str(p) for p in paths)
+    outcome = ask(where, Request("where do we validate the session token?", 1), fake_backend, follow_ups=1)
+    answer = outcome.answer
+    assert answer is not None
+    assert [h.chunk.path for h in outcome.retrieval.hits] == ["gateway/gateway/auth.py"]
+    assert [h.chunk.path for h in answer.rounds[0].hits][0] == "shared/shared/tokens.py"
+    assert [(c.path, c.valid) for c in answer.citations] == [
+        ("gateway/gateway/auth.py", True),
+        ("shared/shared/tokens.py", True),
+    ]
