@@ -35,6 +35,8 @@ POSTINGS_KEPT = 4096  # members' postings of terms kept between the requests of 
 
 # a member's postings of a term: its chunk ids, tfs and a bound on the BM25 tf part (stored, or 1.0)
 Found = tuple["array[int]", "array[int]", float]
+# a term's row in an index (Index.term)
+Row = tuple["array[int]", "array[int]", float, float]
 
 
 class Members:
@@ -129,26 +131,35 @@ class Members:
         on their BM25 tf part under the average length `avglen` (1: none known). The terms of its
         name are held by every chunk."""
         index = self.indexes[name]
-        key = (name, term, groups)
-        cached = self._postings.get(key)
+        cached = self._postings.get((name, term, groups))
         if cached is not None and cached[0] is index.manifest:
             found = cached[1]
         else:
             found = self._read_postings(name, term, groups)
-            if len(self._postings) >= POSTINGS_KEPT:
-                self._postings.clear()
-            self._postings[key] = (index.manifest, found)
+            self._keep(name, term, groups, found)
         if found is None:
             return None
         ids, tfs, maxb = found
         bound = maxb * max(1.0, avglen / index.manifest.bm25_avglen) if avglen and maxb < 1.0 else 1.0
         return ids, tfs, bound
 
+    def _kept(self, name: str, term: str, groups: frozenset[str]) -> bool:
+        cached = self._postings.get((name, term, groups))
+        return cached is not None and cached[0] is self.indexes[name].manifest
+
+    def _keep(self, name: str, term: str, groups: frozenset[str], found: Found | None) -> None:
+        if len(self._postings) >= POSTINGS_KEPT:
+            self._postings.clear()
+        self._postings[(name, term, groups)] = (self.indexes[name].manifest, found)
+
     def _read_postings(self, name: str, term: str, groups: frozenset[str]) -> Found | None:
         """member_postings as read, with the stored bound on the tf part (1.0 when unknown)."""
+        return self._from_row(name, term, groups, self.indexes[name].term(term))
+
+    def _from_row(self, name: str, term: str, groups: frozenset[str], found: Row | None) -> Found | None:
+        """_read_postings from the term's row in the member's index (None: it has none)."""
         index = self.indexes[name]
         view = index.view(groups)
-        found = index.term(term)
         more = self.extra[name].get(term, 0)
         if found is not None and view.classes is not None:
             classes, chunk_class = view.classes, view.chunk_class
@@ -181,6 +192,12 @@ class Members:
 
     def dfs(self, terms: list[str], groups: frozenset[str]) -> dict[str, int]:
         """How many chunks of these members a caller's view holds each term in."""
+        for name, index in self.indexes.items():  # each member's rows of all the terms in one read
+            missing = [t for t in terms if not self._kept(name, t, groups)]
+            if len(missing) > 1:
+                rows = index.terms(missing)
+                for term in missing:
+                    self._keep(name, term, groups, self._from_row(name, term, groups, rows.get(term)))
         out = {}
         for term in terms:
             total = 0

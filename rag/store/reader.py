@@ -170,6 +170,22 @@ class Index(Freshness):
         return ids, tfs, float(row[1]), float(row[2])
 
     @_reads
+    def terms(self, terms: Iterable[str]) -> dict[str, tuple[array[int], array[int], float, float]]:
+        """term() of many terms in one read; the terms the index has never seen are left out."""
+        wanted = list(dict.fromkeys(terms))
+        out = {}
+        for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for term, postings, maxw, maxb in self._query(
+                f"SELECT term, postings, maxw, maxb FROM terms WHERE term IN ({marks})", tuple(part)
+            ):
+                ids, tfs = unpack_postings(postings)
+                check(not ids or largest(ids) < self._n_ids, "postings out of range")
+                out[term] = (ids, tfs, float(maxw), float(maxb))
+        return out
+
+    @_reads
     def chunk_terms(self, cid: int, likely: Iterable[str] = ()) -> dict[str, int]:
         """Return one chunk's stored term frequencies (its forward row), term -> tf ({} for an id
         without one). `likely`: the terms it probably holds (its text tokenized again), looked up

@@ -314,7 +314,6 @@ class Workspace:
     def _manifest(self) -> Manifest:
         manifests = [info.manifest for info in self.infos]
         roots = [m.root for m in manifests]
-        view = self.view()
         return Manifest(
             format_version=FORMAT_VERSION,
             tokenizer=manifests[0].tokenizer,
@@ -324,7 +323,7 @@ class Workspace:
             n_terms=sum(m.n_terms for m in manifests),
             built_at=max(m.built_at for m in manifests),
             access="workspace" if any(m.access is not None for m in manifests) else None,
-            bm25_avglen=view.avglen,
+            bm25_avglen=1.0,  # no bound is stored here: the hosts scale their members' own
             scoring=manifests[0].scoring,
             chunkers=manifests[0].chunkers,
         )
