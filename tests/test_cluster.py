@@ -147,6 +147,19 @@ def test_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
     assert time.monotonic() - start < 30  # no wait for Ray's own connection timeouts
 
 
+def test_the_mcp_server_serves_the_workspace_on_the_cluster(served: Served) -> None:
+    from mcp_client import payload, server, session_run
+
+    _, (found,) = session_run(
+        server("--cluster", served.address), [("search", {"query": "session token", "k": 4})]
+    )
+    results = payload(found)["results"]
+    with local(served) as here:
+        expected = [(h.passage.path, h.score) for h in rank_question(here, "session token", 4)[0]]
+    assert [(r["path"], r["score"]) for r in results] == expected
+    assert payload(found)["index"] == f"ray://{served.address}"
+
+
 def test_an_actor_that_dies_mid_query_fails_the_query_in_one_line(served: Served) -> None:
     from rag.retrieval.cluster import connect
 

@@ -104,9 +104,25 @@ def build_server(index_path: Where | None, groups: frozenset[str] = frozenset())
             raise tool_error(internal_error(exc)) from None
 
     def where() -> Where:
-        from rag.store.paths import locate_index
+        from rag.store.paths import CLUSTER_PREFIX, locate_index
 
-        return index_path if isinstance(index_path, tuple) else locate_index(index_path)
+        if isinstance(index_path, tuple):  # a workspace
+            return index_path
+        if index_path is not None and index_path.startswith(CLUSTER_PREFIX):  # one served on a cluster
+            return index_path
+        return locate_index(index_path)
+
+    def local() -> Where:
+        from rag.errors import InputError
+        from rag.store.paths import CLUSTER_PREFIX
+
+        found = where()
+        if isinstance(found, str) and found.startswith(CLUSTER_PREFIX):
+            raise InputError(
+                "The workspace is served on a Ray cluster: its status and ingest run where its indexes are — "
+                "`rag status --workspace FILE`, `rag ingest --workspace FILE --cluster ADDRESS`"
+            )
+        return found
 
     def search(query: str, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
         return guarded(lambda: _search(where, groups, tool_error, query, k))  # type: ignore[no-any-return]
@@ -119,7 +135,7 @@ def build_server(index_path: Where | None, groups: frozenset[str] = frozenset())
             from rag.status import status as index_status
             from rag.status import status_dict
 
-            found = where()
+            found = local()
             if isinstance(found, tuple):  # a workspace: each repository's, in turn
                 return {"repositories": [status_dict(index_status(path, groups)) for path in found]}
             return status_dict(index_status(found, groups))  # counted as the search sees the index
@@ -127,7 +143,7 @@ def build_server(index_path: Where | None, groups: frozenset[str] = frozenset())
         return guarded(run)  # type: ignore[no-any-return]
 
     def reindex() -> dict[str, Any]:
-        return guarded(lambda: _reindex(where(), groups))  # type: ignore[no-any-return]
+        return guarded(lambda: _reindex(local(), groups))  # type: ignore[no-any-return]
 
     register: Any = server.tool  # the SDK's decorator: registered by call, not decoration (it is untyped)
     tools = ((search, SEARCH_HELP), (related, RELATED_HELP), (status, STATUS_HELP), (reindex, REINDEX_HELP))
