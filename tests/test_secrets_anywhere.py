@@ -107,6 +107,27 @@ def test_random_strings_are_never_taken_for_names_of_words() -> None:
     assert len(missed) <= len(values) // 100, missed[:5]  # at most 1 in 100 looks like a name or too plain
 
 
+def test_letters_of_one_case_with_few_digits_are_random_when_they_read_as_no_word() -> None:
+    # a key of lower-case letters with three digits: too few class switches to pass as random alone
+    key = "xke1lrqhnph6" + "xlvhidazvjeomwnb3jjd"
+    assert redact(f'api_key <- "{key}"\n') == (
+        'api_key <- "[REDACTED:api-key-assignment]"\n',
+        {"api-key-assignment": 1},
+    )
+    assert redact(f"x({key})") == ("x([REDACTED:random-value])", {"random-value": 1})
+    rng = random.Random(5)
+    keys = []
+    for _ in range(300):  # 24 lower-case letters, three of them made digits
+        chars = [rng.choice(string.ascii_lowercase) for _ in range(24)]
+        for at in rng.sample(range(24), 3):
+            chars[at] = rng.choice(string.digits)
+        keys.append("".join(chars))
+    missed = [v for v in keys if redact(f"x({v})")[1] != {"random-value": 1}]
+    assert len(missed) <= 40, (len(missed), missed[:5])  # 30 of 300 are missed; 81 by class switches alone
+    for name in ("xmlhttprequestupload", "strncpyloopbuffersize", "configurationmanagers"):
+        assert redact(f"x({name})") == (f"x({name})", {}), name  # made of words, or vowels enough
+
+
 def test_a_kind_named_by_its_context_wins_over_the_default() -> None:
     text = "'https://hooks.slack.com/services/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'"
     assert [f.kind for f in find_secrets(text)] == ["slack-webhook"]

@@ -29,6 +29,7 @@ from rag.secrets.values import (
 )
 
 MIN_LENGTH = 12  # a random value shorter than this is a password's business (values.credential_value)
+UNPRONOUNCEABLE_LENGTH = 20  # letters of one case with digits that read as no word: random from this length
 _MAX_LENGTH = 8192
 
 # look-alikes of known shape: a UUID, a hash with its algorithm (integrity fields, lock files,
@@ -94,7 +95,7 @@ def roughly_random(value: str) -> bool:
     count = kinds.count
     switches = count("01") + count("02") + count("10") + count("12") + count("20") + count("21")
     digits = "0" in kinds
-    if switches < (0.2 if digits else 0.35) * (n - 1):
+    if switches < (0.2 if digits else 0.35) * (n - 1) and not unpronounceable(value):
         return False
     lower, upper = "1" in kinds, "2" in kinds
     hex_digits = not (lower and upper) and _HEX.fullmatch(value) is not None  # (one case only)
@@ -102,6 +103,18 @@ def roughly_random(value: str) -> bool:
     if n < len(value):
         alphabet += 20  # symbols
     return len(set(value)) >= math.pow(max(2, min(len(value), alphabet)), 0.75)
+
+
+def unpronounceable(value: str) -> bool:
+    """Whether a long value of one case of letters and some digits reads as no word does:
+    under a quarter of its letters vowels, and five consonants in a row somewhere (`xke1lrqhnph6...`).
+    Random letters of one case are a fifth vowels; names made of words, a third or more, and those
+    that are not are still kept by the test for words (rag.secrets.anywhere)."""
+    if len(value) < UNPRONOUNCEABLE_LENGTH or not value.isalnum() or not (value.islower() or value.isupper()):
+        return False
+    letters = [c for c in value.lower() if c.isalpha()]
+    vowels = sum(c in "aeiou" for c in letters)
+    return vowels < 0.25 * len(letters) and _CONSONANTS.search(value.lower()) is not None
 
 
 def encodes_other_text(value: str) -> bool:
@@ -126,6 +139,7 @@ def _two_classes(value: str) -> bool:
 
 
 _DIGIT = re.compile(r"[0-9]")
+_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")
 _TOKEN_PREFIX = re.compile(r"[a-z][a-z0-9]{1,7}(?:[_-][a-z0-9]{2,8}){0,2}[_-](?=[A-Za-z0-9]{16})")
 
 
@@ -201,7 +215,7 @@ def random_as_written(value: str) -> bool:
         short = n < 16 and n == len(value)  # symbols make up for length
         if short or not 0.25 <= upper <= 0.75 or switches < 0.35:
             return False
-    elif switches < 0.2:
+    elif switches < 0.2 and not unpronounceable(value):
         return False
     alphabet = sum(size for (_, size), k in zip(_ALPHABETS, classes) if k)
     if _HEX.fullmatch(value):
