@@ -272,15 +272,18 @@ class Members:
             return cached[3]
         extra = sum(self.extra[name].values())
         size = index.block
+        of_length: dict[int, float] = {}  # a stored length -> its normaliser: many chunks share one
 
         def compute(blocks: list[int]) -> list[tuple[int, bytes]]:
             lengths = index.lengths()
             out = []
             for b in blocks:
                 part = lengths[b * size : (b + 1) * size]
-                if extra:
-                    part = array("I", map(extra.__add__, part))
-                out.append((b, bm25_normalisers(part, avglen).tobytes()))
+                new = [n for n in set(part) if n not in of_length]
+                if new:  # the writer's own function, on the lengths its name's words grow
+                    grown = array("I", map(extra.__add__, new)) if extra else array("I", new)
+                    of_length.update(zip(new, bm25_normalisers(grown, avglen)))
+                out.append((b, array("d", map(of_length.__getitem__, part)).tobytes()))
             return out
 
         column = ChunkFloats(index.n_ids, size, compute, None, index.path)
