@@ -116,6 +116,18 @@ def test_a_query_on_the_cluster_answers_as_in_process(served: Served) -> None:
         ]
     assert [(r["path"], r["score"]) for r in found["results"]] == expected
     assert {r["repository"] for r in found["results"]} >= {"gateway", "shared"}
+    # related, by a path inside one repository's folder, as the shell would name it
+    source = served.repos / "shared" / "shared" / "tokens.py"
+    like = rag("related", "--json", "--rerank", "none", "--cluster", served.address, f"{source}:5")
+    assert like.returncode == 0, like.stderr
+    from rag.retrieval.related import related
+
+    mine = related(
+        tuple(str(served.repos / n / ".rag" / "index.sqlite") for n in REPOS), str(source), 5, rerank="none"
+    )
+    assert [(r["path"], r["score"]) for r in json.loads(like.stdout)["results"]] == [
+        (h.chunk.path, h.score) for h in mine.found.hits
+    ]
 
 
 def test_ingest_runs_one_ray_task_a_repository_and_the_served_actors_see_it(served: Served) -> None:

@@ -342,3 +342,77 @@ def test_the_answering_model_searches_the_whole_workspace_and_cites_repository_p
         ("gateway/gateway/auth.py", True),
         ("shared/shared/tokens.py", True),
     ]
+
+
+def test_a_workspace_kept_open_reads_a_member_updated_since(tmp_path: Path) -> None:
+    paths, _ = ingest_each(tmp_path)
+    with workspace(paths) as ws:
+        before = ranked(ws, "rotate signing key", k=5)
+        # an incremental ingest updates the index file in place: the member's chunk ids grow
+        write_tree(
+            tmp_path / "repos" / "billing-service",
+            {"src/rotate.js": "export function rotateSigningKey() {}\n"},
+        )
+        ingest(tmp_path / "repos" / "billing-service", options=IngestOptions(workers=1))
+        after = ranked(ws, "rotate signing key", k=5)
+        with workspace(paths) as fresh:
+            assert after == ranked(fresh, "rotate signing key", k=5) != before
+        assert after[0][0] == "billing-service/src/rotate.js"
+
+
+def test_postings_read_outside_a_snapshot_are_those_of_their_own_term(tmp_path: Path) -> None:
+    paths, union = ingest_each(tmp_path)
+    with workspace(paths) as ws, Index(union) as one:
+        token, session = ws.term("token"), ws.term("session")
+        assert token is not None and session is not None
+        expected = one.term("token")
+        assert expected is not None
+        assert list(token[0]) == list(expected[0]) and list(token[1]) == list(expected[1])
+        assert len(session[0]) == len(one.term("session")[0])  # type: ignore[index]
+
+
+def test_a_typo_is_corrected_by_the_words_the_caller_may_read(tmp_path: Path) -> None:
+    # `toker` is frequent only in a restricted folder: a public caller's `tokem` is `token`
+    hidden = {f"hr/t{i}.py": f"def f{i}():\n    return toker, toker\n" for i in range(6)}
+    public = {"app/auth.py": "def check(token):\n    return token\n"}
+    full = ingest(write_tree(tmp_path / "full" / "api", {**public, **hidden, ".rag-access": "hr/ hr\n"}))
+    other = ingest(write_tree(tmp_path / "full" / "web", {"web.py": "x = 1\n"}))
+    with workspace([full.index_path, other.index_path]) as ws:
+        assert [c.term for c in analyse(ws, "tokem").corrections] == ["token"]
+        assert [c.term for c in analyse(ws, "tokem", groups=frozenset({"hr"})).corrections] == ["toker"]
+    with Index(full.index_path) as one:
+        assert [c.term for c in analyse(one, "tokem").corrections] == ["token"]
+        assert [c.term for c in analyse(one, "tokem", groups={"hr"}).corrections] == ["toker"]  # type: ignore[arg-type]
+
+
+def test_a_plain_tokenizer_workspace_is_scored_with_bm25_by_default(tmp_path: Path) -> None:
+    from rag.text.tokenizer import TokenizerSettings
+
+    plain = IngestOptions(TokenizerSettings(mode="plain"), workers=1)
+    paths = [
+        ingest(write_tree(tmp_path / n, f), options=plain).index_path for n, f in list(REPOS.items())[:2]
+    ]
+    with workspace(paths) as ws:
+        found = ranked(ws, "refund invoice", k=4)
+        assert found and found == ranked(ws, "refund invoice", k=4, scoring="bm25")
+
+
+def test_ingest_of_a_workspace_folder_indexes_its_repositories_not_indexed_yet(tmp_path: Path) -> None:
+    for name, files in REPOS.items():
+        write_tree(tmp_path / "org" / name, files)
+    ingest(tmp_path / "org" / "gateway", options=IngestOptions(workers=1))
+    result = CliRunner().invoke(main, ["ingest", "--workspace", str(tmp_path / "org"), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert all((tmp_path / "org" / n / ".rag" / "index.sqlite").is_file() for n in REPOS)
+
+
+def test_rag_cluster_in_the_environment_yields_to_indexes_named_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths, _ = ingest_each(tmp_path)
+    monkeypatch.setenv("RAG_CLUSTER", "127.0.0.1:1")  # nothing listens there
+    result = CliRunner().invoke(main, ["query", "--no-llm", "--json", f"--index={paths[0]}", "refund"])
+    assert result.exit_code == 0, result.output
+    assert CliRunner().invoke(main, ["status", f"--index={paths[0]}"]).exit_code == 0
+    asked = CliRunner().invoke(main, ["query", "--no-llm", "refund"])
+    assert asked.exit_code == 1 and "No Ray cluster answers at 127.0.0.1:1" in asked.output

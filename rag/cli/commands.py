@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from rag.answer.defaults import (
     BACKENDS,
@@ -173,7 +174,7 @@ def ingest_cmd(
             if not quiet:
                 out(format_ingest_report(report))
         return
-    if cluster:
+    if cluster and not from_environment("cluster"):
         raise click.UsageError("--cluster ingests a workspace's repositories in Ray tasks — pass --workspace")
     assert repo is not None
     options = IngestOptions(
@@ -313,7 +314,7 @@ def query_cmd(
     from rag.retrieval.retrieve import Request
 
     request = Request(_question(question), top_k, explain, frozenset(groups), refresh, scoring, rerank)
-    located = find_indexes(index_paths, workspace, cluster=cluster)
+    located = find_indexes(index_paths, workspace, cluster=cluster_asked(cluster, index_paths, workspace))
     retrieved: list[Retrieval] = []
 
     def notes(found: Retrieval) -> None:
@@ -506,7 +507,7 @@ def related_cmd(
     from rag.retrieval.related import related
 
     path, line = location
-    located = find_indexes(index_paths, workspace, cluster=cluster)
+    located = find_indexes(index_paths, workspace, cluster=cluster_asked(cluster, index_paths, workspace))
     result = related(
         located.path,
         path,
@@ -580,7 +581,7 @@ def eval_cmd(
         )
     report = run_eval(
         Path(questions),
-        find_indexes(index_paths, workspace, cluster=cluster).path
+        find_indexes(index_paths, workspace, cluster=cluster_asked(cluster, index_paths, workspace)).path
         if index_paths or workspace or cluster
         else None,
         Path(corpus_root) if corpus_root else None,
@@ -628,7 +629,7 @@ def status_cmd(
     files (a workspace: each repository's index in turn)."""
     from rag.status import status, status_dict
 
-    if cluster:
+    if cluster and not from_environment("cluster"):  # (RAG_CLUSTER is for the commands that search)
         raise InputError(
             "`status` reads the indexes where they are — run it with --workspace on the machine that holds them"
         )
@@ -659,7 +660,7 @@ def mcp_cmd(
         raise click.ClickException(INSTALL_HINT)
     # every tool would fail without an index: refuse to start, in the one line a query would print
     where = (
-        find_indexes(index_paths, workspace, cluster=cluster).path
+        find_indexes(index_paths, workspace, cluster=cluster_asked(cluster, index_paths, workspace)).path
         if index_paths or workspace or cluster
         else None
     )
@@ -705,6 +706,18 @@ def serve_cmd(index_paths: tuple[str, ...], workspace: str | None, cluster: str 
 
 def _interrupt() -> None:
     raise KeyboardInterrupt
+
+
+def from_environment(name: str) -> bool:
+    """Whether the current command's option `name` took its value from its environment variable."""
+    return click.get_current_context().get_parameter_source(name) is ParameterSource.ENVIRONMENT
+
+
+def cluster_asked(cluster: str | None, index_paths: tuple[str, ...], workspace: str | None) -> str | None:
+    """The cluster a reading command asks: --cluster, or RAG_CLUSTER unless indexes are named here."""
+    if cluster and (index_paths or workspace) and from_environment("cluster"):
+        return None
+    return cluster
 
 
 def _standalone(script: click.Command) -> Callable[[], None]:

@@ -13,7 +13,7 @@ def repositories(spec: str) -> list[tuple[str, str]]:
     """(repository folder, index file) of each repository a workspace lists: a listed index file's
     repository is the folder it was built from."""
     out = []
-    for entry in workspace_entries(spec):
+    for entry in workspace_entries(spec, every_folder=True):
         if entry.folder is not None:
             out.append((entry.folder, entry.index_path))
         else:

@@ -31,7 +31,7 @@ from rag.retrieval.retrieve import (
 from rag.retrieval.search import DEFAULT_SCORING, DEFAULT_TOP_K, check_request, readable, search_passage
 from rag.semantic.registry import DEFAULT_MODE
 from rag.store.paths import Where
-from rag.store.workspace import AnyView, Reader, parts
+from rag.store.workspace import AnyView, Reader, Workspace, roots
 from rag.text.terms import chunk_counts
 from rag.weights import DEFAULTS, RankingWeights
 
@@ -129,9 +129,14 @@ def rank_like(
     return hits, note
 
 
-def not_indexed(path: str, root: str) -> InputError:
+def not_indexed(path: str, root: str, workspace: bool = False) -> InputError:
     """The error for a file the index does not hold, or holds for other callers only: one message
     for both, so that it tells nothing of files the caller may not read."""
+    if workspace:
+        return InputError(
+            f"{path} is not in the workspace; name an indexed file as REPOSITORY/PATH (or re-run "
+            f"`{command('ingest')} --workspace FILE` if it is new)"
+        )
     return InputError(
         f"{path} is not in the index; name an indexed file by its path in {root} "
         f"(or re-run `{command('ingest')} {root}` if it is new)"
@@ -146,7 +151,7 @@ def _indexed_path(index: Reader, view: AnyView, path: str, cwd: str) -> str:
         ids = index.file_chunk_ids(rel)
         if ids and _readable(index, view, ids[0]):
             return rel
-    raise not_indexed(path, root)
+    raise not_indexed(path, root, isinstance(index, Workspace))
 
 
 def _readable(index: Reader, view: AnyView, cid: int) -> bool:
@@ -159,9 +164,9 @@ def _candidates(path: str, index: Reader, cwd: str) -> list[str]:
     workspace, paths begin with the repository's name)."""
     out: list[str] = []
     full = os.path.normpath(os.path.join(cwd, path))
-    for part, name in parts(index):
+    for root, name in roots(index):
         for where in (full, os.path.realpath(full)):  # the root is stored resolved
-            rel = os.path.relpath(where, part.manifest.root)
+            rel = os.path.relpath(where, root)
             if rel not in (".", "..") and not rel.startswith(".." + os.sep):
                 out.append(os.path.join(name, rel))
     if not os.path.isabs(path):
@@ -192,14 +197,15 @@ def _source(index: Reader, rel: str, path: str, line: int) -> tuple[int, Chunk, 
 
 def _lines_on_disk(index: Reader, rel: str) -> int:
     """The line count of the indexed file `rel` as it is on disk, when unchanged since ingest; else 0."""
-    for part, name in parts(index):
-        if name and rel.startswith(name + "/"):
-            index, rel = part, rel[len(name) + 1 :]
-            break
+    root = index.manifest.root
     if rel in index.changed_files([rel], everywhere=False):
         return 0
+    for member_root, name in roots(index):
+        if name and rel.startswith(name + "/"):  # a workspace's path: within its repository
+            root, rel = member_root, rel[len(name) + 1 :]
+            break
     try:
-        with open(os.path.join(index.manifest.root, rel), "rb") as f:
+        with open(os.path.join(root, rel), "rb") as f:
             data = f.read()
     except OSError:
         return 0

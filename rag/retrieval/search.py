@@ -95,6 +95,12 @@ def search_query(
         return _search(index, query, k, explain, groups, prune, scoring, spread, weights)
 
 
+def _bm25_by_default(index: Reader) -> bool:
+    """What `auto` scores with: BM25, but cosine TF-IDF on a plain-tokenizer index; a workspace
+    always BM25 (TF-IDF's norms are per index)."""
+    return index.manifest.tokenizer.mode != "plain" or isinstance(index, Workspace)
+
+
 def check_request(k: int, scoring: str) -> None:
     """Raise ValueError for a top k or a scoring a search cannot take."""
     if k < 1:
@@ -208,7 +214,7 @@ def _search(
     spread: bool,
     weights: RankingWeights,
 ) -> list[Hit]:
-    bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
+    bm25 = scoring == "bm25" or (scoring == "auto" and _bm25_by_default(index))
     view = index.view(groups)
     qtf, stands_for, question = query.counts, query.stands_for, query.text
     if isinstance(view, WorkspaceView):  # the members' document frequencies of every term, at once
@@ -300,7 +306,7 @@ def search_passage(
     file-name words)."""
     check_request(k, scoring)
     with index.snapshot():
-        bm25 = scoring == "bm25" or (scoring == "auto" and index.manifest.tokenizer.mode != "plain")
+        bm25 = scoring == "bm25" or (scoring == "auto" and _bm25_by_default(index))
         view = index.view(groups)
         found_of = {term: _postings(index, view, term) for term in counts}
         parts = {term: tf_weight(tf) for term, tf in counts.items() if tf > 0}

@@ -82,13 +82,14 @@ def correct(
     if not CORRECT or index.manifest.tokenizer.mode == "plain":  # there, unknown terms drop out
         return counts, {}, ()
     known = _known_in(index, view)
+    df_of = _df_in(index, view)
     unknown = [t for t in counts if not known(t)]
     by_term: dict[str, Correction] = {}  # unknown term -> its correction
     if unknown:
         typed = _typed_words(index, question)
         words: dict[str, set[str]] | None = None
         for term in unknown:
-            found = _nearest(index, term, typed.get(term, term), known)
+            found = _nearest(index, term, typed.get(term, term), known, df_of)
             if found is None or found.term in counts:
                 continue
             if words is None:
@@ -125,6 +126,25 @@ def _known_in(index: Reader, view: AnyView) -> Callable[[str], bool]:
     return known
 
 
+def _df_in(index: Reader, view: AnyView) -> Callable[[str, int], int]:
+    """A term's document frequency in the view, from its stored one (the same when the view reads
+    everything): files the caller may not read must not decide between two corrections."""
+    if view.classes is None:
+        return lambda term, df: df
+    if isinstance(view, WorkspaceView):
+        workspace = view.workspace
+        return lambda term, df: workspace.prefetch(view, [term])[term]
+    readable, chunk_class = view.classes, view.chunk_class
+
+    def df_of(term: str, df: int) -> int:
+        found = index.term(term)
+        if found is None or chunk_class is None:
+            return 0
+        return sum(1 for i in found[0] if chunk_class[i] in readable)
+
+    return df_of
+
+
 def _words_of_terms(index: Reader, question: str) -> dict[str, set[str]]:
     """Term -> the lowercased words of the question, and the camelCase parts of its words, that
     are that one term alone (`wireFormat`: wire -> {"wire"}, format -> {"format"})."""
@@ -147,8 +167,15 @@ def _typed_words(index: Reader, question: str) -> dict[str, str]:
     return out
 
 
-def _nearest(index: Reader, term: str, word: str, known: Callable[[str], bool]) -> Correction | None:
-    """The indexed term nearest to an unknown one (None if none is near enough)."""
+def _nearest(
+    index: Reader,
+    term: str,
+    word: str,
+    known: Callable[[str], bool],
+    df_of: Callable[[str, int], int] = lambda term, df: df,
+) -> Correction | None:
+    """The indexed term nearest to an unknown one that the view holds, the most frequent in the view
+    on a tie (None if none is near enough)."""
     limit = max_distance(len(word))
     if not limit or not _LETTERS.fullmatch(term) or len(term) < MIN_LETTERS - 1:
         return None
@@ -157,9 +184,10 @@ def _nearest(index: Reader, term: str, word: str, known: Callable[[str], bool]) 
         d = distance(term, candidate, limit)
         if d > limit or candidate == term or not _LETTERS.fullmatch(candidate):
             continue
-        key = (d, -df, candidate)
-        if (best is None or key < best) and known(candidate):
-            best = key
+        if (best is None or d <= best[0]) and known(candidate):
+            key = (d, -df_of(candidate, df), candidate)
+            if best is None or key < best:
+                best = key
     if best is None:
         return None
     d, _, found = best

@@ -161,11 +161,12 @@ class Entry(NamedTuple):
     named: str  # as it is named there
 
 
-def workspace_entries(spec: str) -> list[Entry]:
+def workspace_entries(spec: str, every_folder: bool = False) -> list[Entry]:
     """The repositories a workspace names: (repository folder or None, its index file, where it
     is named). A file lists one repository folder or index file a line (relative to the file's
     folder; blank lines and `#` comments skipped); a folder holds index files (*.sqlite, *.idx) or
-    repositories, each with its index in its default place."""
+    repositories, each with its index in its default place (`every_folder`: each folder in it is a
+    repository, indexed or not, as an ingest of the workspace reads it)."""
     spec = os.path.expanduser(spec)
     if os.path.isdir(spec):
         out: list[Entry] = []
@@ -176,7 +177,7 @@ def workspace_entries(spec: str) -> list[Entry]:
             elif (
                 os.path.isdir(entry)
                 and not name.startswith(".")
-                and os.path.isfile(default_index_file(entry))
+                and (every_folder or os.path.isfile(default_index_file(entry)))
             ):
                 out.append(Entry(entry, default_index_file(entry), spec, name))
         if not out:

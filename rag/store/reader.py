@@ -269,11 +269,12 @@ class Index(Freshness):
         Scores computed through a view equal those of an index built without the files
         the caller may not read: N, document frequencies and norms are the view's own.
         """
-        known = self._views_of.get(caller_groups)
+        groups = frozenset(caller_groups)  # (a caller may pass a set)
+        known = self._views_of.get(groups)
         if known is not None:
             return known
-        view = self._view(caller_groups)
-        self._views_of[frozenset(caller_groups)] = view
+        view = self._view(groups)
+        self._views_of[groups] = view
         return view
 
     def _view(self, caller_groups: frozenset[str]) -> View:

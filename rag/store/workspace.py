@@ -225,12 +225,12 @@ class Fetch:
             i = bisect_left(ids, cid)
             return tfs[i] if i < len(ids) and ids[i] == cid else None
         if cid not in self.tfs:
-            self.workspace.fetch_tfs(self.groups, cid)
+            self.workspace.fetch_tfs(self.groups, cid, self)
         return self.tfs[cid]
 
     def arrays(self) -> tuple[array[int], array[int]]:
         if self.arrays_ is None:
-            self.workspace.fetch_postings(self.groups)
+            self.workspace.fetch_postings(self.groups, self)
         assert self.arrays_ is not None
         return self.arrays_
 
@@ -252,18 +252,33 @@ class Workspace:
         """Read the members the hosts hold (at least one); `where`: the workspace as the user named
         it, for messages."""
         self.hosts = list(hosts)
+        self.infos: list[MemberInfo] = []
+        self._read_members()
+        self.path = where or os.pathsep.join(info.path for info in self.infos)
+        settings = self.infos[0].manifest.tokenizer
+        self.tokenizer = Tokenizer(settings)
+        self.extra = {info.name: name_terms(settings, self.tokenizer, info.name) for info in self.infos}
+        self._depth = 0
+        self._members_read = True  # read: a cluster's first snapshot need not read them again
+        self._forget()
+
+    def _read_members(self) -> None:
+        """Read what the hosts hold (MemberInfo): the members, their chunk ids and manifests, and so
+        the workspace ids; again at each snapshot, since an ingest may have updated a member."""
         infos: list[tuple[MemberInfo, int]] = []
         for h, found in enumerate(self.ask_all("describe")):
             infos.extend((info, h) for info in found)
         _check([info for info, _ in infos])
         # path order: "a-b/..." sorts before "a/...", as one index over their folder orders its paths
         infos.sort(key=lambda x: x[0].name + "/")
+        if self.infos and [i.manifest.tokenizer for i, _ in infos] != [
+            i.manifest.tokenizer for i in self.infos
+        ]:
+            raise InputError(
+                "A member of the workspace was ingested again with other tokenizer settings — open it anew"
+            )
         self.infos = [info for info, _ in infos]
         self.host_of = {info.name: h for info, h in infos}
-        self.path = where or os.pathsep.join(info.path for info in self.infos)
-        settings = self.infos[0].manifest.tokenizer
-        self.tokenizer = Tokenizer(settings)
-        self.extra = {info.name: name_terms(settings, self.tokenizer, info.name) for info in self.infos}
         self.offset: dict[str, int] = {}
         offset = 0
         for info in self.infos:
@@ -271,8 +286,6 @@ class Workspace:
             offset += info.n_ids
         self.n_ids = offset
         self._starts = [self.offset[info.name] for info in self.infos]
-        self._depth = 0
-        self._forget()
         self.manifest = self._manifest()
 
     def _forget(self) -> None:
@@ -289,7 +302,6 @@ class Workspace:
         self._chunks: dict[int, Chunk] = {}
         self._places: dict[int, tuple[str, int, int]] = {}
         self._file_ids: dict[str, list[int]] = {}
-        self._lonely: list[Fetch] = []  # a term's postings asked for outside a snapshot
 
     # -- asking the hosts ------------------------------------------------------------------------
 
@@ -362,8 +374,16 @@ class Workspace:
             yield
             return
         with ExitStack() as stack:
+            for host in self.hosts:
+                if host.indexes:  # held here: an index file a full rebuild replaced is opened anew
+                    host.submit("reopen_replaced")
             for index in self.indexes.values():
                 stack.enter_context(index.snapshot())
+            # an ingest may have updated a member since it was read (on a cluster, the reading at
+            # opening serves the first snapshot: its hosts read each request's state themselves)
+            if not self._members_read or self.indexes:
+                self._read_members()
+            self._members_read = False
             self._depth += 1
             self._forget()
             try:
@@ -402,8 +422,6 @@ class Workspace:
             fetch = Fetch(self, term, view.groups)
             if self._depth:
                 self._fetches[(term, view.groups)] = fetch
-            else:
-                self._lonely = [fetch]
         ids, tfs = Postings(fetch, 0, df), Postings(fetch, 1, df)
         return cast("array[int]", ids), cast("array[int]", tfs), float("inf"), float("inf")
 
@@ -424,10 +442,11 @@ class Workspace:
                         self._held[term] = n > 0
         return {t: found[t] if t in found else self._df[(t, view.groups)] for t in wanted}
 
-    def fetch_postings(self, groups: frozenset[str]) -> None:
-        """Fetch the postings of every term asked for in a view of these groups and not fetched yet."""
+    def fetch_postings(self, groups: frozenset[str], asked: Fetch) -> None:
+        """Fetch the postings of the term `asked` for, and of every other term asked for in a view of
+        these groups in the snapshot and not fetched yet."""
         todo = {f.term: f for (_, g), f in self._fetches.items() if g == groups and f.arrays_ is None}
-        todo.update((f.term, f) for f in self._lonely if f.groups == groups and f.arrays_ is None)
+        todo[asked.term] = asked
         parts: dict[str, list[TermPart]] = {term: [] for term in todo}
         for answer in self.ask_all("postings", list(todo), groups):
             for term, found in answer.items():
@@ -440,12 +459,13 @@ class Workspace:
                 tfs.extend(part.tfs if part.tfs.typecode == "H" else array("H", part.tfs))
             fetch.arrays_ = ids, tfs
 
-    def fetch_tfs(self, groups: frozenset[str], cid: int) -> None:
-        """Look up, for every term asked for in a view of these groups, its tf in `cid` and in every
-        chunk read in the snapshot (the candidates and their neighbours): one request a host."""
+    def fetch_tfs(self, groups: frozenset[str], cid: int, asked: Fetch) -> None:
+        """Look up, for the term `asked` for and every other term asked for in a view of these groups
+        in the snapshot, its tf in `cid` and in every chunk read in the snapshot (the candidates and
+        their neighbours): one request a host."""
         fetches = [f for (_, g), f in self._fetches.items() if g == groups and f.arrays_ is None]
-        if not fetches:  # outside a snapshot: this term alone
-            fetches = [f for f in self._lonely if f.groups == groups]
+        if asked not in fetches:
+            fetches.append(asked)
         wanted = {cid, *self._chunks}
         split = self._split_ids(wanted)
         found: dict[str, dict[int, int]] = {f.term: {} for f in fetches}
@@ -730,6 +750,14 @@ def _check(infos: list[MemberInfo]) -> None:
 # what a query reads: one repository's index or a workspace of them, and what a caller may see of it
 Reader = Index | Workspace
 AnyView = View | WorkspaceView
+
+
+def roots(index: Reader) -> list[tuple[str, str]]:
+    """The repositories a reader reads, each as (its root, its name in the reader's paths: '' for one
+    index), wherever its index is held."""
+    if isinstance(index, Workspace):
+        return [(info.manifest.root, info.name) for info in index.infos]
+    return [(index.manifest.root, "")]
 
 
 def parts(index: Reader) -> list[tuple[Index, str]]:
