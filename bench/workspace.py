@@ -4,6 +4,7 @@ repository not named.
     python bench/workspace.py                 # all 847 queries: identity, NDCG@10, in-process latency
     python bench/workspace.py --sample 4      # every 4th query
     python bench/workspace.py --processes 12  # also whole `query.py` processes against `import click`
+    python bench/workspace.py --sample 847 --processes 36 --repeat 3   # the processes alone, more of them
 
 Reports, for each query ranked as a query ranks it (the lexical order, rerank none):
 - identity: the workspace's result list (paths, lines, scores) against that of one index built
@@ -81,13 +82,14 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sample", type=int, default=1, help="every K-th query")
     ap.add_argument("--processes", type=int, default=0, help="time N whole query.py processes")
+    ap.add_argument("--repeat", type=int, default=1, help="time each of those processes this many times")
     ap.add_argument("--out", type=Path, help="write per-query rows here (JSON)")
     args = ap.parse_args(argv)
     run = runner()
-    tasks = [
+    every = [
         json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
     ]
-    tasks = tasks[:: args.sample]
+    tasks = every[:: args.sample]
     repos = sorted(p.name for p in REPOS.iterdir() if p.is_dir() and not p.name.startswith("."))
     paths = []
     for name in repos:
@@ -181,19 +183,21 @@ def main(argv: list[str] | None = None) -> None:
         f"{counts['skipped']} of {searches} passed over by their bound"
     )
     if args.processes:
-        questions = [t["query"] for t in tasks[:: max(1, len(tasks) // args.processes)]][: args.processes]
+        # spread over all the queries, whatever --sample
+        questions = [t["query"] for t in every[:: max(1, len(every) // args.processes)]][: args.processes]
         query = [sys.executable, str(PROJECT / "query.py"), "--json", "--no-llm", "--rerank", "none"]
         query += [f"--index={p}" for p in paths]
         times, clicks = [], []
-        for q in questions:
-            one = run_isolated([*query, q])
-            if one.returncode != 0:
-                sys.exit(f"query failed (exit {one.returncode}): {q!r}")
-            times.append(one.seconds)
-            clicks.append(run_isolated([sys.executable, "-c", "import click"]).seconds)
+        for _ in range(args.repeat):
+            for q in questions:
+                one = run_isolated([*query, q])
+                if one.returncode != 0:
+                    sys.exit(f"query failed (exit {one.returncode}): {q!r}")
+                times.append(one.seconds)
+                clicks.append(run_isolated([sys.executable, "-c", "import click"]).seconds)
         ratio = statistics.median(times) / statistics.median(clicks)
         print(
-            f"whole process ({len(questions)} questions): query.py {ms(times):.0f} ms, import click "
+            f"whole process ({len(questions)} questions x {args.repeat}): query.py {ms(times):.0f} ms, import click "
             f"{ms(clicks):.0f} ms: {ratio:.2f}x"
         )
     if args.out:
