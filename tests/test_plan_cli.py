@@ -203,6 +203,21 @@ def test_one_identifier_and_words_the_index_lacks_are_not_planned(index: Path, s
     assert result.exit_code == 0 and len(sdk.requests) == 1
 
 
+def test_a_question_whose_own_search_finds_the_code_it_names_is_not_planned(
+    index: Path, sdk: FakeApi
+) -> None:
+    sdk.stream(text_events(ANSWER))
+    result = query(index, "--json", "when does enqueue_job hand the job to a worker?")
+    assert result.exit_code == 0, result.output
+    assert [r["json"].get("stream") for r in sdk.requests] == [True]  # the answer's call alone
+    assert json.loads(result.stdout)["results"][0]["symbol"] == "enqueue_job"
+    # named, but its own search ranks other code first: planned
+    sdk.reply(200, plan_reply(PLAN)).stream(text_events(ANSWER))
+    result = query(index, "--json", "why does my task never run when QUEUE_size grows?")
+    assert result.exit_code == 0, result.output
+    assert [r["json"].get("stream") for r in sdk.requests[1:]] == [None, True]
+
+
 def test_a_caller_plans_with_what_they_may_read(tmp_path: Path, sdk: FakeApi) -> None:
     files = {
         **REPO,

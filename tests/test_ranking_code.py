@@ -14,7 +14,7 @@ from rag import Index, ingest, search
 from rag.chunking.base import Chunk
 from rag.cli import main
 from rag.ranking.hits import Hit
-from rag.ranking.order import Shape, question_shape
+from rag.ranking.order import Shape, names_found, names_in, question_shape
 from rag.weights import DEFAULTS
 
 
@@ -442,3 +442,29 @@ def test_a_keyword_and_a_name_on_different_lines_are_no_definition() -> None:
     text = "}  // namespace\n\nStatus ErrnoToStatus(int error_number) {\n  return Status(error_number);\n}\n"
     assert rr._definition_of(("Status",)).search(text) is None
     assert rr._definition_of(("Status",)).search("namespace Status {") is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What happens when url_for can't build a URL?", ("url_for",)),
+        ("Which exception does Response.json() raise on an empty body?", ("Response.json",)),
+        ("Can QuerySet.get_or_create insert duplicates?", ("QuerySet.get_or_create",)),
+        ("Why does res.sendFile fail for 'public/index.html'?", ("res.sendFile", "public/index.html")),
+        ("where is `parse config` read", ("parse config",)),
+        ("how does the library decide, e.g. for a stream?", ()),
+        ("Why does my task never run?", ()),
+    ],
+    ids=["snake", "call", "dotted", "member-and-path", "backticks", "abbreviation", "plain"],
+)
+def test_the_names_a_question_writes_as_code(question: str, names: tuple[str, ...]) -> None:
+    assert names_in(question) == names
+
+
+def test_a_question_names_what_its_first_passage_defines_or_is() -> None:
+    defining = Chunk("src/flask/helpers.py", 28, 33, "function", "App.url_for", "def url_for(): ...", "", 0)
+    assert names_found("What happens when url_for can't build a URL?", defining)
+    assert not names_found("What happens when url_for_static can't build?", defining)
+    assert not names_found("Why does my task never run?", defining)
+    page = Chunk("public/index.html", 1, 9, "text", None, "<html>", "", 0)
+    assert names_found("Why does res.sendFile fail for 'public/index.html'?", page)

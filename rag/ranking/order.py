@@ -34,11 +34,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rag.ranking.hits import Hit
 from rag.store.format import name_key
 from rag.weights import DEFAULTS, RankingWeights
+
+if TYPE_CHECKING:
+    from rag.chunking.base import Chunk
 
 PROMPT_K = 4  # the passages a prompt gets: a query's default top k, and the size rag eval reports
 TEST_FACTOR = DEFAULTS.test_factor  # the factor `rag query` names beside a demoted passage
@@ -149,6 +152,37 @@ def question_shape(question: str) -> Shape:
         )
     )
     return Shape(None, words)
+
+
+# a name a question writes as code: `backticked`, snake_case, camelCase or dotted (res.sendFile, url_for,
+# QuerySet.get_or_create, toJSON()); a path with a file name (src/app.py)
+_CODE_NAME = re.compile(
+    r"`([^`\n]{2,80})`"
+    r"|(?<![\w/.])([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+)\(\)"  # a call: Response.json()
+    r"|(?<![\w/.])([A-Z][\w$]*(?:\.|::|#)[a-z_$][\w$]+)(?![\w/(])"  # a member of a class: Response.json
+    r"|(?<![\w/.])((?:[A-Za-z_$][\w$]*(?:\.|::|#))*[A-Za-z_$][\w$]*(?:_[\w$]+|[a-z][A-Z][\w$]*))(?:\(\))?(?![\w/])"
+    r"|(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,5})(?![\w/])"
+)
+
+
+def names_in(question: str) -> tuple[str, ...]:
+    """The names a question writes as code (see _CODE_NAME), as written: identifiers and paths."""
+    return tuple(dict.fromkeys(next(g for g in m.groups() if g) for m in _CODE_NAME.finditer(question)))
+
+
+def names_found(question: str, first: Chunk) -> bool:
+    """Whether the passage a question's own search ranks first is what the question names as code: it
+    defines a named identifier (its symbol's last name) or is the named file. Such a question is its
+    own search: a model's searches would add words to a lookup already made."""
+    symbol = (_last_name(first.symbol) if first.symbol else "").lower()
+    file_name = first.path.rpartition("/")[2].lower()
+    for name in names_in(question):
+        if "/" in name:
+            if file_name == name.rpartition("/")[2].lower() and first.path.endswith(name):
+                return True
+        elif symbol and _last_name(name.removesuffix("()")).lower() == symbol:
+            return True
+    return False
 
 
 def _last_name(symbol: str) -> str:

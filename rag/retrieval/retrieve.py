@@ -9,7 +9,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.ranking.hits import Hit
-from rag.ranking.order import question_shape
+from rag.ranking.order import names_found, question_shape
 from rag.ranking.passages import mark
 from rag.ranking.pipeline import rank
 from rag.retrieval.members import check_repository
@@ -80,7 +80,8 @@ def retrieve(
     With a `planner` (the model that will answer, rag.answer.plan), the question is first
     searched alone, lexically, and the planner shown what that found (glance()); what it returns
     is searched with the question. A question that is one identifier (a lookup the ranking's
-    definition boost answers), or whose words find nothing, is not planned.
+    definition boost answers), whose words find nothing, or whose own search ranks first the code it
+    names (rag.ranking.order.names_found), is not planned.
 
     The freshness check is cheap, and does not grow with the repository: stat calls on the
     hits' own files and the folders that hold them, up to the root (Index.changed_files);
@@ -98,7 +99,8 @@ def retrieve(
         searches, seen = request.searches, None
         if planner is not None and question_shape(request.question).symbol is None:
             seen = glance(index, request.question, request.groups, request.scoring)
-            if seen.candidates:
+            # a question whose own search ranks first the code it names needs no plan (names_found)
+            if seen.candidates and not names_found(request.question, seen.candidates[0]):
                 searches = tuple(planner(seen))
         # a workspace reads one snapshot for the whole question: what it read of its hosts is kept
         with index.snapshot() if isinstance(index, Workspace) else nullcontext():
