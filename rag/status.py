@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rag.errors import command
+from rag.store.paths import Where
 from rag.store.reader import Index
 
 
@@ -170,6 +171,17 @@ def _cached_vectors(index: Index, readable: set[str]) -> int | None:
     finally:
         cache.close()
     return sum(key in found for key in keys)
+
+
+def statuses(where: Where, groups: frozenset[str] = frozenset()) -> list[Status]:
+    """status() of an index, or of each index of a workspace, in turn."""
+    return [status(path, groups) for path in ((where,) if isinstance(where, str) else where)]
+
+
+def statuses_dict(reports: list[Status], with_paths: bool = False) -> dict[str, Any]:
+    """The JSON object of statuses: one index's status_dict, a workspace's as `repositories`."""
+    dicts = [status_dict(report, with_paths) for report in reports]
+    return dicts[0] if len(dicts) == 1 else {"repositories": dicts}
 
 
 def status_dict(report: Status, with_paths: bool = False) -> dict[str, Any]:

@@ -627,20 +627,15 @@ def status_cmd(
 ) -> None:
     """Describe the index: repository, format, files and chunks by chunker, skips, redactions, stale
     files (a workspace: each repository's index in turn)."""
-    from rag.status import status, status_dict
+    from rag.status import statuses, statuses_dict
 
     if cluster and not from_environment("cluster"):  # (RAG_CLUSTER is for the commands that search)
         raise InputError(
             "`status` reads the indexes where they are — run it with --workspace on the machine that holds them"
         )
-    where = find_indexes(index_paths, workspace).path
-    reports = [status(path, frozenset(groups)) for path in ((where,) if isinstance(where, str) else where)]
+    reports = statuses(find_indexes(index_paths, workspace).path, frozenset(groups))
     if as_json:
-        dicts = [status_dict(report, list_skipped) for report in reports]
-        out(
-            json.dumps(dicts[0] if len(dicts) == 1 else {"repositories": dicts}, ensure_ascii=False),
-            exact=True,
-        )
+        out(json.dumps(statuses_dict(reports, list_skipped), ensure_ascii=False), exact=True)
     else:
         out("\n\n".join(format_status(report, list_skipped) for report in reports))
 

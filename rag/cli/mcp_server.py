@@ -132,13 +132,9 @@ def build_server(index_path: Where | None, groups: frozenset[str] = frozenset())
 
     def status() -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from rag.status import status as index_status
-            from rag.status import status_dict
+            from rag.status import statuses, statuses_dict
 
-            found = local()
-            if isinstance(found, tuple):  # a workspace: each repository's, in turn
-                return {"repositories": [status_dict(index_status(path, groups)) for path in found]}
-            return status_dict(index_status(found, groups))  # counted as the search sees the index
+            return statuses_dict(statuses(local(), groups))  # counted as the search sees the index
 
         return guarded(run)  # type: ignore[no-any-return]
 

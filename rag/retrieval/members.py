@@ -23,6 +23,7 @@ from typing import Any
 
 from rag.chunking.base import Chunk
 from rag.errors import InputError, command
+from rag.retrieval.search import readable, readable_postings
 from rag.retrieval.topk import Work, keep_best, top_scores
 from rag.sources.names import ACCESS_FILE
 from rag.store.reader import Index
@@ -114,16 +115,6 @@ class Members:
 
     # -- statistics --------------------------------------------------------------------------------
 
-    def views(self, groups: frozenset[str]) -> tuple[dict[str, MemberView], list[tuple[str, str]]]:
-        """Each member's part of a caller's view, its name's words counted in its length; and the
-        acronyms the files of the view define (what analysing a question reads next)."""
-        out = {}
-        for name, index in self.indexes.items():
-            view = index.view(groups)
-            grown = view.length + sum(self.extra[name].values()) * view.n_chunks
-            out[name] = MemberView(view.n_chunks, grown, view.classes is not None)
-        return out, self.acronyms(groups)
-
     def member_postings(
         self, name: str, term: str, groups: frozenset[str], avglen: float = 0.0
     ) -> tuple[array[int], array[int], float] | None:
@@ -135,7 +126,7 @@ class Members:
         if cached is not None and cached[0] is index.manifest:
             found = cached[1]
         else:
-            found = self._read_postings(name, term, groups)
+            found = self._from_row(name, term, groups, index.term(term))
             self._keep(name, term, groups, found)
         if found is None:
             return None
@@ -152,32 +143,18 @@ class Members:
             self._postings.clear()
         self._postings[(name, term, groups)] = (self.indexes[name].manifest, found)
 
-    def _read_postings(self, name: str, term: str, groups: frozenset[str]) -> Found | None:
-        """member_postings as read, with the stored bound on the tf part (1.0 when unknown)."""
-        return self._from_row(name, term, groups, self.indexes[name].term(term))
-
     def _from_row(self, name: str, term: str, groups: frozenset[str], found: Row | None) -> Found | None:
-        """_read_postings from the term's row in the member's index (None: it has none)."""
+        """member_postings from the term's row in the member's index (None: it has none), with the
+        stored bound on the tf part (1.0 when unknown)."""
         index = self.indexes[name]
         view = index.view(groups)
-        more = self.extra[name].get(term, 0)
         if found is not None and view.classes is not None:
-            classes, chunk_class = view.classes, view.chunk_class
-            assert chunk_class is not None
-            keep = [i for i, cid in enumerate(found[0]) if chunk_class[cid] in classes]
-            found = (
-                array("I", [found[0][i] for i in keep]),
-                array("H", [found[1][i] for i in keep]),
-                math.inf,
-                1.0,
-            )
-        if more:
+            ids, tfs = readable_postings(found[0], found[1], view.chunk_class, view.classes)
+            found = (ids, tfs, math.inf, 1.0)
+        more = self.extra[name].get(term, 0)
+        if more:  # a term of the repository's name: every chunk the view holds has it
             held = dict(zip(found[0], found[1])) if found is not None else {}
-            ids = index.live_ids()
-            if view.classes is not None:
-                classes, chunk_class = view.classes, view.chunk_class
-                assert chunk_class is not None
-                ids = array("I", [cid for cid in ids if chunk_class[cid] in classes])
+            ids = array("I", readable(index, view, list(index.live_ids())))
             return ids, array("H", [held.get(cid, 0) + more for cid in ids]), 1.0  # a tf part is below 1
         if found is None or not found[0]:
             return None
@@ -186,9 +163,14 @@ class Members:
     def prepare(
         self, groups: frozenset[str], terms: list[str]
     ) -> tuple[dict[str, MemberView], list[tuple[str, str]], dict[str, int]]:
-        """views() and dfs() at once: what analysing a question reads first."""
-        views, acronyms = self.views(groups)
-        return views, acronyms, self.dfs(terms, groups)
+        """Each member's part of a caller's view (its name's words counted in its length), the acronyms
+        the files of the view define and dfs() of `terms`: what analysing a question reads first."""
+        views = {}
+        for name, index in self.indexes.items():
+            view = index.view(groups)
+            grown = view.length + sum(self.extra[name].values()) * view.n_chunks
+            views[name] = MemberView(view.n_chunks, grown, view.classes is not None)
+        return views, self.acronyms(groups), self.dfs(terms, groups)
 
     def dfs(self, terms: list[str], groups: frozenset[str]) -> dict[str, int]:
         """How many chunks of these members a caller's view holds each term in."""
@@ -296,15 +278,6 @@ class Members:
         """Whether any member holds `term`."""
         return any(term in self.extra[n] or index.has_term(term) for n, index in self.indexes.items())
 
-    def postings_count(self, terms: list[str]) -> int:
-        """How many postings the terms hold in these members (a name's term: every chunk)."""
-        total = 0
-        for name, index in self.indexes.items():
-            named = [t for t in terms if t in self.extra[name]]
-            total += index.postings_count(t for t in terms if t not in self.extra[name])
-            total += len(named) * index.manifest.n_chunks
-        return total
-
     def vocabulary(self, first: str, shortest: int, longest: int) -> list[tuple[str, int]]:
         """(term, df) of the members' terms in a range of the key (Index.vocabulary), summed."""
         df: dict[str, int] = {}
@@ -384,12 +357,8 @@ class Members:
 
     def readable(self, name: str, ids: list[int], groups: frozenset[str]) -> list[int]:
         """The chunk ids of `ids` a caller with `groups` may read in member `name`."""
-        view = self.indexes[name].view(groups)
-        if view.classes is None:
-            return ids
-        classes, chunk_class = view.classes, view.chunk_class
-        assert chunk_class is not None
-        return [cid for cid in ids if chunk_class[cid] in classes]
+        index = self.indexes[name]
+        return readable(index, index.view(groups), ids)
 
     def changed_files(
         self, name: str, paths: list[str], everywhere: bool, groups: frozenset[str] | None

@@ -149,13 +149,9 @@ def _indexed_path(index: Reader, view: AnyView, path: str, cwd: str) -> str:
     root = index.manifest.root
     for rel in _candidates(path, index, cwd):
         ids = index.file_chunk_ids(rel)
-        if ids and _readable(index, view, ids[0]):
+        if ids and readable(index, view, ids[:1]):
             return rel
     raise not_indexed(path, root, isinstance(index, Workspace))
-
-
-def _readable(index: Reader, view: AnyView, cid: int) -> bool:
-    return bool(readable(index, view, [cid]))
 
 
 def _candidates(path: str, index: Reader, cwd: str) -> list[str]:

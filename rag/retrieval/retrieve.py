@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.ranking.hits import Hit
@@ -91,9 +91,8 @@ def retrieve(
     refreshed: IngestReport | None = None
     if request.refresh:
         refreshed = refresh(index_path, request.groups)
-    with open_index(
-        index_path
-    ) as index:  # opened once for a query without --refresh: its cost is the query's
+    # opened once for a query without --refresh: its cost is the query's
+    with open_index(index_path) as index:
         root = index.manifest.root
         gone = check_index(index, index_path)
         searches, seen = request.searches, None
@@ -102,8 +101,7 @@ def retrieve(
             # a question whose own search ranks first the code it names needs no plan (names_found)
             if seen.candidates and not names_found(request.question, seen.candidates[0]):
                 searches = tuple(planner(seen))
-        # a workspace reads one snapshot for the whole question: what it read of its hosts is kept
-        with index.snapshot() if isinstance(index, Workspace) else nullcontext():
+        with one_read(index):
             query = analyse(index, request.question, request.groups, searches)
             hits, note = rank_query(
                 index,
@@ -138,6 +136,12 @@ def retrieve(
         seen,
         repositories(index),
     )
+
+
+def one_read(index: Reader) -> AbstractContextManager[None]:
+    """A workspace's snapshot for a whole question, so that what it reads of its hosts is read once
+    (Workspace.snapshot); nothing for one index, whose searches each read one state."""
+    return index.snapshot() if isinstance(index, Workspace) else nullcontext()
 
 
 def named(index: Reader, hits: list[Hit]) -> list[Hit]:
@@ -230,7 +234,7 @@ def rank_question(
     the MCP tool, the benches), with the note for stderr the semantic stage leaves (the extra is not
     installed, or its model failed). `weights` are what the lexical ranking uses (a benchmark passes
     DEFAULTS._replace(...)). `searches` are searched with the question, in one query (search())."""
-    with index.snapshot() if isinstance(index, Workspace) else nullcontext():  # one read of its hosts
+    with one_read(index):
         query = analyse(index, question, groups, searches)
         return rank_query(
             index, query, k, explain=explain, groups=groups, scoring=scoring, rerank=rerank, weights=weights
@@ -266,7 +270,7 @@ def rank_query(
             weights=weights,
         )
 
-    with index.snapshot() if isinstance(index, Workspace) else nullcontext():  # one read of its hosts
+    with one_read(index):
         return rank(
             index,
             candidates,

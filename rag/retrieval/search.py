@@ -23,7 +23,8 @@ from rag.ranking.order import (
     rank_hits,
 )
 from rag.ranking.quoted import holding, quotes
-from rag.retrieval.topk import Work, numpy_ahead, top_scores
+from rag.retrieval.topk import Work, keep_best, numpy_ahead, top_scores
+from rag.store.reader import Index
 from rag.store.workspace import AnyView, Postings, Reader, Workspace, WorkspaceView
 from rag.text.acronyms import expand
 from rag.text.short_forms import short_forms
@@ -159,8 +160,8 @@ def _analyse(index: Reader, question: str, view: AnyView, searches: tuple[str, .
         held = view.workspace.prefetch(view, qtf)
         if "numpy" not in sys.modules:
             numpy_ahead(sum(held.values()))
-    elif "numpy" not in sys.modules:  # a query long enough to add up in numpy loads it before reading
-        numpy_ahead(index.postings_count(qtf))
+    elif isinstance(index, Index) and "numpy" not in sys.modules:
+        numpy_ahead(index.postings_count(qtf))  # a query long enough to add up in numpy loads it first
     qtf, corrected, corrections = _corrected(index, view, question, qtf)
     stands_for = {**stands_for, **corrected} if corrected else stands_for
     text = question
@@ -360,7 +361,7 @@ def _bm25_scores(
     per_posting = BM25(normalisers)
     if isinstance(view, WorkspaceView):  # many repositories: each scored where it is held
         scales = [(t.term, BM25.query_scale(t.weight)) for t in terms]
-        return view.workspace.top(view, scales, want, prune).scored, per_posting
+        return keep_best(view.workspace.top(view, scales, want, prune).scored, want), per_posting
     work: list[Work] = [
         (BM25.query_scale(t.weight), t.ids, t.tfs, BM25.query_scale(t.weight) * min(1.0, t.bound))
         for t in terms
@@ -389,7 +390,7 @@ def _postings(index: Reader, view: AnyView, term: str) -> tuple[array[int], arra
     found = index.term(term)
     if found is None or view.classes is None:
         return found
-    ids, tfs = _readable(found[0], found[1], view.chunk_class, view.classes)
+    ids, tfs = readable_postings(found[0], found[1], view.chunk_class, view.classes)
     return (ids, tfs, math.inf, math.inf) if ids else None
 
 
@@ -546,7 +547,7 @@ def tf_lookup(ids: array[int], tfs: array[int]) -> Callable[[int], int | None]:
     return tf_of
 
 
-def _readable(
+def readable_postings(
     ids: array[int], tfs: array[int], chunk_class: array[int] | None, classes: frozenset[int]
 ) -> tuple[array[int], array[int]]:
     """Keep the postings of chunks in readable access classes, before any scoring."""

@@ -110,20 +110,8 @@ def _known_in(index: Reader, view: AnyView) -> Callable[[str], bool]:
     """Whether a term occurs in a chunk the view may read (a key lookup when it reads everything)."""
     if view.classes is None:
         return index.has_term
-    if isinstance(view, WorkspaceView):
-        workspace = view.workspace
-        return lambda term: workspace.view_term(view, term) is not None
-    readable, chunk_class = view.classes, view.chunk_class
-
-    def known(term: str) -> bool:
-        found = index.term(term)
-        return (
-            found is not None
-            and chunk_class is not None
-            and any(chunk_class[i] in readable for i in found[0])
-        )
-
-    return known
+    df_of = _df_in(index, view)
+    return lambda term: df_of(term, 0) > 0
 
 
 def _df_in(index: Reader, view: AnyView) -> Callable[[str, int], int]:

@@ -163,11 +163,7 @@ class Index(Freshness):
         """Return a term's chunk ids, tfs and its two pruning bounds (see the terms table), or
         None if unseen."""
         row = self._query("SELECT postings, maxw, maxb FROM terms WHERE term = ?", (term,)).fetchone()
-        if row is None:
-            return None
-        ids, tfs = unpack_postings(row[0])
-        check(not ids or largest(ids) < self._n_ids, "postings out of range")
-        return ids, tfs, float(row[1]), float(row[2])
+        return None if row is None else self._term_row(*row)
 
     @_reads
     def terms(self, terms: Iterable[str]) -> dict[str, tuple[array[int], array[int], float, float]]:
@@ -180,10 +176,16 @@ class Index(Freshness):
             for term, postings, maxw, maxb in self._query(
                 f"SELECT term, postings, maxw, maxb FROM terms WHERE term IN ({marks})", tuple(part)
             ):
-                ids, tfs = unpack_postings(postings)
-                check(not ids or largest(ids) < self._n_ids, "postings out of range")
-                out[term] = (ids, tfs, float(maxw), float(maxb))
+                out[term] = self._term_row(postings, maxw, maxb)
         return out
+
+    def _term_row(
+        self, postings: bytes, maxw: float, maxb: float
+    ) -> tuple[array[int], array[int], float, float]:
+        """A terms row's postings, checked to lie within the ids in use, and its two bounds."""
+        ids, tfs = unpack_postings(postings)
+        check(not ids or largest(ids) < self._n_ids, "postings out of range")
+        return ids, tfs, float(maxw), float(maxb)
 
     @_reads
     def chunk_terms(self, cid: int, likely: Iterable[str] = ()) -> dict[str, int]:

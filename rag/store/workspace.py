@@ -115,7 +115,6 @@ class WorkspaceView:
     __slots__ = (
         "workspace",
         "groups",
-        "members",
         "n_chunks",
         "length",
         "classes",
@@ -126,7 +125,6 @@ class WorkspaceView:
     def __init__(self, workspace: Workspace, groups: frozenset[str], members: dict[str, MemberView]) -> None:
         self.workspace = workspace
         self.groups = groups
-        self.members = members
         self.n_chunks = sum(v.n_chunks for v in members.values())
         self.length = sum(v.length for v in members.values())
         restricted = any(v.restricted for v in members.values())
@@ -397,18 +395,33 @@ class Workspace:
     def view(self, caller_groups: frozenset[str] = frozenset()) -> WorkspaceView:
         """Return what a caller with these groups may see of every member (Index.view)."""
         key = frozenset(caller_groups)
-        cached = self._views.get(key)
-        if cached is not None:
-            return cached
+        return self._views.get(key) or self._read_view(key, [])
+
+    def prepare(self, groups: frozenset[str], terms: list[str]) -> None:
+        """Read, for the snapshot, a caller's view, the acronyms its files define and the document
+        frequencies of `terms` in it: what analysing a question reads first, one request a host."""
+        if self._depth and groups not in self._views:
+            self._read_view(groups, terms)
+
+    def _read_view(self, groups: frozenset[str], terms: list[str]) -> WorkspaceView:
+        """Ask the hosts for a caller's view, the acronyms its files define and the document
+        frequencies of `terms` in it; keep them for the snapshot."""
         members: dict[str, MemberView] = {}
         acronyms: dict[tuple[str, str], None] = {}
-        for found, defined in self.ask_all("views", key):  # with the acronyms the view's files define
+        df = dict.fromkeys(terms, 0)
+        for found, defined, counts in self.ask_all("prepare", groups, terms):
             members.update(found)
             acronyms.update(dict.fromkeys(defined))
-        view = WorkspaceView(self, key, members)
+            for term, n in counts.items():
+                df[term] += n
+        view = WorkspaceView(self, groups, members)
         if self._depth:  # read anew by the next snapshot
-            self._views[key] = view
-            self._acronyms[None if view.classes is None else key] = list(acronyms)
+            self._views[groups] = view
+            self._acronyms[None if view.classes is None else groups] = list(acronyms)
+            for term, n in df.items():
+                self._df[(term, groups)] = n
+                if view.classes is None:  # the caller reads everything: held anywhere is held here
+                    self._held[term] = n > 0
         return view
 
     def view_term(self, view: WorkspaceView, term: str) -> tuple[array[int], array[int], float, float] | None:
@@ -479,33 +492,14 @@ class Workspace:
             held = found[f.term]
             f.tfs.update((c, held.get(c)) for c in wanted)
 
-    def prepare(self, groups: frozenset[str], terms: list[str]) -> None:
-        """Read, for the snapshot, a caller's view, the acronyms its files define and the document
-        frequencies of `terms` in it: what analysing a question reads first, one request a host."""
-        if not self._depth or groups in self._views:
-            return
-        members: dict[str, MemberView] = {}
-        acronyms: dict[tuple[str, str], None] = {}
-        df = dict.fromkeys(terms, 0)
-        for found, defined, counts in self.ask_all("prepare", groups, terms):
-            members.update(found)
-            acronyms.update(dict.fromkeys(defined))
-            for term, n in counts.items():
-                df[term] += n
-        view = self._views[groups] = WorkspaceView(self, groups, members)
-        self._acronyms[None if view.classes is None else groups] = list(acronyms)
-        for term, n in df.items():
-            self._df[(term, groups)] = n
-            if view.classes is None:
-                self._held[term] = n > 0
-
     def term(self, term: str) -> tuple[array[int], array[int], float, float] | None:
         """A term's postings in the view that reads everything (Index.term)."""
         return self.view_term(self.view(), term)
 
     def top(self, view: WorkspaceView, scales: list[tuple[str, float]], n: int, prune: bool) -> FanOut:
-        """The n best (score, workspace id) pairs under BM25 for terms of these scales (in their
-        summing order), plus any tied with the n-th, scored by the hosts (rag.retrieval.members)."""
+        """The n best (score, workspace id) pairs of each host under BM25 for terms of these scales (in
+        their summing order), plus any tied with its n-th, scored by the hosts (rag.retrieval.members):
+        the workspace's n best are among them."""
         found: list[Best] = self.ask_all("top", scales, n, view.groups, view.avglen, prune)
         pairs = []
         for best in found:
@@ -518,10 +512,7 @@ class Workspace:
                         self._chunks[offset + cid] = chunk
                         self._places[offset + cid] = (chunk.path, chunk.start_line, chunk.end_line)
                         self._lengths[offset + cid] = length
-        pairs.sort(key=lambda sc: -sc[0])
-        last = pairs[n - 1][0] if len(pairs) >= n else None
-        kept = pairs if last is None else [sc for sc in pairs if sc[0] >= last]
-        return FanOut(kept, sum(f.members_scored for f in found), sum(f.members_skipped for f in found))
+        return FanOut(pairs, sum(f.members_scored for f in found), sum(f.members_skipped for f in found))
 
     def length_of(self, cid: int) -> int:
         """A chunk's length, its repository's name counted."""
@@ -537,19 +528,10 @@ class Workspace:
                 self._member_lengths[info.name] = lengths
         return lengths[cid - self._starts[m]] + sum(self.extra[info.name].values())
 
-    def postings(self, term: str) -> tuple[array[int], array[int]] | None:
-        """Return (chunk ids, tfs) of a term, or None if no member has seen it."""
-        found = self.term(term)
-        return None if found is None else (cast(Postings, found[0]).values, cast(Postings, found[1]).values)
-
     def has_term(self, term: str) -> bool:
         """Tell whether any member holds `term`."""
         known = self._held.get(term)
         return known if known is not None else any(self.ask_all("has_term", term))
-
-    def postings_count(self, terms: Iterable[str]) -> int:
-        """Return how many postings the terms hold in all members."""
-        return sum(self.ask_all("postings_count", list(dict.fromkeys(terms))))
 
     def vocabulary(self, first: str, shortest: int, longest: int) -> list[tuple[str, int]]:
         """Return (term, df) of the terms any member holds that begin with `first`, within the
@@ -681,21 +663,9 @@ class Workspace:
         """Return (path, number of chunks) of every indexed file, in path order."""
         return [(f"{n}/{p}", c) for n, rows in self._in_path_order("file_chunk_counts") for p, c in rows]
 
-    def files(self) -> dict[str, tuple[int, int, str]]:
-        """Return path -> (size, mtime_ns, sha1) of every indexed file."""
-        return {f"{n}/{p}": v for n, rows in self._in_path_order("files") for p, v in rows.items()}
-
     def readable_files(self, groups: frozenset[str] = frozenset()) -> set[str]:
         """Return the paths of the files a caller with these groups may read."""
         return {f"{n}/{p}" for n, paths in self._in_path_order("readable_files", groups) for p in paths}
-
-    def lengths(self) -> array[int]:
-        """Return each chunk's length by workspace id, its repository's name counted."""
-        out = array("I")
-        for name, own in self._in_path_order("lengths"):
-            extra = sum(self.extra[name].values())
-            out.extend(map(extra.__add__, own) if extra else own)
-        return out
 
     def changed_files(
         self, paths: Iterable[str] = (), everywhere: bool = True, groups: frozenset[str] | None = None
@@ -716,7 +686,9 @@ class FanOut(NamedTuple):
     """What scoring a workspace did: the (score, workspace id) pairs kept, and how many members
     were scored and passed over by their bound."""
 
-    scored: list[tuple[float, int]]
+    scored: list[
+        tuple[float, int]
+    ]  # each host's n best: rag.retrieval.topk.keep_best takes the n best of all
     members_scored: int
     members_skipped: int
 
