@@ -17,7 +17,6 @@ each with the local parallel ingest (`rag ingest --workspace`), both on the same
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import socket
 import statistics
@@ -31,7 +30,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import percentile  # noqa: E402
-from bench.ranking import CODESEARCH, INDEXES, REPOS  # noqa: E402
+from bench.ranking import REPOS, codesearch_tasks, repository_indexes  # noqa: E402
 from rag.evaluation import EVAL_DEPTH  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
 from rag.retrieval import cluster  # noqa: E402
@@ -56,16 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--actors", type=int, default=2)
     ap.add_argument("--ingest", action="store_true", help="also time ingest through Ray tasks and locally")
     args = ap.parse_args(argv)
-    tasks = [
-        json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
-    ]
-    tasks = tasks[:: args.sample]
-    repos = sorted(p.name for p in REPOS.iterdir() if p.is_dir() and not p.name.startswith("."))
-    paths = []
-    for name in repos:
-        path = INDEXES / f"codesearch-{name}.idx"
-        ingest(REPOS / name, path)
-        paths.append(str(path))
+    tasks = codesearch_tasks()[:: args.sample]
+    paths = repository_indexes()
     temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
     listing = temp / "workspace.txt"
     listing.write_text("".join(f"{p}\n" for p in paths))
@@ -122,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             f"round trips to the actors a query: median {statistics.median(round_trips):.0f}"
         )
         if args.ingest:
-            time_ingest(repos, address, temp)
+            time_ingest(paths, address, temp)
     finally:
         ray = sys.modules.get("ray")
         if ray is not None and ray.is_initialized():
@@ -150,8 +141,9 @@ def count_calls(workspace: Workspace) -> list[int]:
     return count
 
 
-def time_ingest(repos: list[str], address: str, temp: Path) -> None:
-    """Ingest the repositories from scratch into `temp`, through Ray tasks and locally."""
+def time_ingest(indexes: list[str], address: str, temp: Path) -> None:
+    """Ingest the repositories of `indexes` from scratch into `temp`, through Ray tasks and locally."""
+    repos = [Path(p).stem.removeprefix("codesearch-") for p in indexes]
     for how in ("ray", "local"):
         folder = temp / f"indexes-{how}"
         folder.mkdir()

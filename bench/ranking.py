@@ -127,10 +127,26 @@ def ranked(index: Index, question: str, weights: RankingWeights) -> list[Any]:
     return hits
 
 
-def codesearch(indexes: Indexes, run: ModuleType, weights: RankingWeights) -> dict[str, Any]:
-    tasks = [
+def codesearch_tasks() -> list[dict[str, Any]]:
+    """The code-search benchmark's tasks (query, repo, the lines that answer it), in its order."""
+    return [
         json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
     ]
+
+
+def repository_indexes() -> list[str]:
+    """The index file of each extracted code-search repository, in name order, built or brought up
+    to date with this checkout's ingest (the files Indexes.get opens)."""
+    paths = []
+    for folder in sorted(p for p in REPOS.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        path = INDEXES / f"codesearch-{folder.name}.idx"
+        ingest(folder, path)
+        paths.append(str(path))
+    return paths
+
+
+def codesearch(indexes: Indexes, run: ModuleType, weights: RankingWeights) -> dict[str, Any]:
+    tasks = codesearch_tasks()
     rows, match_rows, sizes = [], [], []
     for t in tasks[::SAMPLE]:
         hits = ranked(indexes.get("codesearch", REPOS / t["repo"]), t["query"], weights)

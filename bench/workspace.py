@@ -36,7 +36,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.common import percentile, run_isolated  # noqa: E402
-from bench.ranking import CODESEARCH, INDEXES, REPOS, runner  # noqa: E402
+from bench.ranking import INDEXES, REPOS, codesearch_tasks, repository_indexes, runner  # noqa: E402
 from rag.evaluation import EVAL_DEPTH  # noqa: E402
 from rag.indexing.pipeline import ingest  # noqa: E402
 from rag.retrieval.opening import open_index  # noqa: E402
@@ -86,16 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, help="write per-query rows here (JSON)")
     args = ap.parse_args(argv)
     run = runner()
-    every = [
-        json.loads(line) for line in (CODESEARCH / "tasks.jsonl").read_text().splitlines() if line.strip()
-    ]
+    every = codesearch_tasks()
     tasks = every[:: args.sample]
-    repos = sorted(p.name for p in REPOS.iterdir() if p.is_dir() and not p.name.startswith("."))
-    paths = []
-    for name in repos:
-        path = INDEXES / f"codesearch-{name}.idx"
-        ingest(REPOS / name, path)
-        paths.append(str(path))
+    paths = repository_indexes()
     union_path = INDEXES / "codesearch-union.idx"
     ingest(REPOS, union_path)
     own: dict[str, Index] = {}
