@@ -424,24 +424,52 @@ def stderr_of(index_path: Path, groups: frozenset[str], *args: str) -> list[str]
     return out
 
 
-@pytest.mark.parametrize("change", ["renamed", "deleted", "added"])
+# the Markdown files of app/ and of its folders are for admins: drafts/ holds nothing else
+AT_ANY_DEPTH = ACCESS + "app/**/*.md admins\n"
+DRAFTS = {"app/drafts/q3.md": "# Q3\n\nThe initech deal, in draft.\n"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "renamed",
+        "deleted",
+        "added",
+        "its folder deleted",
+        "moved into a new folder",
+        "added in a new folder",
+        "added in a new folder deeper",
+    ],
+)
 def test_a_restricted_file_that_changes_in_a_public_folder_is_never_noted(
     tmp_path: Path, change: str
 ) -> None:
-    repo = write_tree(tmp_path / "r", {**FILES, **PLANS, ".rag-access": IN_PUBLIC_FOLDER})
+    from rag.status import status
+
+    repo = write_tree(tmp_path / "r", {**FILES, **PLANS, **DRAFTS, ".rag-access": AT_ANY_DEPTH})
     full = ingest(repo).index_path
-    reference = reference_index(tmp_path, ("finance/", "security/"))  # no plans, no rules
+    reference = reference_index(tmp_path, ("finance/", "security/"))  # no plans, no drafts, no rules
     if change == "renamed":
         (repo / "app/plans.md").rename(repo / "app/plans-2027.md")
     elif change == "deleted":
         (repo / "app/plans.md").unlink()
-    else:
+    elif change == "added":
         (repo / "app/roadmap.md").write_text("# Roadmap\n")
+    elif change == "its folder deleted":
+        (repo / "app/drafts/q3.md").unlink()
+        (repo / "app/drafts").rmdir()
+    elif change == "moved into a new folder":
+        (repo / "app/archive").mkdir()
+        (repo / "app/plans.md").rename(repo / "app/archive/plans.md")
+    else:
+        deeper = "/2027" if change.endswith("deeper") else ""
+        write_tree(repo, {f"app/notes{deeper}/board.md": "# Board\n"})
     assert stderr_of(full, frozenset()) == stderr_of(reference, frozenset()) == ["", "", ""]
+    assert status(full).stale == status(reference).stale == []
     # an admin reads the file: the change is noted to them
-    assert stderr_of(full, frozenset({"admins"}))[0].startswith(
-        "Note: 1 indexed file(s) or folder(s) changed"
-    )
+    assert stderr_of(full, frozenset({"admins"}))[0].startswith("Note: ")
+    # a refresh re-indexes it, and tells the public caller what it would without the file
+    assert stderr_of(full, frozenset(), "--refresh") == stderr_of(reference, frozenset(), "--refresh")
 
 
 @pytest.mark.parametrize(

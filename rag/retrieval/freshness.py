@@ -42,9 +42,9 @@ def indexable_changes(index: Index, changed: list[str], groups: frozenset[str] |
             continue
         folder = "" if item == "./" else item[:-1]
         then = index.folder_entries(folder)
-        now = _listed(root, folder, include, exclude, max_bytes, rag_rules, then)
-        if now is not None and readable is not None:
-            then, now = _visible(then, folder, readable), _visible(now, folder, readable)
+        now = _listed(root, folder, include, exclude, max_bytes, rag_rules, then, readable)
+        if now is not None and readable is not None and groups is not None:
+            then, now = _seen_by(index, folder, then, now, readable, groups)
         if now is None or now.keys() != then.keys():
             out.append(item)
     return out
@@ -57,11 +57,37 @@ def _readable(root: str, groups: frozenset[str]) -> Callable[[str], bool]:
     return lambda path: access.may_read(path, groups)
 
 
-def _visible(names: dict[str, bool], folder: str, readable: Callable[[str], bool]) -> dict[str, bool]:
-    """The entries of `folder` (name -> whether a folder) that the caller may read."""
+def _seen_by(
+    index: Index,
+    folder: str,
+    then: dict[str, bool],
+    now: dict[str, bool],
+    readable: Callable[[str], bool],
+    groups: frozenset[str],
+) -> tuple[dict[str, bool], dict[str, bool]]:
+    """The listings of `folder` then and now as an index without the files the caller may not read
+    would hold them. A folder listed then holds what it held then (a change deeper is noted at
+    its own folder); a folder new since was listed only if it holds a file the caller may read
+    (_listed)."""
+    seen = _visible(then, folder, readable, lambda sub: index.held_readable(sub, groups, readable))
+
+    def holds_now(sub: str) -> bool:
+        name = sub.rpartition("/")[2]
+        return name in seen or name not in then
+
+    return seen, _visible(now, folder, readable, holds_now)
+
+
+def _visible(
+    names: dict[str, bool], folder: str, readable: Callable[[str], bool], holds: Callable[[str], bool]
+) -> dict[str, bool]:
+    """The entries of `folder` (name -> whether a folder) that an index without the files the caller
+    may not read would list: the files it may read, and the folders that `holds` says hold one."""
     prefix = f"{folder}/" if folder else ""
     return {
-        name: is_dir for name, is_dir in names.items() if readable(prefix + name + ("/" if is_dir else ""))
+        name: is_dir
+        for name, is_dir in names.items()
+        if (holds(prefix + name) if is_dir else readable(prefix + name))
     }
 
 
@@ -81,10 +107,12 @@ def _listed(
     max_bytes: int,
     rag_rules: list[IgnoreRules],
     then: dict[str, bool],
+    readable: Callable[[str], bool] | None = None,
 ) -> dict[str, bool] | None:
     """The names in `folder` an ingest would list (None if it cannot be read), each with whether
     it is a folder: what is ignored, excluded or skipped by name, links and nested repositories
-    left out. A new folder counts when it holds anything that is not left out itself."""
+    left out. A new folder counts when it holds anything that is not left out itself; with
+    `readable`, a caller's, when it holds a file the caller may read, at any depth."""
     try:
         entries = list(os.scandir(os.path.join(root, folder)))
     except OSError:
@@ -105,7 +133,9 @@ def _listed(
                     or os.path.exists(os.path.join(entry.path, ".git"))
                 ):
                     continue
-                if name in then or _holds_something(entry.path, rel, include, exclude, rag_rules, rules):
+                if name in then or _holds_something(
+                    entry.path, rel, include, exclude, rag_rules, rules, readable
+                ):
                     names[name] = True
                 continue
             if (
@@ -127,8 +157,10 @@ def _holds_something(
     exclude: tuple[str, ...],
     rag_rules: list[IgnoreRules],
     rules: list[IgnoreRules],
+    readable: Callable[[str], bool] | None = None,
 ) -> bool:
-    """Whether a folder new since ingest holds a file or folder that is not left out by name."""
+    """Whether a folder new since ingest holds a file or folder that is not left out by name; with
+    `readable`, a file that is not left out and that the caller may read, at any depth."""
     try:
         entries = list(os.scandir(path))
     except OSError:
@@ -139,8 +171,16 @@ def _holds_something(
         if entry.name in (".git", INDEX_DIRNAME) or entry.is_symlink():
             continue
         if entry.is_dir(follow_symlinks=False):
-            if entry.name not in EXCLUDED_DIRS and not is_ignored(inner, sub, True):
+            if entry.name in EXCLUDED_DIRS or is_ignored(inner, sub, True):
+                continue
+            if readable is None or _holds_something(
+                entry.path, sub, include, exclude, rag_rules, inner, readable
+            ):
                 return True
-        elif not excluded_by_name(sub, include, exclude, rag_rules) and not is_ignored(inner, sub, False):
+        elif (
+            not excluded_by_name(sub, include, exclude, rag_rules)
+            and not is_ignored(inner, sub, False)
+            and (readable is None or readable(sub))
+        ):
             return True
     return False

@@ -117,14 +117,41 @@ class Freshness:
             moved = self._visible_folders(moved, groups)
         return changed + [f"{path or '.'}/" for path in moved]
 
-    def _visible_folders(self, folders: list[str], groups: frozenset[str]) -> list[str]:
-        """The folders of `folders` that hold a file the caller may read, or no indexed file at all
-        (only files skipped after reading): those an index without its unreadable files holds too."""
+    def _readable_classes(self, groups: frozenset[str]) -> frozenset[int] | None:
+        """The access classes a caller with `groups` may read; None when it may read them all."""
         groups_of_class = {
             i: frozenset(json.loads(g)) for i, g in self._query("SELECT id, groups FROM classes")
         }
         readable = readable_classes(groups_of_class, groups)
-        if len(readable) == len(groups_of_class):
+        return None if len(readable) == len(groups_of_class) else readable
+
+    @_reads
+    def held_readable(self, folder: str, groups: frozenset[str], may_read: Callable[[str], bool]) -> bool:
+        """Whether the last ingest listed, at any depth inside `folder`, a file the caller may read:
+        an indexed file of a class it reads, or a file read and skipped that `may_read` allows. A
+        folder holding none is absent from an index built without the files it may not read."""
+        span = (folder + "/", folder + "0")  # '0' follows '/'
+        readable = self._readable_classes(groups)
+        if readable is None:
+            found = self._query("SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1", span)
+        else:
+            marks = ",".join("?" * len(readable))
+            found = self._query(
+                f"SELECT 1 FROM files WHERE path >= ? AND path < ? AND class IN ({marks}) LIMIT 1",
+                (*span, *sorted(readable)),
+            )
+        if found.fetchone() is not None:
+            return True
+        return any(
+            may_read(path)
+            for (path,) in self._query("SELECT path FROM skipped WHERE path >= ? AND path < ?", span)
+        )
+
+    def _visible_folders(self, folders: list[str], groups: frozenset[str]) -> list[str]:
+        """The folders of `folders` that hold a file the caller may read, or no indexed file at all
+        (only files skipped after reading): those an index without its unreadable files holds too."""
+        readable = self._readable_classes(groups)
+        if readable is None:
             return folders
         out = []
         for folder in folders:  # only folders that changed: few, and each a range of the path index
