@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +212,31 @@ def api() -> Iterator[FakeApi]:
     """A local server speaking the Messages API, answering from the responses a test queues."""
     with serving() as fake:
         yield fake
+
+
+class _Importing:
+    """A background import of the SDK that never ends (rag.answer.anthropic_api._importing)."""
+
+    def is_alive(self) -> bool:
+        return True
+
+
+@pytest.fixture(params=["sdk", "standard-library"])
+def via(request: pytest.FixtureRequest, api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Make an AnthropicBackend that calls `api` through the SDK's client, or as a query does while
+    the SDK is still importing: through the standard library, the SDK's client (with the given
+    retries and timeout) taking over a call that fails before its stream begins."""
+    from rag.answer import anthropic_api
+
+    def make(max_retries: int = 1, timeout: float = 10.0) -> anthropic_api.AnthropicBackend:
+        if request.param == "sdk":
+            return anthropic_api.AnthropicBackend(client=api.client(max_retries, timeout))
+        monkeypatch.setattr(anthropic_api, "_importing", [_Importing()])
+        monkeypatch.setattr(anthropic_api, "API_READ_TIMEOUT", timeout)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        backend = anthropic_api.AnthropicBackend(api_key="test")
+        monkeypatch.setattr(backend, "_client", lambda: api.client(max_retries, timeout))
+        return backend
+
+    make.path = request.param  # type: ignore[attr-defined]
+    return make

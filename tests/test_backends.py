@@ -247,10 +247,10 @@ def answer_events(model: str = DEFAULT_MODEL, stop_reason: str = "end_turn") -> 
     ]
 
 
-def test_real_sdk_streams_a_cited_answer(api: FakeApi) -> None:
+def test_real_sdk_streams_a_cited_answer(api: FakeApi, via: Any) -> None:
     api.stream(answer_events())
     streamed: list[str] = []
-    gen = AnthropicBackend(client=api.client()).generate(PROMPT, streamed.append)
+    gen = via().generate(PROMPT, streamed.append)
     assert streamed == ["It loads ", "the stored hash.", " [1]", " Then verifies."]
     assert gen.text == "It loads the stored hash. [1] Then verifies."
     title = "rag/auth.py:10-13 check_password"  # the API names the document it cites
@@ -259,19 +259,22 @@ def test_real_sdk_streams_a_cited_answer(api: FakeApi) -> None:
     assert gen.usage == {"input_tokens": 321, "output_tokens": 42}
     [sent] = api.requests
     assert sent["path"] == "/v1/messages"
+    assert sent["headers"]["user-agent"].startswith(
+        "Python-urllib" if via.path == "standard-library" else "Anthropic"
+    )
     assert sent["json"]["stream"] is True and "temperature" not in sent["json"]
     assert sent["json"]["model"] == DEFAULT_MODEL
     assert sent["json"]["messages"][0]["content"][0]["citations"] == {"enabled": True}
 
 
-def test_real_sdk_retries_a_429_then_succeeds(api: FakeApi) -> None:
+def test_real_sdk_retries_a_429_then_succeeds(api: FakeApi, via: Any) -> None:
     api.reply(
         429,
         {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
         **{"retry-after-ms": "1"},
     )
     api.stream(answer_events())
-    gen = AnthropicBackend(client=api.client(max_retries=1)).generate(PROMPT)
+    gen = via(max_retries=1).generate(PROMPT)
     assert gen.text.startswith("It loads")
     assert len(api.requests) == 2
 
@@ -285,32 +288,32 @@ def test_real_sdk_retries_a_429_then_succeeds(api: FakeApi) -> None:
     ],
     ids=["rate-limit", "overloaded", "auth"],
 )
-def test_real_sdk_errors_after_retries(api: FakeApi, status: int, kind: str, expected: str) -> None:
+def test_real_sdk_errors_after_retries(api: FakeApi, via: Any, status: int, kind: str, expected: str) -> None:
     body = {"type": "error", "error": {"type": kind, "message": "nope"}}
     for _ in range(2):
         api.reply(status, body, **{"retry-after-ms": "1"})
     with pytest.raises(BackendError, match=re.escape(expected)):
-        AnthropicBackend(client=api.client(max_retries=1)).generate(PROMPT)
+        via(max_retries=1).generate(PROMPT)
     assert len(api.requests) == (1 if status == 401 else 2)  # 401 is not retried
 
 
-def test_real_sdk_overload_inside_the_stream(api: FakeApi) -> None:
+def test_real_sdk_overload_inside_the_stream(api: FakeApi, via: Any) -> None:
     start = answer_events()[0]
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     api.stream([start, error])
     with pytest.raises(BackendError, match="overloaded"):
-        AnthropicBackend(client=api.client()).generate(PROMPT)
+        via().generate(PROMPT)
 
 
-def test_real_sdk_refusal_is_reported_as_the_stop_reason(api: FakeApi) -> None:
+def test_real_sdk_refusal_is_reported_as_the_stop_reason(api: FakeApi, via: Any) -> None:
     api.stream(answer_events(stop_reason="refusal"))
-    assert AnthropicBackend(client=api.client()).generate(PROMPT).stop_reason == "refusal"
+    assert via().generate(PROMPT).stop_reason == "refusal"
 
 
-def test_real_sdk_timeout(api: FakeApi) -> None:
+def test_real_sdk_timeout(api: FakeApi, via: Any) -> None:
     api.hang(1.0)
     with pytest.raises(BackendError, match="timed out"):
-        AnthropicBackend(client=api.client(max_retries=0, timeout=0.2)).generate(PROMPT)
+        via(max_retries=0, timeout=0.2).generate(PROMPT)
 
 
 def test_real_sdk_network_down() -> None:
@@ -322,12 +325,12 @@ def test_real_sdk_network_down() -> None:
         AnthropicBackend(client=client).generate(PROMPT)
 
 
-def test_real_sdk_stream_cut_off_before_its_end_is_an_error_not_an_answer(api: FakeApi) -> None:
+def test_real_sdk_stream_cut_off_before_its_end_is_an_error_not_an_answer(api: FakeApi, via: Any) -> None:
     events = answer_events()
     api.stream(events[:7])  # message_start ... "It loads ": the connection closes there
     streamed: list[str] = []
     with pytest.raises(BackendError, match="closed before the answer was complete"):
-        AnthropicBackend(client=api.client()).generate(PROMPT, streamed.append)
+        via().generate(PROMPT, streamed.append)
     assert streamed == ["It loads "]
 
 
@@ -340,17 +343,19 @@ def test_real_sdk_stream_cut_off_before_its_end_is_an_error_not_an_answer(api: F
     ],
     ids=["json-body", "garbled-event", "html"],
 )
-def test_real_sdk_unreadable_response_is_one_line(api: FakeApi, content_type: str, body: bytes) -> None:
+def test_real_sdk_unreadable_response_is_one_line(
+    api: FakeApi, via: Any, content_type: str, body: bytes
+) -> None:
     api.responses.append((200, {"content-type": content_type}, body))
     with pytest.raises(BackendError, match="response this tool cannot read"):
-        AnthropicBackend(client=api.client()).generate(PROMPT)
+        via().generate(PROMPT)
 
 
-def test_real_sdk_empty_answer_is_an_error(api: FakeApi) -> None:
+def test_real_sdk_empty_answer_is_an_error(api: FakeApi, via: Any) -> None:
     events = answer_events()
     api.stream([events[0], events[-2], events[-1]])  # start, stop reason end_turn, stop: no text
     with pytest.raises(BackendError, match="returned an empty answer"):
-        AnthropicBackend(client=api.client()).generate(PROMPT)
+        via().generate(PROMPT)
 
 
 def test_the_client_made_here_has_bounded_timeouts(mocker: Any) -> None:
@@ -625,6 +630,41 @@ def test_a_search_plan_goes_out_without_importing_the_sdk(api: FakeApi) -> None:
     assert sent["path"] == "/v1/messages"
     assert (sent["headers"]["x-api-key"], sent["headers"]["anthropic-version"]) == ("sk-plan", "2023-06-01")
     assert sent["json"]["model"] == "claude-fast" and "stream" not in sent["json"]
+
+
+ANSWER_SCRIPT = """
+import json, sys
+from rag.answer import anthropic_api
+from rag.answer.prompts import build_prompt
+PROMPT = build_prompt("how does auth work?", [])
+backend = anthropic_api.AnthropicBackend(api_key="sk-answer")
+backend.prepare(0, None)  # as a query does when the question comes in
+streamed = []
+gen = backend.generate(PROMPT, streamed.append)
+importing = anthropic_api._importing[0].is_alive()
+print(json.dumps([streamed, gen.text, gen.stop_reason, importing]))
+"""
+
+
+def test_an_answer_streams_while_the_sdk_is_still_importing(api: FakeApi) -> None:
+    api.stream(answer_events())
+    env = {**os.environ, "ANTHROPIC_BASE_URL": api.url}
+    out = subprocess.run(
+        [sys.executable, "-c", ANSWER_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=PROJECT,
+        check=True,
+    ).stdout
+    streamed, text, stop_reason, importing = json.loads(out)
+    assert streamed == ["It loads ", "the stored hash.", " [1]", " Then verifies."]
+    assert (text, stop_reason) == ("It loads the stored hash. [1] Then verifies.", "end_turn")
+    assert importing  # the answer was read before the SDK finished importing
+    [sent] = api.requests
+    assert sent["headers"]["user-agent"].startswith("Python-urllib")
+    assert (sent["headers"]["x-api-key"], sent["headers"]["anthropic-version"]) == ("sk-answer", "2023-06-01")
+    assert sent["json"]["stream"] is True
 
 
 def test_a_plan_that_cannot_connect_is_one_line() -> None:

@@ -17,7 +17,7 @@ from conftest import FAKE_CLAUDE, FakeBackend, write_tree
 from local_api import FakeApi, cited_events, search_events
 
 from rag.answer.ask import Planning, ask, generate
-from rag.answer.backends import AnthropicBackend, ClaudeCliBackend
+from rag.answer.backends import ClaudeCliBackend
 from rag.answer.followups import (
     NO_NEW_PASSAGES,
     NO_SEARCHES_LEFT,
@@ -181,7 +181,9 @@ def citation_of(hit: Any, text: str, index: int) -> dict[str, Any]:
     }
 
 
-def test_sdk_runs_the_search_and_sends_its_passages_back_as_documents(index: Path, api: FakeApi) -> None:
+def test_sdk_runs_the_search_and_sends_its_passages_back_as_documents(
+    index: Path, api: FakeApi, via: Any
+) -> None:
     sent = first(index)
     tool = SearchTool(index, Request(QUESTION), sent, limit=1)
     prompt = build_prompt(QUESTION, sent, follow_ups=1)
@@ -190,7 +192,7 @@ def test_sdk_runs_the_search_and_sends_its_passages_back_as_documents(index: Pat
     api.stream(cited_events("A request may take 30 seconds.", citation_of(settings, "30", 1)))
     streamed: list[str] = []
     told: list[str] = []
-    answer = generate(prompt, AnthropicBackend(client=api.client()), streamed.append, tool, told.append)
+    answer = generate(prompt, via(), streamed.append, tool, told.append)
     # the words before the search are no part of the answer
     assert "".join(streamed) == answer.text == "A request may take 30 seconds. [1]"
     assert told == ["DEFAULT_REQUEST_TIMEOUT"]
@@ -216,13 +218,13 @@ def test_sdk_runs_the_search_and_sends_its_passages_back_as_documents(index: Pat
     assert [h.chunk.path for r in answer.rounds for h in r.hits] == ["settings.py"]
 
 
-def test_sdk_search_errors_go_back_to_the_model(index: Path, api: FakeApi) -> None:
+def test_sdk_search_errors_go_back_to_the_model(index: Path, api: FakeApi, via: Any) -> None:
     sent = first(index)
     tool = SearchTool(index, Request(QUESTION), sent, limit=2)
     api.stream(search_events({"words": "timeout"}))  # no `query`
     api.stream(search_events("server", use_id="toolu_2"))  # only server.py, sent already
     api.stream(cited_events("It is not shown."))
-    answer = generate(build_prompt(QUESTION, sent, 2), AnthropicBackend(client=api.client()), None, tool)
+    answer = generate(build_prompt(QUESTION, sent, 2), via(), None, tool)
     bad = api.requests[1]["json"]["messages"][2]["content"][0]
     assert bad["is_error"] is True and "needs `query`" in bad["content"]
     none_new = api.requests[2]["json"]["messages"][4]["content"][0]
@@ -230,21 +232,21 @@ def test_sdk_search_errors_go_back_to_the_model(index: Path, api: FakeApi) -> No
     assert answer.text == "It is not shown." and answer.calls == 3
 
 
-def test_sdk_model_that_will_not_stop_searching_is_an_error(index: Path, api: FakeApi) -> None:
+def test_sdk_model_that_will_not_stop_searching_is_an_error(index: Path, api: FakeApi, via: Any) -> None:
     tool = SearchTool(index, Request(QUESTION), first(index), limit=1)
     api.stream(search_events("settings"))
     api.stream(search_events("more", use_id="toolu_2"))  # its one search used, it searched again
     api.stream(search_events("again", use_id="toolu_3"))  # told there are none left, again
     with pytest.raises(BackendError, match="kept searching instead of answering"):
-        generate(build_prompt(QUESTION, first(index), 1), AnthropicBackend(client=api.client()), None, tool)
+        generate(build_prompt(QUESTION, first(index), 1), via(), None, tool)
     assert len(api.requests) == 3
     refused = api.requests[2]["json"]["messages"][4]["content"][0]
     assert (refused["content"], refused["is_error"]) == (NO_SEARCHES_LEFT, True)
 
 
-def test_sdk_without_follow_ups_offers_no_tool(index: Path, api: FakeApi) -> None:
+def test_sdk_without_follow_ups_offers_no_tool(index: Path, api: FakeApi, via: Any) -> None:
     api.stream(cited_events("From the passage."))
-    generate(build_prompt(QUESTION, first(index)), AnthropicBackend(client=api.client()))
+    generate(build_prompt(QUESTION, first(index)), via())
     [call] = api.requests
     assert "tools" not in call["json"] and "tool_choice" not in call["json"]
 

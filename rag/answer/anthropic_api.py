@@ -2,9 +2,11 @@
 as tool use, through the `anthropic` SDK; short plain calls (a search plan), through the standard
 library.
 
-Importing the SDK takes 1.5 s on a 2-core machine, longer than a planning call. Retrieval never
+Importing the SDK takes 1-1.5 s on a 2-core machine, longer than a planning call. Retrieval never
 needs it; an answered question starts importing it in the background (prepare()) when the question
 comes in, and sends its plan without it, so that the import runs while the planning model thinks.
+An answer's call that comes before the import is done goes out through the standard library too
+(rag.answer.messages_stream), falling back to the SDK if it fails before its stream begins.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from rag.answer.followups import Round, SearchTool
+    from rag.answer.messages_stream import NotStarted
     from rag.answer.prompts import Prompt
     from rag.ranking.hits import Hit
 
@@ -182,6 +185,8 @@ class AnthropicBackend:
         import urllib.error
         import urllib.request
 
+        from rag.answer.messages_stream import json_body
+
         url, headers = self._endpoint()
         data = json.dumps(self.completion_request(prompt, model, max_tokens)).encode()
         call = urllib.request.Request(f"{url}/v1/messages", data=data, headers=headers, method="POST")
@@ -192,7 +197,7 @@ class AnthropicBackend:
             stop_reason = message.get("stop_reason")
             usage = {k: v for k in USAGE_FIELDS if isinstance(v := (message.get("usage") or {}).get(k), int)}
         except urllib.error.HTTPError as exc:
-            raise BackendError(status_message(exc.code, _json_body(exc), model, retried=False)) from None
+            raise BackendError(status_message(exc.code, json_body(exc), model, retried=False)) from None
         except TimeoutError:
             raise BackendError(TIMED_OUT) from None
         except urllib.error.URLError as exc:
@@ -210,13 +215,16 @@ class AnthropicBackend:
     def _endpoint(self) -> tuple[str, dict[str, str]]:
         """Where complete() posts, and its headers: the given client's, else the SDK's defaults."""
         if self.client is not None:
-            url, key = str(self.client.base_url), self.client.api_key
+            url, key, token = str(self.client.base_url), self.client.api_key, self.client.auth_token
         else:
             url = os.environ.get("ANTHROPIC_BASE_URL") or API_URL
             key = self.api_key if self.api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+            token = os.environ.get("ANTHROPIC_AUTH_TOKEN")
         headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
         if key:
             headers["x-api-key"] = key
+        if token:  # the SDK's bearer token (ANTHROPIC_AUTH_TOKEN), sent beside a key as it sends it
+            headers["authorization"] = f"Bearer {token}"
         return url.rstrip("/"), headers
 
     def generate(
@@ -231,9 +239,6 @@ class AnthropicBackend:
         With `tool` and prompt.follow_ups, each turn that ends in a search runs it and sends its
         passages back as documents, until the model answers; once its searches are used up, the
         next turn must answer (tool_choice none)."""
-        import anthropic
-
-        client = self._client()
         body = self.request(prompt)
         searching = tool is not None and bool(prompt.follow_ups)
         if not searching:
@@ -250,7 +255,7 @@ class AnthropicBackend:
                 if searching:
                     body["tool_choice"] = MAY_SEARCH if may_search else MUST_ANSWER
                 calls += 1
-                message = self._turn(client, body, gate, may_search, numbers)
+                message = self._turn(body, gate, may_search, numbers)
                 usage = add_usage(usage, _usage(message))
                 for block in message.content:
                     if block.type == "text":
@@ -271,7 +276,7 @@ class AnthropicBackend:
         except CallerError as exc:
             assert exc.__cause__ is not None
             raise exc.__cause__ from None
-        except anthropic.AnthropicError as exc:
+        except _sdk_error() as exc:
             raise BackendError(_api_error_message(exc, self.model)) from None
         except (ValueError, AssertionError, AttributeError, KeyError, TypeError) as exc:
             # a body that is not the Messages API's event stream (a proxy's JSON or HTML, a
@@ -300,16 +305,12 @@ class AnthropicBackend:
         )
 
     def _turn(
-        self,
-        client: anthropic.Anthropic,
-        body: dict[str, Any],
-        gate: TextGate,
-        may_search: bool,
-        numbers: dict[object, int],
+        self, body: dict[str, Any], gate: TextGate, may_search: bool, numbers: dict[object, int]
     ) -> Any:
         """One streamed model call: its text through `gate`, markers after each cited block."""
         gate.start_turn(hold=may_search)
-        with client.messages.stream(**body) as stream:
+        with contextlib.ExitStack() as stack:
+            stream = self._stream(stack, body)
             for event in stream:
                 if event.type == "text":
                     gate.add(event.text)
@@ -326,6 +327,33 @@ class AnthropicBackend:
         gate.end_turn(searched=message.stop_reason == "tool_use")
         return message
 
+    def _stream(self, stack: contextlib.ExitStack[Any], body: dict[str, Any]) -> Any:
+        """Open one call's event stream: while the SDK is still importing, through the standard
+        library (the answer never waits for the import; a call that fails before its stream begins
+        is sent again through the SDK, with its retries); else through the SDK."""
+        if self.client is None and any(thread.is_alive() for thread in _importing):
+            from rag.answer.messages_stream import NotStarted, Stream
+
+            url, headers = self._endpoint()
+            try:
+                return stack.enter_context(Stream(url, headers, body, API_CONNECT_TIMEOUT, API_READ_TIMEOUT))
+            except NotStarted as failed:
+                return stack.enter_context(self._send_again(failed, body))
+        return stack.enter_context(self._client().messages.stream(**body))
+
+    def _send_again(self, failed: NotStarted, body: dict[str, Any]) -> Any:
+        """After a first attempt through the standard library failed, the SDK's retries: those left
+        of its own count, the first after the wait it would have taken; or the error it would give."""
+        import time
+
+        client = self._client()
+        if not failed.retry or client.max_retries < 1:
+            if failed.kind == "status":
+                raise BackendError(status_message(failed.status, failed.body, self.model, retried=False))
+            raise BackendError(TIMED_OUT if failed.kind == "timeout" else UNREACHABLE)
+        time.sleep(failed.wait)
+        return client.with_options(max_retries=client.max_retries - 1).messages.stream(**body)
+
     @staticmethod
     def _search(tool: SearchTool, use: Any, on_search: OnSearch | None) -> dict[str, Any]:
         from rag.answer.followups import NO_SEARCHES_LEFT
@@ -334,6 +362,17 @@ class AnthropicBackend:
         if on_search is not None and found.error != NO_SEARCHES_LEFT:
             on_search(found.search)
         return tool_result(use.id, found)
+
+
+def _sdk_error() -> type[Exception]:
+    """The SDK's base error once it is imported (an `except` evaluates this only when it matches)."""
+    sdk = sys.modules.get("anthropic")
+    error = getattr(sdk, "AnthropicError", None)
+    return error if isinstance(error, type) and issubclass(error, Exception) else _NoError
+
+
+class _NoError(Exception):
+    """Never raised: what _sdk_error matches before the SDK is imported."""
 
 
 def _param(block: Any) -> dict[str, Any]:
@@ -384,7 +423,7 @@ TIMED_OUT = "The Anthropic API timed out — check your connection and try again
 UNREACHABLE = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
 
 
-def _api_error_message(exc: anthropic.AnthropicError, model: str) -> str:
+def _api_error_message(exc: Exception, model: str) -> str:
     """Turn an SDK error into one line that says what to do."""
     import anthropic
 
@@ -412,14 +451,6 @@ def status_message(status: int, body: object, model: str, *, retried: bool) -> s
         return f"The Anthropic API is overloaded (529){again} — try again shortly"
     detail = _error_detail(body) or f"HTTP {status}"
     return f"The Anthropic API failed ({status}): {detail} — try again, or use --backend claude"
-
-
-def _json_body(exc: Any) -> object:
-    """An HTTP error's body as JSON, None when it is not."""
-    try:
-        return json.loads(exc.read())
-    except (ValueError, OSError):
-        return None
 
 
 def _error_type(body: object) -> str | None:

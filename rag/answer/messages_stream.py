@@ -1,0 +1,214 @@
+"""One streamed Messages API call through the standard library: the answer's first request, sent while
+the SDK is still importing (rag.answer.anthropic_api), so that the answer never waits for that import.
+
+It reads the event stream the API documents (message_start, content blocks with their text, citation
+and tool-input deltas, message_delta, message_stop, error) into the shapes the SDK's stream gives:
+objects with the same attribute names, so the backend handles either. A call that fails before its
+stream begins (no connection, an HTTP error status, a timeout) raises NotStarted, and is sent again
+through the SDK, with its retries and its errors.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+from rag.errors import BackendError
+
+
+class NotStarted(Exception):
+    """The call failed before its event stream began: nothing was read. `retry`: whether the SDK
+    would send it again (a timeout, no connection, 408, 409, 429 or 5xx, unless the API says not
+    to), after `wait` seconds (the API's retry-after, as the SDK reads it, or its first backoff)."""
+
+    def __init__(
+        self, kind: str, status: int = 0, body: object = None, retry: bool = True, wait: float = 0.5
+    ) -> None:
+        super().__init__(kind)
+        self.kind, self.status, self.body, self.retry, self.wait = kind, status, body, retry, wait
+
+    @classmethod
+    def answered(cls, status: int, body: object, headers: Any) -> NotStarted:
+        """An HTTP error status, with the SDK's reading of whether and when to send it again."""
+        should = (headers.get("x-should-retry") or "").lower()
+        retry = should == "true" or (should != "false" and (status in (408, 409, 429) or status >= 500))
+        return cls("status", status, body, retry, _retry_after(headers))
+
+
+class Stream:
+    """The events of one streamed call, as the SDK's message stream yields them, then its message."""
+
+    def __init__(self, url: str, headers: dict[str, str], body: dict[str, Any], connect: float, read: float):
+        self._request = (url, headers, body, connect, read)
+        self._response: Any = None
+        self.message: SimpleNamespace | None = None
+
+    def __enter__(self) -> Stream:
+        import urllib.error
+        import urllib.request
+
+        url, headers, body, connect, read = self._request
+        data = json.dumps({**body, "stream": True}).encode()
+        call = urllib.request.Request(
+            f"{url}/v1/messages", data=data, headers={**headers, "accept": "text/event-stream"}, method="POST"
+        )
+        try:
+            self._response = _opener(read).open(call, timeout=connect)
+        except urllib.error.HTTPError as exc:
+            raise NotStarted.answered(exc.code, json_body(exc), exc.headers) from None
+        except TimeoutError:
+            raise NotStarted("timeout") from None
+        except urllib.error.URLError as exc:
+            raise NotStarted("timeout" if isinstance(exc.reason, TimeoutError) else "connection") from None
+        except (OSError, ValueError, http.client.HTTPException):
+            raise NotStarted("connection") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._response is not None:
+            self._response.close()
+
+    def __iter__(self) -> Iterator[SimpleNamespace]:
+        """Yield `text`, `content_block_start` and `content_block_stop` events as the SDK names them
+        (a stop carries its whole block); keep the message they build in `message`."""
+        kind = self._response.headers.get_content_type()
+        if kind != "text/event-stream":
+            raise ValueError(f"not an event stream: {kind}")
+        blocks: list[SimpleNamespace] = []
+        inputs: dict[int, list[str]] = {}  # a tool call's input, as JSON in parts
+        try:
+            for name, data in _events(self._response):
+                event = json.loads(data)
+                if name == "error" or event.get("type") == "error":
+                    from rag.answer.anthropic_api import status_message
+
+                    model = self.message.model if self.message is not None else ""
+                    raise BackendError(status_message(200, event, model, retried=False))
+                if event["type"] == "message_start":
+                    start = event["message"]
+                    self.message = SimpleNamespace(
+                        model=start.get("model"),
+                        content=blocks,
+                        stop_reason=start.get("stop_reason"),
+                        usage=SimpleNamespace(**(start.get("usage") or {})),
+                    )
+                elif event["type"] == "content_block_start":
+                    block = _block(event["content_block"])
+                    blocks.append(block)
+                    yield SimpleNamespace(type="content_block_start", content_block=block)
+                elif event["type"] == "content_block_delta":
+                    block, delta = blocks[event["index"]], event["delta"]
+                    if delta["type"] == "text_delta":
+                        block.text += delta["text"]
+                        yield SimpleNamespace(type="text", text=delta["text"])
+                    elif delta["type"] == "citations_delta":
+                        block.citations.append(SimpleNamespace(**delta["citation"]))
+                    elif delta["type"] == "input_json_delta":
+                        inputs.setdefault(event["index"], []).append(delta["partial_json"])
+                elif event["type"] == "content_block_stop":
+                    block = blocks[event["index"]]
+                    if block.type == "tool_use":
+                        block.input = json.loads("".join(inputs.get(event["index"], ())) or "{}")
+                    yield SimpleNamespace(type="content_block_stop", content_block=block)
+                elif event["type"] == "message_delta" and self.message is not None:
+                    self.message.stop_reason = event["delta"].get("stop_reason")
+                    for key, value in (event.get("usage") or {}).items():
+                        if value is not None:
+                            setattr(self.message.usage, key, value)
+                elif event["type"] == "message_stop":
+                    break
+        except TimeoutError:
+            from rag.answer.anthropic_api import TIMED_OUT
+
+            raise BackendError(TIMED_OUT) from None
+        except (OSError, http.client.HTTPException):
+            pass  # cut off: the message has no stop reason, which the backend reports
+
+    def get_final_message(self) -> SimpleNamespace:
+        """The message the stream built (the SDK's name)."""
+        if self.message is None:
+            raise ValueError("the stream held no message")
+        return self.message
+
+
+def _block(start: dict[str, Any]) -> SimpleNamespace:
+    """A content block as it starts: text with its citations, a tool call, or another kind."""
+    if start.get("type") == "text":
+        return SimpleNamespace(type="text", text=start.get("text") or "", citations=[])
+    if start.get("type") == "tool_use":
+        return SimpleNamespace(type="tool_use", id=start.get("id"), name=start.get("name"), input={})
+    return SimpleNamespace(to_dict=lambda: dict(start), **start)
+
+
+def _events(response: Any) -> Iterator[tuple[str, str]]:
+    """Server-sent events: each one's name and data (its data lines joined), in order."""
+    name, data = "", list[str]()
+    for raw in response:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:
+            if data:
+                yield name or "message", "\n".join(data)
+            name, data = "", []
+        elif line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        yield name or "message", "\n".join(data)
+
+
+def _opener(read: float) -> Any:
+    """A urllib opener (proxies as urllib finds them) whose connections, once connected within the
+    call's timeout, wait up to `read` seconds for each read: the SDK's connect and read timeouts."""
+    import urllib.request
+
+    class Connection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            self.sock.settimeout(read)
+
+    class SecureConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            self.sock.settimeout(read)
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> Any:
+            return self.do_open(Connection, req)
+
+    class Secure(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> Any:
+            return self.do_open(SecureConnection, req)
+
+    return urllib.request.build_opener(Plain, Secure)
+
+
+def _retry_after(headers: Any) -> float:
+    """Seconds to wait before sending again, as the SDK reads them: retry-after-ms, or retry-after in
+    seconds or as a date, when within a minute; else its first backoff, half a second."""
+    import email.utils
+    import time
+
+    wait: float | None = None
+    try:
+        if ms := headers.get("retry-after-ms"):
+            wait = float(ms) / 1000
+        elif after := headers.get("retry-after"):
+            try:
+                wait = float(after)
+            except ValueError:
+                wait = email.utils.parsedate_to_datetime(after).timestamp() - time.time()
+    except (ValueError, TypeError, OverflowError):
+        wait = None
+    return wait if wait is not None and 0 < wait <= 60 else 0.5
+
+
+def json_body(exc: Any) -> object:
+    """An HTTP error's body as JSON, None when it is not."""
+    try:
+        return json.loads(exc.read())
+    except (ValueError, OSError):
+        return None
