@@ -508,3 +508,30 @@ def test_the_tool_server_lists_its_tool_before_the_passages_sent_are_known(
     assert [t["name"] for t in listed["result"]["tools"]] == ["search"]
     text = called["result"]["content"][0]["text"]
     assert 'path="settings.py"' in text and 'path="server.py"' not in text  # server.py was sent first
+
+
+def test_an_answer_is_passed_on_before_its_block_ends_once_longer_than_a_preamble() -> None:
+    from rag.answer.generation import TextGate
+
+    written: list[str] = []
+    gate = TextGate(written.append)
+    gate.start_turn(hold=True)
+    gate.block_start("text")
+    sentence = "The timeout defaults to 30 seconds, set where the session is made. "
+    for _ in range(TextGate.HOLD // len(sentence)):
+        gate.add(sentence)
+    assert written == []  # as long as a sentence or two written before a search, it waits
+    gate.add(sentence)
+    assert "".join(written) == sentence * (TextGate.HOLD // len(sentence) + 1)  # an answer: passed on
+    gate.add("More.")
+    assert written[-1] == "More."
+    # a short text followed by a search is dropped
+    written.clear()
+    gate = TextGate(written.append)
+    gate.start_turn(hold=True)
+    gate.block_start("text")
+    gate.add("Let me look for where the session sets its timeout, which these passages do not show.")
+    gate.block_stop()
+    gate.block_start("tool_use")
+    gate.end_turn(searched=True)
+    assert written == [] and gate.text == ""

@@ -109,10 +109,12 @@ class TextGate:
 
     While the model may still search, a turn's first text block is held until what follows it shows
     what it was: a search (dropped), more text or the turn's end (passed on, and the rest of the
-    turn with it). A held text longer than HOLD characters is an answer already. Text that follows
-    an earlier turn's printed text is set off by a blank line."""
+    turn with it). A held text longer than HOLD characters is an answer already: the model is told
+    to search without writing first, and what it writes anyway is a sentence or two ("Let me look
+    for the default."), while each held character waits for the model. Text that follows an earlier
+    turn's printed text is set off by a blank line."""
 
-    HOLD = 600
+    HOLD = 200
 
     def __init__(self, write: OnText | None) -> None:
         self._write = write
