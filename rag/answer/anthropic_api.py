@@ -214,16 +214,20 @@ class AnthropicBackend:
 
     def _endpoint(self) -> tuple[str, dict[str, str]]:
         """Where complete() posts, and its headers: the given client's, else the SDK's defaults."""
+        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
         if self.client is not None:
             url, key, token = str(self.client.base_url), self.client.api_key, self.client.auth_token
         else:
             url = os.environ.get("ANTHROPIC_BASE_URL") or API_URL
-            key = self.api_key if self.api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-            token = os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+            key = self.api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+            token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN") or None  # the SDK's choice
+            for line in os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "").split("\n"):  # as the SDK reads them
+                name, colon, value = line.partition(":")
+                if colon and name.strip():
+                    headers[name.strip().lower()] = value.strip()
         if key:
             headers["x-api-key"] = key
-        if token:  # the SDK's bearer token (ANTHROPIC_AUTH_TOKEN), sent beside a key as it sends it
+        elif token:
             headers["authorization"] = f"Bearer {token}"
         return url.rstrip("/"), headers
 
@@ -331,10 +335,11 @@ class AnthropicBackend:
         """Open one call's event stream: while the SDK is still importing, through the standard
         library (the answer never waits for the import; a call that fails before its stream begins
         is sent again through the SDK, with its retries); else through the SDK."""
-        if self.client is None and any(thread.is_alive() for thread in _importing):
+        url, headers = self._endpoint()
+        credentials = "x-api-key" in headers or "authorization" in headers  # else the SDK finds them
+        if self.client is None and credentials and any(thread.is_alive() for thread in _importing):
             from rag.answer.messages_stream import NotStarted, Stream
 
-            url, headers = self._endpoint()
             try:
                 return stack.enter_context(Stream(url, headers, body, API_CONNECT_TIMEOUT, API_READ_TIMEOUT))
             except NotStarted as failed:
@@ -347,6 +352,8 @@ class AnthropicBackend:
         import time
 
         client = self._client()
+        if failed.kind == "status" and failed.status in (401, 403):
+            return client.messages.stream(**body)  # credentials as the SDK finds and sends them decide
         if not failed.retry or client.max_retries < 1:
             if failed.kind == "status":
                 raise BackendError(status_message(failed.status, failed.body, self.model, retried=False))

@@ -25,9 +25,10 @@ class NotStarted(Exception):
     to), after `wait` seconds (the API's retry-after, as the SDK reads it, or its first backoff)."""
 
     def __init__(
-        self, kind: str, status: int = 0, body: object = None, retry: bool = True, wait: float = 0.5
+        self, kind: str, status: int = 0, body: object = None, retry: bool = True, wait: float | None = None
     ) -> None:
         super().__init__(kind)
+        wait = _retry_after({}) if wait is None else wait
         self.kind, self.status, self.body, self.retry, self.wait = kind, status, body, retry, wait
 
     @classmethod
@@ -73,21 +74,22 @@ class Stream:
 
     def __iter__(self) -> Iterator[SimpleNamespace]:
         """Yield `text`, `content_block_start` and `content_block_stop` events as the SDK names them
-        (a stop carries its whole block); keep the message they build in `message`."""
-        kind = self._response.headers.get_content_type()
-        if kind != "text/event-stream":
-            raise ValueError(f"not an event stream: {kind}")
+        (a stop carries its whole block); keep the message they build in `message`. Events are
+        told by their SSE name, as the SDK tells them; others (ping, new kinds) are passed over."""
         blocks: list[SimpleNamespace] = []
+        raw: list[dict[str, Any]] = []  # each block as the API sent it, its deltas applied
         inputs: dict[int, list[str]] = {}  # a tool call's input, as JSON in parts
         try:
             for name, data in _events(self._response):
-                event = json.loads(data)
-                if name == "error" or event.get("type") == "error":
+                if name == "error":
                     from rag.answer.anthropic_api import status_message
 
                     model = self.message.model if self.message is not None else ""
-                    raise BackendError(status_message(200, event, model, retried=False))
-                if event["type"] == "message_start":
+                    raise BackendError(status_message(200, json.loads(data), model, retried=False))
+                if name not in _MESSAGE_EVENTS:
+                    continue
+                event = json.loads(data)
+                if name == "message_start":
                     start = event["message"]
                     self.message = SimpleNamespace(
                         model=start.get("model"),
@@ -95,30 +97,35 @@ class Stream:
                         stop_reason=start.get("stop_reason"),
                         usage=SimpleNamespace(**(start.get("usage") or {})),
                     )
-                elif event["type"] == "content_block_start":
-                    block = _block(event["content_block"])
-                    blocks.append(block)
-                    yield SimpleNamespace(type="content_block_start", content_block=block)
-                elif event["type"] == "content_block_delta":
-                    block, delta = blocks[event["index"]], event["delta"]
+                elif name == "content_block_start":
+                    raw.append(dict(event["content_block"]))
+                    blocks.append(_block(raw[-1]))
+                    yield SimpleNamespace(type="content_block_start", content_block=blocks[-1])
+                elif name == "content_block_delta":
+                    i, delta = event["index"], event["delta"]
+                    block = blocks[i]
                     if delta["type"] == "text_delta":
                         block.text += delta["text"]
                         yield SimpleNamespace(type="text", text=delta["text"])
                     elif delta["type"] == "citations_delta":
                         block.citations.append(SimpleNamespace(**delta["citation"]))
                     elif delta["type"] == "input_json_delta":
-                        inputs.setdefault(event["index"], []).append(delta["partial_json"])
-                elif event["type"] == "content_block_stop":
+                        inputs.setdefault(i, []).append(delta["partial_json"])
+                    elif delta["type"] == "thinking_delta":
+                        raw[i]["thinking"] = raw[i].get("thinking", "") + delta["thinking"]
+                    elif delta["type"] == "signature_delta":
+                        raw[i]["signature"] = delta["signature"]
+                elif name == "content_block_stop":
                     block = blocks[event["index"]]
                     if block.type == "tool_use":
                         block.input = json.loads("".join(inputs.get(event["index"], ())) or "{}")
                     yield SimpleNamespace(type="content_block_stop", content_block=block)
-                elif event["type"] == "message_delta" and self.message is not None:
+                elif name == "message_delta" and self.message is not None:
                     self.message.stop_reason = event["delta"].get("stop_reason")
                     for key, value in (event.get("usage") or {}).items():
                         if value is not None:
                             setattr(self.message.usage, key, value)
-                elif event["type"] == "message_stop":
+                elif name == "message_stop":
                     break
         except TimeoutError:
             from rag.answer.anthropic_api import TIMED_OUT
@@ -134,13 +141,26 @@ class Stream:
         return self.message
 
 
+_MESSAGE_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
 def _block(start: dict[str, Any]) -> SimpleNamespace:
-    """A content block as it starts: text with its citations, a tool call, or another kind."""
+    """A content block as it starts: text with its citations, a tool call, or another kind (a
+    thinking block), which is sent back as the API sent it, deltas applied (`to_dict`)."""
     if start.get("type") == "text":
         return SimpleNamespace(type="text", text=start.get("text") or "", citations=[])
     if start.get("type") == "tool_use":
         return SimpleNamespace(type="tool_use", id=start.get("id"), name=start.get("name"), input={})
-    return SimpleNamespace(to_dict=lambda: dict(start), **start)
+    return SimpleNamespace(type=start.get("type"), to_dict=lambda: dict(start))
 
 
 def _events(response: Any) -> Iterator[tuple[str, str]]:
@@ -188,22 +208,24 @@ def _opener(read: float) -> Any:
 
 def _retry_after(headers: Any) -> float:
     """Seconds to wait before sending again, as the SDK reads them: retry-after-ms, or retry-after in
-    seconds or as a date, when within a minute; else its first backoff, half a second."""
+    seconds or as a date, when positive; else its first backoff, half a second less up to a quarter."""
     import email.utils
+    import random
     import time
 
     wait: float | None = None
     try:
-        if ms := headers.get("retry-after-ms"):
-            wait = float(ms) / 1000
-        elif after := headers.get("retry-after"):
-            try:
-                wait = float(after)
-            except ValueError:
-                wait = email.utils.parsedate_to_datetime(after).timestamp() - time.time()
-    except (ValueError, TypeError, OverflowError):
-        wait = None
-    return wait if wait is not None and 0 < wait <= 60 else 0.5
+        wait = float(headers.get("retry-after-ms")) / 1000
+    except (TypeError, ValueError):
+        after = headers.get("retry-after")
+        try:
+            wait = float(after)
+        except (TypeError, ValueError):
+            when = email.utils.parsedate_tz(after) if isinstance(after, str) else None
+            wait = float(email.utils.mktime_tz(when) - time.time()) if when is not None else None
+    if wait is not None and wait > 0:
+        return min(wait, 4_294_967.0)
+    return 0.5 * (1 - 0.25 * random.random())
 
 
 def json_body(exc: Any) -> object:
