@@ -8,7 +8,8 @@ DIR holds `repo/` (the planted files) and `manifest.json`: a list of {"file", "v
 written)}. A secret leaks when any of its pieces of 8+ characters (the value itself, or each of
 `parts`) is in a passage's text, or is a term of the index as the tokenizer would write it (lower
 case); it is caught otherwise, whether redacted or its file skipped. A look-alike is wrongly
-redacted when its value is no longer in its file's passages (files skipped whole count apart).
+redacted when its value is no longer in its file's passages (files not indexed, skipped as secret
+files or left out by name, count apart).
 The set itself, written by someone who never read the detector, stays outside the repository.
 """
 
@@ -53,8 +54,8 @@ def main() -> None:
             outcome = "leaked" if leaked else "caught"
             by_family.setdefault(family, Counter())[outcome] += 1
         else:
-            if entry["file"] in skipped:
-                outcome = "look-alike in a skipped file"
+            if entry["file"] in skipped or entry["file"] not in texts:
+                outcome = "look-alike in a file not indexed"  # skipped (a secret file) or left out by name
             else:
                 held = "\n".join(texts.get(entry["file"], []))
                 outcome = "look-alike kept" if entry["value"] in held else "look-alike redacted"
@@ -67,7 +68,7 @@ def main() -> None:
     alikes = sum(n for k, n in totals.items() if k.startswith("look-alike"))
     print(
         f"secrets caught {totals['caught']} / {secrets}; look-alikes redacted {totals['look-alike redacted']} / {alikes}"
-        f" ({totals['look-alike in a skipped file']} in skipped files)"
+        f" ({totals['look-alike in a file not indexed']} more in files not indexed)"
     )
     for family, counts in sorted(by_family.items()):
         print(f"  family {family}: caught {counts['caught']} of {counts['caught'] + counts['leaked']}")

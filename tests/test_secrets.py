@@ -486,7 +486,9 @@ ASSIGNMENT_LOOKALIKES = [
     ('TEST_SECRET = "lcccccccX2kcccccccY2ccccccc"', "repeated-test-vector"),
     ('CSRF_TOKEN = "1bcdefghij2bcdefghij3bcdefghij4bcdefghij"', "ascending-test-vector"),
     ("password = request.POST['password']", "request-lookup"),
-    ("PASSWORD=${DB_PASS:-fallback1}", "env-default-reference"),
+    ("PASSWORD=${DB_PASS:-changeme}", "env-default-placeholder"),
+    ("PASSWORD=${DB_PASS}", "env-reference"),
+    ("DB_URL=${DATABASE_URL:-postgres://localhost/app}", "env-default-not-a-credential"),
     ("API_KEY=$(cat /run/secrets/api_key)", "env-command-substitution"),
     ("NEXT_TOKEN=abc123XYZ(1)", "env-pagination-token"),
     ("token = 0x7fffffff;", "hex-number"),
@@ -1016,3 +1018,91 @@ def test_a_key_id_alone_is_the_only_finding(after: str) -> None:
 def test_a_secret_found_in_the_decoded_text_is_redacted_in_place(text: str, expected: str) -> None:
     kind = expected.partition("[REDACTED:")[2].partition("]")[0]
     assert redact(text) == (expected, {kind: 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('POSTGRES_PASSWORD: "${POSTGRES_PASSWORD:-6dG!!6!Yw41X7ZNj*f}"', "6dG!!6!Yw41X7ZNj*f"),
+        ("PASSWORD=${DB_PASS:-fallback1}", "fallback1"),
+        ("spring.datasource.password=${LEDGER_DB_PASSWORD:Fuh*P-ZrCv~4p_usK0}", "Fuh*P-ZrCv~4p_usK0"),
+        ("{{ smtp_relay_password | default('j~Wus4-01HMJuvSp') }}", "j~Wus4-01HMJuvSp"),
+        ('{{ .Values.db.password | default "hunter2hunter2!" }}', "hunter2hunter2!"),
+    ],
+    ids=["compose", "shell", "spring", "jinja", "helm"],
+)
+def test_the_literal_default_of_a_credentials_interpolation_is_redacted(text: str, secret: str) -> None:
+    redacted, _ = redact(text)
+    assert secret not in redacted and redacted == text.replace(secret, "[REDACTED:password-assignment]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mongorestore --username restore_svc --password 'BJL4isnsZ7*.DW~jMY9s'",
+        "Invoke-Restore -Password 'Tr0ub4dor&3x'",
+        "docker login registry.example.internal -u release-bot -p VL5RqFCWR-nEQKmqEcqlnc",
+        '  default   = "ZheCWvmS^m4HPj~OjBVC"',
+    ],
+    ids=["long-flag", "powershell-flag", "docker-login", "generated-with-symbols"],
+)
+def test_a_password_passed_as_a_flag_or_generated_with_symbols_is_redacted(text: str) -> None:
+    redacted, found = redact(text)
+    assert found and redacted.count("[REDACTED:") == 1
+    assert not any(word in redacted for word in ("BJL4", "Tr0ub", "VL5Rq", "ZheCW"))
+
+
+def test_literals_joined_into_a_token_are_redacted_as_one() -> None:
+    text = (
+        '_GH_TOKEN = "".join([\n    "github_pat_11A8L13WBGS99",\n    "4RN2URC43_CYLFK4GzizkV0V",\n'
+        '    "bnzpeuA3Q8YZDFQVZd2KKB2r",\n    "zMLL2DAe00uoJgpTUJ6ke",\n])\nPATH = "/".join(["usr", "local"])\n'
+    )
+    redacted, found = redact(text)
+    assert found == {"github-token": 1}
+    assert redacted.splitlines() == [
+        "_GH_TOKEN = [REDACTED:github-token]",
+        "",
+        "",
+        "",
+        "",
+        "",
+        'PATH = "/".join(["usr", "local"])',
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PublicKey = rsHrpywdnPGp/MF1uqre+U/dKVD3GlXrTm1jKScPPVM=",
+        "script-src 'self' 'nonce-Nm0dca5b+VVhODg+yUEg0g==' https://cdn.example.net",
+        '<script nonce="Nm0dca5b+VVhODg+yUEg0g==">',
+        "INFO gateway trace_id=79b731a8e1393c641c1a04575d587844 method=GET",
+        '{"id": "chk_g5RvGLSudutB7hYMdaEOOeeq", "status": "open"}',
+        "partner_id,last_request_id\ncc48,req_W9e9S9BhLN11FzmrkufkLagR\n",
+        'const RFC8439_KEY_HEX: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";',
+    ],
+    ids=[
+        "public-key-name",
+        "csp-nonce",
+        "nonce-attribute",
+        "trace-id",
+        "json-id",
+        "id-column",
+        "counting-bytes",
+    ],
+)
+def test_a_random_value_named_as_a_public_thing_is_kept(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PrivateKey = rsHrpywdnPGp/MF1uqre+U/dKVD3GlXrTm1jKScPPVM=",
+        "session_id=79b731a8e1393c641c1a04575d587844",
+        'secret_id = "Q8Hc2LmZ0pWx7RtY4vNb1KsD"',
+    ],
+    ids=["private-key-name", "session-id", "secret-id"],
+)
+def test_an_id_or_key_named_by_a_credentials_word_is_still_redacted(text: str) -> None:
+    assert redact(text)[1]

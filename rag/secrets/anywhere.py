@@ -127,8 +127,29 @@ def random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
                 continue
             if blocks is None:
                 blocks = _public_blocks(text)
-            if not any(b <= at < e for b, e in blocks):
+            if not any(b <= at < e for b, e in blocks) and not _public_header(text, at):
                 yield DEFAULT_KIND, *_trimmed(piece, at)
+
+
+# a quoted literal of 14 to 64 characters with a symbol a password manager adds (`!#%^&*~`) and
+# no blank, bracket, slash, quote, `$`, `=` or `:` (a regex, a path, a URL, a format, a template)
+_SYMBOLED = re.compile(
+    r"""(?P<q>["'`])(?P<value>(?=[A-Za-z0-9@.+_-]*[!#%^&*~])[A-Za-z0-9!#%^&*~@.+_-]{14,64})(?P=q)"""
+)
+
+
+def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each quoted literal that reads as a generated password with symbols
+    (`"ZheCWvmS^m4HPj~OjBVC"`): upper and lower case and digits, random as written (see _SYMBOLED)."""
+    for match in _SYMBOLED.finditer(text):
+        value = match["value"]
+        if not (
+            any(map(str.isupper, value)) and any(map(str.islower, value)) and any(map(str.isdigit, value))
+        ):
+            continue
+        letters = re.sub(r"[^A-Za-z0-9]+", "", value)  # and as what its letters and digits encode
+        if len(letters) >= 12 and not _words(letters) and looks_random(value) and looks_random(letters):
+            yield DEFAULT_KIND, match.start("value"), match.end("value")
 
 
 # 0x83126e978d4fdf3cULL; a hex float's digits (0x1.1b3829ac28058p+3)
@@ -238,12 +259,20 @@ def key_bytes(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def _judged(value: str) -> str:
-    """What of `value` is judged: its longest part between `-` and `_` when another part is a word
-    (`PuTTY-User-Key-File-2`, `MyTestSecret-a1b2c3`, `sk_live_<random>`), else all of it."""
+    """What of `value` is judged: its longest part between `-` and `_` when another part reads as a
+    word (`PuTTY-User-Key-File-2`, `MyTestSecret-a1b2c3`, `sk_live_<random>`; not letters cased at
+    random, `VL5RqFCWR-nEQKmqEcqlnc`), else all of it."""
     parts = _PART.split(value)
-    if len(parts) > 1 and any(len(p) >= 3 and _WORD.fullmatch(p) for p in parts):
+    if len(parts) > 1 and any(_WORD.fullmatch(p) and _word_case(p) for p in parts):
         return max(parts, key=len)
     return value
+
+
+def _word_case(part: str) -> bool:
+    """Whether letters are cased as words are: lower, upper, capitalised, or CamelCase words of 3+
+    letters (`RedisModule`; not `pJYdUy`, `nEQKmqEcqlnc`)."""
+    pieces = _CASE_PARTS.findall(part)
+    return len(pieces) == 1 or all(len(piece) >= 3 for piece in pieces)
 
 
 def _words(value: str) -> bool:
@@ -643,11 +672,45 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     word_start = start - (len(enclosing[0]) if enclosing is not None else 0)
     if word_start < start and known_shape(text[word_start:end]):
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `h1:<base64>`
-    if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before):
+    if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    if value.startswith("nonce-") and before.endswith("'"):
+        return True  # a Content-Security-Policy's 'nonce-<value>': sent with the page it protects
     if text.startswith(".apps.googleusercontent.com", end):
         return True  # an OAuth client id: a browser is shown it
     return _binary_file(value)
+
+
+# the name right before a value (`PublicKey = `, `"id": "`, `trace_id=`, `nonce="`), or CSP's 'nonce-
+_NAME_BEFORE = re.compile(
+    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+(?:[:=]|=>)[ \t]*+["'\\]*+\Z|'nonce-\Z"""
+)
+_ID_NAME = re.compile(r"(?:\A|[_.-])(?:id|Id|ID)\Z|[a-z0-9](?:Id|ID)\Z")
+_PUBLIC_KEY_NAME = re.compile(r"(?i)pub(?:lic)?[-_.]?key\Z")
+# a credential's word in a name: its value is no public thing, whatever the name ends with
+_CREDENTIAL_WORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie")
+
+
+def _public_name(before: str) -> bool:
+    """Whether the syntax right before a value names a public thing: a public key, a nonce (sent
+    with the page it protects) or an id (`trace_id`, `"id"`), in a name with no credential's word."""
+    m = _NAME_BEFORE.search(before[-96:])
+    if m is None:
+        return False
+    name = m["name"]
+    if _CREDENTIAL_WORD.search(name):
+        return False
+    return bool(_ID_NAME.search(name) or _PUBLIC_KEY_NAME.search(name) or name.lower().endswith("nonce"))
+
+
+def _public_header(text: str, start: int) -> bool:
+    """Whether the value at `start` stands in a table column whose header names a public thing
+    (`last_request_id`). Asked last, of values otherwise redacted: finding a header costs."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if not any(sep in text[line_start:start] for sep in (",", "\t", "|")):
+        return False
+    header = _column_header(text, line_start, start)
+    return header is not None and _public_name(header.strip(" \"'") + "=")
 
 
 def _names_a_digest(text: str, line_start: int, start: int, before: str) -> bool:

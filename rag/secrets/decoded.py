@@ -163,6 +163,8 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
+        if ".join(" in text:
+            _add_joined_lists(view, text)
     _add_next_line_values(view, text)
     if ": >" in text or ": |" in text:
         _add_block_scalars(view, text)
@@ -191,6 +193,33 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
             continue
         view.copy(line, m.start("body") - 1)
         view.put(f'"{"".join(lit[2] for lit in literals)}"', m.start("body") - 1, m.end())
+        view.end_region()
+
+
+# literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join("")
+_JOINED_LIST = re.compile(
+    r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
+    r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\.join\([ \t]*+(?:""|''|``)[ \t]*+\)"""
+)
+_BETWEEN_LITERALS = re.compile(r"[\s,]*+")
+
+
+def _add_joined_lists(view: _Spliced, text: str) -> None:
+    """Add each list of two or more literals joined with nothing between them as one literal,
+    `"<the literals joined>"`, after what precedes it on its line (its name)."""
+    for m in _JOINED_LIST.finditer(text):
+        body = "body" if m["body"] is not None else "list"
+        literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
+        pieces = [lit for lit in literals if lit[1]]
+        gaps = zip(
+            [m.start(body), *(lit.end() for lit in literals)],
+            [*(lit.start() for lit in literals), m.end(body)],
+        )
+        if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
+            continue  # not a list of literals alone (a variable, a call among them)
+        line = text.rfind("\n", 0, m.start()) + 1
+        view.copy(line, m.start())
+        view.put(f'"{"".join(lit[2] for lit in pieces)}"', m.start(), m.end())
         view.end_region()
 
 

@@ -186,6 +186,35 @@ _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quot
 )
 
 
+# a literal default of an interpolation whose name holds a credential: the shell's and Compose's
+# ${DB_PASSWORD:-VALUE} (and -, :=, =), Spring's ${db.password:VALUE}; Jinja's and Helm's
+# `smtp_password | default('VALUE')`, `.Values.db.password | default "VALUE"` (each regex starts
+# at a literal character, `$` or `|`, so that a text is scanned at C speed)
+_DEFAULTED = re.compile(
+    r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)(?::-|:=|-|=|:(?![-=?+]))(?P<value>[^}\s\"'`]{8,256}+)\}"
+)
+_PIPED_DEFAULT = re.compile(
+    r"""\|[ \t]*+default[ \t]*+\(?[ \t]*+(?P<q>["'])(?P<value>[^"'\n]{8,256}+)(?P=q)"""
+)
+_PIPED_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)[ \t]*+\Z")
+
+
+def defaulted_values(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the literal default of each interpolation whose name holds a credential (see
+    _DEFAULTED), when it looks chosen or generated: what runs when the variable is unset."""
+    found: list[tuple[str, re.Match[str]]] = []
+    if "${" in text:
+        found.extend((m["name"], m) for m in _DEFAULTED.finditer(text))
+    if "default" in text:
+        for m in _PIPED_DEFAULT.finditer(text):
+            piped = _PIPED_NAME.search(text, max(0, m.start() - 96), m.start())
+            if piped is not None:
+                found.append((piped["name"], m))
+    for name, m in found:
+        if secret_name(name.rsplit(".", 1)[-1]) and credential_value(m["value"]):
+            yield kind_of_name(name), m.start("value"), m.end("value")
+
+
 def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the password of each command line that passes one as a flag (see _FLAG_COMMANDS).
     Linear: each command's flags are looked for only up to the next command word or line end (a

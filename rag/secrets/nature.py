@@ -221,7 +221,11 @@ def _keyword(text: str, start: int, name: str) -> bool:
     """Whether a name followed by a blank and its value is a flag (`--password x`), a keyword or
     constant (`PASSWORD 'x'`, `ENV API_TOKEN x`), a setting's name (`auth_token x`) or the first
     word of its line (`requirepass x`, `password x` in a config file), not a word of prose."""
-    if text[start - 1 : start] == "-" or name.isupper() or any(c in name for c in "_.-"):
+    if (
+        "-" in (text[start - 1 : start], text[start : start + 1])
+        or name.isupper()
+        or any(c in name for c in "_.-")
+    ):
         return True
     at = start  # back over the blanks before the name only: each blank is passed by one name at most
     while at > 0 and text[at - 1] in " \t":

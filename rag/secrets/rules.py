@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.secrets.anywhere import key_bytes, random_tokens
+from rag.secrets.anywhere import key_bytes, random_passwords, random_tokens
 from rag.secrets.assignments import (
     ASSIGNED,
     CONFIG_LINE,
@@ -28,6 +28,7 @@ from rag.secrets.finders import (
     Rescanning,
     WordFinder,
     WordGate,
+    defaulted_values,
     encoded_secrets,
     flag_passwords,
     key_blocks,
@@ -266,6 +267,8 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # sshpass -p SECRET, ldapsearch -w SECRET (see flag_passwords); redis's `requirepass SECRET`, in
     # redis.conf or as a flag
     Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
+    # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
+    Finder(_contains("${", "default"), lambda text: defaulted_values(text)),
     Rule(
         "command-line-password",
         _contains("requirepass"),
@@ -451,5 +454,6 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     WordFinder("://", url_users),
     # and by default: whatever looks generated, wherever it stands, unless public by its structure
     Finder(lambda text: True, random_tokens),
+    Finder(lambda text: True, random_passwords),
     Finder(_contains(","), key_bytes),
 )

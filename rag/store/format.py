@@ -58,6 +58,9 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 13: the same tables as 12; more is redacted (a credential's interpolated default, a password
+# passed as a flag, generated passwords with symbols, literals joined into a token): a 12's
+# unchanged files would keep it.
 # 12: the same tables as 11; values that look generated are redacted wherever they stand
 # (rag.secrets.anywhere): an 11's unchanged files would keep what 12 redacts.
 # 11: chunk texts deflated, postings and forward lists in narrow widths (rag.store.packing):
@@ -65,7 +68,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 12
+FORMAT_VERSION = 13
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
