@@ -185,7 +185,7 @@ class AnthropicBackend:
         import urllib.error
         import urllib.request
 
-        from rag.answer.messages_stream import json_body
+        from rag.answer.messages_stream import TIMED_OUT, UNREACHABLE, json_body, status_message
 
         url, headers = self._endpoint()
         data = json.dumps(self.completion_request(prompt, model, max_tokens)).encode()
@@ -351,6 +351,8 @@ class AnthropicBackend:
         of its own count, the first after the wait it would have taken; or the error it would give."""
         import time
 
+        from rag.answer.messages_stream import TIMED_OUT, UNREACHABLE, status_message
+
         client = self._client()
         if failed.kind == "status" and failed.status in (401, 403):
             return client.messages.stream(**body)  # credentials as the SDK finds and sends them decide
@@ -426,13 +428,11 @@ def _api_citation(c: Any) -> ApiCitation | None:
     )
 
 
-TIMED_OUT = "The Anthropic API timed out — check your connection and try again"
-UNREACHABLE = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
-
-
 def _api_error_message(exc: Exception, model: str) -> str:
     """Turn an SDK error into one line that says what to do."""
     import anthropic
+
+    from rag.answer.messages_stream import TIMED_OUT, UNREACHABLE, status_message
 
     if isinstance(exc, anthropic.APIStatusError):
         return status_message(exc.status_code, exc.body, model, retried=True)
@@ -441,32 +441,3 @@ def _api_error_message(exc: Exception, model: str) -> str:
     if isinstance(exc, anthropic.APIConnectionError):
         return UNREACHABLE
     return f"The Anthropic API failed: {one_line(str(exc))}"
-
-
-def status_message(status: int, body: object, model: str, *, retried: bool) -> str:
-    """One line for an HTTP error of the Messages API, saying what to do."""
-    again = ", even after retries" if retried else ""
-    if status == 401:
-        return "The Anthropic API rejected the API key (401) — check ANTHROPIC_API_KEY"
-    if status == 403:
-        return "This API key may not use the Anthropic API or this model (403) — check the key's workspace"
-    if status == 404:
-        return f"The Anthropic API does not know model {model!r} (404) — pick another: --model or RAG_MODEL"
-    if status == 429:
-        return f"Rate limited by the Anthropic API (429){again} — wait a minute and ask again"
-    if status == 529 or _error_type(body) == "overloaded_error":
-        return f"The Anthropic API is overloaded (529){again} — try again shortly"
-    detail = _error_detail(body) or f"HTTP {status}"
-    return f"The Anthropic API failed ({status}): {detail} — try again, or use --backend claude"
-
-
-def _error_type(body: object) -> str | None:
-    error = body.get("error") if isinstance(body, dict) else None
-    kind = error.get("type") if isinstance(error, dict) else None
-    return kind if isinstance(kind, str) else None
-
-
-def _error_detail(body: object) -> str:
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return one_line(message) if isinstance(message, str) else ""

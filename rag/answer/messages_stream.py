@@ -5,7 +5,8 @@ It reads the event stream the API documents (message_start, content blocks with 
 and tool-input deltas, message_delta, message_stop, error) into the shapes the SDK's stream gives:
 objects with the same attribute names, so the backend handles either. A call that fails before its
 stream begins (no connection, an HTTP error status, a timeout) raises NotStarted, and is sent again
-through the SDK, with its retries and its errors.
+through the SDK, with its retries and its errors. The one-line messages for the API's failures, which
+both paths give, are here too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
+from rag.answer.generation import one_line
 from rag.errors import BackendError
 
 
@@ -82,8 +84,6 @@ class Stream:
         try:
             for name, data in _events(self._response):
                 if name == "error":
-                    from rag.answer.anthropic_api import status_message
-
                     model = self.message.model if self.message is not None else ""
                     raise BackendError(status_message(200, json.loads(data), model, retried=False))
                 if name not in _MESSAGE_EVENTS:
@@ -128,8 +128,6 @@ class Stream:
                 elif name == "message_stop":
                     break
         except TimeoutError:
-            from rag.answer.anthropic_api import TIMED_OUT
-
             raise BackendError(TIMED_OUT) from None
         except (OSError, http.client.HTTPException):
             pass  # cut off: the message has no stop reason, which the backend reports
@@ -234,3 +232,36 @@ def json_body(exc: Any) -> object:
         return json.loads(exc.read())
     except (ValueError, OSError):
         return None
+
+
+TIMED_OUT = "The Anthropic API timed out — check your connection and try again"
+UNREACHABLE = "Cannot reach the Anthropic API — check your network connection (or ANTHROPIC_BASE_URL)"
+
+
+def status_message(status: int, body: object, model: str, *, retried: bool) -> str:
+    """One line for an HTTP error of the Messages API, saying what to do."""
+    again = ", even after retries" if retried else ""
+    if status == 401:
+        return "The Anthropic API rejected the API key (401) — check ANTHROPIC_API_KEY"
+    if status == 403:
+        return "This API key may not use the Anthropic API or this model (403) — check the key's workspace"
+    if status == 404:
+        return f"The Anthropic API does not know model {model!r} (404) — pick another: --model or RAG_MODEL"
+    if status == 429:
+        return f"Rate limited by the Anthropic API (429){again} — wait a minute and ask again"
+    if status == 529 or _error_type(body) == "overloaded_error":
+        return f"The Anthropic API is overloaded (529){again} — try again shortly"
+    detail = _error_detail(body) or f"HTTP {status}"
+    return f"The Anthropic API failed ({status}): {detail} — try again, or use --backend claude"
+
+
+def _error_type(body: object) -> str | None:
+    error = body.get("error") if isinstance(body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _error_detail(body: object) -> str:
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return one_line(message) if isinstance(message, str) else ""
