@@ -1106,3 +1106,26 @@ def test_a_random_value_named_as_a_public_thing_is_kept(text: str) -> None:
 )
 def test_an_id_or_key_named_by_a_credentials_word_is_still_redacted(text: str) -> None:
     assert redact(text)[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            "connect = rpt_reader/bD3_pJYdUy_rf26k@(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(PORT=1521)))",
+            "bD3_pJYdUy_rf26k",
+        ),
+        ("sqlplus -s app_user/Tr0ub4dor3@ORCLPDB1 @script.sql", "Tr0ub4dor3"),
+        ("cx_Oracle.connect('hr/W3lcome#2024@//db.internal:1521/XEPDB1')", "W3lcome#2024"),
+    ],
+    ids=["descriptor", "sqlplus", "ezconnect"],
+)
+def test_an_oracle_connect_strings_password_is_redacted(text: str, secret: str) -> None:
+    assert redact(text) == (text.replace(secret, "[REDACTED:url-password]"), {"url-password": 1})
+
+
+@pytest.mark.parametrize(
+    "text", ["sqlplus / as sysdba", "sqlplus $DB_USER/$DB_PASS@$TNS", "see docs/a@//b and x/y@z"]
+)
+def test_an_oracle_login_without_a_literal_password_is_kept(text: str) -> None:
+    assert redact(text) == (text, {})

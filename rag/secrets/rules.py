@@ -251,6 +251,28 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
             and real_password(m)
         ),
     ),
+    # Oracle's user/password@connect-string, with no scheme: before a descriptor or an EZConnect
+    # address (`scott/S3cret@(DESCRIPTION=...)`, `app/S3cret@//db:1521/svc`), or given to a tool
+    # (`sqlplus app/S3cret@ORCL`)
+    Rule(
+        "url-password",
+        _contains("@(", "@//"),
+        re.compile(
+            r"(?<![\w/.:@-])(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'\"()]{1,64})@(?=\([ \t]*(?i:description)|//[A-Za-z0-9])"
+        ),
+        group="secret",
+        check=real_password,
+    ),
+    Rule(
+        "url-password",
+        _search(r"sqlplus|rman|expdp|impdp|sqlldr|dgmgrl"),
+        re.compile(
+            r"\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+[\"']?"
+            r"(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'\"]{1,64})@"
+        ),
+        group="secret",
+        check=real_password,
+    ),
     # `Authorization: Bearer <opaque token>` (JWTs have their own rule), one pattern per spelling
     *(
         Rule(

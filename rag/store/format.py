@@ -59,8 +59,8 @@ def rebuild_hint() -> str:
 
 
 # 13: the same tables as 12; more is redacted (a credential's interpolated default, a password
-# passed as a flag, generated passwords with symbols, literals joined into a token): a 12's
-# unchanged files would keep it.
+# passed as a flag, generated passwords with symbols, literals joined into a token, Oracle's
+# user/password@connect-string): a 12's unchanged files would keep it.
 # 12: the same tables as 11; values that look generated are redacted wherever they stand
 # (rag.secrets.anywhere): an 11's unchanged files would keep what 12 redacts.
 # 11: chunk texts deflated, postings and forward lists in narrow widths (rag.store.packing):
