@@ -1129,3 +1129,31 @@ def test_an_oracle_connect_strings_password_is_redacted(text: str, secret: str) 
 )
 def test_an_oracle_login_without_a_literal_password_is_kept(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "callbackKey = BS.pack [ 0x58, 0xe5, 0x01, 0x0c, 0xbd, 0x49, 0x16, 0x41, 0xc0, 0x38, 0x28, 0x37, 0xae, 0x41, 0xb9, 0x6c\n"
+        "                     , 0x40, 0x51, 0x01, 0x65, 0xfe, 0xba, 0x72, 0x28, 0xa0, 0x2e, 0xa7, 0x21, 0xd9, 0x67, 0xf0, 0xf8 ]",
+        "pw = bytes.fromhex('7169724d6839516938787162336c386e696b3069').decode()",
+        'let k = ["sk-proj-GJXvFuD80Ic5RC_qwXz4", "mZtXYGxSkQiPphmbagPSTg1hthQ31nXu"].joined()',
+    ],
+    ids=["haskell-leading-commas", "hex-of-text-of-a-sha-length", "swift-joined"],
+)
+def test_key_material_hex_text_and_swift_joins_are_redacted(text: str) -> None:
+    assert redact(text)[1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'pins = @[@"sha256/TMbN8gCHGky0Rtwd4UmRVvWW7czMspsbPCorc7q9a6A="]',
+        "db-01 ansible_host=10.20.2.21 host_key_fp=SHA256:73ql8qfsvpBpuer6xQDV13MMC1RPgfgppN73fFarrqg",
+        "    uid: PTMYM2SA54NNKYHF6Q",
+        "commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904 fixes it",
+    ],
+    ids=["pin-sha256", "fingerprint-after-a-name", "uid", "git-id"],
+)
+def test_pins_fingerprints_uids_and_git_ids_are_kept(text: str) -> None:
+    assert redact(text) == (text, {})

@@ -42,7 +42,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from rag.secrets.randomness import known_shape, looks_random, may_be_random, roughly_random
+from rag.secrets.randomness import decode, known_shape, looks_random, may_be_random, roughly_random
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
 from rag.words import english_words
@@ -237,9 +237,10 @@ def _trimmed(value: str, start: int) -> tuple[int, int]:
 
 
 _BYTE = r"(?:0[xX][0-9a-fA-F]{1,2}|-?[0-9]{1,3})"
-# a literal array of 16 to 64 bytes (a key's or a seed's length): `[]byte{0x1f, ...}`, `new byte[] {-12, ...}`
+# a literal array of 16 to 64 bytes (a key's or a seed's length): `[]byte{0x1f, ...}`, `new byte[] {-12, ...}`,
+# Haskell's leading commas
 _BYTE_ARRAY = re.compile(
-    rf"[{{\[(][ \t\r\n]*+(?P<body>{_BYTE}(?:[ \t]*+,[ \t\r\n]*+{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+[}}\])]"
+    rf"[{{\[(][ \t\r\n]*+(?P<body>{_BYTE}(?:[ \t\r\n]*+,[ \t\r\n]*+{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+[}}\])]"
 )
 
 
@@ -659,7 +660,7 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
     bare = value[2:] if value[:2] in ("0x", "0X") else value  # a C or C# constant: 0x83126e978d4fdf3c
-    if _HEX.fullmatch(bare):
+    if _HEX.fullmatch(bare) and decode(bare) is None:  # (hex of text is judged as that text)
         value = bare
         url = before.rfind("://")
         if url != -1 and not any(c.isspace() for c in before[url:]):
@@ -670,8 +671,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
             return True
     enclosing = _ENCLOSING.search(before)
     word_start = start - (len(enclosing[0]) if enclosing is not None else 0)
-    if word_start < start and known_shape(text[word_start:end]):
-        return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `h1:<base64>`
+    if word_start < start and any(known_shape(word) for word in _suffixes(text[word_start:end])):
+        return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
     if value.startswith("nonce-") and before.endswith("'"):
@@ -685,10 +686,17 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
 _NAME_BEFORE = re.compile(
     r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+(?:[:=]|=>)[ \t]*+["'\\]*+\Z|'nonce-\Z"""
 )
-_ID_NAME = re.compile(r"(?:\A|[_.-])(?:id|Id|ID)\Z|[a-z0-9](?:Id|ID)\Z")
+_ID_NAME = re.compile(
+    r"(?:\A|[_.-])(?:u|uu|gu)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z"
+)
 _PUBLIC_KEY_NAME = re.compile(r"(?i)pub(?:lic)?[-_.]?key\Z")
 # a credential's word in a name: its value is no public thing, whatever the name ends with
 _CREDENTIAL_WORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie")
+
+
+def _suffixes(word: str) -> list[str]:
+    """A word, and what follows each `=` in it (`fp=SHA256:...` holds `SHA256:...`)."""
+    return [word, *(word[i + 1 :] for i, c in enumerate(word) if c == "=" and i + 1 < len(word))]
 
 
 def _public_name(before: str) -> bool:

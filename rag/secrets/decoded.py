@@ -163,7 +163,7 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-        if ".join(" in text:
+        if ".join(" in text or ".joined(" in text:
             _add_joined_lists(view, text)
     _add_next_line_values(view, text)
     if ": >" in text or ": |" in text:
@@ -196,10 +196,11 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
         view.end_region()
 
 
-# literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join("")
+# literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join(""),
+# Swift's ["a", "b"].joined()
 _JOINED_LIST = re.compile(
     r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
-    r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\.join\([ \t]*+(?:""|''|``)[ \t]*+\)"""
+    r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
 )
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
 

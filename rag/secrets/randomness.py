@@ -37,7 +37,7 @@ _MAX_LENGTH = 8192
 _UUID = re.compile(r"\{?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\}?")
 _HASH = re.compile(
     r"(?i:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|xxh(?:32|64|128)|crc32c?|murmur3|h1|zh|"
-    r"scram-sha-256|pbkdf2[_-]sha(?:1|256|512)|bcrypt|argon2(?:id|i|d)?)[-:$=]"
+    r"scram-sha-256|pbkdf2[_-]sha(?:1|256|512)|bcrypt|argon2(?:id|i|d)?)[-:$=/]"
     r"|md5[0-9a-f]{32}\Z|\$(?:2[abxy]|argon2(?:id|i|d)|[156])\$"
 )
 _FORMAT = re.compile(r"%(?:[0-9]*\.[0-9]*[fg]|[0-9]*[sd](?![A-Za-z0-9]))")  # printf's %s, %0.f
