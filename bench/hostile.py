@@ -76,6 +76,14 @@ SHAPES: dict[str, tuple[str, str]] = {
     "login-calls": ("a.py", "login(a, 'b'"),
     "url-users": ("a.txt", "https://" + "aB3dE5fG7hJ9" + "kL2m@"),
     "identified-by": ("a.sql", "identified by '"),
+    # literals joined into one value, interpolation defaults, a line of random values and commas
+    "joined-lists": ("a.js", '["Xk9","mQ2"].join("") '),
+    "python-joins": ("a.py", '"".join(["a1B2c3D4", "e5F6g7H8"]) '),
+    "interpolation-defaults": ("a.yml", "${a:-"),
+    "piped-defaults": ("a.j2", "{{ password | default('"),
+    "random-cells": ("a.json", "Vq7KpZ3mX9tLw2RbN8yHcF4d,"),
+    "symbol-quotes": ("a.py", '"Zh3c^Wv~mS4*HPj'),
+    "oracle-logins": ("a.sh", "sqlplus a/"),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

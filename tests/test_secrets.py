@@ -1157,3 +1157,70 @@ def test_key_material_hex_text_and_swift_joins_are_redacted(text: str) -> None:
 )
 def test_pins_fingerprints_uids_and_git_ids_are_kept(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Session ID: Vq7KpZ3mX9tLw2RbN8yHcF4d",
+        '"Session Id": "Vq7KpZ3mX9tLw2RbN8yHcF4d"',
+        "curl -u my-client-id:Vq7KpZ3mX9tLw2RbN8yHcF4d https://api.example.com",
+        "api_key_id=Vq7KpZ3mX9tLw2RbN8yHcF4d",
+        "csrf_nonce=Vq7KpZ3mX9tLw2RbN8yHcF4d",
+        "secret id,x\nVq7KpZ3mX9tLw2RbN8yHcF4d,1\n",
+        "P_k4B8pwGANwyv2_NV6h-w",
+        "K3KUQtXdjBDep3h-ekxEeZUk4p-o9Oud4UseYwyB-Rw",
+    ],
+    ids=[
+        "session-id",
+        "quoted-session-id",
+        "id-and-secret-pair",
+        "key-id",
+        "csrf-nonce",
+        "secret-id-column",
+        "urlsafe-16",
+        "urlsafe-32",
+    ],
+)
+def test_a_credential_named_by_words_before_its_id_or_beside_one_is_redacted(text: str) -> None:
+    assert redact(text)[1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "image: ${SECRETS_MANAGER_IMAGE:-hashicorp/vault:1.15}",
+        '{{ .Values.auth.existingSecret | default "redis-auth-2" }}',
+        "${PASSWORD_ENCRYPTION:-scram-sha-256}",
+        "${TOKEN_HEADER:-X-Auth-Token2}",
+        "${app.jwt.secret:classpath:keys/jwt-2.pem}",
+        'files = ["Microsoft.VC14*.CRT"]',
+        'url = "q%3DrHk9x2Lm%26page%3D2"',
+        '("http://xn--hckqz9bzb1cyrb.jp/")',
+    ],
+    ids=["image", "existing-secret", "encryption", "header", "classpath", "glob", "url-escapes", "punycode"],
+)
+def test_defaults_globs_escapes_and_domain_names_that_are_no_credentials_are_kept(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('${PGPASSWORD:-"Xk9mQ2vLp7wRtZ"}', "Xk9mQ2vLp7wRtZ"),
+        ('{{ default "Xk9mQ2vLp7wRtZ" .Values.password }}', "Xk9mQ2vLp7wRtZ"),
+        ("${app.jwt-secret:Xk9mQ2vLp7wRtZ}", "Xk9mQ2vLp7wRtZ"),
+    ],
+    ids=["quoted", "helm-order", "spring-dashed-name"],
+)
+def test_more_forms_of_a_credentials_default_are_redacted(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted
+
+
+def test_a_default_finding_inside_a_named_one_yields_to_it_on_a_long_line() -> None:
+    unit = "--auth-token aB3dE5fG7hJ9kL2mx "
+    text = unit * 2000
+    redacted, found = redact(text)
+    assert found == {"token-assignment": 2000}
+    assert redacted == "--auth-token [REDACTED:token-assignment] " * 2000

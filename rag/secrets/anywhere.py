@@ -104,9 +104,17 @@ _MAGIC = (
 )
 
 
+# tokens judged whole per million characters (about a millisecond each); past them a token that the
+# tests at C speed call random is redacted unless its own shape is public (a file denser in random
+# tokens than any real one may lose look-alikes, never secrets). The most a real file reached, of
+# the eight corpora and the 43 code-search repositories, is 3,325 (a uv.lock)
+TOKENS_PER_MB = 4096
+
+
 def random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each token of `text` that looks generated and is not public by its structure."""
     blocks: list[tuple[int, int]] | None = None
+    budget = TOKENS_PER_MB * max(1, len(text) // 1_000_000)
     for match in _TOKEN.finditer(text):
         value, start = match[0], match.start()
         if not may_be_random(value) or _NUMBER.fullmatch(value) or _DURATION.fullmatch(value):
@@ -117,6 +125,11 @@ def random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
             continue  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
         if not roughly_random(value.rstrip("=")) and not _encoded(value):
             continue  # (the cheap test first: most tokens are names)
+        budget -= 1
+        if budget < 0:
+            if not _public_shape(text, start, value):
+                yield DEFAULT_KIND, start, match.end()
+            continue
         if _public(text, start, match.end(), value):
             continue  # (a public key's base64 may hold a part that reads as a word)
         pieces = [(value, start)]
@@ -138,15 +151,20 @@ _SYMBOLED = re.compile(
 )
 
 
+_GLOB_OR_ESCAPE = re.compile(r"\*\.|\.\*|%[0-9A-Fa-f]{2}")
+
+
 def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each quoted literal that reads as a generated password with symbols
     (`"ZheCWvmS^m4HPj~OjBVC"`): upper and lower case and digits, random as written (see _SYMBOLED)."""
     for match in _SYMBOLED.finditer(text):
         value = match["value"]
-        if not (
-            any(map(str.isupper, value)) and any(map(str.islower, value)) and any(map(str.isdigit, value))
+        if _GLOB_OR_ESCAPE.search(value):
+            continue  # a glob (`Microsoft.VC14*.CRT`) or URL escapes (`q%3Dr...`)
+        if min(sum(map(str.isupper, value)), sum(map(str.islower, value))) < 2 or not any(
+            map(str.isdigit, value)
         ):
-            continue
+            continue  # a generator mixes upper and lower case, and digits
         letters = re.sub(r"[^A-Za-z0-9]+", "", value)  # and as what its letters and digits encode
         if len(letters) >= 12 and not _words(letters) and looks_random(value) and looks_random(letters):
             yield DEFAULT_KIND, match.start("value"), match.end("value")
@@ -207,12 +225,20 @@ def _path_parts(value: str, start: int) -> list[tuple[str, int]]:
     return out
 
 
+def _secret_lead(lead: str) -> bool:
+    """Whether the parts before a token's hex name a token or a secret (Shopify's `shpat_`, `sk-`,
+    `token_`; not `key`, which names cache and sort keys too): the hex after them is no content hash."""
+    return any(
+        part.endswith(("pat", "tok", "token", "secret", "sk")) for part in _PART.split(lead.lower()) if part
+    )
+
+
 def _generated(text: str, value: str, start: int) -> bool:
     """Whether the token `value` at `start` looks generated and is not public by its structure."""
     if not may_be_random(value) or not roughly_random(value.rstrip("=")) and not _encoded(value):
         return False
     judged = _judged(value)
-    if judged != value and _HEX.fullmatch(judged):
+    if judged != value and _HEX.fullmatch(judged) and not _secret_lead(value[: value.rfind(judged)]):
         return False  # a name with its content's hash: app-eb0a5b9302e8d32828d8a73f137cc8f0.js
     if sum(map(str.isalnum, judged)) < 16:
         return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
@@ -264,7 +290,7 @@ def _judged(value: str) -> str:
     word (`PuTTY-User-Key-File-2`, `MyTestSecret-a1b2c3`, `sk_live_<random>`; not letters cased at
     random, `VL5RqFCWR-nEQKmqEcqlnc`), else all of it."""
     parts = _PART.split(value)
-    if len(parts) > 1 and any(_WORD.fullmatch(p) and _word_case(p) for p in parts):
+    if len(parts) > 1 and any(len(p) >= 3 and _WORD.fullmatch(p) and _word_case(p) for p in parts):
         return max(parts, key=len)
     return value
 
@@ -653,10 +679,21 @@ def _encoded(value: str) -> bool:
     return len(value) >= 20 and value.endswith("=")
 
 
+def _public_shape(text: str, start: int, value: str) -> bool:
+    """The tests of _public that look at the token's own shape and the word it ends: a UUID, a
+    digest with its algorithm, a vendor's public id, a short hex id or a git object id."""
+    if known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"):
+        return True
+    if _HEX.fullmatch(value) and (len(value) < MIN_HEX or len(value) == 40):
+        return True
+    enclosing = _ENCLOSING.search(text[max(0, start - 80) : start])
+    return enclosing is not None and bool(enclosing[0]) and known_shape(enclosing[0] + value)
+
+
 def _public(text: str, start: int, end: int, value: str) -> bool:
     """Whether the token at `start` is public by its shape or the syntax right before it."""
-    if known_shape(value) or _PUBLIC_ID.fullmatch(value):
-        return True
+    if known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"):
+        return True  # (`xn--`: a domain name's label in punycode)
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
     bare = value[2:] if value[:2] in ("0x", "0X") else value  # a C or C# constant: 0x83126e978d4fdf3c
@@ -691,7 +728,9 @@ _ID_NAME = re.compile(
 )
 _PUBLIC_KEY_NAME = re.compile(r"(?i)pub(?:lic)?[-_.]?key\Z")
 # a credential's word in a name: its value is no public thing, whatever the name ends with
-_CREDENTIAL_WORD = re.compile(r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie")
+_CREDENTIAL_WORD = re.compile(
+    r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie|key|csrf|otp|login"
+)
 
 
 def _suffixes(word: str) -> list[str]:
@@ -701,22 +740,33 @@ def _suffixes(word: str) -> list[str]:
 
 def _public_name(before: str) -> bool:
     """Whether the syntax right before a value names a public thing: a public key, a nonce (sent
-    with the page it protects) or an id (`trace_id`, `"id"`), in a name with no credential's word."""
+    with the page it protects) or an id (`trace_id`, `"id"`), in a key with no credential's word
+    (the key's words before a blank too: `Session ID: `). A bare `name:value` (`client-id:secret`,
+    a user and its password) names nothing."""
     m = _NAME_BEFORE.search(before[-96:])
     if m is None:
         return False
     name = m["name"]
-    if _CREDENTIAL_WORD.search(name):
+    if m[0].endswith(":") and not m[0].rstrip(":").endswith(("'", '"')):
+        return False  # `curl -u app-id:<secret>`: a pair, not a name and its value
+    if _PUBLIC_KEY_NAME.search(name):
+        return True
+    key = before[: len(before) - len(m[0])]
+    key = key[max(key.rfind(c) for c in ",;{([|\n\t") + 1 :][-48:] + name  # the key's other words
+    if _CREDENTIAL_WORD.search(key):
         return False
-    return bool(_ID_NAME.search(name) or _PUBLIC_KEY_NAME.search(name) or name.lower().endswith("nonce"))
+    return bool(_ID_NAME.search(name) or name.lower().endswith("nonce"))
+
+
+_ROW_REACH = 2000
 
 
 def _public_header(text: str, start: int) -> bool:
     """Whether the value at `start` stands in a table column whose header names a public thing
     (`last_request_id`). Asked last, of values otherwise redacted: finding a header costs."""
     line_start = text.rfind("\n", 0, start) + 1
-    if not any(sep in text[line_start:start] for sep in (",", "\t", "|")):
-        return False
+    if start - line_start > _ROW_REACH or not any(sep in text[line_start:start] for sep in (",", "\t", "|")):
+        return False  # (a long line is no table's row: minified JSON, where each value would re-read it)
     header = _column_header(text, line_start, start)
     return header is not None and _public_name(header.strip(" \"'") + "=")
 

@@ -203,11 +203,14 @@ _JOINED_LIST = re.compile(
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
 )
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
+_NAME_REACH = 80  # characters before a join read with it: its name and operator
+_MAX_JOINS = 256  # joins read in one text
 
 
 def _add_joined_lists(view: _Spliced, text: str) -> None:
     """Add each list of two or more literals joined with nothing between them as one literal,
     `"<the literals joined>"`, after what precedes it on its line (its name)."""
+    joins = 0
     for m in _JOINED_LIST.finditer(text):
         body = "body" if m["body"] is not None else "list"
         literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
@@ -218,10 +221,15 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
         )
         if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
             continue  # not a list of literals alone (a variable, a call among them)
-        line = text.rfind("\n", 0, m.start()) + 1
+        # what precedes it on its line, from its name on (a bounded copy: a long line of many
+        # joins must not be copied once a join)
+        line = max(text.rfind("\n", 0, m.start()) + 1, m.start() - _NAME_REACH)
         view.copy(line, m.start())
         view.put(f'"{"".join(lit[2] for lit in pieces)}"', m.start(), m.end())
         view.end_region()
+        joins += 1
+        if joins >= _MAX_JOINS:
+            return
 
 
 def _add_next_line_values(view: _Spliced, text: str) -> None:

@@ -186,33 +186,54 @@ _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quot
 )
 
 
-# a literal default of an interpolation whose name holds a credential: the shell's and Compose's
-# ${DB_PASSWORD:-VALUE} (and -, :=, =), Spring's ${db.password:VALUE}; Jinja's and Helm's
-# `smtp_password | default('VALUE')`, `.Values.db.password | default "VALUE"` (each regex starts
-# at a literal character, `$` or `|`, so that a text is scanned at C speed)
+# a literal default of an interpolation whose name ends in a credential's word: the shell's and
+# Compose's ${DB_PASSWORD:-VALUE} (and -, :=, =), Spring's ${db.password:VALUE} and
+# ${app.jwt-secret:VALUE}; Jinja's and Helm's `smtp_password | default('VALUE')`, Helm's
+# `default "VALUE" .Values.db.password` (each regex starts at a literal character, `$`, `|` or
+# `d`, so that a text is scanned at C speed)
 _DEFAULTED = re.compile(
-    r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)(?::-|:=|-|=|:(?![-=?+]))(?P<value>[^}\s\"'`]{8,256}+)\}"
+    r"\$\{(?P<spring>[A-Za-z_][A-Za-z0-9_.-]{0,80}?):(?![-=?+])(?P<springvalue>[^}\s\"'`]{8,256}+)\}"
+    r"|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)(?::-|:=|-|=|:(?![-=?+]))[\"']?(?P<value>[^}\s\"'`]{8,256}+)[\"']?\}"
 )
 _PIPED_DEFAULT = re.compile(
-    r"""\|[ \t]*+default[ \t]*+\(?[ \t]*+(?P<q>["'])(?P<value>[^"'\n]{8,256}+)(?P=q)"""
+    r"""\|[ \t]*+default[ \t]*+\(?[ \t]*+(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)"""
 )
 _PIPED_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)[ \t]*+\Z")
+_DEFAULT_FIRST = re.compile(
+    r"""\bdefault[ \t]++(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)[ \t]++\.?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)"""
+)
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_REFERENCE_DEFAULT = re.compile(r"#\{|[a-z]+:|/")  # SpEL, `classpath:`, `arn:`, a path or an image
 
 
 def defaulted_values(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield the literal default of each interpolation whose name holds a credential (see
+    """Yield the literal default of each interpolation whose name ends in a credential's word (see
     _DEFAULTED), when it looks chosen or generated: what runs when the variable is unset."""
-    found: list[tuple[str, re.Match[str]]] = []
+    found: list[tuple[str, re.Match[str], str]] = []
     if "${" in text:
-        found.extend((m["name"], m) for m in _DEFAULTED.finditer(text))
+        for m in _DEFAULTED.finditer(text):
+            found.append(
+                (m["name"], m, "value") if m["name"] is not None else (m["spring"], m, "springvalue")
+            )
     if "default" in text:
         for m in _PIPED_DEFAULT.finditer(text):
             piped = _PIPED_NAME.search(text, max(0, m.start() - 96), m.start())
             if piped is not None:
-                found.append((piped["name"], m))
-    for name, m in found:
-        if secret_name(name.rsplit(".", 1)[-1]) and credential_value(m["value"]):
-            yield kind_of_name(name), m.start("value"), m.end("value")
+                found.append((piped["name"], m, "value"))
+        found.extend((m["name"], m, "value") for m in _DEFAULT_FIRST.finditer(text))
+    for name, m, group in found:
+        value = m[group]
+        if _ends_in_credential(name) and not _REFERENCE_DEFAULT.search(value) and credential_value(value):
+            yield kind_of_name(name), m.start(group), m.end(group)
+
+
+def _ends_in_credential(name: str) -> bool:
+    """Whether a name's last word is a credential's (`DB_PASSWORD`, `app.jwt-secret`; not
+    `PASSWORD_ENCRYPTION`, `TOKEN_HEADER`, nor Helm's `existingSecret`, the name of one)."""
+    parts = _NAME_PARTS.findall(name.rsplit(".", 1)[-1])
+    if not parts or parts[0].lower() == "existing":
+        return False
+    return secret_name(parts[-1]) or parts[-1].lower() in ("pass", "pwd", "passwd", "secret", "token")
 
 
 def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:

@@ -256,7 +256,7 @@ def entropy(value: str) -> float:
 
 def ascending(value: str, n: int = 6) -> bool:
     """Whether `n` characters in a row follow the alphabet or count up (abcdef, 123456), or, in
-    hex, `n` bytes (000102030405: a test pattern)."""
+    hex, all its bytes (000102030405...: a test pattern)."""
     run = 1
     for a, b in zip(value, value[1:]):
         run = run + 1 if ord(b) == ord(a) + 1 and a.isalnum() else 1
@@ -264,9 +264,5 @@ def ascending(value: str, n: int = 6) -> bool:
             return True
     if len(value) >= 2 * n and _HEX.fullmatch(value):
         data = bytes.fromhex(value)
-        run = 1
-        for a_byte, b_byte in zip(data, data[1:]):
-            run = run + 1 if b_byte == a_byte + 1 else 1
-            if run >= n:
-                return True
+        return all(b == a + 1 for a, b in zip(data, data[1:]))
     return False

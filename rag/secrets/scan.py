@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterator
 
@@ -58,7 +60,10 @@ def find_secrets(text: str) -> list[Finding]:
         return found
     named = [f for f in found if f.kind != DEFAULT_KIND]
     if len(named) < len(found):  # what a rule names by its context wins over the default's span
-        found = named + [f for f in found if f.kind == DEFAULT_KIND and not _overlaps(f, named)]
+        named.sort(key=lambda f: f.start)
+        reach = list(itertools.accumulate((f.end for f in named), max))  # the furthest end so far
+        starts = [f.start for f in named]
+        found = named + [f for f in found if f.kind == DEFAULT_KIND and not _overlaps(f, starts, reach)]
     found.sort(key=lambda f: (f.start, -f.end))
     kept = [found[0]]
     for finding in found[1:]:
@@ -67,8 +72,11 @@ def find_secrets(text: str) -> list[Finding]:
     return kept
 
 
-def _overlaps(finding: Finding, others: list[Finding]) -> bool:
-    return any(o.start < finding.end and finding.start < o.end for o in others)
+def _overlaps(finding: Finding, starts: list[int], reach: list[int]) -> bool:
+    """Whether `finding` overlaps one of the spans sorted by start (`starts`), `reach` holding the
+    furthest end among each one and those before it: one binary search, not a pass over them all."""
+    i = bisect.bisect_left(starts, finding.end) - 1  # the last span starting before the finding ends
+    return i >= 0 and reach[i] > finding.start
 
 
 def _gate_plan() -> tuple[
