@@ -743,7 +743,11 @@ def _public_name(before: str) -> bool:
     with the page it protects) or an id (`trace_id`, `"id"`), in a key with no credential's word
     (the key's words before a blank too: `Session ID: `). A bare `name:value` (`client-id:secret`,
     a user and its password) names nothing."""
-    m = _NAME_BEFORE.search(before[-96:])
+    tail = before[-96:]
+    bare = tail.rstrip(" \t\"'\\")
+    if not bare.endswith((":", "=")):
+        return False  # (the cheap test first: most values follow no name and operator)
+    m = _NAME_BEFORE.search(tail, max(0, len(bare) - 80))
     if m is None:
         return False
     name = m["name"]

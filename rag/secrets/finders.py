@@ -200,7 +200,7 @@ _PIPED_DEFAULT = re.compile(
 )
 _PIPED_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)[ \t]*+\Z")
 _DEFAULT_FIRST = re.compile(
-    r"""\bdefault[ \t]++(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)[ \t]++\.?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)"""
+    r"""default[ \t]++(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)[ \t]++\.?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)"""
 )
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _REFERENCE_DEFAULT = re.compile(r"#\{|[a-z]+:|/")  # SpEL, `classpath:`, `arn:`, a path or an image

@@ -265,7 +265,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     ),
     Rule(
         "url-password",
-        _search(r"sqlplus|rman|expdp|impdp|sqlldr|dgmgrl"),
+        _contains("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"),
         re.compile(
             r"\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+[\"']?"
             r"(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'\"]{1,64})@"
