@@ -182,26 +182,21 @@ class AnthropicBackend:
         to read, through the standard library: the plan goes out while the SDK is still importing.
         Not retried: its failure costs only the plan, and a retry's wait (a Retry-After can be a
         minute) would hold the answer back."""
-        import urllib.error
-        import urllib.request
-
-        from rag.answer.messages_stream import TIMED_OUT, UNREACHABLE, json_body, status_message
+        from rag.answer.messages_stream import TIMED_OUT, UNREACHABLE, NotStarted, post
 
         url, headers = self._endpoint()
-        data = json.dumps(self.completion_request(prompt, model, max_tokens)).encode()
-        call = urllib.request.Request(f"{url}/v1/messages", data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(call, timeout=timeout) as response:
+            with post(
+                url, headers, self.completion_request(prompt, model, max_tokens), timeout, timeout
+            ) as response:
                 message = json.loads(response.read())
             text = "".join(b["text"] for b in message["content"] if b.get("type") == "text")
             stop_reason = message.get("stop_reason")
             usage = {k: v for k in USAGE_FIELDS if isinstance(v := (message.get("usage") or {}).get(k), int)}
-        except urllib.error.HTTPError as exc:
-            raise BackendError(status_message(exc.code, json_body(exc), model, retried=False)) from None
-        except TimeoutError:
+        except NotStarted as failed:
+            raise BackendError(failed.message(model)) from None
+        except TimeoutError:  # reading the reply
             raise BackendError(TIMED_OUT) from None
-        except urllib.error.URLError as exc:
-            raise BackendError(TIMED_OUT if isinstance(exc.reason, TimeoutError) else UNREACHABLE) from None
         except OSError:
             raise BackendError(UNREACHABLE) from None
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -351,15 +346,11 @@ class AnthropicBackend:
         of its own count, the first after the wait it would have taken; or the error it would give."""
         import time
 
-        from rag.answer.messages_stream import TIMED_OUT, UNREACHABLE, status_message
-
         client = self._client()
         if failed.kind == "status" and failed.status in (401, 403):
             return client.messages.stream(**body)  # credentials as the SDK finds and sends them decide
         if not failed.retry or client.max_retries < 1:
-            if failed.kind == "status":
-                raise BackendError(status_message(failed.status, failed.body, self.model, retried=False))
-            raise BackendError(TIMED_OUT if failed.kind == "timeout" else UNREACHABLE)
+            raise BackendError(failed.message(self.model))
         time.sleep(failed.wait)
         return client.with_options(max_retries=client.max_retries - 1).messages.stream(**body)
 

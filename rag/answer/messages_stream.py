@@ -30,7 +30,7 @@ class NotStarted(Exception):
         self, kind: str, status: int = 0, body: object = None, retry: bool = True, wait: float | None = None
     ) -> None:
         super().__init__(kind)
-        wait = _retry_after({}) if wait is None else wait
+        wait = _backoff() if wait is None else wait
         self.kind, self.status, self.body, self.retry, self.wait = kind, status, body, retry, wait
 
     @classmethod
@@ -39,6 +39,32 @@ class NotStarted(Exception):
         should = (headers.get("x-should-retry") or "").lower()
         retry = should == "true" or (should != "false" and (status in (408, 409, 429) or status >= 500))
         return cls("status", status, body, retry, _retry_after(headers))
+
+    def message(self, model: str) -> str:
+        """The one line the failure gives when it is not sent again."""
+        if self.kind == "status":
+            return status_message(self.status, self.body, model, retried=False)
+        return TIMED_OUT if self.kind == "timeout" else UNREACHABLE
+
+
+def post(url: str, headers: dict[str, str], body: dict[str, Any], connect: float, read: float) -> Any:
+    """POST `body` to the Messages API at `url` (connected within `connect` seconds, each read within
+    `read`): the open response, or NotStarted when it fails before one comes."""
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode()
+    call = urllib.request.Request(f"{url}/v1/messages", data=data, headers=headers, method="POST")
+    try:
+        return _opener(read).open(call, timeout=connect)
+    except urllib.error.HTTPError as exc:
+        raise NotStarted.answered(exc.code, json_body(exc), exc.headers) from None
+    except TimeoutError:
+        raise NotStarted("timeout") from None
+    except urllib.error.URLError as exc:
+        raise NotStarted("timeout" if isinstance(exc.reason, TimeoutError) else "connection") from None
+    except (OSError, http.client.HTTPException):
+        raise NotStarted("connection") from None
 
 
 class Stream:
@@ -50,23 +76,12 @@ class Stream:
         self.message: SimpleNamespace | None = None
 
     def __enter__(self) -> Stream:
-        import urllib.error
-        import urllib.request
-
         url, headers, body, connect, read = self._request
-        data = json.dumps({**body, "stream": True}).encode()
-        call = urllib.request.Request(
-            f"{url}/v1/messages", data=data, headers={**headers, "accept": "text/event-stream"}, method="POST"
-        )
         try:
-            self._response = _opener(read).open(call, timeout=connect)
-        except urllib.error.HTTPError as exc:
-            raise NotStarted.answered(exc.code, json_body(exc), exc.headers) from None
-        except TimeoutError:
-            raise NotStarted("timeout") from None
-        except urllib.error.URLError as exc:
-            raise NotStarted("timeout" if isinstance(exc.reason, TimeoutError) else "connection") from None
-        except (OSError, ValueError, http.client.HTTPException):
+            self._response = post(
+                url, {**headers, "accept": "text/event-stream"}, {**body, "stream": True}, connect, read
+            )
+        except ValueError:  # a base URL urllib cannot use: the SDK says what it makes of it
             raise NotStarted("connection") from None
         return self
 
@@ -206,9 +221,8 @@ def _opener(read: float) -> Any:
 
 def _retry_after(headers: Any) -> float:
     """Seconds to wait before sending again, as the SDK reads them: retry-after-ms, or retry-after in
-    seconds or as a date, when positive; else its first backoff, half a second less up to a quarter."""
+    seconds or as a date, when positive; else its first backoff."""
     import email.utils
-    import random
     import time
 
     wait: float | None = None
@@ -223,6 +237,13 @@ def _retry_after(headers: Any) -> float:
             wait = float(email.utils.mktime_tz(when) - time.time()) if when is not None else None
     if wait is not None and wait > 0:
         return min(wait, 4_294_967.0)
+    return _backoff()
+
+
+def _backoff() -> float:
+    """The SDK's wait before its first retry: half a second, less up to a quarter of it."""
+    import random
+
     return 0.5 * (1 - 0.25 * random.random())
 
 
