@@ -679,10 +679,16 @@ def _encoded(value: str) -> bool:
     return len(value) >= 20 and value.endswith("=")
 
 
+def _public_by_itself(value: str) -> bool:
+    """Whether a token's own shape says what public thing it is: a UUID, a digest with its
+    algorithm, a vendor's public id, a domain name's label in punycode (`xn--`)."""
+    return bool(known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"))
+
+
 def _public_shape(text: str, start: int, value: str) -> bool:
-    """The tests of _public that look at the token's own shape and the word it ends: a UUID, a
-    digest with its algorithm, a vendor's public id, a short hex id or a git object id."""
-    if known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"):
+    """The tests of _public that look at the token's own shape and the word it ends: those of
+    _public_by_itself, a short hex id or a git object id, a digest's algorithm before it."""
+    if _public_by_itself(value):
         return True
     if _HEX.fullmatch(value) and (len(value) < MIN_HEX or len(value) == 40):
         return True
@@ -692,8 +698,8 @@ def _public_shape(text: str, start: int, value: str) -> bool:
 
 def _public(text: str, start: int, end: int, value: str) -> bool:
     """Whether the token at `start` is public by its shape or the syntax right before it."""
-    if known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"):
-        return True  # (`xn--`: a domain name's label in punycode)
+    if _public_by_itself(value):
+        return True
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
     bare = value[2:] if value[:2] in ("0x", "0X") else value  # a C or C# constant: 0x83126e978d4fdf3c
@@ -719,10 +725,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     return _binary_file(value)
 
 
-# the name right before a value (`PublicKey = `, `"id": "`, `trace_id=`, `nonce="`), or CSP's 'nonce-
-_NAME_BEFORE = re.compile(
-    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+(?:[:=]|=>)[ \t]*+["'\\]*+\Z|'nonce-\Z"""
-)
+# the name right before a value (`PublicKey = `, `"id": "`, `trace_id=`, `nonce="`)
+_NAME_BEFORE = re.compile(r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+(?:[:=]|=>)[ \t]*+["'\\]*+\Z""")
 _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z"
 )

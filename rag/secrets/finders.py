@@ -233,7 +233,7 @@ def _ends_in_credential(name: str) -> bool:
     parts = _NAME_PARTS.findall(name.rsplit(".", 1)[-1])
     if not parts or parts[0].lower() == "existing":
         return False
-    return secret_name(parts[-1]) or parts[-1].lower() in ("pass", "pwd", "passwd", "secret", "token")
+    return secret_name(parts[-1])
 
 
 def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
