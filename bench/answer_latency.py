@@ -3,6 +3,7 @@ byte on stdout and to its exit, against a loopback Messages API that takes as lo
 
     python bench/answer_latency.py                       # 12 questions, SDK backend, planned
     python bench/answer_latency.py --plan 0.6 --first 0.9 --rate 80 --follow-ups 0
+    python bench/answer_latency.py --terminal            # the answer's stdout a terminal, not a pipe
 
 The server answers the planning call (not streamed) after --plan seconds with the recorded planner
 reply (bench/data/searches/), and each answer call's first token after --first seconds, then the
@@ -122,22 +123,37 @@ def _events(tool: str | None, tokens: list[tuple[str, float]]) -> list[tuple[dic
 
 
 def timed(
-    argv: list[str], env: dict[str, str], mark: str | None, stdin: bytes = b""
+    argv: list[str], env: dict[str, str], mark: str | None, stdin: bytes = b"", terminal: bool = False
 ) -> tuple[float, float, int]:
-    """Seconds to the first stdout holding `mark` (to exit when None), seconds to exit, exit code."""
+    """Seconds to the first stdout holding `mark` (to exit when None), seconds to exit, exit code;
+    with `terminal`, stdout is a terminal (a pseudo-terminal read here), else a pipe."""
+    if terminal:
+        import pty
+
+        reader, writer = pty.openpty()
+    else:
+        reader, writer = os.pipe()
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=PROJECT
+        argv, stdin=subprocess.PIPE, stdout=writer, stderr=subprocess.DEVNULL, env=env, cwd=PROJECT
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    os.close(writer)
+    assert proc.stdin is not None
     proc.stdin.write(stdin)
     proc.stdin.close()
     first = None
     seen = b""
-    while chunk := os.read(proc.stdout.fileno(), 65536):
+    while True:
+        try:
+            chunk = os.read(reader, 65536)
+        except OSError:  # a terminal's other end closed
+            break
+        if not chunk:
+            break
         seen += chunk
         if first is None and mark is not None and mark.encode() in seen:
             first = time.perf_counter() - start
+    os.close(reader)
     proc.wait()
     end = time.perf_counter() - start
     return (first if first is not None else end), end, proc.returncode
@@ -163,6 +179,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="times through the 12 questions")
     ap.add_argument("--backend", choices=("anthropic", "claude"), default="anthropic")
     ap.add_argument("--claude", default="claude", help="the `claude` executable (Claude Code)")
+    ap.add_argument(
+        "--terminal",
+        action="store_true",
+        help="answered runs write to a terminal (a pseudo-terminal), not a pipe",
+    )
     args = ap.parse_args()
 
     asked = questions()
@@ -198,9 +219,10 @@ def main() -> None:
                 start = ["claude", "-p", "--tools", "", "--strict-mcp-config", "--model", REFERENCE_MODEL]
                 runs["one `claude -p` start"] = (start, None, b"hello")
             answered = f"answered ({'SDK' if args.backend == 'anthropic' else 'claude -p'})"
+            answered += ", to a terminal" if args.terminal else ""
             runs[answered] = ([*base, "--follow-ups", str(args.follow_ups), question], MARK, b"")
             for label, (argv, mark, stdin) in runs.items():
-                first, end, rc = timed(argv, env, mark, stdin)
+                first, end, rc = timed(argv, env, mark, stdin, terminal=label == answered and args.terminal)
                 if rc != 0:
                     sys.exit(f"{label} failed ({rc}): {' '.join(argv)}")
                 rows.setdefault(label, []).append((first, end))

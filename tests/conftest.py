@@ -144,6 +144,7 @@ class FakeBackend:
         on_text: Callable[[str], None] | None = None,
         tool: SearchTool | None = None,
         on_search: Callable[[str], None] | None = None,
+        on_retract: Callable[[str], None] | None = None,
     ) -> Generation:
         self.prompts.append(prompt)
         self.tools.append(tool)

@@ -535,3 +535,97 @@ def test_an_answer_is_passed_on_before_its_block_ends_once_longer_than_a_preambl
     gate.block_start("tool_use")
     gate.end_turn(searched=True)
     assert written == [] and gate.text == ""
+
+
+def test_on_a_terminal_an_answer_shows_at_once_and_a_preamble_is_taken_back(
+    index: Path, api: FakeApi, via: Any
+) -> None:
+    sent = first(index)
+    tool = SearchTool(index, Request(QUESTION), sent, limit=1)
+    settings = SearchTool(index, Request(QUESTION), sent).call({"query": "DEFAULT_REQUEST_TIMEOUT"}).hits[0]
+    api.stream(search_events("DEFAULT_REQUEST_TIMEOUT", preamble="Let me find the default."))
+    api.stream(cited_events("A request may take 30 seconds.", citation_of(settings, "30", 1)))
+    shown: list[tuple[str, str]] = []
+    answer = generate(
+        build_prompt(QUESTION, sent, follow_ups=1),
+        via(),
+        lambda text: shown.append(("write", text)),
+        tool,
+        lambda words: shown.append(("search", words)),
+        lambda text: shown.append(("erase", text)),
+    )
+    # written before the search was known, erased before the search is told, then the answer
+    assert shown[:3] == [
+        ("write", "Let me find the default."),
+        ("erase", "Let me find the default."),
+        ("search", "DEFAULT_REQUEST_TIMEOUT"),
+    ]
+    assert "".join(t for kind, t in shown[3:] if kind == "write") == answer.text
+    assert answer.text == "A request may take 30 seconds. [1]"
+
+
+def test_a_later_turn_after_text_passed_on_is_held_even_on_a_terminal() -> None:
+    from rag.answer.generation import TextGate
+
+    events: list[tuple[str, str]] = []
+    gate = TextGate(lambda t: events.append(("write", t)), lambda t: events.append(("erase", t)))
+    gate.start_turn(hold=True)
+    gate.block_start("text")
+    gate.add("Start")
+    gate.add("s the server.")
+    assert events == [("write", "Start"), ("write", "s the server.")]  # nothing held: the first text
+    gate.block_stop()
+    gate.end_turn(searched=False)
+    assert gate.text == "Starts the server."
+    # a second turn's text would follow text already written: it cannot be erased alone, so it waits
+    gate.start_turn(hold=True)
+    gate.block_start("text")
+    gate.add("Let me check.")
+    assert events[2:] == []
+    gate.block_start("tool_use")
+    gate.end_turn(searched=True)
+    assert events[2:] == [] and gate.text == "Starts the server."
+    gate.start_turn(hold=False)
+    gate.block_start("text")
+    gate.add("It listens on 8080.")
+    assert events[2:] == [("write", "\n\nIt listens on 8080.")]
+
+
+def test_query_on_a_terminal_erases_what_the_model_wrote_before_its_search(
+    index: Path, fake_claude: Path
+) -> None:
+    import pty
+
+    env = {
+        **os.environ,
+        "RAG_BACKEND": "claude",
+        "RAG_SEARCH": "question",
+        "FAKE_CLAUDE_SEARCH": "DEFAULT_REQUEST_TIMEOUT",
+        "FAKE_CLAUDE_PREAMBLE": "Let me look for the default.",
+        "COLUMNS": "80",
+        "LINES": "24",
+    }
+    primary, secondary = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, str(PROJECT / "query.py"), "-q", "--index", str(index), "-k", "1", QUESTION],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=secondary,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the terminal's other end closed: the run is over
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert proc.wait(timeout=120) == 0
+    os.close(primary)
+    shown = seen.decode()
+    before, erased, after = shown.partition("Let me look for the default.\r\x1b[J")
+    assert erased and before == ""  # written first, then erased
+    assert "Let me look" not in after and "Sources:" in after

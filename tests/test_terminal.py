@@ -133,3 +133,31 @@ def test_an_error_naming_a_path_shows_it_visibly(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["query", "--no-llm", "--index", str(index), "refund"])
     assert result.exit_code == 1
     assert no_raw_controls(result.output) and "\\x1b]0;owned\\x07" in result.output
+
+
+@pytest.mark.parametrize(
+    ("shown", "columns", "up"),
+    [
+        ("Let me look.", 80, 0),
+        ("a" * 80, 80, 0),  # fills its row: the cursor waits at its end, on the same row
+        ("a" * 81, 80, 1),
+        ("a" * 80 + "\n", 80, 1),
+        ("one\ntwo\n\nthree", 80, 3),
+        ("\u4e2d" * 41, 80, 1),  # wide characters take two columns each
+        ("e\u0301" * 80, 80, 0),  # a combining accent takes none
+        ("\tx" * 10, 80, 1),  # tabs reach the next multiple of 8: 10 x 9 columns
+    ],
+    ids=["short", "full-row", "wrapped", "full-row-then-newline", "lines", "wide", "combining", "tabs"],
+)
+def test_rows_up_counts_the_rows_a_text_took(shown: str, columns: int, up: int) -> None:
+    from rag.cli.terminal import rows_up
+
+    assert rows_up(shown, columns) == up
+
+
+def test_erase_goes_back_no_further_than_the_screen() -> None:
+    from rag.cli.terminal import erase_sequence
+
+    assert erase_sequence("Let me look.", 80, 24) == "\r\x1b[J"  # no ESC[0A: terminals move one row on it
+    assert erase_sequence("one\ntwo", 80, 24) == "\r\x1b[1A\x1b[J"
+    assert erase_sequence("x\n" * 50, 80, 24) == "\r\x1b[23A\x1b[J"

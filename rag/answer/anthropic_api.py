@@ -24,6 +24,7 @@ from rag.answer.generation import (
     ApiCitation,
     CallerError,
     Generation,
+    OnRetract,
     OnSearch,
     OnText,
     TextGate,
@@ -232,6 +233,7 @@ class AnthropicBackend:
         on_text: OnText | None = None,
         tool: SearchTool | None = None,
         on_search: OnSearch | None = None,
+        on_retract: OnRetract | None = None,
     ) -> Generation:
         """Stream the answer; after each cited text block, emit its reference numbers, e.g. " [1][2]".
 
@@ -243,7 +245,7 @@ class AnthropicBackend:
         if not searching:
             body.pop("tools", None)
             body.pop("tool_choice", None)
-        gate = TextGate(on_text)
+        gate = TextGate(on_text, on_retract)
         numbers: dict[object, int] = {}  # document -> reference number, in order of first citation
         citations: list[ApiCitation] = []
         usage: dict[str, int] = {}

@@ -14,7 +14,7 @@ from rag.retrieval.retrieve import Request, Retrieval, retrieve
 if TYPE_CHECKING:  # the model's side is imported when a prompt is built: a query for passages never loads it
     from rag.answer.citations import Answer
     from rag.answer.followups import SearchTool
-    from rag.answer.generation import Backend, OnSearch, OnText
+    from rag.answer.generation import Backend, OnRetract, OnSearch, OnText
     from rag.answer.plan import Plan
     from rag.answer.prompts import Prompt
     from rag.store.paths import Where
@@ -52,6 +52,7 @@ def ask(
     on_text: OnText | None = None,
     follow_ups: int = 0,
     on_search: OnSearch | None = None,
+    on_retract: OnRetract | None = None,
 ) -> Outcome:
     """Answer a question from the index: with `planning`, have the model write the searches first
     (rag.answer.plan), retrieve the passages, build the prompt (unless `build_prompt` is off), and
@@ -59,7 +60,8 @@ def ask(
     it is made, `on_retrieved` the retrieval before any model answers (to print their notes first).
     With `follow_ups`, the prompt offers the answering model that many searches of its own before
     it answers (rag.answer.followups), each told to `on_search`; 0 is a single round, the prompt
-    as --prompt-only prints it. The answer's usage counts every call's tokens, the plan's too.
+    as --prompt-only prints it. With `on_retract`, text that may precede such a search is streamed at
+    once and taken back through it if one follows. The answer's usage counts every call's tokens, the plan's too.
 
     When nothing is retrieved no model is called: with a backend, the answer is empty, stop_reason NO_CONTEXT.
     """
@@ -107,7 +109,7 @@ def ask(
             return Outcome(retrieval, prompt, None, plan_prompt, plan)
         if tool is not None:
             tool.sent.extend(retrieval.hits)
-        answer = generate(prompt, backend, on_text, tool, on_search)
+        answer = generate(prompt, backend, on_text, tool, on_search, on_retract)
         if plan is not None:
             from rag.answer.generation import add_usage
 
@@ -128,12 +130,13 @@ def generate(
     on_text: OnText | None = None,
     tool: SearchTool | None = None,
     on_search: OnSearch | None = None,
+    on_retract: OnRetract | None = None,
 ) -> Answer:
     """Send `prompt` to `backend` (with `tool`, the model may search first) and check the citations
     of its answer against every passage it was sent."""
     from rag.answer.citations import Answer, check_citations
 
-    gen = backend.generate(prompt, on_text, tool=tool, on_search=on_search)
+    gen = backend.generate(prompt, on_text, tool=tool, on_search=on_search, on_retract=on_retract)
     sent = (*prompt.hits, *(h for r in gen.rounds for h in r.hits))
     citations = check_citations(gen.text, gen.api_citations, sent)
     return Answer(

@@ -23,6 +23,7 @@ from rag.answer.generation import (
     USAGE_FIELDS,
     CallerError,
     Generation,
+    OnRetract,
     OnSearch,
     OnText,
     TextGate,
@@ -188,12 +189,13 @@ class ClaudeCliBackend:
         on_text: OnText | None = None,
         tool: SearchTool | None = None,
         on_search: OnSearch | None = None,
+        on_retract: OnRetract | None = None,
     ) -> Generation:
         """Run `claude -p` (the one prepare() started, when it was started for this prompt) and
         stream its answer to `on_text`; with `tool` and prompt.follow_ups, serve it the search tool,
         and read back the searches it made."""
         searching = tool is not None and bool(prompt.follow_ups)
-        events = _Events(TextGate(on_text), prompt.follow_ups if searching else 0, on_search)
+        events = _Events(TextGate(on_text, on_retract), prompt.follow_ups if searching else 0, on_search)
         early, self._early = self._early, None
         taken = early is not None and (early.system, early.follow_ups, early.tool) == (
             prompt.system,

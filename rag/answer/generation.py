@@ -17,6 +17,7 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", 
 
 OnText = Callable[[str], None]
 OnSearch = Callable[[str], None]  # told the words of each search the answering model makes
+OnRetract = Callable[[str], None]  # takes back text just passed to OnText, the last written
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +62,12 @@ class Backend(Protocol):
         on_text: OnText | None = None,
         tool: SearchTool | None = None,
         on_search: OnSearch | None = None,
+        on_retract: OnRetract | None = None,
     ) -> Generation:
         """Answer `prompt`, passing text to `on_text` as it arrives; with `tool` (and
-        prompt.follow_ups), the model may search before it answers, each search told to `on_search`."""
+        prompt.follow_ups), the model may search before it answers, each search told to `on_search`.
+        With `on_retract`, text that may precede a search is passed on at once and taken back through
+        it if one follows (TextGate)."""
         ...
 
     def render(self, prompt: Prompt) -> str:
@@ -111,13 +115,18 @@ class TextGate:
     what it was: a search (dropped), more text or the turn's end (passed on, and the rest of the
     turn with it). A held text longer than HOLD characters is an answer already: the model is told
     to search without writing first, and what it writes anyway is a sentence or two ("Let me look
-    for the default."), while each held character waits for the model. Text that follows an earlier
-    turn's printed text is set off by a blank line."""
+    for the default."). Text that follows an earlier turn's printed text is set off by a blank line.
+
+    Each held character waits for the model; with `retract` (a terminal, where written text can be
+    erased), the first text of an answer that nothing was passed on for yet is written at once, and
+    taken back with `retract` if a search follows. The answer (`text`) is the same either way."""
 
     HOLD = 200
 
-    def __init__(self, write: OnText | None) -> None:
+    def __init__(self, write: OnText | None, retract: OnRetract | None = None) -> None:
         self._write = write
+        self._retract = retract if write is not None else None
+        self._shown = 0  # of the held text, the parts written at once (the last ones of `parts`)
         self.parts: list[str] = []  # what was passed on: the answer
         self._held: list[str] = []
         self._holding = False
@@ -132,11 +141,12 @@ class TextGate:
     def start_turn(self, hold: bool) -> None:
         """A model call begins; `hold` when the model may search in it."""
         self._held, self._holding, self._closed, self._fresh = [], hold, False, True
+        self._shown = 0
 
     def block_start(self, kind: str) -> None:
         """A content block of `kind` (text, tool_use, ...) begins."""
         if kind == "tool_use":
-            self._held, self._holding = [], False
+            self._drop()
         elif kind == "text" and self._closed:
             self._release()
 
@@ -148,25 +158,42 @@ class TextGate:
         """Text of the turn, as it streams."""
         if not text:
             return
-        if self._holding:
-            self._held.append(text)
-            if sum(map(len, self._held)) > self.HOLD:
-                self._release()
-        else:
+        if not self._holding:
             self._emit(text)
+            return
+        self._held.append(text)
+        if self._retract is not None and not (self.parts and not self._shown):
+            self._emit(text)  # at once: what a search would make it is taken back
+            self._shown += 1
+        if sum(map(len, self._held)) > self.HOLD:
+            self._release()
 
     def end_turn(self, searched: bool) -> None:
         """The model call ended; `searched`: in a search."""
         if searched:
-            self._held = []
+            self._drop()
         else:
             self._release()
         self._holding = False
 
     def _release(self) -> None:
-        held, self._held, self._holding = self._held, [], False
+        held, self._held, self._holding = self._held[self._shown :], [], False
+        self._shown = 0
         for text in held:
             self._emit(text)
+
+    def _drop(self) -> None:
+        """The held text preceded a search: forget it, and take back what of it was written."""
+        if self._shown:
+            shown = self.parts[-self._shown :]
+            del self.parts[-self._shown :]
+            self._fresh = True
+            assert self._retract is not None
+            try:
+                self._retract("".join(shown))
+            except Exception as exc:  # an error of the caller's writer is not the model's
+                raise CallerError from exc
+        self._held, self._holding, self._shown = [], False, 0
 
     def _emit(self, text: str) -> None:
         if self._fresh and self.parts:

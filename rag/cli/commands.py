@@ -55,6 +55,7 @@ from rag.cli.output import (
     out,
     plan_about,
     plan_note,
+    retract,
     searched_again_line,
     source_line,
     stderr_is_terminal,
@@ -359,6 +360,8 @@ def query_cmd(
             # --prompt-only prints the single round's prompt, for a model that has no tool
             follow_ups=0 if backend is None else follow_ups,
             on_search=lambda words: out(searched_again_line(words), err=True),
+            # on a terminal the answer shows at once: what precedes a search is erased again
+            on_retract=retract if not as_json and stdout_is_terminal() else None,
         )
     except BackendError:
         # the search succeeded and the model did not answer (unreachable, refused the key, ...): the

@@ -63,6 +63,16 @@ def stream(text: str) -> None:
     out(text, nl=False)  # each control character is shown whole, split or not
 
 
+def retract(text: str) -> None:
+    """Erase a chunk of a streamed answer that `stream` just wrote to a terminal, from column 0."""
+    import shutil
+
+    from rag.cli.terminal import erase_sequence, visible
+
+    size = shutil.get_terminal_size()
+    click.echo(erase_sequence(visible(text), size.columns, size.lines), nl=False)
+
+
 def stdout_is_terminal() -> bool:
     """Whether a person reads stdout: the passages are then shown brief by default."""
     return _terminal(False)

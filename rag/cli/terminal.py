@@ -37,6 +37,32 @@ def visible(text: str) -> str:
     return _compiled(_CONTROL).sub(_shown, text)
 
 
+def rows_up(shown: str, columns: int) -> int:
+    """How many rows above the cursor `shown` began, written from column 0 of a terminal
+    `columns` wide: a line that fills its last row leaves the cursor there, not on the next."""
+    from unicodedata import combining, east_asian_width
+
+    up = 0
+    lines = shown.split("\n")
+    for i, line in enumerate(lines):
+        width = 0
+        for c in line:
+            if c == "\t":
+                width += 8 - width % 8
+            elif not combining(c):
+                width += 2 if east_asian_width(c) in "WF" else 1
+        rows = max(1, -(-width // columns))  # rows the line takes
+        up += rows if i < len(lines) - 1 else rows - 1
+    return up
+
+
+def erase_sequence(shown: str, columns: int, lines: int) -> str:
+    """What erases `shown`, just written from column 0: back to its start (no further up than the
+    screen's top), then clear to the screen's end."""
+    up = min(rows_up(shown, columns), lines - 1)
+    return "\r" + (f"\x1b[{up}A" if up else "") + "\x1b[J"  # ESC[0A would move one row
+
+
 def one_line(text: str) -> str:
     """Return `text` with every control character and line break shown as an escape, on one line."""
     return _compiled(_CONTROL_OR_BREAK).sub(_shown, text)
