@@ -677,13 +677,24 @@ def test_a_plan_that_cannot_connect_is_one_line() -> None:
         backend.complete(PROMPT, model="m", max_tokens=5, timeout=2)
 
 
-def test_prepare_imports_the_sdk_in_the_background() -> None:
+def test_prepare_imports_the_sdk_in_the_background_only_without_credentials_in_sight() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    # with a key, the first request goes through the standard library: no import beside the search
+    script = (
+        "import sys; from rag.answer import anthropic_api as a; "
+        "a.AnthropicBackend(api_key='k').prepare(2, None); print(a._importing, 'anthropic' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=PROJECT, check=True, env=env
+    )
+    assert out.stdout.split() == ["[]", "False"]
+    # without, the SDK finds them: its import starts at once, in one thread that never holds the process open
     script = (
         "import sys; from rag.answer import anthropic_api as a; assert 'anthropic' not in sys.modules; "
-        "a.AnthropicBackend(api_key='k').prepare(0, None); a.AnthropicBackend(api_key='k').prepare(2, None); "
+        "a.AnthropicBackend().prepare(0, None); a.AnthropicBackend().prepare(2, None); "
         "[t] = a._importing; t.join(); print('anthropic' in sys.modules, t.daemon)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=PROJECT, check=True
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=PROJECT, check=True, env=env
     )
-    assert out.stdout.split() == ["True", "True"]  # one thread, and it never holds the process open
+    assert out.stdout.split() == ["True", "True"]

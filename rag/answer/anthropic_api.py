@@ -68,6 +68,11 @@ def import_sdk_in_background() -> None:
     thread.start()
 
 
+def _sdk_imported() -> bool:
+    """Whether the SDK is imported whole: in sys.modules, and no import of it still running."""
+    return "anthropic" in sys.modules and not any(thread.is_alive() for thread in _importing)
+
+
 def _import_sdk() -> None:
     before = sys.getswitchinterval()
     # the main thread opens the index and searches meanwhile, in many short reads: each would wait
@@ -147,8 +152,13 @@ class AnthropicBackend:
         return body
 
     def prepare(self, follow_ups: int, tool: SearchTool | None) -> AbstractContextManager[None]:
-        """An answer call will follow: start importing the SDK now, in the background."""
-        import_sdk_in_background()
+        """An answer call will follow. With credentials in sight, its first request goes through the
+        standard library and the SDK is imported once that request is sent (an import beside the
+        search would slow it: both need the interpreter's lock); without, the SDK finds them, and
+        its import starts now, in the background."""
+        url, headers = self._endpoint()
+        if "x-api-key" not in headers and "authorization" not in headers:
+            import_sdk_in_background()
         return contextlib.nullcontext()
 
     def render(self, prompt: Prompt) -> str:
@@ -334,13 +344,17 @@ class AnthropicBackend:
         is sent again through the SDK, with its retries); else through the SDK."""
         url, headers = self._endpoint()
         credentials = "x-api-key" in headers or "authorization" in headers  # else the SDK finds them
-        if self.client is None and credentials and any(thread.is_alive() for thread in _importing):
+        if self.client is None and credentials and not _sdk_imported():
             from rag.answer.messages_stream import NotStarted, Stream
 
             try:
-                return stack.enter_context(Stream(url, headers, body, API_CONNECT_TIMEOUT, API_READ_TIMEOUT))
+                stream = stack.enter_context(
+                    Stream(url, headers, body, API_CONNECT_TIMEOUT, API_READ_TIMEOUT)
+                )
             except NotStarted as failed:
                 return stack.enter_context(self._send_again(failed, body))
+            import_sdk_in_background()  # for the turns that follow, while the model answers this one
+            return stream
         return stack.enter_context(self._client().messages.stream(**body))
 
     def _send_again(self, failed: NotStarted, body: dict[str, Any]) -> Any:
