@@ -131,3 +131,26 @@ def test_letters_of_one_case_with_few_digits_are_random_when_they_read_as_no_wor
 def test_a_kind_named_by_its_context_wins_over_the_default() -> None:
     text = "'https://hooks.slack.com/services/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'"
     assert [f.kind for f in find_secrets(text)] == ["slack-webhook"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'pub const VERIFYING_KEY_HEX: &str = "0e03135a751965d8e3e82bda962445979d298c527354070fec0e9c9e8a91f3d2";\n',
+        'Header always set X-Build-Id "b3875-b72d965b3156"\n',
+        '"m_10442","Oakleaf Home","acct_1NbVq6IcRCqCkblO","active"\n',
+        'event = "evt_1Nv0FGQ9Xy7pLmKj3aBcDeFg"\n',
+    ],
+    ids=["verifying-key", "header-id-after-a-blank", "stripe-account-id", "stripe-event-id"],
+)
+def test_public_values_named_or_shaped_as_public_stay(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None:
+    for text in (
+        'pub const SIGNING_KEY_HEX: &str = "0e03135a751965d8e3e82bda962445979d298c527354070fec0e9c9e8a91f3d2";\n',
+        'Header set X-Api-Key "b3875b72d965b3156aQ9xZ"\n',
+        'let token: string = "aB3dE5fG7hJ9kL1mN3pQ5r";\n',
+    ):
+        assert redact(text)[1], text

@@ -3,6 +3,8 @@ prefix alone, a secret passed beside its key id. Fakes are assembled from parts,
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from rag.secrets import redact
@@ -415,4 +417,122 @@ def test_key_ids_without_a_secret_beside_them(text: str) -> None:
 )
 def test_candidates_of_these_forms_are_scanned_in_linear_time(text: str) -> None:
     # 100 KB each, as test_secrets' adversarial lines: none holds a secret
+    assert redact(text) == (text, {})
+
+
+# ---- forms a credential takes beyond a name and a literal ------------------------------------------
+
+HEXED = PW2.encode().hex()
+URLENCODED = "".join(f"%{b:02X}" if not chr(b).isalnum() else chr(b) for b in PW2.encode())
+SONAR = "squ_" + "27fa287f79f2f4ce974a" + "75e35846e01fbfaef532"
+SLACK_PARTS = ("xoxb-284930102267", "-5518230046031-", "QvWVWTo5b6C9M1EknsUAVfTN")
+APP_PASSWORD = "jnen zrao" + " qenr dfag"
+KEY_BYTES = hashlib.sha256(b"a seed").digest()  # 32 bytes as random as a key's
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        (f'CARRIER_PASSWORD = bytes.fromhex("{HEXED}").decode()\n', HEXED, "password-assignment"),
+        (f"define( 'DB_PASSWORD', urldecode( '{URLENCODED}' ) );\n", URLENCODED, "password-assignment"),
+        (
+            'const secret = Buffer.from("' + PW2.encode().hex() + '", "hex").toString();\n',
+            PW2.encode().hex(),
+            "password-assignment",
+        ),
+        ('SLACK_BOT_TOKEN = "{}" "{}" "{}"\n'.format(*SLACK_PARTS), SLACK_PARTS[1], "slack-token"),
+        (f"SONAR_TOKEN: ${{{{ secrets.SONAR_TOKEN || '{SONAR}' }}}}\n", SONAR, "token-assignment"),
+        (f'const key = process.env.STRIPE_SECRET ?? "{PW}";\n', PW, "password-assignment"),
+        (f'password = os.environ.get("DB_PASSWORD") or "{PW2}"\n', PW2, "password-assignment"),
+        (f'config :app, secret: System.get_env("APP_SECRET") || "{PW}"\n', PW, "password-assignment"),
+        (f'return jwt.encode(claims, "{PW2}", algorithm="HS256")\n', PW2, "credential-argument"),
+        (f'const t = jwt.sign({{ sub: id }}, "{PW2}");\n', PW2, "credential-argument"),
+        (f'val auth = Credentials.basic("svc-android", "{PW2}")\n', PW2, "credential-argument"),
+        (f'sig = hmac.new(b"{PW2}", body, hashlib.sha256)\n', PW2, "credential-argument"),
+        (
+            f'auth := smtp.PlainAuth("", "alerts@example.com", "{APP_PASSWORD}", "smtp.gmail.com")\n',
+            APP_PASSWORD,
+            "credential-argument",
+        ),
+        (f"url=jdbc:oracle:thin:billing_app/{PW2}@db.internal:1521/BILLPDB\n", PW2, "url-password"),
+        ("password = 'batten down the hatches 1987'\n", "batten down the hatches", "password-assignment"),
+        (
+            "  db_password => Sensitive('granite kettle umbrella fjord'),\n",
+            "granite kettle",
+            "password-assignment",
+        ),
+        ('cloud.auth: "ingest:Wh1sk3y T4ng0 F0xtr0t"\n', "Wh1sk3y T4ng0", "password-assignment"),
+        (f"    stats auth admin:{PW2}\n", PW2, "password-assignment"),
+        (f'dsn := "app:{PW2}@tcp(db:3306)/app"\n', PW2, "url-password"),
+        (f'conn = "account=x1;user=ETL;password=Fjord&{PW};db=K"\n', PW, "password-assignment"),
+        ('res = red:auth("' + PW2 + '")\n', PW2, "credential-argument"),
+        (
+            'KEY = "' + "".join(f"\\x{b:02x}" for b in KEY_BYTES) + '"\n',
+            "\\x",
+            "random-value",
+        ),
+        (
+            f'cs = "Driver={{ODBC Driver 18}};Uid=report;Pwd={{{PW2};2023}};Encrypt=yes;"\n',
+            PW2,
+            "password-assignment",
+        ),
+    ],
+    ids=[
+        "hex-decoded",
+        "url-decoded",
+        "buffer-from-hex",
+        "adjacent-literals",
+        "actions-or-default",
+        "nullish-default",
+        "python-or-default",
+        "elixir-or-default",
+        "jwt-encode-key",
+        "jwt-sign-secret",
+        "okhttp-basic",
+        "hmac-key",
+        "app-password",
+        "oracle-jdbc-thin",
+        "passphrase",
+        "wrapped-passphrase",
+        "login-pair-quoted",
+        "login-pair-directive",
+        "go-mysql-dsn",
+        "connection-string-to-its-semicolon",
+        "redis-auth-one-argument",
+        "escaped-key-bytes",
+        "odbc-braces",
+    ],
+)
+def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: str, kind: str) -> None:
+    redacted, found = redact(text)
+    assert found == {kind: 1}, redacted
+    assert secret not in redacted and redacted.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "add_header Content-Security-Policy \"script-src 'self' 'sha256-eO/Sp50aG383DQas3q9Y+1a5bBDGPwer4tJzwSh9iqQ='\";\n",
+        'msg = greeting or "Hello there, friend"\n',
+        'asset = "app_eb0a5b9302e8d32828d8a73f137cc8f0"\n',
+        'label = "first part" "second part"\n',
+        'name = bytes.fromhex("00ff10ab20cd30ef").hex()\n',
+        'password_error = "must be at least 8 characters"\n',
+        'url = "jdbc:oracle:thin:@//db.internal:1521/svc"\n',
+        "Pwd={your_password};\n",
+        'auth := smtp.PlainAuth("", user, password, host)\n',
+    ],
+    ids=[
+        "csp-hashes",
+        "prose-default",
+        "asset-hash",
+        "words-side-by-side",
+        "binary-decoded",
+        "prose-under-a-password-name",
+        "oracle-without-user",
+        "odbc-placeholder",
+        "plain-auth-variables",
+    ],
+)
+def test_look_alikes_of_these_forms_stay(text: str) -> None:
     assert redact(text) == (text, {})

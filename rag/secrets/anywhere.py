@@ -57,11 +57,18 @@ _TOKEN = re.compile(
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 MIN_HEX = 32  # shorter hex is an id or a short hash (.NET's publicKeyToken, a logical id's suffix)
 # the ids a secret belongs to, not secrets (the rules of rag.secrets.tokens redact the secret beside
-# one), and keys that are public by design: Stripe's publishable keys, age recipients, BIP 32
-# extended public keys
+# one), and keys that are public by design: Stripe's and Supabase's publishable keys and the ids of
+# Stripe's objects (accounts, customers, events, charges, ...: its secrets are `sk_`, `rk_` and
+# `whsec_`), Twilio's SIDs (its secrets have no prefix), Airtable's ids (its tokens are `pat`), age
+# recipients, BIP 32 extended public keys
 _PUBLIC_ID = re.compile(
     "|".join(p[2] for p in PAIRED)
-    + r"|pk_(?:live|test)_[A-Za-z0-9]+|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
+    + r"|pk_(?:live|test)_[A-Za-z0-9]+|sb_publishable_[A-Za-z0-9_-]+"
+    + r"|(?:AC|SK|PN|MG|CA|SM|MM|CH|RE|FW|IS|US|VA|WS|XR|KS|CF|QU|TR|WK|PK|CR|ZS)[0-9a-f]{32}"
+    + r"|(?:app|tbl|fld|rec|viw|sel|usr|wsp|ent)[A-Za-z0-9]{14}"
+    + r"|(?:acct|cus|evt|ch|pi|pm|py|po|tr|txn|re|in|ii|il|sub|si|price|prod|plan|seti|src|card|ba|cn|dp|du"
+    + r"|ic|iauth|ipi|req|file|link|plink|cs_(?:live|test)|prc)_[A-Za-z0-9]{14,}"
+    + r"|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
 )
 _PART = re.compile(r"[-_]")
 _WORD = re.compile(r"[A-Za-z]*[a-z][A-Za-z]*")  # a part of letters only: a word, a name, PuTTY
@@ -227,10 +234,17 @@ def _path_parts(value: str, start: int) -> list[tuple[str, int]]:
 
 def _secret_lead(lead: str) -> bool:
     """Whether the parts before a token's hex name a token or a secret (Shopify's `shpat_`, `sk-`,
-    `token_`; not `key`, which names cache and sort keys too): the hex after them is no content hash."""
-    return any(
+    `token_`; not `key`, which names cache and sort keys too), or are a vendor's short prefix joined
+    by `_` (SonarQube's `squ_`; a file's name and its content hash are joined by `-` or `.`, and a
+    word or a digest's name before `_` names what follows): the hex after them is no content hash."""
+    if any(
         part.endswith(("pat", "tok", "token", "secret", "sk")) for part in _PART.split(lead.lower()) if part
-    )
+    ):
+        return True
+    return _VENDOR_LEAD.fullmatch(lead) is not None and not (_a_word(lead[:-1]) or _DIGEST_WORD.search(lead))
+
+
+_VENDOR_LEAD = re.compile(r"[a-z]{2,6}_")
 
 
 def _generated(text: str, value: str, start: int) -> bool:
@@ -242,7 +256,12 @@ def _generated(text: str, value: str, start: int) -> bool:
         return False  # a name with its content's hash: app-eb0a5b9302e8d32828d8a73f137cc8f0.js
     if sum(map(str.isalnum, judged)) < 16:
         return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
-    return not (_public(text, start, start + len(value), value) or _words(judged) or not looks_random(judged))
+    return not (
+        _public(text, start, start + len(value), value)
+        or _words(judged)
+        or _CAMEL_WORDS.fullmatch(judged)
+        or not looks_random(judged)
+    )
 
 
 _WORD_PART = re.compile(r"[a-z]+|[A-Z][a-z]+|v[0-9]+|[0-9]{1,4}")
@@ -271,18 +290,31 @@ _BYTE_ARRAY = re.compile(
 
 
 def key_bytes(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield the span of each literal byte array that holds random bytes: key material kept as data."""
+    """Yield the span of each literal byte array, or string of `\\x` escapes, that holds random
+    bytes: key material kept as data."""
     for match in _BYTE_ARRAY.finditer(text):
         values = [
             int(v, 16) if v[:2] in ("0x", "0X") else int(v)
             for v in re.split(r"[ \t\r\n]*,[ \t\r\n]*", match["body"])
         ]
-        if not all(-128 <= v <= 255 for v in values):
-            continue
-        data = [v & 0xFF for v in values]
-        steps = sum(1 for a, b in zip(data, data[1:]) if abs(a - b) <= 2)
-        if len(set(data)) >= 0.75 * len(data) and max(data) - min(data) >= 128 and steps <= len(data) // 4:
+        if all(-128 <= v <= 255 for v in values) and _random_bytes([v & 0xFF for v in values]):
             yield DEFAULT_KIND, match.start("body"), match.end("body")
+    if "\\x" in text:
+        for match in _ESCAPED_BYTES.finditer(text):
+            if _random_bytes([int(v, 16) for v in _ESCAPED_BYTE.findall(match[0])]):
+                yield DEFAULT_KIND, match.start(), match.end()
+
+
+# a string of 16 to 64 bytes as `\\x` escapes (a line continued by a backslash inside it: OCaml, C)
+_ESCAPED_BYTES = re.compile(r"(?:\\x[0-9a-fA-F]{2}(?:\\\r?\n[ \t]*+)?+){16,64}+(?![0-9a-fA-F])")
+_ESCAPED_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
+
+
+def _random_bytes(data: list[int]) -> bool:
+    """Whether bytes look random: most values distinct, over a wide range, few small steps (not a
+    table, a sequence or text)."""
+    steps = sum(1 for a, b in zip(data, data[1:]) if abs(a - b) <= 2)
+    return len(set(data)) >= 0.75 * len(data) and max(data) - min(data) >= 128 and steps <= len(data) // 4
 
 
 def _judged(value: str) -> str:
@@ -300,6 +332,16 @@ def _word_case(part: str) -> bool:
     letters (`RedisModule`; not `pJYdUy`, `nEQKmqEcqlnc`)."""
     pieces = _CASE_PARTS.findall(part)
     return len(pieces) == 1 or all(len(piece) >= 3 for piece in pieces)
+
+
+def short_name(value: str) -> bool:
+    """Whether a value is a name of parts, one a word, the others too short to be generated
+    (`uint16-slice`; see _judged)."""
+    judged = _judged(value)
+    return judged != value and sum(map(str.isalnum, judged)) < 16
+
+
+_CAMEL_WORDS = re.compile(r"(?:[A-Z][a-z]{2,}+){3,}+")  # each part a capital and 2+ lower case letters
 
 
 def _words(value: str) -> bool:
@@ -726,11 +768,19 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
 
 
 # the name right before a value (`PublicKey = `, `"id": "`, `trace_id=`, `nonce="`)
-_NAME_BEFORE = re.compile(r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+(?:[:=]|=>)[ \t]*+["'\\]*+\Z""")
+# (its type between: Rust's `NAME: &str = "`, TypeScript's `name: string = "`; or a header and its
+# quoted value after a blank: Apache's `Header set X-Build-Id "...`)
+_NAME_BEFORE = re.compile(
+    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+"""
+    r"""(?:(?:[:=]|=>)|:[ \t]*+&?(?:'static[ \t]++)?[A-Za-z_][\w.<>\[\]]{0,40}+[ \t]*+=|(?<=[ \t])(?=["']))"""
+    r"""[ \t]*+["'\\]*+\Z"""
+)
 _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z"
 )
-_PUBLIC_KEY_NAME = re.compile(r"(?i)pub(?:lic)?[-_.]?key\Z")
+_PUBLIC_KEY_NAME = re.compile(
+    r"(?i)(?:pub(?:lic)?|verifying)[-_.]?key(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?\Z"
+)
 # a credential's word in a name: its value is no public thing, whatever the name ends with
 _CREDENTIAL_WORD = re.compile(
     r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie|key|csrf|otp|login"
@@ -747,10 +797,10 @@ def _public_name(before: str) -> bool:
     with the page it protects) or an id (`trace_id`, `"id"`), in a key with no credential's word
     (the key's words before a blank too: `Session ID: `). A bare `name:value` (`client-id:secret`,
     a user and its password) names nothing."""
-    tail = before[-96:]
+    tail = before[-96:].rstrip("<")  # `Message-ID: <...@host>`
     bare = tail.rstrip(" \t\"'\\")
-    if not bare.endswith((":", "=")):
-        return False  # (the cheap test first: most values follow no name and operator)
+    if not bare.endswith((":", "=")) and not (tail[-1:] in ("'", '"') and tail[-2:-1] in (" ", "\t")):
+        return False  # (the cheap test first: most values follow no name and operator, nor a blank)
     m = _NAME_BEFORE.search(tail, max(0, len(bare) - 80))
     if m is None:
         return False
@@ -763,7 +813,11 @@ def _public_name(before: str) -> bool:
     key = key[max(key.rfind(c) for c in ",;{([|\n\t") + 1 :][-48:] + name  # the key's other words
     if _CREDENTIAL_WORD.search(key):
         return False
-    return bool(_ID_NAME.search(name) or name.lower().endswith("nonce"))
+    # an id, a nonce (sent with the page it protects), a value encrypted for the repository (Travis'
+    # and Pulumi's `secure:`): no secret as it stands
+    return bool(
+        _ID_NAME.search(name) or name.lower().endswith(("nonce", "secure", "encrypted", "ciphertext"))
+    )
 
 
 _ROW_REACH = 2000

@@ -29,7 +29,7 @@ _VALUE_END = re.compile(r"""[ \t]*(?:[\r\n;&|"'`\\#]|//|\Z)""")
 # config.db.secret (dotted; not ya29.a0AfH6SMBx, whose digits sit between letters), next_token_2,
 # DEFAULT_PASSWORD_2 (snake case), CancelToken$1 (a bundler's renamed binding)
 CODE_NAME = re.compile(
-    r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
+    r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\.\?|[?!])?"
     r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
 )
 _SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")

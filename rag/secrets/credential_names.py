@@ -28,6 +28,7 @@ NOT_CREDENTIAL = frozenset(
     [
         "public",
         "pub",
+        "verifying",  # a signature's verifying key is its public half
         "hash",
         "hashed",
         "digest",

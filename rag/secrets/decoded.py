@@ -165,6 +165,8 @@ def decoded_view(text: str) -> _Spliced | None:
         _add_parenthesised(view, text)
         if ".join(" in text or ".joined(" in text:
             _add_joined_lists(view, text)
+    _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
+    _add_decoded_calls(view, text)
     _add_next_line_values(view, text)
     if ": >" in text or ": |" in text:
         _add_block_scalars(view, text)
@@ -230,6 +232,140 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
         joins += 1
         if joins >= _MAX_JOINS:
             return
+
+
+# literals side by side on one line, which Python, C and C++ concatenate: `TOKEN = "xoxb-1" "-2" "-3"`
+# (a value: after an operator, a bracket or a comma; not a list of quoted words, as a CSP's `'self' 'sha256-...'`)
+_ADJACENT = re.compile(
+    r"""[bruBRU]{0,2}(?P<q>["'])[^"'\\\n]{1,512}+(?P=q)(?:[ \t]++[bruBRU]{0,2}(["'])[^"'\\\n]{1,512}+\2)++"""
+)
+_JUNCTIONS = ('" "', "' '", "\" '", "' \"")  # a literal's end, a blank, the next literal's start
+_MAX_LINE = 4096  # a longer line (minified code, data) is read for no such run
+
+
+def _add_adjacent_literals(view: _Spliced, text: str) -> None:
+    """Add each run of literals side by side on a line as one literal, after what precedes it on
+    its line (its name). Only the lines that hold a junction of two literals are read."""
+    lines: set[int] = set()
+    for junction in _JUNCTIONS:
+        at = text.find(junction)
+        while at != -1 and len(lines) < _MAX_JOINS:
+            lines.add(text.rfind("\n", 0, at) + 1)
+            line_end = text.find("\n", at)
+            at = -1 if line_end == -1 else text.find(junction, line_end)
+    for line in sorted(lines):
+        line_end = text.find("\n", line)
+        line_end = len(text) if line_end == -1 else line_end
+        if line_end - line > _MAX_LINE:
+            continue
+        for m in _ADJACENT.finditer(text, line, line_end):
+            name_from = max(line, m.start() - _NAME_REACH)
+            if not text[name_from : m.start()].rstrip(" \t").endswith(("=", ":", "(", "[", ",", "=>")):
+                continue
+            view.copy(name_from, m.start())
+            joined = "".join(lit[2] for lit in _LITERAL.finditer(text, m.start(), m.end()) if lit[1])
+            view.put(f'"{joined}"', m.start(), m.end())
+            view.end_region()
+
+
+# a literal passed to a function that decodes it: hex (`bytes.fromhex`, `unhexlify`, `hex2bin`),
+# base64 (`b64decode`, `atob`, `base64_decode`, `Base64.decode64`, `FromBase64String`,
+# `Base64.getDecoder().decode`, `Buffer.from(..., "base64")`), URL-encoding (`urldecode`, `unquote`,
+# `decodeURIComponent`); found from a word of their names, the name around it one of them
+_DECODER_WORDS = ("hex", "Hex", "ecode", "atob", "unquote", "Base64", "Unescape", "Buffer.from")
+_DECODERS = frozenset(
+    (
+        *("fromhex", "unhexlify", "a2b_hex", "hex2bin", "hexToBytes", "decodeHex", "parseHexBinary"),
+        *("b64decode", "urlsafe_b64decode", "a2b_base64", "atob", "base64_decode", "decode64"),
+        *("strict_decode64", "urlsafe_decode64", "FromBase64String", "decodeBase64"),
+        *("urldecode", "rawurldecode", "unquote", "unquote_plus", "decodeURIComponent", "QueryUnescape"),
+        "PathUnescape",
+    )
+)
+_DECODE_CALL = re.compile(
+    r"""(?P<fn>[A-Za-z_]\w*+|getDecoder\(\)\.decode|Buffer\.from)"""
+    r"""\([ \t]*+[bruBRU]{0,2}(?P<q>["'`])(?P<value>[A-Za-z0-9+/=_%.~!*-]{8,1024}+)(?P=q)"""
+    r"""(?:[ \t]*+,[ \t]*+(?P<eq>["'])(?P<encoding>base64|base64url|hex)(?P=eq))?[ \t]*+\)"""
+)
+_URL_DECODERS = frozenset(
+    (
+        "urldecode",
+        "rawurldecode",
+        "unquote",
+        "unquote_plus",
+        "decodeURIComponent",
+        "QueryUnescape",
+        "PathUnescape",
+    )
+)
+
+
+def _decode_calls(text: str) -> Iterator[re.Match[str]]:
+    """The decoding calls of a literal (see _DECODE_CALL), each once."""
+    seen: set[int] = set()
+    for word in _DECODER_WORDS:
+        at = text.find(word)
+        while at != -1 and len(seen) < _MAX_JOINS:
+            start, end = at, at + len(word)
+            if word != "Buffer.from":  # the name that holds the word
+                while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                    start -= 1
+                while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                    end += 1
+                name = text[start:end]
+                if name == "decode" and text.endswith("getDecoder().", 0, start):
+                    start -= len("getDecoder().")
+                elif name not in _DECODERS:
+                    at = text.find(word, end)
+                    continue
+            if start not in seen:
+                m = _DECODE_CALL.match(text, start)
+                if m is not None:
+                    seen.add(start)
+                    yield m
+            at = text.find(word, end)
+
+
+def _add_decoded_calls(view: _Spliced, text: str) -> None:
+    """Add each decoding call of a literal whose result is text as that text, a literal, after
+    what precedes it on its line (its name)."""
+    import binascii
+    import urllib.parse
+
+    for m in _decode_calls(text):
+        fn, value = m["fn"], m["value"]
+        try:
+            if fn == "Buffer.from":
+                if m["encoding"] is None:
+                    continue
+                data = bytes.fromhex(value) if m["encoding"] == "hex" else _b64(value)
+            elif "hex" in fn.lower():
+                data = bytes.fromhex(value)
+            elif fn in _URL_DECODERS:
+                data = urllib.parse.unquote_to_bytes(value)
+            else:
+                data = _b64(value)
+            decoded = data.decode("utf-8")
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            continue
+        if not decoded.isprintable() or any(c in decoded for c in "\"'`\\"):
+            continue  # binary (key bytes are judged as written), or no literal's text
+        line = max(text.rfind("\n", 0, m.start()) + 1, m.start() - _NAME_REACH)
+        call = _QUALIFIER.search(text, line, m.start())  # `bytes.`, `base64.`, `Base64.getDecoder().`
+        start = m.start() if call is None else call.start()
+        view.copy(line, start)
+        view.put(f'"{decoded}"', start, m.end())
+        view.end_region()
+
+
+def _b64(value: str) -> bytes:
+    """Decode base64, standard or URL-safe, padded or not."""
+    import base64
+
+    return base64.urlsafe_b64decode(value.replace("+", "-").replace("/", "_") + "=" * (-len(value) % 4))
+
+
+_QUALIFIER = re.compile(r"(?:[A-Za-z_][\w$]*+(?:\(\))?(?:\.|::|->))++\Z")
 
 
 def _add_next_line_values(view: _Spliced, text: str) -> None:

@@ -8,7 +8,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rag.secrets.randomness import encodes_other_text
-from rag.secrets.values import REPEATED, credential_value, kind_of_name, not_example, secret_name
+from rag.secrets.values import (
+    REPEATED,
+    credential_value,
+    kind_of_name,
+    not_example,
+    passphrase,
+    secret_name,
+    stock_word,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,13 +210,21 @@ _PIPED_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)[ \t]*+\Z")
 _DEFAULT_FIRST = re.compile(
     r"""default[ \t]++(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)[ \t]++\.?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)"""
 )
+# a literal after a logical or: `secrets.SONAR_TOKEN || 'VALUE'`, `process.env.API_KEY ?? "VALUE"`,
+# `System.get_env("DB_PASSWORD") || "VALUE"`, Kotlin's `?:`, Python's `or` (each operator's pattern
+# led by its literal, so a text is scanned at C speed; the name looked for right before it)
+OR_OPERATORS = ("||", "??", "?:", " or ")
+_OR_VALUE = r"""[ \t]++(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)"""
+_OR_DEFAULTS = tuple(re.compile(re.escape(op.rstrip()) + _OR_VALUE) for op in OR_OPERATORS)
+_OR_NAME = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)(?:["'`]?[ \t]*+[)\]])?[ \t]*+\Z""")
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _REFERENCE_DEFAULT = re.compile(r"#\{|[a-z]+:|/")  # SpEL, `classpath:`, `arn:`, a path or an image
 
 
 def defaulted_values(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield the literal default of each interpolation whose name ends in a credential's word (see
-    _DEFAULTED), when it looks chosen or generated: what runs when the variable is unset."""
+    """Yield the literal default of each interpolation or logical or whose name ends in a
+    credential's word (see _DEFAULTED, _OR_DEFAULTS), when it looks chosen or generated: what runs
+    when the variable is unset."""
     found: list[tuple[str, re.Match[str], str]] = []
     if "${" in text:
         for m in _DEFAULTED.finditer(text):
@@ -221,6 +237,11 @@ def defaulted_values(text: str) -> Iterator[tuple[str, int, int]]:
             if piped is not None:
                 found.append((piped["name"], m, "value"))
         found.extend((m["name"], m, "value") for m in _DEFAULT_FIRST.finditer(text))
+    for pattern in _OR_DEFAULTS:  # (led by its operator's literal: a search costs what a test would)
+        for m in pattern.finditer(text):
+            named = _OR_NAME.search(text, max(0, m.start() - 96), m.start())
+            if named is not None:
+                found.append((named["name"], m, "value"))
     for name, m, group in found:
         value = m[group]
         if _ends_in_credential(name) and not _REFERENCE_DEFAULT.search(value) and credential_value(value):
@@ -234,6 +255,62 @@ def _ends_in_credential(name: str) -> bool:
     if not parts or parts[0].lower() == "existing":
         return False
     return secret_name(parts[-1])
+
+
+# a user and its password as one value, after a name or a directive that says so: Elastic's
+# `cloud.auth: "user:pass"`, Squid's `login=user:pass`, HAProxy's `stats auth user:pass`,
+# `credentials = user:pass` (matched at the occurrences of the words, found once per text)
+LOGIN_WORDS = ("auth", "login", "credential")
+_LOGIN_PAIR = re.compile(
+    r"""(?i:auth|login|credentials?)["']?+(?:[ \t]*+[:=][ \t]*+|(?P<blank>[ \t]++))(?P<q>["']?+)"""
+    r"""(?P<user>[\w.@+-]{2,64}+):(?!:)(?P<secret>(?(q)[^"'\n]{1,128}+|[^\s"'@,;]{1,128}+))(?(q)(?P=q)|(?=[\s,;]|\Z))"""
+)
+_DIRECTIVE = re.compile(r"[ \t]*+(?:[\w.-]++[ \t]++)*+")  # what may precede `stats auth user:pass`
+_CODE_MARK = re.compile(r"[{}()\[\]$]")
+
+
+def login_pairs(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
+    """Yield the password of each `user:password` value of a login's name or directive (see
+    _LOGIN_PAIR) at the occurrences `at` of its word, when it looks chosen or generated and is not
+    the user again, a reference or code."""
+    for hit in at:
+        if hit and lowered[hit - 1].isalpha():
+            continue  # (a longer word: oauth, blogin)
+        m = _LOGIN_PAIR.match(text, hit)
+        if m is None:
+            continue
+        secret = m["secret"]
+        if secret == m["user"] or _CODE_MARK.search(secret) or not not_example(secret) or stock_word(secret):
+            continue
+        line = text.rfind("\n", 0, hit) + 1
+        if m["blank"] is not None and not _DIRECTIVE.fullmatch(text, line, hit):
+            continue  # a blank after the word: a directive's line only (`stats auth`), not prose
+        if credential_value(secret) or passphrase(secret):
+            yield "password-assignment", m.start("secret"), m.end("secret")
+
+
+# a connection string's password up to its `;`, whatever it holds (`&`, blanks): Snowflake's and
+# ADO.NET's `...;password=Fjord&Glacier-9;db=...`; or in braces, which ODBC takes with `;` and `}`
+# inside, `Pwd={S3cret;2023}` (at the occurrences of `pass` and `pwd`)
+_CONNECTION_PASSWORD = re.compile(
+    r"(?i:password|pwd)=(?:(?P<secret>[^;\"'\n{}]{1,128}+);(?=[ \t]*+[\w.-]{1,40}+=)"
+    r"|\{(?P<braced>(?:[^}\n]|\}\}){1,256}+)\})"
+)
+
+
+def connection_passwords(
+    text: str, lowered: str, at: Sequence[int], budget: Budget
+) -> Iterator[tuple[str, int, int]]:
+    """Yield each password of a `;`-separated connection string (see _CONNECTION_PASSWORD)."""
+    for hit in at:
+        if hit and (lowered[hit - 1].isalnum() or lowered[hit - 1] in "_.-"):
+            continue
+        m = _CONNECTION_PASSWORD.match(text, hit)
+        if m is not None:
+            group = "secret" if m["secret"] is not None else "braced"
+            secret = m[group].strip()
+            if credential_value(secret) or passphrase(secret):
+                yield "password-assignment", m.start(group), m.end(group)
 
 
 def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:

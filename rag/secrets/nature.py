@@ -25,12 +25,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from rag.secrets.anywhere import short_name
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE
 from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
 from rag.secrets.randomness import ascending, known_shape, looks_random, may_be_random, roughly_random
 from rag.secrets.tables import MAX_ROW, header_column, table_cells, table_row
-from rag.secrets.values import REPEATED, credential_value, kind_of_name, may_be_chosen
+from rag.secrets.values import (
+    REPEATED,
+    app_password,
+    credential_value,
+    format_string,
+    kind_of_name,
+    may_be_chosen,
+    passphrase,
+)
 
 # a word, the rest of its name, a closing quote or bracket, then an operator (`=`, `:`, `:=`,
 # `=>`, `,`, `>`, a table's `|` or tab, blanks) or the end of the name (a `name: X` whose value
@@ -41,7 +50,8 @@ _AFTER_WORD = (
     # the start of a quoted value or of an unquoted one long enough to be random
     r"(?:(?P<op>[ \t]*+(?::=|=>|<-|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+"
-    r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}))"""
+    r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
+    r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
     # a quoted name, a comma, then a quoted value (`"password", "..."`)
     r"""|(?P<comma>(?<=["'`])[ \t]*+,)(?=[ \t]*+(?:\r?\n[ \t]*+)?[bruBRU]{0,2}["'`][^"'`\r\n]{6})"""
     # a separator in a row that may be a table's header (no code or prose after it to the line's
@@ -86,6 +96,12 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # a dotted nam
 # query's next `&name=`), base64 padding allowed; possessive, so each candidate scans its own
 # characters only
 _UNQUOTED = re.compile(r"""(?:[^\s"'`,;:=(){}\[\]<>&]|&(?![\w.-]{1,40}=)){1,1024}+={0,2}""")
+# a literal in a wrapper that marks or types it, its one argument: Puppet's `Sensitive('...')`,
+# pydantic's `SecretStr("...")`, `new String("...")`, `Secret::new("...")`
+_WRAPPED = re.compile(
+    r"""(?:new[ \t]++)?[A-Za-z_]\w{0,40}+(?:(?:\.|::)[A-Za-z_]\w{0,40}+){0,2}+[ \t]*+\([ \t]*+"""
+    r"""(?P<arg>[bruBRU]{0,2}(?P<q>["'`])[^"'`\n]{1,256}+(?P=q))[ \t]*+\)"""
+)
 
 
 def named_values(word: str) -> _NamedValues:
@@ -264,6 +280,11 @@ def _literal(text: str, at: int, strong: bool, budget: Budget) -> tuple[int, int
             at = scheme.end()
         token = _UNQUOTED.match(text, at)
         if token is None or _CODE_AFTER.match(text, token.end()):
+            wrapped = _WRAPPED.match(text, at) if strong else None
+            if wrapped is not None:  # a password's literal in a wrapper (`Sensitive('...')`), alone
+                arg = wrapped.start("arg")
+                found = _literal(text, arg, strong, budget) if arg > at else None
+                return found if found is not None and found[1] < wrapped.end() else None
             return None  # a call, a subscript, an attribute, an argument's type: code
         return _judged(text, at, token.end(), strong, False, budget)
     parts: list[tuple[int, int]] = []
@@ -309,13 +330,15 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget) -> bool:
     random = may_be_random(value)
     if not (random or strong and quoted):
         return False  # (the cheap test first: most values are words)
-    if value[:4].lower() in ("arn:", "urn:"):
+    if value[:4].lower() in ("arn:", "urn:") or format_string(value):
         return False
     if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value) or _JS_NAME.fullmatch(value)):
         return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY, _ref2$allOwnKeys
     if not budget.judge(value):
         return (random and roughly_random(value)) or (strong and quoted and may_be_chosen(value))
-    if looks_random(value):
+    if looks_random(value) and (strong or not short_name(value)):
+        return True  # (a password's word takes any random value; a key's, no name like `uint16-slice`)
+    if strong and quoted and (app_password(value) or passphrase(value)):
         return True
     if (
         not (strong and quoted)
@@ -411,17 +434,31 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
     "passwordauthentication": ((1,), True),  # java.net
     "usernamepasswordauthenticationtoken": ((1,), True),  # Spring Security
     "session": ((1, 2), False),  # boto3.Session(key id, secret, session token)
-    "credentials": ((1, 2), False),  # Credentials(key id, secret, token)
+    "credentials": (
+        (1, 2, 3),
+        False,
+    ),  # Credentials(key id, secret, token); Perl LWP's (netloc, realm, user, password)
     "newstaticcredentials": ((1, 2), False),  # Go's AWS SDK
     "basicawscredentials": ((1,), False),  # Java's AWS SDK
     "oauthhandler": ((0, 1), False),  # tweepy
     "set_access_token": ((0, 1), False),
+    # a callee named with its qualifier, where the last name alone says too little
+    "jwt.encode": ((1,), True),  # PyJWT's encode(claims, key), jsonwebtoken's sign(payload, secret)
+    "jwt.decode": ((1,), True),
+    "jwt.sign": ((1,), True),
+    "jwt.verify": ((1,), True),
+    "hmac.new": ((0,), True),  # Python's hmac.new(key, msg, digest)
+    "credentials.basic": ((1,), True),  # OkHttp's Credentials.basic(user, password)
 }
+# callees whose one argument, when they are given only one, is the password: Redis' `auth(password)`
+ONE_ARGUMENT = frozenset({"auth"})
 # the lowered words that find the calls (one literal search each; auth, credential, session and
 # token are the contexts' words too), and the pattern that finds a callee ending in one
-CALL_WORDS = ("auth", "login", "connect", "redis", "credential", "session", "token", "pdo")
+CALL_WORDS = ("auth", "login", "connect", "redis", "credential", "session", "token", "pdo", "jwt", "hmac")
 _CALLEE = {
-    word: re.compile(re.escape(word) + r"[a-z_]{0,24}+(?=[ \t]*(?:=[ \t]*)?(?P<paren>\())")
+    word: re.compile(
+        re.escape(word) + r"[a-z_]{0,24}+(?:\.[a-z_]{1,24}+)?(?=[ \t]*(?:=[ \t]*)?(?P<paren>\())"
+    )
     for word in CALL_WORDS
 }
 # a call is read when a quote comes within its first 200 characters (a literal argument) on its line:
@@ -459,12 +496,15 @@ class _CallArguments:
             if not budget.take():
                 return  # (past the budget, calls are not read: the names' values still are)
             start = _name_start(lowered, m.start())
-            callee = lowered[start : m.end()].rpartition(".")[2].lstrip("$-")
-            spec = CALLS.get(callee)
+            qualified = ".".join(lowered[start : m.end()].split(".")[-2:]).lstrip("$-")
+            spec = CALLS.get(qualified) or CALLS.get(qualified.rpartition(".")[2])
             if spec is None:
                 continue
             positions, strong = spec
-            for i, (a, b) in enumerate(_arguments(text, paren, max(positions) + 1)):
+            arguments = list(_arguments(text, paren, max(positions) + 1))
+            if len(arguments) == 1 and qualified.rpartition(".")[2] in ONE_ARGUMENT:
+                positions = (0,)
+            for i, (a, b) in enumerate(arguments):
                 if i in positions and _PREFIX.match(text, a) is not None:
                     found = _literal(text, a, strong, budget)
                     if found is not None and found[1] <= b:

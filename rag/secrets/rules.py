@@ -23,15 +23,19 @@ from rag.secrets.credential_names import WORDS
 from rag.secrets.finders import (
     ENCODED_KEY,
     ENV_DEFAULTS,
+    LOGIN_WORDS,
+    OR_OPERATORS,
     PHP_DEFINE,
     Finder,
     Rescanning,
     WordFinder,
     WordGate,
+    connection_passwords,
     defaulted_values,
     encoded_secrets,
     flag_passwords,
     key_blocks,
+    login_pairs,
     named_literals,
     putty_private_lines,
 )
@@ -263,6 +267,26 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         group="secret",
         check=real_password,
     ),
+    # ... and in a JDBC URL of Oracle's drivers: `jdbc:oracle:thin:app/S3cret@db:1521/svc`
+    Rule(
+        "url-password",
+        _contains("oracle:"),
+        re.compile(
+            r"oracle:(?:thin|oci8?|kprb):(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'\"()]{1,64})@"
+        ),
+        group="secret",
+        check=real_password,
+    ),
+    # Go's MySQL driver's DSN, with no scheme: `user:password@tcp(host:3306)/db`, `@unix(/path)`
+    Rule(
+        "url-password",
+        _contains("@tcp(", "@unix("),
+        re.compile(
+            r"(?<![\w/.:@-])(?P<user>[A-Za-z_][\w.-]{0,63}):(?P<secret>[^\s:/@'\"()]{1,128})@(?:tcp|unix)\("
+        ),
+        group="secret",
+        check=real_password,
+    ),
     Rule(
         "url-password",
         _contains("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"),
@@ -290,7 +314,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # redis.conf or as a flag
     Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
     # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
-    Finder(_contains("${", "default"), lambda text: defaulted_values(text)),
+    Finder(_contains("${", "default", *OR_OPERATORS), lambda text: defaulted_values(text)),
     Rule(
         "command-line-password",
         _contains("requirepass"),
@@ -473,9 +497,13 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     *(WordFinder(word, named_values(word)) for word in WORDS),
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
     WordFinder("identified", sql_passwords),
+    # `cloud.auth: "user:pass"`, `login=user:pass`, `stats auth user:pass`; `...;password=a&b;db=...`
+    *(WordFinder(word, login_pairs) for word in LOGIN_WORDS),
+    WordFinder("pass", connection_passwords),
+    WordFinder("pwd", connection_passwords),
     WordFinder("://", url_users),
     # and by default: whatever looks generated, wherever it stands, unless public by its structure
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
-    Finder(_contains(","), key_bytes),
+    Finder(_contains(",", "\\x"), key_bytes),
 )

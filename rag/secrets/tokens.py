@@ -74,6 +74,8 @@ PREFIXED: tuple[tuple[str, str, str, Callable[[re.Match[str]], bool]], ...] = (
     # Google OAuth client secrets (client_secret.json, and the code that inlines one)
     ("google-oauth-secret", "GOCSPX-", r"GOCSPX-(?P<body>[A-Za-z0-9_-]{28})", _body(_generated)),
     ("dockerhub-token", "dckr_pat_", r"dckr_pat_(?P<body>[A-Za-z0-9_-]{27})", _body(_generated)),
+    # Atlassian API tokens: ATATT3, base64url, `=` and a checksum of 8 hex digits
+    ("atlassian-token", "ATATT3", r"ATATT3(?P<body>[A-Za-z0-9_-]{150,}+)=[0-9A-F]{8}", _body(_generated)),
     ("digitalocean-token", "_v1_", r"do[opr]_v1_(?P<body>[a-f0-9]{64})", _body(_hex)),
     # HashiCorp Vault's service and batch tokens (hvs.CAESI..., about 95 characters)
     ("vault-token", r"hv[sb]\.", r"hv[sb]\.(?P<body>[A-Za-z0-9_-]{90,})", _body(_generated)),

@@ -9,7 +9,7 @@ import urllib.parse
 # Stock words of examples; a URL password made only of these (and trailing digits) is a placeholder:
 # password, pass123, mypassword, foo:bar, secret, changeme, ...
 _STOCK_WORDS = (
-    r"(?:my|your|the|db|user|some)?"
+    r"(?:a|my|your|the|db|user|some)?"
     r"(?:pass|password|passwd|pwd|pw|secret|changeme|example|placeholder|redacted|token"
     r"|foo|bar|baz|qux|test|dummy|fake)+"
 )
@@ -62,9 +62,26 @@ def letters_and_digits(value: str) -> bool:
     return any(map(str.isalpha, value)) and any(map(str.isdigit, value))
 
 
+# a printf conversion with a width, a precision or a length (`%.*s`, `%08x`, `%ld`), or `%s` and `%d`
+# alone (a generated password's `%e` or `%G` is as likely a symbol and a letter)
+_FORMAT = re.compile(
+    r"%(?:[-+ #0]*+(?:(?:[0-9]++|\*)?+\.(?:[0-9]++|\*)|[0-9]++)[hlLqjzt]{0,2}+|[hlLqjzt]{1,2}+)[diouxXeEfgGcs]"
+    r"|%[sd]"
+)
+
+
+def format_string(value: str) -> bool:
+    """Whether `value` holds a printf conversion (`%s`, `%.*s`, `%08x`; see _FORMAT): a format,
+    filled in by code."""
+    return "%" in value and _FORMAT.search(value) is not None
+
+
 def not_example(value: str) -> bool:
-    """Reject template references and stock example words (`password123`, `changeme`, `${PW}`)."""
+    """Reject template references, format strings and stock example words (`password123`,
+    `changeme`, `${PW}`, `%.*s4-HMAC-SHA256`)."""
     if value.startswith(("$", "%", "{", "<")) or any(mark in value for mark in ("${", "{{", "%s", "%(")):
+        return False
+    if format_string(value):
         return False
     return not stock_word(value)
 
@@ -78,6 +95,12 @@ def stock_word(value: str) -> bool:
     return _PLACEHOLDER_WORDS.fullmatch(re.sub(r"[^a-z]", "", lowered.translate(_LEET))) is not None
 
 
+# a user and password named alike, the one `user` and the other `pass` after the same stem
+_PAIRED_NAMES = re.compile(
+    r"(?P<stem>[a-z0-9]{2,24}?)[_-]?(?:user|usr|username|login):(?P=stem)[_-]?(?:pass|password|passwd|pwd|pw)"
+)
+
+
 def real_password(match: re.Match[str]) -> bool:
     """Reject template references, masks, stock example words and user-equals-password defaults."""
     value = match["secret"]
@@ -85,8 +108,11 @@ def real_password(match: re.Match[str]) -> bool:
         return False
     if value.startswith("$") or any(mark in value for mark in ("${", "$(", "{", "}", "%s", "%(")):
         return False  # a template or environment reference; '$' inside a password is kept
-    if value == match["user"]:  # postgres:postgres, guest:guest: well-known defaults
+    user = match["user"]
+    if value == user:  # postgres:postgres, guest:guest: well-known defaults
         return False
+    if user and _PAIRED_NAMES.fullmatch(f"{user}:{value}".lower()):
+        return False  # cacheuser:cachepass, app_user:app_password: an example's pair
     return not stock_word(urllib.parse.unquote(value))
 
 
@@ -185,6 +211,38 @@ def credential_value(value: str) -> bool:
     if any(part in lowered for part in PLACEHOLDER_PARTS) or _NOT_A_CREDENTIAL.fullmatch(value):
         return False
     return not ordinary(value)
+
+
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?P<sep>[ -])[a-z]{4}(?:(?P=sep)[a-z]{4}){2}")
+
+
+def app_password(value: str) -> bool:
+    """Whether `value` is shaped as Google's and Apple's app passwords, four groups of four random
+    lower-case letters (`jnen zrao qenr dfag`, `abqx-kmvr-zlot-weud`), three of them no English word."""
+    if _APP_PASSWORD.fullmatch(value) is None:
+        return False
+    from rag.words import english_words
+
+    return sum(group not in english_words() for group in re.split("[ -]", value)) >= 3
+
+
+_PASSPHRASE_WORD = re.compile(r"[0-9]++|[A-Za-z0-9!@#$%^&*+~_-]{3,24}+")
+
+
+def passphrase(value: str) -> bool:
+    """Whether a value with blanks reads as a passphrase rather than prose: 3 to 8 words of 3+
+    characters or numbers, no sentence punctuation, all in lower case or a word of letters and
+    digits (`batten down the hatches 1987`, `Wh1sk3y T4ng0 F0xtr0t`; not `Must be 8 characters.`,
+    `is too short`), no placeholder or stock word (`your password here`, `not empty password`)."""
+    words = value.split(" ")
+    if not 3 <= len(words) <= 8 or not all(_PASSPHRASE_WORD.fullmatch(word) for word in words):
+        return False
+    lower = value == value.lower()
+    leet = any(letters_and_digits(word) for word in words)
+    lowered = value.lower()
+    if any(part in lowered for part in PLACEHOLDER_PARTS) or any(stock_word(word) for word in words):
+        return False  # `your password here`, `not empty password`: a placeholder, not a passphrase
+    return lower or leet
 
 
 def may_be_chosen(value: str) -> bool:
