@@ -3,6 +3,7 @@ prefix alone, a secret passed beside its key id. Fakes are assembled from parts,
 
 from __future__ import annotations
 
+import base64
 import hashlib
 
 import pytest
@@ -467,6 +468,14 @@ KEY_BYTES = hashlib.sha256(b"a seed").digest()  # 32 bytes as random as a key's
         (f'conn = "account=x1;user=ETL;password=Fjord&{PW};db=K"\n', PW, "password-assignment"),
         ('res = red:auth("' + PW2 + '")\n', PW2, "credential-argument"),
         (
+            'storePassword = String(Base64.getDecoder().decode("'
+            + base64.b64encode(PW2.encode()).decode()
+            + '"))\n',
+            base64.b64encode(PW2.encode()).decode(),
+            "password-assignment",
+        ),
+        (f'sh "doppler run --token dp.st.prd.{PW}{PW2[:6]}{PW} -- make"\n', PW, "token-assignment"),
+        (
             'KEY = "' + "".join(f"\\x{b:02x}" for b in KEY_BYTES) + '"\n',
             "\\x",
             "random-value",
@@ -499,6 +508,8 @@ KEY_BYTES = hashlib.sha256(b"a seed").digest()  # 32 bytes as random as a key's
         "go-mysql-dsn",
         "connection-string-to-its-semicolon",
         "redis-auth-one-argument",
+        "decoded-in-a-wrapper",
+        "dotted-token-after-a-flag",
         "escaped-key-bytes",
         "odbc-braces",
     ],

@@ -327,8 +327,8 @@ def _decode_calls(text: str) -> Iterator[re.Match[str]]:
 
 
 def _add_decoded_calls(view: _Spliced, text: str) -> None:
-    """Add each decoding call of a literal whose result is text as that text, a literal, after
-    what precedes it on its line (its name)."""
+    """Add each decoding call of a literal whose result is text as that text, a literal, between
+    what precedes it on its line (its name) and what follows (`String(...)`'s bracket)."""
     import binascii
     import urllib.parse
 
@@ -355,6 +355,8 @@ def _add_decoded_calls(view: _Spliced, text: str) -> None:
         start = m.start() if call is None else call.start()
         view.copy(line, start)
         view.put(f'"{decoded}"', start, m.end())
+        line_end = text.find("\n", m.end(), m.end() + _NAME_REACH)
+        view.copy(m.end(), m.end() + _NAME_REACH if line_end == -1 else line_end)  # a wrapper's `)` after it
         view.end_region()
 
 

@@ -186,7 +186,9 @@ class _NamedValues:
                 continue  # a blank is an operator after a flag, a keyword or a setting only
             if op == ">" and text[max(0, start - 1) : start] != "<":
                 continue
-            value = _value(text, m.end(), self.strong, budget, op == ">")
+            # a flag's value on a command line is no code, dotted or not (`--token dp.st.prd.<secret>`)
+            flag = not op and text.startswith("-", start)
+            value = _value(text, m.end(), self.strong, budget, op == ">", flag)
             if value is not None:
                 yield kind_of_name(name), *value
 
@@ -260,17 +262,20 @@ def _name_start(text: str, at: int) -> int:
 _GAP = re.compile(r"[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?")  # blanks, and one line break (a YAML item's dash)
 
 
-def _value(text: str, at: int, strong: bool, budget: Budget, element: bool = False) -> tuple[int, int] | None:
-    """The span of the secret value at `at` (blanks and one line break skipped), or None."""
+def _value(
+    text: str, at: int, strong: bool, budget: Budget, element: bool = False, flag: bool = False
+) -> tuple[int, int] | None:
+    """The span of the secret value at `at` (blanks and one line break skipped), or None; a
+    `flag`'s value, unquoted, is judged as a literal's."""
     gap = _GAP.match(text, at)
     at = gap.end() if gap else at
     if element:  # <password>VALUE</password>
         end = text.find("<", at, at + 1024)
         return _judged(text, at, end, strong, True, budget) if end != -1 else None
-    return _literal(text, at, strong, budget)
+    return _literal(text, at, strong, budget, flag)
 
 
-def _literal(text: str, at: int, strong: bool, budget: Budget) -> tuple[int, int] | None:
+def _literal(text: str, at: int, strong: bool, budget: Budget, flag: bool = False) -> tuple[int, int] | None:
     """Read a quoted literal (and the literals joined to it) or an unquoted token at `at`; return
     the span of the secret when it is one."""
     prefix = _PREFIX.match(text, at)
@@ -286,7 +291,7 @@ def _literal(text: str, at: int, strong: bool, budget: Budget) -> tuple[int, int
                 found = _literal(text, arg, strong, budget) if arg > at else None
                 return found if found is not None and found[1] < wrapped.end() else None
             return None  # a call, a subscript, an attribute, an argument's type: code
-        return _judged(text, at, token.end(), strong, False, budget)
+        return _judged(text, at, token.end(), strong, flag, budget)
     parts: list[tuple[int, int]] = []
     pos = prefix.end()
     while len(parts) < 8:
