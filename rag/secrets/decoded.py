@@ -223,12 +223,7 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
         )
         if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
             continue  # not a list of literals alone (a variable, a call among them)
-        # what precedes it on its line, from its name on (a bounded copy: a long line of many
-        # joins must not be copied once a join)
-        line = max(text.rfind("\n", 0, m.start()) + 1, m.start() - _NAME_REACH)
-        view.copy(line, m.start())
-        view.put(f'"{"".join(lit[2] for lit in pieces)}"', m.start(), m.end())
-        view.end_region()
+        _put_value(view, text, m.start(), m.end(), "".join(lit[2] for lit in pieces))
         joins += 1
         if joins >= _MAX_JOINS:
             return
@@ -240,6 +235,7 @@ _ADJACENT = re.compile(
     r"""[bruBRU]{0,2}(?P<q>["'])[^"'\\\n]{1,512}+(?P=q)(?:[ \t]++[bruBRU]{0,2}(["'])[^"'\\\n]{1,512}+\2)++"""
 )
 _JUNCTIONS = ('" "', "' '", "\" '", "' \"")  # a literal's end, a blank, the next literal's start
+_VALUE_AFTER = ("=", ":", "(", "[", ",", "=>")
 _MAX_LINE = 4096  # a longer line (minified code, data) is read for no such run
 
 
@@ -259,13 +255,10 @@ def _add_adjacent_literals(view: _Spliced, text: str) -> None:
         if line_end - line > _MAX_LINE:
             continue
         for m in _ADJACENT.finditer(text, line, line_end):
-            name_from = max(line, m.start() - _NAME_REACH)
-            if not text[name_from : m.start()].rstrip(" \t").endswith(("=", ":", "(", "[", ",", "=>")):
+            if not text[_name_from(text, m.start()) : m.start()].rstrip(" \t").endswith(_VALUE_AFTER):
                 continue
-            view.copy(name_from, m.start())
             joined = "".join(lit[2] for lit in _LITERAL.finditer(text, m.start(), m.end()) if lit[1])
-            view.put(f'"{joined}"', m.start(), m.end())
-            view.end_region()
+            _put_value(view, text, m.start(), m.end(), joined)
 
 
 # a literal passed to a function that decodes it: hex (`bytes.fromhex`, `unhexlify`, `hex2bin`),
@@ -273,30 +266,33 @@ def _add_adjacent_literals(view: _Spliced, text: str) -> None:
 # `Base64.getDecoder().decode`, `Buffer.from(..., "base64")`), URL-encoding (`urldecode`, `unquote`,
 # `decodeURIComponent`); found from a word of their names, the name around it one of them
 _DECODER_WORDS = ("hex", "Hex", "ecode", "atob", "unquote", "Base64", "Unescape", "Buffer.from")
-_DECODERS = frozenset(
-    (
-        *("fromhex", "unhexlify", "a2b_hex", "hex2bin", "hexToBytes", "decodeHex", "parseHexBinary"),
-        *("b64decode", "urlsafe_b64decode", "a2b_base64", "atob", "base64_decode", "decode64"),
-        *("strict_decode64", "urlsafe_decode64", "FromBase64String", "decodeBase64"),
-        *("urldecode", "rawurldecode", "unquote", "unquote_plus", "decodeURIComponent", "QueryUnescape"),
-        "PathUnescape",
-    )
-)
+_DECODERS = {  # a decoder's name -> what it decodes
+    **dict.fromkeys(
+        ("fromhex", "unhexlify", "a2b_hex", "hex2bin", "hexToBytes", "decodeHex", "parseHexBinary"), "hex"
+    ),
+    **dict.fromkeys(
+        (
+            "b64decode",
+            "urlsafe_b64decode",
+            "a2b_base64",
+            "atob",
+            "base64_decode",
+            "decode64",
+            "strict_decode64",
+        )
+        + ("urlsafe_decode64", "FromBase64String", "decodeBase64", "getDecoder().decode"),
+        "base64",
+    ),
+    **dict.fromkeys(
+        ("urldecode", "rawurldecode", "unquote", "unquote_plus", "decodeURIComponent", "QueryUnescape")
+        + ("PathUnescape",),
+        "url",
+    ),
+}
 _DECODE_CALL = re.compile(
     r"""(?P<fn>[A-Za-z_]\w*+|getDecoder\(\)\.decode|Buffer\.from)"""
     r"""\([ \t]*+[bruBRU]{0,2}(?P<q>["'`])(?P<value>[A-Za-z0-9+/=_%.~!*-]{8,1024}+)(?P=q)"""
     r"""(?:[ \t]*+,[ \t]*+(?P<eq>["'])(?P<encoding>base64|base64url|hex)(?P=eq))?[ \t]*+\)"""
-)
-_URL_DECODERS = frozenset(
-    (
-        "urldecode",
-        "rawurldecode",
-        "unquote",
-        "unquote_plus",
-        "decodeURIComponent",
-        "QueryUnescape",
-        "PathUnescape",
-    )
 )
 
 
@@ -333,15 +329,14 @@ def _add_decoded_calls(view: _Spliced, text: str) -> None:
     import urllib.parse
 
     for m in _decode_calls(text):
-        fn, value = m["fn"], m["value"]
+        value = m["value"]
+        encoding = m["encoding"] if m["fn"] == "Buffer.from" else _DECODERS[m["fn"]]
         try:
-            if fn == "Buffer.from":
-                if m["encoding"] is None:
-                    continue
-                data = bytes.fromhex(value) if m["encoding"] == "hex" else _b64(value)
-            elif "hex" in fn.lower():
+            if encoding is None:
+                continue  # Buffer.from(...) of text
+            if encoding == "hex":
                 data = bytes.fromhex(value)
-            elif fn in _URL_DECODERS:
+            elif encoding == "url":
                 data = urllib.parse.unquote_to_bytes(value)
             else:
                 data = _b64(value)
@@ -350,14 +345,27 @@ def _add_decoded_calls(view: _Spliced, text: str) -> None:
             continue
         if not decoded.isprintable() or any(c in decoded for c in "\"'`\\"):
             continue  # binary (key bytes are judged as written), or no literal's text
-        line = max(text.rfind("\n", 0, m.start()) + 1, m.start() - _NAME_REACH)
-        call = _QUALIFIER.search(text, line, m.start())  # `bytes.`, `base64.`, `Base64.getDecoder().`
-        start = m.start() if call is None else call.start()
-        view.copy(line, start)
-        view.put(f'"{decoded}"', start, m.end())
-        line_end = text.find("\n", m.end(), m.end() + _NAME_REACH)
-        view.copy(m.end(), m.end() + _NAME_REACH if line_end == -1 else line_end)  # a wrapper's `)` after it
-        view.end_region()
+        call = _QUALIFIER.search(
+            text, _name_from(text, m.start()), m.start()
+        )  # `bytes.`, `Base64.getDecoder().`
+        _put_value(view, text, m.start() if call is None else call.start(), m.end(), decoded, rest=True)
+
+
+def _name_from(text: str, start: int) -> int:
+    """Where what precedes `start` on its line is read from: its name and operator (a bounded
+    reach: a long line of many values must not be copied once a value)."""
+    return max(text.rfind("\n", 0, start) + 1, start - _NAME_REACH)
+
+
+def _put_value(view: _Spliced, text: str, start: int, end: int, value: str, rest: bool = False) -> None:
+    """Add text[start:end] as the literal `"value"`, after what precedes it on its line (its name)
+    and, with `rest`, before what follows it there (a wrapper's bracket: `String(...)`), as a region."""
+    view.copy(_name_from(text, start), start)
+    view.put(f'"{value}"', start, end)
+    if rest:
+        line_end = text.find("\n", end, end + _NAME_REACH)
+        view.copy(end, end + _NAME_REACH if line_end == -1 else line_end)
+    view.end_region()
 
 
 def _b64(value: str) -> bytes:

@@ -439,10 +439,8 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
     "passwordauthentication": ((1,), True),  # java.net
     "usernamepasswordauthenticationtoken": ((1,), True),  # Spring Security
     "session": ((1, 2), False),  # boto3.Session(key id, secret, session token)
-    "credentials": (
-        (1, 2, 3),
-        False,
-    ),  # Credentials(key id, secret, token); Perl LWP's (netloc, realm, user, password)
+    # Credentials(key id, secret, token); Perl LWP's credentials(netloc, realm, user, password)
+    "credentials": ((1, 2, 3), False),
     "newstaticcredentials": ((1, 2), False),  # Go's AWS SDK
     "basicawscredentials": ((1,), False),  # Java's AWS SDK
     "oauthhandler": ((0, 1), False),  # tweepy
@@ -502,12 +500,13 @@ class _CallArguments:
                 return  # (past the budget, calls are not read: the names' values still are)
             start = _name_start(lowered, m.start())
             qualified = ".".join(lowered[start : m.end()].split(".")[-2:]).lstrip("$-")
-            spec = CALLS.get(qualified) or CALLS.get(qualified.rpartition(".")[2])
+            callee = qualified.rpartition(".")[2]
+            spec = CALLS.get(qualified) or CALLS.get(callee)
             if spec is None:
                 continue
             positions, strong = spec
             arguments = list(_arguments(text, paren, max(positions) + 1))
-            if len(arguments) == 1 and qualified.rpartition(".")[2] in ONE_ARGUMENT:
+            if len(arguments) == 1 and callee in ONE_ARGUMENT:
                 positions = (0,)
             for i, (a, b) in enumerate(arguments):
                 if i in positions and _PREFIX.match(text, a) is not None:
