@@ -68,6 +68,11 @@ def import_sdk_in_background() -> None:
     thread.start()
 
 
+def _credentials(headers: dict[str, str]) -> bool:
+    """Whether a request's headers carry a key or a token (else the SDK finds the credentials)."""
+    return "x-api-key" in headers or "authorization" in headers
+
+
 def _sdk_imported() -> bool:
     """Whether the SDK is imported whole: in sys.modules, and no import of it still running."""
     return "anthropic" in sys.modules and not any(thread.is_alive() for thread in _importing)
@@ -156,8 +161,7 @@ class AnthropicBackend:
         standard library and the SDK is imported once that request is sent (an import beside the
         search would slow it: both need the interpreter's lock); without, the SDK finds them, and
         its import starts now, in the background."""
-        url, headers = self._endpoint()
-        if "x-api-key" not in headers and "authorization" not in headers:
+        if not _credentials(self._endpoint()[1]):
             import_sdk_in_background()
         return contextlib.nullcontext()
 
@@ -343,8 +347,7 @@ class AnthropicBackend:
         library (the answer never waits for the import; a call that fails before its stream begins
         is sent again through the SDK, with its retries); else through the SDK."""
         url, headers = self._endpoint()
-        credentials = "x-api-key" in headers or "authorization" in headers  # else the SDK finds them
-        if self.client is None and credentials and not _sdk_imported():
+        if self.client is None and _credentials(headers) and not _sdk_imported():
             from rag.answer.messages_stream import NotStarted, Stream
 
             try:
