@@ -91,6 +91,9 @@ PUBLIC = [
     ("publishable = 'pk_live_51HqL2eKx9Zb7Vm3Np4Rt8Wy'", "a-publishable-key"),
     ('build = "9f86d081884c7d65"', "short-hex-is-an-id"),
     ("PuTTY-User-Key-File-2: ssh-rsa", "a-name-with-separators"),
+    ('EXPECT_TRUE(Demangle("_Z1fIJilEE1SIXfLooLb0EeqstT_Li4EEEDpS1_", tmp));', "a-mangled-cpp-symbol"),
+    ("<key>PublicAPIKey</key>\n<string>appl_Qm7rTz2KpX9vLw4NcB8yHd3s</string>", "a-property-list-public-key"),
+    ('EXPECT_DEMANGLING("_RNvYDNtC1c1tNtNtC3std6marker4SendEL_NtC1d1u1f", "x");', "a-mangled-rust-symbol"),
 ]
 
 

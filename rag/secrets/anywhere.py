@@ -83,6 +83,7 @@ _DIGEST_WORD = re.compile(
 )
 _DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
 _DATA_URI = re.compile(r"(?i);base64,\Z")
+_PLIST_KEY = re.compile(r"<key>(?P<name>[^<>]{1,64})</key>\s*+<string>\Z")
 _PUBLIC_BLOCK = re.compile(
     r"-----BEGIN (?P<label>CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL|"
     r"CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|TRUSTED CERTIFICATE|DH PARAMETERS|EC PARAMETERS)-----"
@@ -721,6 +722,20 @@ def _encoded(value: str) -> bool:
     return len(value) >= 20 and value.endswith("=")
 
 
+# a C++ (Itanium) or Rust (v0) mangled symbol, its underscores before the token: `_Z1fIiEvT_`,
+# `_ZN2ns1fEv`, `__ZN3foo3barEv`, `_RNvYAlj1f_NtC1c1t1f`: a name that length-prefixes its parts
+_MANGLED = re.compile(r"_{1,2}+[ZR][A-Z0-9][A-Za-z0-9_$.]*?[0-9][A-Za-z_][A-Za-z0-9_$.]*+")
+
+
+def _mangled(text: str, start: int, end: int) -> bool:
+    """Whether the token at start..end is a mangled symbol (see _MANGLED), with the underscores
+    that lead it (a token starts at a letter)."""
+    lead = start
+    while lead > start - 2 and text[lead - 1 : lead] == "_":
+        lead -= 1
+    return _MANGLED.fullmatch(text, lead, end) is not None
+
+
 def _public_by_itself(value: str) -> bool:
     """Whether a token's own shape says what public thing it is: a UUID, a digest with its
     algorithm, a vendor's public id, a domain name's label in punycode (`xn--`)."""
@@ -730,7 +745,7 @@ def _public_by_itself(value: str) -> bool:
 def _public_shape(text: str, start: int, value: str) -> bool:
     """The tests of _public that look at the token's own shape and the word it ends: those of
     _public_by_itself, a short hex id or a git object id, a digest's algorithm before it."""
-    if _public_by_itself(value):
+    if _public_by_itself(value) or _mangled(text, start, start + len(value)):
         return True
     if _HEX.fullmatch(value) and (len(value) < MIN_HEX or len(value) == 40):
         return True
@@ -740,7 +755,7 @@ def _public_shape(text: str, start: int, value: str) -> bool:
 
 def _public(text: str, start: int, end: int, value: str) -> bool:
     """Whether the token at `start` is public by its shape or the syntax right before it."""
-    if _public_by_itself(value):
+    if _public_by_itself(value) or _mangled(text, start, end):
         return True
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
@@ -760,6 +775,10 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    if before.endswith("<string>"):  # a property list's value: its name is the `<key>` before it
+        key = _PLIST_KEY.search(text, max(0, start - 200), start)
+        if key is not None and _public_name(key["name"] + "="):
+            return True
     if value.startswith("nonce-") and before.endswith("'"):
         return True  # a Content-Security-Policy's 'nonce-<value>': sent with the page it protects
     if text.startswith(".apps.googleusercontent.com", end):
@@ -779,7 +798,8 @@ _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z"
 )
 _PUBLIC_KEY_NAME = re.compile(
-    r"(?i)(?:pub(?:lic)?|verifying)[-_.]?key(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?\Z"
+    r"(?i)(?:pub(?:lic)?|publishable|verifying)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
+    r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?\Z"
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with
 _CREDENTIAL_WORD = re.compile(

@@ -27,10 +27,10 @@ ASSIGNED = (
 _VALUE_END = re.compile(r"""[ \t]*(?:[\r\n;&|"'`\\#]|//|\Z)""")
 # Unquoted values shaped as names in code, not literals: self.password, settings.API_KEY,
 # config.db.secret (dotted; not ya29.a0AfH6SMBx, whose digits sit between letters), next_token_2,
-# DEFAULT_PASSWORD_2 (snake case), CancelToken$1 (a bundler's renamed binding)
+# DEFAULT_PASSWORD_2 (snake case), environment_specified? (Ruby's predicate), CancelToken$1 (a bundler's renamed binding)
 CODE_NAME = re.compile(
     r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\.\?|[?!])?"
-    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
+    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+\??|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
 )
 _SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")
 

@@ -158,7 +158,9 @@ _TEMPLATE_MARK = re.compile(
     "|".join(map(re.escape, ("${", "$(", "{{", "}}", "%s", "%(", "%{", "#{", "<%", "://")))
 )
 _PLACEHOLDER_PART = re.compile("|".join(map(re.escape, PLACEHOLDER_PARTS)))
-_REFERENCE = re.compile(r"[$%@][A-Za-z_][A-Za-z_.]*[0-9]*%?")  # $API_KEY, %TOKEN%, @password2
+# references, alone or joined: $API_KEY, %TOKEN%, @password2, PHP's "$value[0]:$value[1]"
+_ONE_REFERENCE = r"[$%@][A-Za-z_][A-Za-z_.]*[0-9]*(?:\[[^\]\s]{1,20}\])*%?"
+_REFERENCE = re.compile(f"{_ONE_REFERENCE}(?:[:@/._-]{_ONE_REFERENCE})*")
 
 
 def _random_text(text: str, depth: int) -> bool:
