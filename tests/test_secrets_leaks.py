@@ -429,6 +429,14 @@ SONAR = "squ_" + "27fa287f79f2f4ce974a" + "75e35846e01fbfaef532"
 SLACK_PARTS = ("xoxb-284930102267", "-5518230046031-", "QvWVWTo5b6C9M1EknsUAVfTN")
 APP_PASSWORD = "jnen zrao" + " qenr dfag"
 KEY_BYTES = hashlib.sha256(b"a seed").digest()  # 32 bytes as random as a key's
+UUID = "d6992305-e7c3-4a4b-90d3-1d7c18fc01cc"
+HEX48 = hashlib.sha256(b"a key").hexdigest()[:48]
+MAIL_BODY = base64.encodebytes(
+    f"Hi Ana,\r\n\r\nYour temporary password: {PW2}\r\nPlease change it at first login.\r\n".encode()
+).decode()
+NOTES_BODY = base64.encodebytes(
+    b"The release notes for version 2.4 list three fixes and one new option for the scheduler.\r\n"
+).decode()
 
 
 @pytest.mark.parametrize(
@@ -485,6 +493,27 @@ KEY_BYTES = hashlib.sha256(b"a seed").digest()  # 32 bytes as random as a key's
             PW2,
             "password-assignment",
         ),
+        (f'my $db_password = pack("H*", "{HEXED}");\n', HEXED, "password-assignment"),
+        ('Authorization = "Splunk ' + UUID + '"\n', UUID, "password-assignment"),
+        ("ENV SCW_SECRET_KEY " + UUID + "\n", UUID, "password-assignment"),
+        ('  sdkKey: "sdk-' + UUID + '",\n', UUID, "api-key-assignment"),
+        (
+            "<key>RevenueCatSecretAPIKey</key>\n<string>sk_" + PW + PW2[:6] + PW + "</string>\n",
+            PW,
+            "random-value",
+        ),
+        ('.unwrap_or_else(|_| "sk_' + HEX48 + '".to_string()),\n', HEX48, "random-value"),
+        (
+            f"//nas/masters /mnt/m cifs username=svc,password={PW2},domain=H,uid=1001 0 0\n",
+            PW2,
+            "password-assignment",
+        ),
+        (f"  db_password: !unsafe '{PW2}'\n", PW2, "password-assignment"),
+        (
+            "Content-Transfer-Encoding: base64\n\n" + MAIL_BODY + "\n",
+            MAIL_BODY.splitlines()[0][20:40],
+            "password-assignment",
+        ),
     ],
     ids=[
         "hex-decoded",
@@ -512,6 +541,15 @@ KEY_BYTES = hashlib.sha256(b"a seed").digest()  # 32 bytes as random as a key's
         "dotted-token-after-a-flag",
         "escaped-key-bytes",
         "odbc-braces",
+        "perl-pack-hex",
+        "uuid-after-an-authorization-scheme",
+        "uuid-in-a-dockerfile-env",
+        "uuid-with-a-vendor-prefix",
+        "plist-string-element",
+        "hex-after-a-vendor-prefix",
+        "mount-options",
+        "yaml-tag",
+        "base64-mail-body",
     ],
 )
 def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: str, kind: str) -> None:
@@ -532,6 +570,12 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         'url = "jdbc:oracle:thin:@//db.internal:1521/svc"\n',
         "Pwd={your_password};\n",
         'auth := smtp.PlainAuth("", user, password, host)\n',
+        'my $magic = pack("H*", "89504e470d0a1a0a0000000d49484452");\n',
+        "Content-Transfer-Encoding: base64\n\n" + NOTES_BODY,
+        "skip_secret_key_base: environment_specified? && %w[development test].include?(environment),\n",
+        '$options["curl"][\\CURLOPT_USERPWD] = "$value[0]:$value[1]";\n',
+        'WS_KEY: Final[bytes] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"\n',
+        'idempotencyKey: "' + UUID + '",\n',
     ],
     ids=[
         "csp-hashes",
@@ -543,6 +587,12 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         "oracle-without-user",
         "odbc-placeholder",
         "plain-auth-variables",
+        "binary-packed",
+        "base64-mail-body-of-prose",
+        "ruby-predicate",
+        "php-interpolated-pair",
+        "a-protocol-constant-under-a-key-name",
+        "uuid-under-a-name-of-no-credential",
     ],
 )
 def test_look_alikes_of_these_forms_stay(text: str) -> None:

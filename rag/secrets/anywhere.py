@@ -215,8 +215,8 @@ def _code_name(text: str, start: int, value: str) -> bool:
         return False
     end = start + len(value)
     after = text[end : end + 2]
-    if after[:1] in ("(", "<", "[") or after == "::":
-        return True
+    if after[:1] in ("(", "[") or after == "::" or after[:1] == "<" and after != "</":
+        return True  # (`</` closes an element: `<string>sk_...</string>`)
     lead = text[max(0, start - 25) : start]
     if _DECLARES.search(lead[:-1] if lead.endswith("$") else lead):  # core.$ZodCheckDef
         return True

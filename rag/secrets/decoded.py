@@ -261,14 +261,15 @@ def _add_adjacent_literals(view: _Spliced, text: str) -> None:
             _put_value(view, text, m.start(), m.end(), joined)
 
 
-# a literal passed to a function that decodes it: hex (`bytes.fromhex`, `unhexlify`, `hex2bin`),
-# base64 (`b64decode`, `atob`, `base64_decode`, `Base64.decode64`, `FromBase64String`,
+# a literal passed to a function that decodes it: hex (`bytes.fromhex`, `unhexlify`, `hex2bin`,
+# Perl's `pack('H*', ...)`), base64 (`b64decode`, `atob`, `base64_decode`, `Base64.decode64`, `FromBase64String`,
 # `Base64.getDecoder().decode`, `Buffer.from(..., "base64")`), URL-encoding (`urldecode`, `unquote`,
 # `decodeURIComponent`); found from a word of their names, the name around it one of them
-_DECODER_WORDS = ("hex", "Hex", "ecode", "atob", "unquote", "Base64", "Unescape", "Buffer.from")
+_DECODER_WORDS = ("hex", "Hex", "ecode", "atob", "unquote", "Base64", "Unescape", "Buffer.from", "pack")
 _DECODERS = {  # a decoder's name -> what it decodes
     **dict.fromkeys(
-        ("fromhex", "unhexlify", "a2b_hex", "hex2bin", "hexToBytes", "decodeHex", "parseHexBinary"), "hex"
+        ("fromhex", "unhexlify", "a2b_hex", "hex2bin", "hexToBytes", "decodeHex", "parseHexBinary", "pack"),
+        "hex",
     ),
     **dict.fromkeys(
         (
@@ -291,7 +292,7 @@ _DECODERS = {  # a decoder's name -> what it decodes
 }
 _DECODE_CALL = re.compile(
     r"""(?P<fn>[A-Za-z_]\w*+|getDecoder\(\)\.decode|Buffer\.from)"""
-    r"""\([ \t]*+[bruBRU]{0,2}(?P<q>["'`])(?P<value>[A-Za-z0-9+/=_%.~!*-]{8,1024}+)(?P=q)"""
+    r"""\([ \t]*+(?P<template>(?P<tq>["'])H\*(?P=tq)[ \t]*+,[ \t]*+)?[bruBRU]{0,2}(?P<q>["'`])(?P<value>[A-Za-z0-9+/=_%.~!*-]{8,1024}+)(?P=q)"""
     r"""(?:[ \t]*+,[ \t]*+(?P<eq>["'])(?P<encoding>base64|base64url|hex)(?P=eq))?[ \t]*+\)"""
 )
 
@@ -316,7 +317,7 @@ def _decode_calls(text: str) -> Iterator[re.Match[str]]:
                     continue
             if start not in seen:
                 m = _DECODE_CALL.match(text, start)
-                if m is not None:
+                if m is not None and (m["template"] is None) != (m["fn"] == "pack"):  # Perl's pack('H*', ..)
                     seen.add(start)
                     yield m
             at = text.find(word, end)
@@ -483,3 +484,56 @@ def _add_block_scalars(view: _Spliced, text: str) -> None:
         view.put(" ", head.start("mark"), pieces[0][0])
         view.put("".join(values), pieces[0][0], pieces[-1][1])
         view.end_region()
+
+
+# base64 written as a block: a long token, and the lines of the same alphabet right below it (a
+# MIME body's 76-character lines, a wrapped blob)
+_BASE64_BLOCK = re.compile(
+    r"[A-Za-z0-9+/]{40,}+={0,2}+(?:[ \t]*+\r?\n[ \t]*+[A-Za-z0-9+/]{4,}+={0,2}+(?![^\r\n]))*+"
+)
+# each character as a byte, base64's alphabet as `a` and the rest as a blank: runs of 40 are found
+# by bytes.find (a regex tried at every character took a tenth of all the rules' time)
+_BASE64_CLASS = bytes(
+    ord("a") if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "+/") else ord(" ") for c in range(256)
+)
+_BASE64_RUN = b"a" * 40
+_MAX_BLOCK = 1 << 18  # characters of one block decoded (a larger one is data, judged as written)
+_MAX_BLOCKS = 1 << 20  # characters of blocks decoded in one text
+
+
+def encoded_texts(text: str) -> Iterator[tuple[int, int, str]]:
+    """Yield each base64 block of `text` that decodes to text (a mail body, an encoded config):
+    its span and the text it encodes. Binary (an image, a key's bytes) is left to the rules as
+    written; a block's first bytes tell, before the rest is decoded."""
+    import binascii
+
+    classes = text.encode("latin-1", "replace").translate(_BASE64_CLASS)  # one byte a character
+    budget, at = _MAX_BLOCKS, classes.find(_BASE64_RUN)
+    while at != -1 and budget > 0:
+        m = None if text[at - 1 : at] in ("=", "_", "-") else _BASE64_BLOCK.match(text, at)
+        run_end = classes.find(b" ", at)
+        at = -1 if run_end == -1 else classes.find(_BASE64_RUN, run_end)
+        if m is None or len(m[0]) > _MAX_BLOCK:
+            continue  # a URL-safe token's part; or data
+        block = m[0]
+        try:
+            if _as_text(_b64(block[:40])) is None:
+                continue
+            joined = "".join(block.split())
+            budget -= len(joined)
+            decoded = _as_text(_b64(joined))
+        except (ValueError, binascii.Error):
+            continue
+        if decoded is not None:
+            yield m.start(), m.end(), decoded
+        if at != -1 and at < m.end():
+            at = classes.find(_BASE64_RUN, m.end())
+
+
+def _as_text(data: bytes) -> str | None:
+    """The bytes as text when they are printable UTF-8 (line breaks and tabs allowed), else None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable() else None

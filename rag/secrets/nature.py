@@ -49,7 +49,7 @@ _AFTER_WORD = (
     # an operator (a type annotation's `: &str =` too) or blanks, then (maybe on the next line)
     # the start of a quoted value or of an unquoted one long enough to be random
     r"(?:(?P<op>[ \t]*+(?::=|=>|<-|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
-    r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+"
+    r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+(?:![a-z!]{0,15}+[ \t]++)?+"  # a YAML tag: `!unsafe '..'`
     r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
     r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
     # a quoted name, a comma, then a quoted value (`"password", "..."`)
@@ -90,6 +90,7 @@ _JOINED = re.compile(
     r"""(?:[ \t]*(?:\+|\.\.?|\|\||&)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
 )
 _CODE_AFTER = re.compile(r"[(\[.]|[ \t]*[,)\]}]")  # what follows a name in code, not a value
+_SYMBOL = re.compile(r"[!#%^*~@]")  # no name in code holds one
 _JS_NAME = re.compile(r"[A-Za-z_][\w]*\$[A-Za-z_$][\w$]*")  # a bundler's renamed binding
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # a dotted name in code
 # an unquoted value: up to a blank, a quote, a bracket, an operator or a separator (or a URL
@@ -188,7 +189,9 @@ class _NamedValues:
                 continue
             # a flag's value on a command line is no code, dotted or not (`--token dp.st.prd.<secret>`)
             flag = not op and text.startswith("-", start)
-            value = _value(text, m.end(), self.strong, budget, op == ">", flag)
+            # a UUID counts under a password's, a token's or an API key's name, not any key's (`WS_KEY`)
+            uuid = self.word != "key" or _API_KEY.search(name) is not None
+            value = _value(text, m.end(), self.strong, budget, op == ">", flag, uuid)
             if value is not None:
                 yield kind_of_name(name), *value
 
@@ -259,11 +262,18 @@ def _name_start(text: str, at: int) -> int:
     return at
 
 
-_GAP = re.compile(r"[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?")  # blanks, and one line break (a YAML item's dash)
+# blanks, and one line break (a YAML item's dash); a YAML tag (`!unsafe`, `!!str`)
+_GAP = re.compile(r"[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?(?:![A-Za-z!]{0,15}+[ \t]++)?+")
 
 
 def _value(
-    text: str, at: int, strong: bool, budget: Budget, element: bool = False, flag: bool = False
+    text: str,
+    at: int,
+    strong: bool,
+    budget: Budget,
+    element: bool = False,
+    flag: bool = False,
+    uuid: bool = False,
 ) -> tuple[int, int] | None:
     """The span of the secret value at `at` (blanks and one line break skipped), or None; a
     `flag`'s value, unquoted, is judged as a literal's."""
@@ -271,27 +281,38 @@ def _value(
     at = gap.end() if gap else at
     if element:  # <password>VALUE</password>
         end = text.find("<", at, at + 1024)
-        return _judged(text, at, end, strong, True, budget) if end != -1 else None
-    return _literal(text, at, strong, budget, flag)
+        return _judged(text, at, end, strong, True, budget, uuid) if end != -1 else None
+    return _literal(text, at, strong, budget, flag, uuid)
 
 
-def _literal(text: str, at: int, strong: bool, budget: Budget, flag: bool = False) -> tuple[int, int] | None:
+def _literal(
+    text: str, at: int, strong: bool, budget: Budget, flag: bool = False, uuid: bool = False
+) -> tuple[int, int] | None:
     """Read a quoted literal (and the literals joined to it) or an unquoted token at `at`; return
-    the span of the secret when it is one."""
+    the span of the secret when it is one (a UUID too, with `uuid`)."""
     prefix = _PREFIX.match(text, at)
     if prefix is None:
         scheme = _SCHEME.match(text, at)  # Authorization: Token <secret>
         if scheme is not None:
             at = scheme.end()
         token = _UNQUOTED.match(text, at)
-        if token is None or _CODE_AFTER.match(text, token.end()):
+        after = None if token is None else _CODE_AFTER.match(text, token.end())
+        # a literal in a list of options (`password=Zaq12wsx!Nas,domain=X`): no name holds a symbol
+        if (
+            token is not None
+            and after is not None
+            and after[0].lstrip(" \t") == ","
+            and _SYMBOL.search(token[0])
+        ):
+            after = None
+        if token is None or after is not None:
             wrapped = _WRAPPED.match(text, at) if strong else None
             if wrapped is not None:  # a password's literal in a wrapper (`Sensitive('...')`), alone
                 arg = wrapped.start("arg")
-                found = _literal(text, arg, strong, budget) if arg > at else None
+                found = _literal(text, arg, strong, budget, uuid=uuid) if arg > at else None
                 return found if found is not None and found[1] < wrapped.end() else None
             return None  # a call, a subscript, an attribute, an argument's type: code
-        return _judged(text, at, token.end(), strong, flag, budget)
+        return _judged(text, at, token.end(), strong, flag, budget, uuid)
     parts: list[tuple[int, int]] = []
     pos = prefix.end()
     while len(parts) < 8:
@@ -312,29 +333,31 @@ def _literal(text: str, at: int, strong: bool, budget: Budget, flag: bool = Fals
     if scheme is not None and len(parts) == 1 and " " not in value[scheme.end() :]:
         start += scheme.end()  # "Token <secret>", "ApiKey <secret>": a header's value
         value = value[scheme.end() :]
-    return (start, end) if _is_secret(value, strong, True, budget) else None
+    return (start, end) if _is_secret(value, strong, True, budget, uuid) else None
 
 
 def _judged(
-    text: str, start: int, end: int, strong: bool, quoted: bool, budget: Budget
+    text: str, start: int, end: int, strong: bool, quoted: bool, budget: Budget, uuid: bool = False
 ) -> tuple[int, int] | None:
     """The span start..end when the value there is a secret (see _is_secret)."""
     value = text[start:end].strip()
     if not value:
         return None
     start = text.index(value, start)
-    return (start, start + len(value)) if _is_secret(value, strong, quoted, budget) else None
+    return (start, start + len(value)) if _is_secret(value, strong, quoted, budget, uuid) else None
 
 
-def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget) -> bool:
+def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: bool = False) -> bool:
     """A random value; under a password's word, also a chosen literal in quotes (unquoted, a
     chosen value is as often code: the form rules judge those by the line around them). Past the
     budget's judging (see Budget), a value counts when it may be random by the tests that run at C
     speed, or when a password's quoted literal may be chosen: redacted rather than let through
-    unjudged."""
+    unjudged. With `uuid` (a token's, a password's or an API key's name), a UUID counts too."""
     random = may_be_random(value)
     if not (random or strong and quoted):
         return False  # (the cheap test first: most values are words)
+    if uuid and len(value) >= 36 and _KEYED_UUID.fullmatch(value) and not REPEATED.search(value):
+        return True  # a UUID is public but under a credential's name (Heroku's API keys, Splunk's tokens)
     if value[:4].lower() in ("arn:", "urn:") or format_string(value):
         return False
     if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value) or _JS_NAME.fullmatch(value)):
@@ -357,6 +380,11 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget) -> bool:
     return not (HASH_VALUE.match(value) or REPEATED.search(value) or ascending(value) or known_shape(value))
 
 
+# a UUID, maybe led by a vendor's short prefix (LaunchDarkly's `sdk-`); an API key's name
+_API_KEY = re.compile(r"(?i)api|sdk")
+_KEYED_UUID = re.compile(
+    r"(?:[a-z]{2,8}-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 _PAIR_WINDOW = 1200
 
 
@@ -510,7 +538,7 @@ class _CallArguments:
                 positions = (0,)
             for i, (a, b) in enumerate(arguments):
                 if i in positions and _PREFIX.match(text, a) is not None:
-                    found = _literal(text, a, strong, budget)
+                    found = _literal(text, a, strong, budget, uuid=True)
                     if found is not None and found[1] <= b:
                         yield "credential-argument", *found
 

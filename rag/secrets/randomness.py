@@ -88,6 +88,9 @@ def roughly_random(value: str) -> bool:
     """The tests of random_as_written that run at C speed, on a value that may_be_random: its
     classes switch often, and it has as many distinct characters as an entropy of three quarters
     of its alphabet's needs. Looser than looks_random (a path or a hash of known shape passes)."""
+    prefix = _TOKEN_PREFIX.match(value)  # a vendor's prefix (sk_, ghp_): judge the body
+    if prefix is not None:
+        value = value[prefix.end() :]
     kinds = value.translate(_CLASS_OF)
     n = len(kinds)
     if n < MIN_LENGTH - 2:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from rag.secrets.anywhere import DEFAULT_KIND, ssh_public_key
-from rag.secrets.decoded import decoded_view
+from rag.secrets.decoded import decoded_view, encoded_texts
 from rag.secrets.finders import Budget, Finder, Finding, Rescanning, WordFinder, WordGate
 from rag.secrets.rules import RULES, Rule
 
@@ -55,6 +55,10 @@ def find_secrets(text: str) -> list[Finding]:
             span = view.original(f.start, f.end)
             if span is not None:
                 found.append(Finding(f.kind, *span))
+    for start, end, decoded in encoded_texts(text):  # a block whose text holds a secret: whole
+        inner = _scan(decoded)
+        if inner:
+            found.append(Finding(inner[0].kind, start, end))
     found = [f for f in found if not ssh_public_key(text[f.start : f.end])]
     if len(found) < 2:
         return found
