@@ -98,6 +98,7 @@ SECRET_FILES = [
     (".gradle/gradle.properties", True),
     ("gradle.properties", False),
     (".vault-token", True),
+    ("home/deploy/.erlang.cookie", True),
     (".s3cfg", True),
     (".azure/accessTokens.json", True),
     ("src/keys.py", False),

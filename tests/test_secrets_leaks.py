@@ -494,6 +494,47 @@ NOTES_BODY = base64.encodebytes(
             "password-assignment",
         ),
         (f'my $db_password = pack("H*", "{HEXED}");\n', HEXED, "password-assignment"),
+        (f"alter role feeds_rw with password '{PW2}';\n", PW2, "password-assignment"),
+        (
+            f'mysql_real_connect(conn, "db.internal", "etl", "{PW2}", "app", 3306, NULL, 0);\n',
+            PW2,
+            "credential-argument",
+        ),
+        (f"if (!ftp_login($conn, 'archive', '{PW2}')) {{\n", PW2, "credential-argument"),
+        (
+            'const T: &str = concat!(\n    "'
+            + SLACK_PARTS[0]
+            + '",\n    "'
+            + SLACK_PARTS[1]
+            + '",\n    "'
+            + SLACK_PARTS[2]
+            + '"\n);\n',
+            SLACK_PARTS[2],
+            "slack-token",
+        ),
+        (
+            f"echo '{PW2}' | docker login -u ci --password-stdin registry.example.com\n",
+            PW2,
+            "command-line-password",
+        ),
+        (
+            f"printf '%s' '{APP_PASSWORD} quarry' | \\\n  gpg --batch --passphrase-fd 0 -c x.tar\n",
+            APP_PASSWORD,
+            "command-line-password",
+        ),
+        (f"echo 'deploy:{PW2}' | chpasswd\n", PW2, "command-line-password"),
+        (f"net use Z: \\\\nas\\media {PW2} /user:HQ\\svc /persistent:no\n", PW2, "command-line-password"),
+        (f"proxy = build-bot:{PW2}@proxy.corp.internal:3128\n", PW2, "url-password"),
+        (
+            '<input type="hidden" name="relay_pass" value="' + "".join(f"&#{ord(c)};" for c in PW2) + '">\n',
+            "&#".join(f"{ord(c)};" for c in PW2[:3]),
+            "password-assignment",
+        ),
+        (
+            '"Password"=hex:' + ",".join(f"{b:02x}" for b in PW2.encode()) + "\n",
+            f"{PW2.encode()[1]:02x},",
+            "password-assignment",
+        ),
         ('Authorization = "Splunk ' + UUID + '"\n', UUID, "password-assignment"),
         ("ENV SCW_SECRET_KEY " + UUID + "\n", UUID, "password-assignment"),
         ('  sdkKey: "sdk-' + UUID + '",\n', UUID, "api-key-assignment"),
@@ -542,6 +583,17 @@ NOTES_BODY = base64.encodebytes(
         "escaped-key-bytes",
         "odbc-braces",
         "perl-pack-hex",
+        "sql-with-password-lower-case",
+        "mysql-c-api",
+        "php-ftp-login",
+        "rust-concat",
+        "docker-login-stdin",
+        "gpg-passphrase-stdin",
+        "chpasswd",
+        "net-use",
+        "proxy-without-a-scheme",
+        "html-character-references",
+        "registry-hex-bytes",
         "uuid-after-an-authorization-scheme",
         "uuid-in-a-dockerfile-env",
         "uuid-with-a-vendor-prefix",
@@ -576,6 +628,10 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         '$options["curl"][\\CURLOPT_USERPWD] = "$value[0]:$value[1]";\n',
         'WS_KEY: Final[bytes] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"\n',
         'idempotencyKey: "' + UUID + '",\n',
+        '"lodash": "npm:lodash99@4.17.21",\n',
+        "Contact: mailto:ops.team99@example.com\n",
+        "echo 'hello world' | grep stdin\n",
+        "net use Z: \\\\nas\\media %PASSWORD% /user:HQ\\svc\n",
     ],
     ids=[
         "csp-hashes",
@@ -593,6 +649,10 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         "php-interpolated-pair",
         "a-protocol-constant-under-a-key-name",
         "uuid-under-a-name-of-no-credential",
+        "npm-alias-and-version",
+        "mailto-address",
+        "no-password-piped",
+        "net-use-reference",
     ],
 )
 def test_look_alikes_of_these_forms_stay(text: str) -> None:

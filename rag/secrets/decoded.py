@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterator
 
@@ -163,10 +164,14 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-        if ".join(" in text or ".joined(" in text:
+        if ".join(" in text or ".joined(" in text or "concat!(" in text:
             _add_joined_lists(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
+    if "&#" in text:
+        _add_character_references(view, text)
+    if "=hex" in text:
+        _add_registry_bytes(view, text)
     _add_next_line_values(view, text)
     if ": >" in text or ": |" in text:
         _add_block_scalars(view, text)
@@ -199,9 +204,10 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
 
 
 # literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join(""),
-# Swift's ["a", "b"].joined()
+# Swift's ["a", "b"].joined(), Rust's concat!("a", "b")
 _JOINED_LIST = re.compile(
     r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
+    r"""|concat!\((?P<args>[^\[\]()]{0,2048}+)\)"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
 )
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
@@ -214,7 +220,7 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
     `"<the literals joined>"`, after what precedes it on its line (its name)."""
     joins = 0
     for m in _JOINED_LIST.finditer(text):
-        body = "body" if m["body"] is not None else "list"
+        body = next(group for group in ("body", "list", "args") if m[group] is not None)
         literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
         pieces = [lit for lit in literals if lit[1]]
         gaps = zip(
@@ -350,6 +356,38 @@ def _add_decoded_calls(view: _Spliced, text: str) -> None:
             text, _name_from(text, m.start()), m.start()
         )  # `bytes.`, `Base64.getDecoder().`
         _put_value(view, text, m.start() if call is None else call.start(), m.end(), decoded, rest=True)
+
+
+# a run of six or more numeric character references, a value spelt so (`value="&#114;&#101;..."`)
+_REFERENCES = re.compile(r"""(?P<q>["']?)(?P<refs>(?:&#(?:[0-9]{2,3}|[xX][0-9a-fA-F]{2});){6,256})(?P=q)""")
+_REFERENCE = re.compile(r"&#(?:([0-9]{2,3})|[xX]([0-9a-fA-F]{2}));")
+
+
+def _add_character_references(view: _Spliced, text: str) -> None:
+    """Add each run of numeric character references as the literal it spells."""
+    for m in itertools.islice(_REFERENCES.finditer(text), _MAX_JOINS):
+        value = "".join(chr(int(d) if d else int(h, 16)) for d, h in _REFERENCE.findall(m["refs"]))
+        if value.isprintable() and not any(c in value for c in "\"'`\\"):
+            _put_value(view, text, m.start(), m.end(), value, rest=True)
+
+
+# a Windows registry export's binary value: `"Password"=hex:70,72,6f,...` (hex(2) and hex(7): UTF-16
+# text), its lines continued by a backslash
+_REGISTRY_BYTES = re.compile(
+    r"=hex(?:\([0-9a-fA-F]\))?:(?P<bytes>[0-9a-fA-F]{2}(?:,(?:\\\r?\n[ \t]*+)?[0-9a-fA-F]{2}){5,1023})"
+)
+
+
+def _add_registry_bytes(view: _Spliced, text: str) -> None:
+    """Add each registry value of bytes that are text as that text, a literal after its name."""
+    for m in itertools.islice(_REGISTRY_BYTES.finditer(text), _MAX_JOINS):
+        data = bytes(int(b, 16) for b in re.findall(r"[0-9a-fA-F]{2}", m["bytes"]))
+        utf16 = len(data) > 1 and data[1::2].count(0) * 2 >= len(data) - 2
+        value = (data.decode("utf-16-le", "replace") if utf16 else data.decode("utf-8", "replace")).rstrip(
+            "\0"
+        )
+        if value.isprintable() and not any(c in value for c in "\"'`\\"):
+            _put_value(view, text, m.start() + 1, m.end(), value)
 
 
 def _name_from(text: str, start: int) -> int:

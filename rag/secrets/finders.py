@@ -14,6 +14,7 @@ from rag.secrets.values import (
     kind_of_name,
     not_example,
     passphrase,
+    real_password,
     secret_name,
     stock_word,
 )
@@ -192,6 +193,87 @@ _LDAP_FLAG = re.compile(r"""[\s"',]-w[ \t]+""")  # the OpenLDAP tools' bind pass
 _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quotes: the shell expands it)
     r"""'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"$,\])]{4,256}+)(?![^\s'"$,\])])"""
 )
+
+
+# a password a command reads from its standard input, echoed into the pipe before it: `echo 'x' |
+# docker login --password-stdin`, `printf '%s' 'x' | gpg --passphrase-fd 0`, `echo 'x' | passwd --stdin`;
+# and `echo 'user:x' | chpasswd`
+_PIPED = re.compile(
+    r"""\b(?:echo|printf)[ \t]++(?:-[neE]{1,3}+[ \t]++)?(?:(?P<fq>["'])%s(?:\\n)?(?P=fq)[ \t]++)?"""
+    r"""(?:'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"|;&$`]{4,256}+))"""
+    r"""[ \t]*+\|(?P<rest>[^\n|]{0,240}+)"""
+)
+_READS_STDIN = re.compile(
+    r"--password-stdin|--pass(?:word|wd|phrase)?-stdin|--passphrase-fd[ =]0\b|-passin[ \t]+stdin|"
+    r"\bpasswd\b[^\n]*--stdin|\b(?P<pair>chpasswd)\b"
+)
+
+
+def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each password echoed into a command that reads one from its standard input (see _PIPED)."""
+    for m in _PIPED.finditer(text):
+        reads = _READS_STDIN.search(m["rest"])
+        if reads is None:
+            continue
+        group = next(g for g in ("sq", "dq", "bare") if m[g] is not None)
+        start, value = m.start(group), m[group]
+        if reads["pair"] is not None:  # user:password
+            user, colon, value = value.partition(":")
+            if not colon:
+                continue
+            start += len(user) + 1
+        if not_example(value) and (credential_value(value) or passphrase(value)):
+            yield "command-line-password", start, start + len(value)
+
+
+# Windows' `net use` gives a share's password as a bare word: `net use Z: \\host\share P@ss /user:dom\u`
+_NET_USE = re.compile(
+    r"(?i)\bnet[ \t]++use[ \t]++(?:[a-z]:[ \t]++)?\\\\\S++[ \t]++(?P<secret>[^\s/\"*][^\s\"]{3,127}+)(?=[ \t]++/user:)"
+)
+
+
+def net_use_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the password of each `net use` command line that gives one (see _NET_USE)."""
+    for m in _NET_USE.finditer(text):
+        value = m["secret"]
+        if not_example(value) and "%" not in value and credential_value(value):
+            yield "command-line-password", m.start("secret"), m.end("secret")
+
+
+# `user:password@host` with no scheme before it: a proxy's (`proxy = bot:S3cret@proxy:3128`), a DSN's;
+# the host a dotted name or a name and its port
+_USERINFO = re.compile(
+    r"""(?<![\w/.:@%+$-])(?P<user>[A-Za-z_][\w.+-]{0,63}+):(?P<secret>[^\s:/@'"`()\[\]{}<>,;=|\\]{3,128}+)\Z"""
+)
+_HOST = re.compile(
+    r"[A-Za-z0-9-]{1,63}+(?P<dots>(?:\.[A-Za-z0-9-]{1,63}+)*+)(?P<port>:[0-9]{2,5}+(?![\w.]))?"
+)
+# schemes written with no `//`: `mailto:x@host`, `sip:x@host` name an address, no password
+_VERSION_HOST = re.compile(r"[0-9]+(?:\.[0-9]+){1,2}")  # `npm:pkg@4.17.21`: a version, no IPv4 address
+_NO_SLASH_SCHEMES = frozenset(
+    {"mailto", "sip", "sips", "tel", "xmpp", "im", "pres", "acct", "news", "cid", "mid"}
+)
+_MAX_ATS = 4096  # `@`s looked at in one text
+
+
+def bare_userinfo(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the password of each `user:password@host` written with no scheme (see _USERINFO)."""
+    at, seen = text.find("@"), 0
+    while at != -1 and seen < _MAX_ATS:
+        seen += 1
+        line = text.rfind("\n", max(0, at - 200), at) + 1
+        m = _USERINFO.search(text, max(line, at - 200), at)
+        host = _HOST.match(text, at + 1) if m is not None else None
+        if (
+            m is not None
+            and host is not None
+            and (host["port"] or host["dots"] and not _VERSION_HOST.fullmatch(host[0]))
+            and m["user"].lower() not in _NO_SLASH_SCHEMES
+            and (credential_value(m["secret"]) or passphrase(m["secret"]))
+            and real_password(m)
+        ):
+            yield "url-password", m.start("secret"), m.end("secret")
+        at = text.find("@", at + 1)
 
 
 # a literal default of an interpolation whose name ends in a credential's word: the shell's and

@@ -15,6 +15,7 @@ _SECRET_NAME = re.compile(
     | \.pgpass | pgpass\.conf | \.git-credentials | \.my\.cnf | \.htpasswd
     | \.terraformrc | terraform\.rc | credentials\.tfrc\.json   # Terraform's API tokens
     | \.vault-token | \.boto | \.s3cfg | \.dockercfg | \.pgpass\.conf
+    | \.erlang\.cookie                                   # an Erlang node's distribution cookie
     | settings-security\.xml                            # Maven's master password
     | accesstokens\.json                                # the Azure CLI's tokens
     | kubeconfig | .*\.kubeconfig                       # cluster credentials at a kubeconfig's own name

@@ -251,7 +251,11 @@ def _keyword(text: str, start: int, name: str) -> bool:
     at = start  # back over the blanks before the name only: each blank is passed by one name at most
     while at > 0 and text[at - 1] in " \t":
         at -= 1
-    return at == 0 or text[at - 1] == "\n"
+    # SQL's `[WITH | ENCRYPTED] PASSWORD 'x'`, `CREATE USER app PASSWORD 'x'`, in lower case too
+    return at == 0 or text[at - 1] == "\n" or _SQL_BEFORE.search(text, max(0, at - 80), at) is not None
+
+
+_SQL_BEFORE = re.compile(r"(?i)(?:\b(?:with|encrypted|unencrypted)|\b(?:role|user)[ \t]+[\w\"`.-]{1,63})\Z")
 
 
 def _name_start(text: str, at: int) -> int:
@@ -460,6 +464,14 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
         True,
     ),  # pymysql/MySQLdb (host, user, password); paramiko (host, port, user, password)
     "mysqli_connect": ((2,), True),
+    "mysql_connect": ((2,), True),  # PHP's mysql_connect(server, user, password)
+    "mysql_real_connect": ((3,), True),  # MySQL's C API: (mysql, host, user, password, db, ...)
+    "oci_connect": ((1,), True),  # PHP's Oracle oci_connect(user, password, ...)
+    "pqsetdblogin": ((6,), True),  # libpq's PQsetdbLogin(host, port, options, tty, db, login, password)
+    "ftp_login": ((2,), True),  # PHP's ftp_login(ftp, user, password)
+    "ssh2_auth_password": ((2,), True),  # PHP's ssh2_auth_password(session, user, password)
+    "ldap_bind": ((2,), True),  # PHP's and C's ldap_bind(link, dn, password)
+    "simple_bind_s": ((1,), True),  # python-ldap's simple_bind_s(who, cred)
     "pdo": ((2,), True),  # PHP's new PDO(dsn, user, password)
     "getconnection": ((2,), True),  # JDBC's DriverManager.getConnection(url, user, password)
     "networkcredential": ((1,), True),  # .NET
@@ -485,7 +497,19 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
 ONE_ARGUMENT = frozenset({"auth"})
 # the lowered words that find the calls (one literal search each; auth, credential, session and
 # token are the contexts' words too), and the pattern that finds a callee ending in one
-CALL_WORDS = ("auth", "login", "connect", "redis", "credential", "session", "token", "pdo", "jwt", "hmac")
+CALL_WORDS = (
+    "auth",
+    "login",
+    "connect",
+    "redis",
+    "credential",
+    "session",
+    "token",
+    "pdo",
+    "jwt",
+    "hmac",
+    "bind",
+)
 _CALLEE = {
     word: re.compile(
         re.escape(word) + r"[a-z_]{0,24}+(?:\.[a-z_]{1,24}+)?(?=[ \t]*(?:=[ \t]*)?(?P<paren>\())"

@@ -30,6 +30,7 @@ from rag.secrets.finders import (
     Rescanning,
     WordFinder,
     WordGate,
+    bare_userinfo,
     connection_passwords,
     defaulted_values,
     encoded_secrets,
@@ -37,6 +38,8 @@ from rag.secrets.finders import (
     key_blocks,
     login_pairs,
     named_literals,
+    net_use_passwords,
+    piped_passwords,
     putty_private_lines,
 )
 from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, url_users
@@ -313,6 +316,9 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # sshpass -p SECRET, ldapsearch -w SECRET (see flag_passwords); redis's `requirepass SECRET`, in
     # redis.conf or as a flag
     Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
+    Finder(_contains("stdin", "passphrase-fd", "chpasswd"), piped_passwords),
+    Finder(_contains("@"), bare_userinfo),
+    Finder(_contains("net use", "NET USE", "Net use"), net_use_passwords),
     # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
     Finder(_contains("${", "default", *OR_OPERATORS), lambda text: defaulted_values(text)),
     Rule(
