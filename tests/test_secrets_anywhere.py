@@ -19,6 +19,15 @@ HEX = (
 )  # 64 hex digits
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode()
 SSH_KEY = base64.b64encode(b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00 " + bytes(range(100, 132))).decode()
+KEY32 = base64.b64decode(B64)  # 32 bytes as random as a key's
+SPKI = base64.b64encode(
+    bytes.fromhex("302a300506032b6570032100") + KEY32
+).decode()  # an Ed25519 public key, DER
+PKCS8 = base64.b64encode(
+    bytes.fromhex("302e020100300506032b657004220420") + KEY32
+).decode()  # its private key
+MINISIGN = base64.b64encode(b"Ed" + KEY32[:8] + KEY32).decode()
+SALT = base64.b64encode(KEY32[:20]).decode()  # 28 characters, as known_hosts hashes them
 
 # (text, the secret that must disappear, id): no credential word anywhere
 ANYWHERE = [
@@ -30,6 +39,7 @@ ANYWHERE = [
     (f"k = bytes.fromhex('{HEX}')", HEX, "hex-key-material"),
     (f"Connected with {TOKEN}.\n", TOKEN, "prose-in-a-log"),
     (f"services/{TOKEN}/hook", TOKEN, "a-url-path-part"),
+    (f'k = "{PKCS8}"', PKCS8, "a-private-key-in-der"),
 ]
 
 
@@ -93,6 +103,28 @@ PUBLIC = [
     ("PuTTY-User-Key-File-2: ssh-rsa", "a-name-with-separators"),
     ('EXPECT_TRUE(Demangle("_Z1fIJilEE1SIXfLooLb0EeqstT_Li4EEEDpS1_", tmp));', "a-mangled-cpp-symbol"),
     ("<key>PublicAPIKey</key>\n<string>appl_Qm7rTz2KpX9vLw4NcB8yHd3s</string>", "a-property-list-public-key"),
+    (f'p = "{SPKI}"', "a-public-key-in-der"),
+    (
+        "static const uint8_t SIGNER_PUBKEY[32] = {" + ", ".join(f"0x{b:02x}" for b in KEY32) + "};",
+        "a-public-key-as-bytes",
+    ),
+    (f"untrusted comment: minisign public key\n{MINISIGN}\n", "a-minisign-public-key"),
+    (
+        "The ABI is pinned on IPFS: `ipfs://bafybeivubaqwamxibarvv5fxyxwmst2vopwy7hry3z7tazowt2bsaqz64a`.",
+        "an-ipfs-content-id",
+    ),
+    (f"|1|{SALT}|{SALT}" + " ssh-ed25519 AAAA", "a-hashed-known-hosts-entry"),
+    (f"_443._tcp.www IN TLSA 3 1 1 {HEX}", "a-dns-tlsa-digest"),
+    ('TXT "google-site-verification=uUKfuwGyKrG4M8vr1c8nnjV6TBQGrwjpDYSno7KLIp"', "a-site-verification"),
+    ("CF-RAY: 8a7f3c2e9b1d4a06-LIS\nx-amz-id-2: " + B64, "request-ids-in-response-headers"),
+    (f"Acme-Signature: t=1718093221,v1={HEX}", "a-signature-header"),
+    (f'dsn: "https://{HEX[:32]}@o450715162865279.ingest.sentry.io/4507151628"', "a-sentry-dsn"),
+    ('posthog.init("phc_RLOPu1X4c8E07PP4Miq6axXvuRhmGiKOmQdL6Jjyc")', "a-posthog-project-key"),
+    (
+        "DKIM-Signature: v=1; a=rsa-sha256; d=x.io; s=g;\n\th=to:subject;\n\tbh=" + B64 + "\n",
+        "a-dkim-body-hash",
+    ),
+    ("  db:password:\n    secure: v1:PrK44JDl3Q6D7SkM:" + B64 + "\n", "a-versioned-ciphertext"),
     ('EXPECT_DEMANGLING("_RNvYDNtC1c1tNtNtC3std6marker4SendEL_NtC1d1u1f", "x");', "a-mangled-rust-symbol"),
 ]
 

@@ -632,6 +632,7 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         "Contact: mailto:ops.team99@example.com\n",
         "echo 'hello world' | grep stdin\n",
         "net use Z: \\\\nas\\media %PASSWORD% /user:HQ\\svc\n",
+        'let private twilioApiKeySid = "SK7991fc63d21e84d6cdc4ca7e41b2534e"\n',
     ],
     ids=[
         "csp-hashes",
@@ -653,6 +654,7 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         "mailto-address",
         "no-password-piped",
         "net-use-reference",
+        "an-api-key-sid",
     ],
 )
 def test_look_alikes_of_these_forms_stay(text: str) -> None:

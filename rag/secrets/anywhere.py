@@ -60,7 +60,7 @@ MIN_HEX = 32  # shorter hex is an id or a short hash (.NET's publicKeyToken, a l
 # one), and keys that are public by design: Stripe's and Supabase's publishable keys and the ids of
 # Stripe's objects (accounts, customers, events, charges, ...: its secrets are `sk_`, `rk_` and
 # `whsec_`), Twilio's SIDs (its secrets have no prefix), Airtable's ids (its tokens are `pat`), age
-# recipients, BIP 32 extended public keys
+# recipients, BIP 32 extended public keys, PostHog's project keys (`phc_`), IPFS content ids (digests)
 _PUBLIC_ID = re.compile(
     "|".join(p[2] for p in PAIRED)
     + r"|pk_(?:live|test)_[A-Za-z0-9]+|sb_publishable_[A-Za-z0-9_-]+"
@@ -69,6 +69,7 @@ _PUBLIC_ID = re.compile(
     + r"|(?:acct|cus|evt|ch|pi|pm|py|po|tr|txn|re|in|ii|il|sub|si|price|prod|plan|seti|src|card|ba|cn|dp|du"
     + r"|ic|iauth|ipi|req|file|link|plink|cs_(?:live|test)|prc)_[A-Za-z0-9]{14,}"
     + r"|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
+    + r"|phc_[A-Za-z0-9]{30,}|baf[a-z][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}"
 )
 _PART = re.compile(r"[-_]")
 _WORD = re.compile(r"[A-Za-z]*[a-z][A-Za-z]*")  # a part of letters only: a word, a name, PuTTY
@@ -79,7 +80,7 @@ _DIGEST_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224, sha
 _DIGEST_WORD = re.compile(
     r"(?i)(?:sha[-_]?(?:1|224|256|384|512)?|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
     r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
-    r"\bref\b|\bhead\b|sha1sum|sha256sum)"
+    r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|\b(?:tlsa|sshfp|cds)\b)"
 )
 _DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
 _DATA_URI = re.compile(r"(?i);base64,\Z")
@@ -88,6 +89,9 @@ _PUBLIC_BLOCK = re.compile(
     r"-----BEGIN (?P<label>CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL|"
     r"CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|TRUSTED CERTIFICATE|DH PARAMETERS|EC PARAMETERS)-----"
 )
+_SIGNED_MAIL = re.compile(r"(?i)(?:dkim|arc-message)-signature:[^\n]*+(?:\r?\n[ \t][^\n]*+)*+\Z")
+_VERSIONED = re.compile(r"(?:vault:)?v[0-9]{1,2}:(?:[A-Za-z0-9+/]{8,64}={0,2}:)?\Z")  # and a nonce (Pulumi's)
+_HASHED_HOST = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
 _PUBLIC_KEY_LEAD = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)[ \t]+\Z"
 )
@@ -285,6 +289,10 @@ def _trimmed(value: str, start: int) -> tuple[int, int]:
 _BYTE = r"(?:0[xX][0-9a-fA-F]{1,2}|-?[0-9]{1,3})"
 # a literal array of 16 to 64 bytes (a key's or a seed's length): `[]byte{0x1f, ...}`, `new byte[] {-12, ...}`,
 # Haskell's leading commas
+# the name an array is declared or assigned to, right before it: `uint8_t NAME[32] = `, `NAME := []byte`
+_ARRAY_NAME = re.compile(
+    r"(?P<name>[A-Za-z_]\w{0,63}+)[ \t]*+(?:\[[^\]\n]{0,8}+\])?[ \t]*+:?=[^=;\n]{0,40}+\Z"
+)
 _BYTE_ARRAY = re.compile(
     rf"[{{\[(][ \t\r\n]*+(?P<body>{_BYTE}(?:[ \t\r\n]*+,[ \t\r\n]*+{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+[}}\])]"
 )
@@ -294,6 +302,9 @@ def key_bytes(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each literal byte array, or string of `\\x` escapes, that holds random
     bytes: key material kept as data."""
     for match in _BYTE_ARRAY.finditer(text):
+        declared = _ARRAY_NAME.search(text, max(0, match.start() - 120), match.start())
+        if declared is not None and _PUBLIC_KEY_NAME.search(declared["name"]):
+            continue  # `static const uint8_t SIGNER_PUBKEY[32] = {...}`: a public key
         values = [
             int(v, 16) if v[:2] in ("0x", "0X") else int(v)
             for v in re.split(r"[ \t\r\n]*,[ \t\r\n]*", match["body"])
@@ -758,18 +769,19 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     if _public_by_itself(value) or _mangled(text, start, end):
         return True
     line_start = text.rfind("\n", 0, start) + 1
-    before = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
+    written = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
+    before = written.rstrip("+/")  # (a token starts at a letter or digit: base64's leading `/` stays out)
     bare = value[2:] if value[:2] in ("0x", "0X") else value  # a C or C# constant: 0x83126e978d4fdf3c
     if _HEX.fullmatch(bare) and decode(bare) is None:  # (hex of text is judged as that text)
         value = bare
-        url = before.rfind("://")
-        if url != -1 and not any(c.isspace() for c in before[url:]):
+        url = written.rfind("://")
+        if url != -1 and not any(c.isspace() for c in written[url:]):
             return True  # an id in a URL's path: a gist, a commit
         if len(value) < MIN_HEX or len(value) == 40:
             return True  # an id or a short hash; a git object id
         if len(value) in _DIGEST_LENGTHS and _names_a_digest(text, line_start, start, before):
             return True
-    enclosing = _ENCLOSING.search(before)
+    enclosing = _ENCLOSING.search(written)
     word_start = start - (len(enclosing[0]) if enclosing is not None else 0)
     if word_start < start and any(known_shape(word) for word in _suffixes(text[word_start:end])):
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
@@ -779,6 +791,13 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         key = _PLIST_KEY.search(text, max(0, start - 200), start)
         if key is not None and _public_name(key["name"] + "="):
             return True
+    if _hashed_host(text, line_start, start):
+        return True  # `|1|salt|hash`: a hashed known_hosts entry
+    if before.endswith(("bh=", "b=")) and _SIGNED_MAIL.search(text, max(0, start - 1500), start) is not None:
+        return True  # a DKIM or ARC signature's body hash (`bh=`) and signature (`b=`): sent with the mail
+    versioned = _VERSIONED.search(before)
+    if versioned is not None and _public_name(before[: versioned.start()]):
+        return True  # a format's version before a value (`secure: v1:<ciphertext>`, Vault's `vault:v1:`)
     if value.startswith("nonce-") and before.endswith("'"):
         return True  # a Content-Security-Policy's 'nonce-<value>': sent with the page it protects
     if text.startswith(".apps.googleusercontent.com", end):
@@ -835,9 +854,17 @@ def _public_name(before: str) -> bool:
         return False
     # an id, a nonce (sent with the page it protects), a value encrypted for the repository (Travis'
     # and Pulumi's `secure:`): no secret as it stands
+    lowered = name.lower()
     return bool(
-        _ID_NAME.search(name) or name.lower().endswith(("nonce", "secure", "encrypted", "ciphertext"))
+        _ID_NAME.search(name)
+        or lowered.endswith(("nonce", "secure", "encrypted", "ciphertext", "site-verification"))
+        or lowered.endswith("domain-verification")
+        or lowered in _REQUEST_ID_HEADERS
     )
+
+
+# response headers that carry a request's id under no `id` of their own name
+_REQUEST_ID_HEADERS = frozenset({"cf-ray", "x-amz-id-2", "x-amz-cf-id"})
 
 
 _ROW_REACH = 2000
@@ -909,9 +936,10 @@ def ssh_public_key(value: str) -> bool:
 _SSH_KEY_TYPES = (b"ssh-", b"ecdsa-", b"sk-")  # an SSH public key's wire form: a length, then its type
 
 
-def _decoded_head(value: str) -> bytes:
-    """The first bytes base64 (standard or URL-safe) `value` encodes; none when it is not base64."""
-    head = value[:24]
+def _decoded_head(value: str, chars: int = 24) -> bytes:
+    """The first bytes base64 (standard or URL-safe) `value` encodes, from its first `chars`
+    characters; none when it is not base64."""
+    head = value[:chars]
     head = head[: len(head) - len(head) % 4]
     try:
         return base64.b64decode(head.replace("-", "+").replace("_", "/"), validate=True)
@@ -919,12 +947,60 @@ def _decoded_head(value: str) -> bytes:
         return b""
 
 
+def _hashed_host(text: str, line_start: int, start: int) -> bool:
+    """Whether the token at `start` is part of a hashed known_hosts entry (`|1|salt|hash`)."""
+    if "|1|" not in text[max(line_start, start - 40) : start]:
+        return False  # (the cheap test first)
+    m = _HASHED_HOST.search(text, max(line_start, start - 40), start + 64)
+    return m is not None and m.start() <= start < m.end()
+
+
 def _binary_file(value: str) -> bool:
-    """Whether `value` is base64 of a file of a known binary format (an image, a font, ...)."""
+    """Whether `value` is base64 of a file of a known binary format (an image, a font, ...), of
+    a public key or certificate in DER (see _public_der), or of a minisign public key."""
     if len(value) < 16:
         return False
-    raw = _decoded_head(value)
-    return raw.startswith(_MAGIC) or raw[4:].startswith(_SSH_KEY_TYPES)
+    raw = _decoded_head(value, 40)
+    if raw.startswith(b"Ed") and len(value.rstrip("=")) == 56:
+        return True  # minisign's public key: `Ed`, its id and 32 bytes (its secret key is longer)
+    return raw.startswith(_MAGIC) or raw[4:].startswith(_SSH_KEY_TYPES) or _public_der(raw)
+
+
+def _public_der(raw: bytes) -> bool:
+    """Whether DER bytes open a public key (SubjectPublicKeyInfo: an algorithm, then a BIT STRING)
+    or a certificate (its signed part, then its version `[0]`). A private key opens with a version
+    INTEGER, an encrypted one with its algorithm and an OCTET STRING."""
+    inner = _der_content(raw, 0)
+    if inner is None or raw[:1] != b"\x30" or raw[inner : inner + 1] != b"\x30":
+        return False
+    content = _der_content(raw, inner)
+    if content is None:
+        return False
+    if raw[content : content + 1] == b"\xa0":
+        return True  # a certificate's tbsCertificate, opened by its version
+    length = _der_length(raw, inner)
+    return length is not None and raw[content + length : content + length + 1] == b"\x03"
+
+
+def _der_content(raw: bytes, at: int) -> int | None:
+    """Where the content of the DER element at `at` starts (None past the bytes decoded)."""
+    if at + 1 >= len(raw):
+        return None
+    first = raw[at + 1]
+    return at + 2 if first < 0x80 else at + 2 + (first & 0x7F) if first & 0x7F <= 2 else None
+
+
+def _der_length(raw: bytes, at: int) -> int | None:
+    """The content length of the DER element at `at`."""
+    first = raw[at + 1] if at + 1 < len(raw) else None
+    if first is None:
+        return None
+    if first < 0x80:
+        return first
+    size = first & 0x7F
+    if size > 2 or at + 2 + size > len(raw):
+        return None
+    return int.from_bytes(raw[at + 2 : at + 2 + size], "big")
 
 
 def _public_blocks(text: str) -> list[tuple[int, int]]:

@@ -165,6 +165,8 @@ AFTER_KEY = frozenset(
     [
         "id",
         "ids",
+        "sid",  # Twilio's API key SID: the key's id, its secret apart
+        "sids",
         "kid",
         "name",
         "names",
