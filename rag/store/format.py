@@ -58,6 +58,9 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 15: the same tables as 14; more is redacted (base64 blocks of text, passwords piped to a command,
+# `user:password@host` with no scheme, UUIDs under a credential's name, positional passwords of C and
+# PHP calls) and less (mangled symbols, public keys in DER): a 14's unchanged files would differ.
 # 14: the same tables as 13; more is redacted (literals passed to a decoder, literals side by side,
 # defaults after a logical or, passphrases and credentials passed to calls, `user:password` after a
 # login's name, connection strings to their `;`, escaped key bytes): a 13's unchanged files would keep it.
@@ -71,7 +74,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 14
+FORMAT_VERSION = 15
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
