@@ -74,6 +74,7 @@ _COARSE_NAMES = re.compile(
     + r""")[a-z0-9_.-]{0,40}+)["'`]?+\]?+(?P<op>[ \t]*+(?::=|=>|[:=>,|;])|[ \t])"""
     + _COARSE_VALUE
 )
+_PUBLIC_BEFORE = re.compile(r"(?i)\b(?:public|publishable|verifying)[ \t]++\Z")
 _ROW_STOP = re.compile(r"[\n=(){}\[\]<>:]")  # code, prose or a line's end: what ends a header row's rest
 
 # a name that is a name field's value: its value is that of the `value` key beside it
@@ -162,8 +163,8 @@ class _NamedValues:
             # (`aws:secretsmanager:`), a type name (`AWS::MSK::BatchScramSecret`)
             if text[max(0, start - 2) : start].endswith(("//", ":", "/")) or "::" in name:
                 continue
-            if not credential_name(name, self.word):
-                continue
+            if not credential_name(name, self.word) or _PUBLIC_BEFORE.search(text, max(0, start - 16), start):
+                continue  # (`Public key: age1...`: the name's word before it says what it is)
             if field is not None:
                 found = _paired_value(text, field, m.end(), self.strong, budget)
                 if found is not None:
