@@ -104,6 +104,8 @@ PUBLIC = [
     ('EXPECT_TRUE(Demangle("_Z1fIJilEE1SIXfLooLb0EeqstT_Li4EEEDpS1_", tmp));', "a-mangled-cpp-symbol"),
     ("<key>PublicAPIKey</key>\n<string>appl_Qm7rTz2KpX9vLw4NcB8yHd3s</string>", "a-property-list-public-key"),
     (f'p = "{SPKI}"', "a-public-key-in-der"),
+    (f'-- RFC 8032 section 7.1, TEST 1 (known-answer test)\nseed = "{HEX}"', "a-test-vector-marked-above"),
+    (f'rfc7515Key = "{TOKEN}"', "a-test-vector-named-as-one"),
     ("# public key: age1mfq8dnqjf9q60dhxrx9wnzv7jwksmlw9g3wlhyghe3shdmx889tahvym7x", "a-public-key-in-prose"),
     (
         "static const uint8_t SIGNER_PUBKEY[32] = {" + ", ".join(f"0x{b:02x}" for b in KEY32) + "};",

@@ -91,6 +91,10 @@ _PUBLIC_BLOCK = re.compile(
 )
 _SIGNED_MAIL = re.compile(r"(?i)(?:dkim|arc-message)-signature:[^\n]*+(?:\r?\n[ \t][^\n]*+)*+\Z")
 _VERSIONED = re.compile(r"(?:vault:)?v[0-9]{1,2}:(?:[A-Za-z0-9+/]{8,64}={0,2}:)?\Z")  # and a nonce (Pulumi's)
+# a published test vector's mark, in prose or a name: `RFC 8032`, `rfc7515Key`, `test vector`, `known-answer`
+TEST_VECTOR = re.compile(
+    r"(?i)(?:\b|_)RFC[ _-]?[0-9]{3,5}|test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)KAT(?:\b|_)"
+)
 _HASHED_HOST = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
 _PUBLIC_KEY_LEAD = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)[ \t]+\Z"
@@ -793,6 +797,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
             return True
     if _hashed_host(text, line_start, start):
         return True  # `|1|salt|hash`: a hashed known_hosts entry
+    if _test_vector(text, line_start, start):
+        return True
     if before.endswith(("bh=", "b=")) and _SIGNED_MAIL.search(text, max(0, start - 1500), start) is not None:
         return True  # a DKIM or ARC signature's body hash (`bh=`) and signature (`b=`): sent with the mail
     versioned = _VERSIONED.search(before)
@@ -945,6 +951,21 @@ def _decoded_head(value: str, chars: int = 24) -> bytes:
         return base64.b64decode(head.replace("-", "+").replace("_", "/"), validate=True)
     except (binascii.Error, ValueError):
         return b""
+
+
+def _test_vector(text: str, line_start: int, start: int) -> bool:
+    """Whether the value's line or the two above it mark it as a published test vector (`RFC 8032
+    section 7.1, TEST 1`, `known-answer test`): an example marked as one."""
+    above = line_start
+    for _ in range(2):
+        if above == 0:
+            break
+        above = text.rfind("\n", 0, above - 1) + 1
+    line_end = text.find("\n", start)
+    return (
+        TEST_VECTOR.search(text, max(above, start - 400), line_end if line_end != -1 else len(text))
+        is not None
+    )
 
 
 def _hashed_host(text: str, line_start: int, start: int) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from rag.secrets.anywhere import short_name
+from rag.secrets.anywhere import TEST_VECTOR, short_name
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE
 from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
@@ -165,6 +165,8 @@ class _NamedValues:
                 continue
             if not credential_name(name, self.word) or _PUBLIC_BEFORE.search(text, max(0, start - 16), start):
                 continue  # (`Public key: age1...`: the name's word before it says what it is)
+            if TEST_VECTOR.search(name):
+                continue  # `rfc8032_test1_secret`, `kat_key`: a published test vector, named as one
             if field is not None:
                 found = _paired_value(text, field, m.end(), self.strong, budget)
                 if found is not None:
