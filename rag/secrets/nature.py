@@ -29,7 +29,13 @@ from rag.secrets.anywhere import TEST_VECTOR, short_name
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE
 from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
-from rag.secrets.randomness import ascending, known_shape, looks_random, may_be_random, roughly_random
+from rag.secrets.randomness import (
+    ascending,
+    known_shape,
+    looks_random,
+    may_be_random,
+    roughly_random,
+)
 from rag.secrets.tables import MAX_ROW, header_column, table_cells, table_row
 from rag.secrets.values import (
     REPEATED,
@@ -361,6 +367,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
     speed, or when a password's quoted literal may be chosen: redacted rather than let through
     unjudged. With `uuid` (a token's, a password's or an API key's name), a UUID counts too."""
     random = may_be_random(value)
+    if not random and len(value) >= 20 and _random_letters(value):
+        return True  # letters of one case: no name (`NRAK-WNZHRIBELTHMFLLSMEGXROAUUQP`)
     if not (random or strong and quoted):
         return False  # (the cheap test first: most values are words)
     if uuid and len(value) >= 36 and _KEYED_UUID.fullmatch(value) and not REPEATED.search(value):
@@ -385,6 +393,26 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
         return False
     # (the costlier tests last: few values get here) a hash, a test vector, a UUID, date or version
     return not (HASH_VALUE.match(value) or REPEATED.search(value) or ascending(value) or known_shape(value))
+
+
+_VENDOR_LETTERS = re.compile(r"[A-Za-z]{2,8}[-_]")
+_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")
+
+
+def _random_letters(value: str) -> bool:
+    """Whether a value (after a vendor's prefix) is 20+ letters of one case that read as no word
+    does (few vowels, five consonants in a row) and spread over the alphabet: a key of capitals."""
+    prefix = _VENDOR_LETTERS.match(value)
+    body = value[prefix.end() :] if prefix is not None else value
+    if len(body) < 20 or not body.isalpha() or not body.isascii() or not (body.isupper() or body.islower()):
+        return False
+    vowels = sum(c in "aeiouAEIOU" for c in body)
+    return (
+        vowels < 0.3 * len(body)
+        and len(set(body)) >= 14
+        and _CONSONANTS.search(body.lower()) is not None
+        and not ascending(body)
+    )
 
 
 # a UUID, maybe led by a vendor's short prefix (LaunchDarkly's `sdk-`); an API key's name
