@@ -359,16 +359,22 @@ def _add_decoded_calls(view: _Spliced, text: str) -> None:
 
 
 # a run of six or more numeric character references, a value spelt so (`value="&#114;&#101;..."`)
-_REFERENCES = re.compile(r"""(?P<q>["']?)(?P<refs>(?:&#(?:[0-9]{2,3}|[xX][0-9a-fA-F]{2});){6,256})(?P=q)""")
+_REFERENCES = re.compile(
+    r"(?:&#(?:[0-9]{2,3}|[xX][0-9a-fA-F]{2});){6,256}"
+)  # (led by a literal: searched fast)
 _REFERENCE = re.compile(r"&#(?:([0-9]{2,3})|[xX]([0-9a-fA-F]{2}));")
 
 
 def _add_character_references(view: _Spliced, text: str) -> None:
     """Add each run of numeric character references as the literal it spells."""
     for m in itertools.islice(_REFERENCES.finditer(text), _MAX_JOINS):
-        value = "".join(chr(int(d) if d else int(h, 16)) for d, h in _REFERENCE.findall(m["refs"]))
-        if value.isprintable() and not any(c in value for c in "\"'`\\"):
-            _put_value(view, text, m.start(), m.end(), value, rest=True)
+        value = "".join(chr(int(d) if d else int(h, 16)) for d, h in _REFERENCE.findall(m[0]))
+        if not value.isprintable() or any(c in value for c in "\"'`\\"):
+            continue
+        start, end = m.start(), m.end()
+        if text[start - 1 : start] in ("'", '"') and text[end : end + 1] == text[start - 1]:
+            start, end = start - 1, end + 1  # the quotes around it: the literal is the value
+        _put_value(view, text, start, end, value, rest=True)
 
 
 # a Windows registry export's binary value: `"Password"=hex:70,72,6f,...` (hex(2) and hex(7): UTF-16
