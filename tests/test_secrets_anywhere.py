@@ -40,6 +40,12 @@ ANYWHERE = [
     (f"Connected with {TOKEN}.\n", TOKEN, "prose-in-a-log"),
     (f"services/{TOKEN}/hook", TOKEN, "a-url-path-part"),
     (f'k = "{PKCS8}"', PKCS8, "a-private-key-in-der"),
+    (
+        'signtool sign /f cert.pfx /p "Harbor-Quill-Marigold-47" app.exe',
+        "Quill-Marigold",
+        "a-memorable-password",
+    ),
+    ('CONNECT ro/"Lintel#Fjord-83"@(DESCRIPTION=...)', "Lintel#Fjord", "a-memorable-password-with-a-symbol"),
 ]
 
 
@@ -104,6 +110,10 @@ PUBLIC = [
     ('EXPECT_TRUE(Demangle("_Z1fIJilEE1SIXfLooLb0EeqstT_Li4EEEDpS1_", tmp));', "a-mangled-cpp-symbol"),
     ("<key>PublicAPIKey</key>\n<string>appl_Qm7rTz2KpX9vLw4NcB8yHd3s</string>", "a-property-list-public-key"),
     (f'p = "{SPKI}"', "a-public-key-in-der"),
+    (
+        'deps = {"router": "vue-router-42", "os": "Windows-Server-2019", "h": "X-Frame-Options"}',
+        "words-and-numbers",
+    ),
     (f'-- RFC 8032 section 7.1, TEST 1 (known-answer test)\nseed = "{HEX}"', "a-test-vector-marked-above"),
     (f'rfc7515Key = "{TOKEN}"', "a-test-vector-named-as-one"),
     ("# public key: age1mfq8dnqjf9q60dhxrx9wnzv7jwksmlw9g3wlhyghe3shdmx889tahvym7x", "a-public-key-in-prose"),

@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from rag.secrets.randomness import decode, known_shape, looks_random, may_be_random, roughly_random
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
+from rag.secrets.values import not_example
 from rag.words import english_words
 
 DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins where both find one
@@ -185,6 +186,33 @@ def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
         letters = re.sub(r"[^A-Za-z0-9]+", "", value)  # and as what its letters and digits encode
         if len(letters) >= 12 and not _words(letters) and looks_random(value) and looks_random(letters):
             yield DEFAULT_KIND, match.start("value"), match.end("value")
+
+
+# a memorable password as managers generate them and people choose them, quoted: 2 to 6 words of
+# 3-12 letters (capitalised or lower case) joined by `-` or a symbol, and a number of 2-4 digits
+# (`"Lantern-Ferry-Nightshift-09"`, `'Ledger#Squall-58'`, `"Thistle&Quarry-2029"`)
+_WORD_PASSWORD = r"(?:[A-Z][a-z]{2,11}|[a-z]{3,12})"
+_MEMORABLE = re.compile(
+    rf"""(?P<q>["'`])(?P<value>{_WORD_PASSWORD}(?:[-!#&*~%^$]{_WORD_PASSWORD}){{1,5}}"""
+    r"""[-!#&*~%^$]?[0-9]{2,4}[!#&*~%^$]?)(?P=q)"""
+)
+
+
+def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each quoted memorable password (see _MEMORABLE): joined by a symbol (`!#&*~%^$`), or by
+    `-` between capitalised words (lower-case words, a `-` and a number name packages: `vue-router-42`)."""
+    for match in _MEMORABLE.finditer(text):
+        value = match["value"]
+        words = _WORD_PARTS.findall(value)
+        symbol = any(c in value for c in "!#&*~%^$")
+        if not symbol and _YEAR.search(value):
+            continue  # a name and its year: `Windows-Server-2019`
+        if (symbol or sum(word[0].isupper() for word in words) >= 2) and not_example(value):
+            yield DEFAULT_KIND, match.start("value"), match.end("value")
+
+
+_WORD_PARTS = re.compile(r"[A-Za-z]+")
+_YEAR = re.compile(r"-(?:199[0-9]|20[0-3][0-9])\Z")
 
 
 # 0x83126e978d4fdf3cULL; a hex float's digits (0x1.1b3829ac28058p+3)

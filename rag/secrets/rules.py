@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.secrets.anywhere import key_bytes, random_passwords, random_tokens
+from rag.secrets.anywhere import key_bytes, memorable_passwords, random_passwords, random_tokens
 from rag.secrets.assignments import (
     ASSIGNED,
     CONFIG_LINE,
@@ -511,5 +511,6 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # and by default: whatever looks generated, wherever it stands, unless public by its structure
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
+    Finder(_contains('"', "'", "`"), memorable_passwords),
     Finder(_contains(",", "\\x"), key_bytes),
 )
