@@ -99,6 +99,7 @@ SECRET_FILES = [
     ("gradle.properties", False),
     (".vault-token", True),
     ("home/deploy/.erlang.cookie", True),
+    ("agent-home/.p4tickets", True),
     (".s3cfg", True),
     (".azure/accessTokens.json", True),
     ("src/keys.py", False),

@@ -4,6 +4,7 @@ prefix alone, a secret passed beside its key id. Fakes are assembled from parts,
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 
 import pytest
@@ -495,6 +496,42 @@ NOTES_BODY = base64.encodebytes(
         ),
         (f'my $db_password = pack("H*", "{HEXED}");\n', HEXED, "password-assignment"),
         (
+            'static const char kApiKey[] =\n    "' + "".join(f"\\{ord(c):03o}" for c in HEX48[:32]) + '";\n',
+            "".join(f"\\{ord(c):03o}" for c in HEX48[:4]),
+            "random-value",
+        ),
+        (
+            "const hmacSecret = String.fromCharCode(" + ", ".join(str(ord(c)) for c in PW2) + ");\n",
+            ", ".join(str(ord(c)) for c in PW2[2:6]),
+            "password-assignment",
+        ),
+        (f"$secret = @('{PW}', '{PW2[:6]}', '{PW}') -join ''\n", PW2[:6], "password-assignment"),
+        (
+            '{"bootstrap": "'
+            + base64.b64encode(gzip.compress(f'{{"api_secret": "{PW2}"}}'.encode())).decode()
+            + '"}\n',
+            base64.b64encode(gzip.compress(f'{{"api_secret": "{PW2}"}}'.encode())).decode()[:40],
+            "password-assignment",
+        ),
+        (
+            f"SELECT pgp_sym_encrypt(body, '{APP_PASSWORD} anchor') FROM chat;\n",
+            APP_PASSWORD,
+            "credential-argument",
+        ),
+        (
+            "TravelURL=203.0.113.7:7777?Password=marlin-tuesday-42?Name=Relay\n",
+            "marlin-tuesday",
+            "password-assignment",
+        ),
+        (f"user matchmaker on >{PW2} ~mm:* +@read\n", PW2, "password-assignment"),
+        (
+            'send "username admin secret \\"x\\"\\r"\nsend "Harbor-Quill-Marigold-47\\r"\n',
+            "Quill-Marigold",
+            "random-value",
+        ),
+        (f"p4 login -a <<'EOF'\n{PW2}\nEOF\n", PW2, "command-line-password"),
+        ("xcrun altool --upload-app -u dev@x.io -p jvoh-wsqp-cfuk-wvwo\n", "jvoh-wsqp", "random-value"),
+        (
             'http.DefaultRequestHeaders.Add("Api-Key", "NRAK-QZPWXKVMRTLHJDNBCFGSYAUE")\n',
             "QZPWXKVMRT",
             "api-key-assignment",
@@ -588,6 +625,16 @@ NOTES_BODY = base64.encodebytes(
         "escaped-key-bytes",
         "odbc-braces",
         "perl-pack-hex",
+        "c-octal-escapes",
+        "char-codes",
+        "powershell-join",
+        "gzip-base64",
+        "pgcrypto-passphrase",
+        "option-string-query",
+        "redis-acl",
+        "expect-send",
+        "heredoc-to-a-login",
+        "app-password-anywhere",
         "letters-of-one-case-in-a-header",
         "sql-with-password-lower-case",
         "mysql-c-api",
@@ -635,6 +682,9 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         'WS_KEY: Final[bytes] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"\n',
         'idempotencyKey: "' + UUID + '",\n',
         '"lodash": "npm:lodash99@4.17.21",\n',
+        "cat <<EOF > notes.txt\nrelease notes for the scheduler\nEOF\n",
+        'href="/reset?password=reset&step=2"\n',
+        "if user is not None and count >limit:\n",
         'token = "THEQUICKBROWNFOXJUMPSOVER"\n',
         "Contact: mailto:ops.team99@example.com\n",
         "echo 'hello world' | grep stdin\n",
@@ -658,6 +708,9 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         "a-protocol-constant-under-a-key-name",
         "uuid-under-a-name-of-no-credential",
         "npm-alias-and-version",
+        "a-heredoc-to-no-login",
+        "a-query-with-a-word",
+        "a-comparison",
         "capitals-of-words",
         "mailto-address",
         "no-password-piped",

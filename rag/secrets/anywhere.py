@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from rag.secrets.randomness import decode, known_shape, looks_random, may_be_random, roughly_random
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
-from rag.secrets.values import not_example
+from rag.secrets.values import REPEATED, app_password, not_example
 from rag.words import english_words
 
 DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins where both find one
@@ -194,7 +194,7 @@ def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 _WORD_PASSWORD = r"(?:[A-Z][a-z]{2,11}|[a-z]{3,12})"
 _MEMORABLE = re.compile(
     rf"""(?P<q>["'`])(?P<value>{_WORD_PASSWORD}(?:[-!#&*~%^$]{_WORD_PASSWORD}){{1,5}}"""
-    r"""[-!#&*~%^$]?[0-9]{2,4}[!#&*~%^$]?)(?P=q)"""
+    r"""[-!#&*~%^$]?[0-9]{2,4}[!#&*~%^$]?)(?:\\[rn])?(?P=q)"""  # (expect's `send "...\r"`)
 )
 
 
@@ -212,6 +212,26 @@ def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 _WORD_PARTS = re.compile(r"[A-Za-z]+")
+# Google's and Apple's app passwords, wherever they stand (`xcrun altool -p abqx-kmvr-zlot-weud`)
+_APP_PASSWORD = re.compile(r"(?<![\w-])[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4}(?![\w-])")
+
+
+_APP_PASSWORD_MIDDLE = re.compile(r"-[a-z]{4}-[a-z]{4}-")  # led by a literal: searched at C speed
+
+
+def app_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each app password (four groups of four letters, three of them no English word)."""
+    for middle in _APP_PASSWORD_MIDDLE.finditer(text):
+        match = _APP_PASSWORD.match(text, middle.start() - 4)
+        if (
+            match is not None
+            and app_password(match[0])
+            and not_example(match[0])
+            and not REPEATED.search(match[0])
+        ):
+            yield DEFAULT_KIND, match.start(), match.end()
+
+
 _YEAR = re.compile(r"-(?:199[0-9]|20[0-3][0-9])\Z")
 
 

@@ -101,8 +101,8 @@ class _Spliced:
         return matches[k].end() + offset - built[k] - lengths[k]
 
 
-# an escape in a JSON or Python string (a notebook's outputs, a serialised config): \" \n \uXXXX ...
-_ESCAPE = re.compile(r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt]))""")
+# an escape in a JSON or Python string (a notebook's outputs, a serialised config): \" \n \uXXXX ...; C's octal
+_ESCAPE = re.compile(r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt])|(?P<oct>[0-3][0-7]{2}))""")
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # what the rules that escapes hide from (names before `\"`, lines joined by `\n`) look for: lines
 # of escapes without one of these are not decoded (a token rule finds a token between escapes)
@@ -122,9 +122,14 @@ _ESCAPED_WORDS = (
 )
 
 
+_OCTAL_RUN = re.compile(r"(?:\\[0-3][0-7]{2}){16}")
+
+
 def _unescape(m: re.Match[str]) -> str:
     """Decode one escape (see _ESCAPE)."""
-    char = m["char"]
+    char, octal = m["char"], m["oct"]
+    if octal is not None:  # C's `\064`
+        return chr(int(octal, 8))
     return chr(int(m["hex"], 16)) if char is None else _UNESCAPED.get(char, char)
 
 
@@ -164,12 +169,14 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-        if ".join(" in text or ".joined(" in text or "concat!(" in text:
+        if ".join(" in text or ".joined(" in text or "concat!(" in text or "-join" in text:
             _add_joined_lists(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
     if "&#" in text:
         _add_character_references(view, text)
+    if "fromCharCode" in text:
+        _add_char_codes(view, text)
     if "=hex" in text:
         _add_registry_bytes(view, text)
     _add_next_line_values(view, text)
@@ -204,10 +211,11 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
 
 
 # literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join(""),
-# Swift's ["a", "b"].joined(), Rust's concat!("a", "b")
+# Swift's ["a", "b"].joined(), Rust's concat!("a", "b"), PowerShell's @('a', 'b') -join ''
 _JOINED_LIST = re.compile(
     r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
     r"""|concat!\((?P<args>[^\[\]()]{0,2048}+)\)"""
+    r"""|@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(?:''|"")"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
 )
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
@@ -220,7 +228,7 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
     `"<the literals joined>"`, after what precedes it on its line (its name)."""
     joins = 0
     for m in _JOINED_LIST.finditer(text):
-        body = next(group for group in ("body", "list", "args") if m[group] is not None)
+        body = next(group for group in ("body", "list", "args", "ps") if m[group] is not None)
         literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
         pieces = [lit for lit in literals if lit[1]]
         gaps = zip(
@@ -377,6 +385,24 @@ def _add_character_references(view: _Spliced, text: str) -> None:
         _put_value(view, text, start, end, value, rest=True)
 
 
+# a string spelt as its character codes: JavaScript's String.fromCharCode(100, 106, ...), Dart's
+# String.fromCharCodes([100, 106, ...])
+_CHAR_CODES = re.compile(
+    r"fromCharCodes?\([ \t]*+\[?[ \t]*+(?P<codes>[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})[ \t,]*+\]?[ \t]*+\)"
+)
+
+
+def _add_char_codes(view: _Spliced, text: str) -> None:
+    """Add each string spelt as character codes as the literal it spells."""
+    for m in itertools.islice(_CHAR_CODES.finditer(text), _MAX_JOINS):
+        codes = [int(c) for c in re.findall(r"[0-9]+", m["codes"])]
+        if all(32 <= c < 127 for c in codes):
+            value = "".join(map(chr, codes))
+            if not any(c in value for c in "\"'`\\"):
+                call = _QUALIFIER.search(text, _name_from(text, m.start()), m.start())  # `String.`
+                _put_value(view, text, m.start() if call is None else call.start(), m.end(), value, rest=True)
+
+
 # a Windows registry export's binary value: `"Password"=hex:70,72,6f,...` (hex(2) and hex(7): UTF-16
 # text), its lines continued by a backslash
 _REGISTRY_BYTES = re.compile(
@@ -457,7 +483,7 @@ def _add_escaped_lines(view: _Spliced, text: str) -> None:
         while (m := _ESCAPE.search(text, stop)) is not None and text.find("\n", stop + 1, m.start()) == -1:
             stop = _line_around(text, m.start(), m.end())[1]
         run = text[start:stop].lower()
-        if any(word in run for word in _ESCAPED_WORDS):
+        if any(word in run for word in _ESCAPED_WORDS) or _OCTAL_RUN.search(run):  # (a value spelt in octal)
             view.sub(start, stop, _ESCAPE, _unescape)
             view.end_region()
 
@@ -561,17 +587,32 @@ def encoded_texts(text: str) -> Iterator[tuple[int, int, str]]:
             continue  # a URL-safe token's part; or data
         block = m[0]
         try:
-            if _as_text(_b64(block[:40])) is None:
+            head = _b64(block[:40])
+            gzipped = head.startswith(b"\x1f\x8b")  # gzip of text (`H4sI...`): read as its text
+            if not gzipped and _as_text(head) is None:
                 continue
             joined = "".join(block.split())
             budget -= len(joined)
-            decoded = _as_text(_b64(joined))
+            data = _b64(joined)
+            if gzipped:
+                data = _gunzipped(data)
+            decoded = _as_text(data)
         except (ValueError, binascii.Error):
             continue
         if decoded is not None:
             yield m.start(), m.end(), decoded
         if at != -1 and at < m.end():
             at = classes.find(_BASE64_RUN, m.end())
+
+
+def _gunzipped(data: bytes) -> bytes:
+    """The text gzip `data` holds, the first _MAX_BLOCK bytes of it (a bomb decompresses no further)."""
+    import zlib
+
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, _MAX_BLOCK)
+    except zlib.error:
+        return b""  # random bytes that open as gzip does
 
 
 def _as_text(data: bytes) -> str | None:

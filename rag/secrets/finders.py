@@ -209,8 +209,25 @@ _READS_STDIN = re.compile(
 )
 
 
+# ... or written on the first line of a here-document given to one: `p4 login -a <<'EOF'`, `kinit
+# user <<EOF`, `sudo -S cmd <<EOF`
+_HEREDOC = re.compile(
+    r"""\b(?P<cmd>p4[ \t]++login|kinit|sudo[ \t]++-S|passwd|docker[ \t]++login)\b"""
+    r"""(?P<rest>[^\n<]{0,200}+)<<-?[ \t]*+(?P<q>['"]?)(?P<tag>[A-Za-z_]\w{0,15}+)(?P=q)[^\n]*+\n"""
+    r"""[ \t]*+(?P<secret>[^\s'"]{4,256}+)[ \t]*+\r?\n"""
+)
+
+
 def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield each password echoed into a command that reads one from its standard input (see _PIPED)."""
+    """Yield each password echoed into a command that reads one from its standard input (see
+    _PIPED), or written on the first line of a here-document given to a login (see _HEREDOC)."""
+    if "<<" in text:
+        for m in _HEREDOC.finditer(text):
+            value = m["secret"]
+            if m["cmd"].startswith("docker") and "--password-stdin" not in m["rest"]:
+                continue
+            if value != m["tag"] and not_example(value) and (credential_value(value) or len(value) >= 12):
+                yield "command-line-password", m.start("secret"), m.end("secret")
     for m in _PIPED.finditer(text):
         reads = _READS_STDIN.search(m["rest"])
         if reads is None:
@@ -238,6 +255,20 @@ def net_use_passwords(text: str) -> Iterator[tuple[str, int, int]]:
         value = m["secret"]
         if not_example(value) and "%" not in value and credential_value(value):
             yield "command-line-password", m.start("secret"), m.end("secret")
+
+
+# Redis' ACL rules: a user's password after `>` (`user app on >S3cret ~cache:* +get`, `ACL SETUSER app on >x`)
+_REDIS_ACL = re.compile(
+    r"(?im)^[ \t]*+(?:acl[ \t]++setuser|user)[ \t]++[^\s>]++(?:[ \t]++(?!>)\S++){0,16}?[ \t]++>(?P<secret>\S{4,256}+)"
+)
+
+
+def redis_acl_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the password of each Redis ACL rule that sets one (see _REDIS_ACL)."""
+    for m in _REDIS_ACL.finditer(text):
+        value = m["secret"]
+        if not_example(value) and (credential_value(value) or passphrase(value) or len(value) >= 12):
+            yield "password-assignment", m.start("secret"), m.end("secret")
 
 
 # `user:password@host` with no scheme before it: a proxy's (`proxy = bot:S3cret@proxy:3128`), a DSN's;

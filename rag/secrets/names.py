@@ -16,6 +16,7 @@ _SECRET_NAME = re.compile(
     | \.terraformrc | terraform\.rc | credentials\.tfrc\.json   # Terraform's API tokens
     | \.vault-token | \.boto | \.s3cfg | \.dockercfg | \.pgpass\.conf
     | \.erlang\.cookie                                   # an Erlang node's distribution cookie
+    | \.p4tickets | p4tickets\.txt                        # Perforce's login tickets
     | settings-security\.xml                            # Maven's master password
     | accesstokens\.json                                # the Azure CLI's tokens
     | kubeconfig | .*\.kubeconfig                       # cluster credentials at a kubeconfig's own name

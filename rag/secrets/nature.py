@@ -80,6 +80,7 @@ _COARSE_NAMES = re.compile(
     + r""")[a-z0-9_.-]{0,40}+)["'`]?+\]?+(?P<op>[ \t]*+(?::=|=>|[:=>,|;])|[ \t])"""
     + _COARSE_VALUE
 )
+_QUERY_VALUE = re.compile(r"""[^\s"'`&?#;<>]{1,256}+""")
 _PUBLIC_BEFORE = re.compile(r"(?i)\b(?:public|publishable|verifying)[ \t]++\Z")
 _ROW_STOP = re.compile(r"[\n=(){}\[\]<>:]")  # code, prose or a line's end: what ends a header row's rest
 
@@ -200,7 +201,11 @@ class _NamedValues:
             flag = not op and text.startswith("-", start)
             # a UUID counts under a password's, a token's or an API key's name, not any key's (`WS_KEY`)
             uuid = self.word != "key" or _API_KEY.search(name) is not None
-            value = _value(text, m.end(), self.strong, budget, op == ">", flag, uuid)
+            if op == "=" and text[start - 1 : start] in ("?", "&"):  # a query's or an option string's
+                query = _QUERY_VALUE.match(text, m.end())  # value, to its `&`, `?` or `#`: a literal
+                value = _judged(text, *query.span(), self.strong, True, budget, uuid) if query else None
+            else:
+                value = _value(text, m.end(), self.strong, budget, op == ">", flag, uuid)
             if value is not None:
                 yield kind_of_name(name), *value
 
@@ -503,6 +508,8 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
     "ssh2_auth_password": ((2,), True),  # PHP's ssh2_auth_password(session, user, password)
     "ldap_bind": ((2,), True),  # PHP's and C's ldap_bind(link, dn, password)
     "simple_bind_s": ((1,), True),  # python-ldap's simple_bind_s(who, cred)
+    "pgp_sym_encrypt": ((1,), True),  # PostgreSQL's pgcrypto: pgp_sym_encrypt(data, password)
+    "pgp_sym_decrypt": ((1,), True),
     "pdo": ((2,), True),  # PHP's new PDO(dsn, user, password)
     "getconnection": ((2,), True),  # JDBC's DriverManager.getConnection(url, user, password)
     "networkcredential": ((1,), True),  # .NET
@@ -540,6 +547,7 @@ CALL_WORDS = (
     "jwt",
     "hmac",
     "bind",
+    "pgp_sym",
 )
 _CALLEE = {
     word: re.compile(

@@ -7,7 +7,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.secrets.anywhere import key_bytes, memorable_passwords, random_passwords, random_tokens
+from rag.secrets.anywhere import (
+    app_passwords,
+    key_bytes,
+    memorable_passwords,
+    random_passwords,
+    random_tokens,
+)
 from rag.secrets.assignments import (
     ASSIGNED,
     CONFIG_LINE,
@@ -41,6 +47,7 @@ from rag.secrets.finders import (
     net_use_passwords,
     piped_passwords,
     putty_private_lines,
+    redis_acl_passwords,
 )
 from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, url_users
 from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
@@ -316,8 +323,9 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # sshpass -p SECRET, ldapsearch -w SECRET (see flag_passwords); redis's `requirepass SECRET`, in
     # redis.conf or as a flag
     Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
-    Finder(_contains("stdin", "passphrase-fd", "chpasswd"), piped_passwords),
+    Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<"), piped_passwords),
     Finder(_contains("@"), bare_userinfo),
+    Finder(_contains(" >"), redis_acl_passwords),
     Finder(_contains("net use", "NET USE", "Net use"), net_use_passwords),
     # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
     Finder(_contains("${", "default", *OR_OPERATORS), lambda text: defaulted_values(text)),
@@ -512,5 +520,6 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
     Finder(_contains('"', "'", "`"), memorable_passwords),
+    Finder(_contains("-"), app_passwords),
     Finder(_contains(",", "\\x"), key_bytes),
 )
