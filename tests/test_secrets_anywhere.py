@@ -110,6 +110,12 @@ PUBLIC = [
     ('EXPECT_TRUE(Demangle("_Z1fIJilEE1SIXfLooLb0EeqstT_Li4EEEDpS1_", tmp));', "a-mangled-cpp-symbol"),
     ("<key>PublicAPIKey</key>\n<string>appl_Qm7rTz2KpX9vLw4NcB8yHd3s</string>", "a-property-list-public-key"),
     (f'p = "{SPKI}"', "a-public-key-in-der"),
+    (f'private const val PLAY_LICENSE_KEY =\n    "{SPKI}"', "a-public-key-in-der-under-a-key-name"),
+    (f'echo "{HEX}  steamcmd_linux.tar.gz" | sha256sum -c', "a-checksum-line"),
+    (f'"version": "{HEX[:40]}",\n"sum": "{B64}"', "a-base64-digest-under-its-name"),
+    (f'.hash = "1220{HEX}",', "a-multihash"),
+    (f"api_secret: ENC[AES256_GCM,data:{B64},iv:{B64[:22]}==,type:str]", "a-sops-value"),
+    (f"SENTRY_AUTH_TOKEN: Encrypted({B64})", "an-encrypted-value"),
     (
         'deps = {"router": "vue-router-42", "os": "Windows-Server-2019", "h": "X-Frame-Options"}',
         "words-and-numbers",

@@ -83,6 +83,8 @@ _DIGEST_WORD = re.compile(
     r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
     r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|\b(?:tlsa|sshfp|cds)\b)"
 )
+_CHECKSUM_LINE = re.compile(r"(?:  | \*)[\w./-]{1,255}")  # `sha256sum`'s output: two blanks (or ` *`), a file
+_BASE64_DIGEST = re.compile(r"[A-Za-z0-9+/]{21,86}={0,2}")
 _DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
 _DATA_URI = re.compile(r"(?i);base64,\Z")
 _PLIST_KEY = re.compile(r"<key>(?P<name>[^<>]{1,64})</key>\s*+<string>\Z")
@@ -832,8 +834,16 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
             return True  # an id in a URL's path: a gist, a commit
         if len(value) < MIN_HEX or len(value) == 40:
             return True  # an id or a short hash; a git object id
-        if len(value) in _DIGEST_LENGTHS and _names_a_digest(text, line_start, start, before):
-            return True
+        if len(value) in _DIGEST_LENGTHS and (
+            _names_a_digest(text, line_start, start, before) or _CHECKSUM_LINE.match(text, end)
+        ):
+            return True  # named as a digest, or a checksum file's line (`<sha256>  <file>`)
+        if len(value) == 68 and value.startswith("1220") and _names_a_digest(text, line_start, start, before):
+            return True  # a SHA-256 multihash (Zig's package hashes)
+    elif _base64_digest(text[start - (len(written) - len(before)) : end]) and _names_a_digest(
+        text, line_start, start, before
+    ):
+        return True  # a digest in base64 under a digest's name (`"sum":`, `md5Checksum`)
     enclosing = _ENCLOSING.search(written)
     word_start = start - (len(enclosing[0]) if enclosing is not None else 0)
     if word_start < start and any(known_shape(word) for word in _suffixes(text[word_start:end])):
@@ -844,6 +854,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         key = _PLIST_KEY.search(text, max(0, start - 200), start)
         if key is not None and _public_name(key["name"] + "="):
             return True
+    if before.endswith("Encrypted(") or "ENC[" in before and "]" not in before[before.rfind("ENC[") :]:
+        return True  # a value encrypted for the repository: sops' `ENC[AES256_GCM,data:...]`, Codemagic's
     if _hashed_host(text, line_start, start):
         return True  # `|1|salt|hash`: a hashed known_hosts entry
     if _test_vector(text, line_start, start):
@@ -982,6 +994,13 @@ def _column_header(text: str, line_start: int, start: int) -> str | None:
 _HEADER_ROWS = 50
 
 
+def public_key(value: str) -> bool:
+    """Whether `value` is the base64 of a public key or a certificate by its own structure (an SSH
+    public key's wire form, DER that opens a SubjectPublicKeyInfo or a certificate): public under
+    any name (`PLAY_LICENSE_KEY = "MIIBIjAN..."`), since no private key is written so."""
+    return ssh_public_key(value) or (len(value) >= 40 and _public_der(_decoded_head(value, 40)))
+
+
 def ssh_public_key(value: str) -> bool:
     """Whether `value` is the base64 of an SSH public key (its wire form names its type): public
     under any name (`ssh_authorized_keys: - ssh-rsa AAAA...`), since no private key is written so."""
@@ -1016,6 +1035,13 @@ def _test_vector(text: str, line_start: int, start: int) -> bool:
     if not any(word in lowered for word in _TEST_VECTOR_WORDS):
         return False  # (the cheap test first: the regex tried at each of 400 characters cost a third of all the rules)
     return TEST_VECTOR.search(window) is not None
+
+
+def _base64_digest(value: str) -> bool:
+    """Whether `value` is base64 of as many bytes as a digest has (MD5's 16 to SHA-512's 64)."""
+    if _BASE64_DIGEST.fullmatch(value) is None:
+        return False
+    return len(value.rstrip("=")) * 3 // 4 in (16, 20, 28, 32, 48, 64)
 
 
 def _hashed_host(text: str, line_start: int, start: int) -> bool:

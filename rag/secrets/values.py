@@ -81,6 +81,8 @@ def not_example(value: str) -> bool:
     `changeme`, `${PW}`, `%.*s4-HMAC-SHA256`)."""
     if value.startswith(("$", "%", "{", "<")) or any(mark in value for mark in ("${", "{{", "%(")):
         return False
+    if value.startswith(("ENC[", "Encrypted(")):
+        return False  # a value encrypted for the repository (sops' `ENC[AES256_GCM,...]`, Codemagic's)
     return not (format_string(value) or stock_word(value))  # (`%s` is a format's)
 
 
