@@ -108,6 +108,8 @@ PUBLIC = [
     ('build = "9f86d081884c7d65"', "short-hex-is-an-id"),
     ("PuTTY-User-Key-File-2: ssh-rsa", "a-name-with-separators"),
     ('EXPECT_TRUE(Demangle("_Z1fIJilEE1SIXfLooLb0EeqstT_Li4EEEDpS1_", tmp));', "a-mangled-cpp-symbol"),
+    ('EXPECT_TRUE(Demangle("_Z1fIiEDTgsdafp_EPT_", tmp));', "a-mangled-symbol-named-first"),
+    ('ASSERT_TRUE(Demangle("_ZNK3$_0clIiEEDaT_QeqplLi2ELi2ELi4E", tmp));', "a-mangled-symbol-after-a-dollar"),
     ("<key>PublicAPIKey</key>\n<string>appl_Qm7rTz2KpX9vLw4NcB8yHd3s</string>", "a-property-list-public-key"),
     (f'p = "{SPKI}"', "a-public-key-in-der"),
     (f'private const val PLAY_LICENSE_KEY =\n    "{SPKI}"', "a-public-key-in-der-under-a-key-name"),

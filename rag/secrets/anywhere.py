@@ -790,16 +790,15 @@ def _encoded(value: str) -> bool:
 
 # a C++ (Itanium) or Rust (v0) mangled symbol, its underscores before the token: `_Z1fIiEvT_`,
 # `_ZN2ns1fEv`, `__ZN3foo3barEv`, `_RNvYAlj1f_NtC1c1t1f`: a name that length-prefixes its parts
-_MANGLED = re.compile(r"_{1,2}+[ZR][A-Z0-9][A-Za-z0-9_$.]*?[0-9][A-Za-z_][A-Za-z0-9_$.]*+")
+_MANGLED = re.compile(r"_{1,2}+[ZR](?=[A-Z0-9])[A-Za-z0-9_$.]*?[0-9][A-Za-z_][A-Za-z0-9_$.]*+")
+_SYMBOL_BEFORE = re.compile(r"[A-Za-z0-9_$.]{1,96}\Z")  # the rest of a symbol before a token (`_ZNK3$_`)
 
 
 def _mangled(text: str, start: int, end: int) -> bool:
-    """Whether the token at start..end is a mangled symbol (see _MANGLED), with the underscores
-    that lead it (a token starts at a letter)."""
-    lead = start
-    while lead > start - 2 and text[lead - 1 : lead] == "_":
-        lead -= 1
-    return _MANGLED.fullmatch(text, lead, end) is not None
+    """Whether the token at start..end is a mangled symbol (see _MANGLED), or its end, with what
+    leads it (a token starts at a letter or digit: `_Z...`, `_ZNK3$_0clI...`)."""
+    lead = _SYMBOL_BEFORE.search(text, max(0, start - 96), start)
+    return _MANGLED.fullmatch(text, start if lead is None else lead.start(), end) is not None
 
 
 def _public_by_itself(value: str) -> bool:
