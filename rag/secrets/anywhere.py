@@ -791,14 +791,17 @@ def _encoded(value: str) -> bool:
 # a C++ (Itanium) or Rust (v0) mangled symbol, its underscores before the token: `_Z1fIiEvT_`,
 # `_ZN2ns1fEv`, `__ZN3foo3barEv`, `_RNvYAlj1f_NtC1c1t1f`: a name that length-prefixes its parts
 _MANGLED = re.compile(r"_{1,2}+[ZR](?=[A-Z0-9])[A-Za-z0-9_$.]*?[0-9][A-Za-z_][A-Za-z0-9_$.]*+")
-_SYMBOL_BEFORE = re.compile(r"[A-Za-z0-9_$.]{1,96}\Z")  # the rest of a symbol before a token (`_ZNK3$_`)
 
 
 def _mangled(text: str, start: int, end: int) -> bool:
     """Whether the token at start..end is a mangled symbol (see _MANGLED), or its end, with what
     leads it (a token starts at a letter or digit: `_Z...`, `_ZNK3$_0clI...`)."""
-    lead = _SYMBOL_BEFORE.search(text, max(0, start - 96), start)
-    return _MANGLED.fullmatch(text, start if lead is None else lead.start(), end) is not None
+    lead = start
+    if text[start - 1 : start] in ("_", "$"):  # (most tokens follow a blank or a quote: no lead)
+        low = max(0, start - 96)
+        while lead > low and (text[lead - 1].isalnum() or text[lead - 1] in "_$."):
+            lead -= 1
+    return _MANGLED.fullmatch(text, lead, end) is not None
 
 
 def _public_by_itself(value: str) -> bool:
@@ -840,7 +843,11 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         if len(value) == 68 and value.startswith("1220") and _names_a_digest(text, line_start, start, before):
             return True  # a SHA-256 multihash (Zig's package hashes)
     elif _base64_digest(text[start - (len(written) - len(before)) : end]) and _names_a_digest(
-        text, line_start, start, before
+        text,
+        line_start,
+        start,
+        before,
+        columns=False,  # (a table's header is looked for in hex's only)
     ):
         return True  # a digest in base64 under a digest's name (`"sum":`, `md5Checksum`)
     enclosing = _ENCLOSING.search(written)
@@ -946,9 +953,10 @@ def _public_header(text: str, start: int) -> bool:
     return header is not None and _public_name(header.strip(" \"'") + "=")
 
 
-def _names_a_digest(text: str, line_start: int, start: int, before: str) -> bool:
+def _names_a_digest(text: str, line_start: int, start: int, before: str, columns: bool = True) -> bool:
     """Whether a word that names a digest stands before the value on its line, on the line above
-    or below (a name/value pair: `- name: ETAG` then `value: ...`), or heads its table column."""
+    or below (a name/value pair: `- name: ETAG` then `value: ...`), or (with `columns`) heads its
+    table column."""
     if _DIGEST_WORD.search(before):
         return True
     above = text.rfind("\n", 0, max(0, line_start - 1)) + 1
@@ -959,6 +967,8 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str) -> bool
     )
     if _DIGEST_WORD.search(near[:_NEAR]):
         return True
+    if not columns:
+        return False
     header = _column_header(text, line_start, start)
     return header is not None and _DIGEST_WORD.search(header) is not None
 
@@ -1028,11 +1038,11 @@ def _test_vector(text: str, line_start: int, start: int) -> bool:
         if above == 0:
             break
         above = text.rfind("\n", 0, above - 1) + 1
-    line_end = text.find("\n", start, start + 400)  # (a minified file's one line is read that far)
-    window = text[max(above, start - 400) : line_end if line_end != -1 else start + 400]
+    line_end = text.find("\n", start, start + 160)  # (a minified file's one line is read that far)
+    window = text[max(above, start - 240) : line_end if line_end != -1 else start + 160]
     lowered = window.lower()
     if not any(word in lowered for word in _TEST_VECTOR_WORDS):
-        return False  # (the cheap test first: the regex tried at each of 400 characters cost a third of all the rules)
+        return False  # (the cheap test first: a regex tried at each character cost a third of all the rules)
     return TEST_VECTOR.search(window) is not None
 
 
@@ -1056,7 +1066,9 @@ def _binary_file(value: str) -> bool:
     a public key or certificate in DER (see _public_der), or of a minisign public key."""
     if len(value) < 16:
         return False
-    raw = _decoded_head(value, 40)
+    raw = _decoded_head(value)
+    if raw[:1] == b"\x30":
+        raw = _decoded_head(value, 40)  # DER: read far enough for its second element
     if raw.startswith(b"Ed") and len(value.rstrip("=")) == 56:
         return True  # minisign's public key: `Ed`, its id and 32 bytes (its secret key is longer)
     return raw.startswith(_MAGIC) or raw[4:].startswith(_SSH_KEY_TYPES) or _public_der(raw)

@@ -199,7 +199,7 @@ _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quot
 # docker login --password-stdin`, `printf '%s' 'x' | gpg --passphrase-fd 0`, `echo 'x' | passwd --stdin`;
 # and `echo 'user:x' | chpasswd`
 _PIPED = re.compile(
-    r"""\b(?:echo|printf)[ \t]++(?:-[neE]{1,3}+[ \t]++)?(?:(?P<fq>["'])%s(?:\\n)?(?P=fq)[ \t]++)?"""
+    r"""(?<![\w-])(?:echo|printf)[ \t]++(?:-[neE]{1,3}+[ \t]++)?(?:(?P<fq>["'])%s(?:\\n)?(?P=fq)[ \t]++)?"""
     r"""(?:'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"|;&$`]{4,256}+))"""
     r"""[ \t]*+\|(?P<rest>[^\n|]{0,240}+)"""
 )
@@ -211,6 +211,7 @@ _READS_STDIN = re.compile(
 
 # ... or written on the first line of a here-document given to one: `p4 login -a <<'EOF'`, `kinit
 # user <<EOF`, `sudo -S cmd <<EOF`
+_HEREDOC_COMMANDS = ("login", "kinit", "sudo", "passwd")
 _HEREDOC = re.compile(
     r"""\b(?P<cmd>p4[ \t]++login|kinit|sudo[ \t]++-S|passwd|docker[ \t]++login)\b"""
     r"""(?P<rest>[^\n<]{0,200}+)<<-?[ \t]*+(?P<q>['"]?)(?P<tag>[A-Za-z_]\w{0,15}+)(?P=q)[^\n]*+\n"""
@@ -221,13 +222,15 @@ _HEREDOC = re.compile(
 def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each password echoed into a command that reads one from its standard input (see
     _PIPED), or written on the first line of a here-document given to a login (see _HEREDOC)."""
-    if "<<" in text:
+    if "<<" in text and any(cmd in text for cmd in _HEREDOC_COMMANDS):
         for m in _HEREDOC.finditer(text):
             value = m["secret"]
             if m["cmd"].startswith("docker") and "--password-stdin" not in m["rest"]:
                 continue
             if value != m["tag"] and not_example(value) and (credential_value(value) or len(value) >= 12):
                 yield "command-line-password", m.start("secret"), m.end("secret")
+    if "echo" not in text and "printf" not in text:
+        return
     for m in _PIPED.finditer(text):
         reads = _READS_STDIN.search(m["rest"])
         if reads is None:

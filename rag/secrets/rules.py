@@ -325,7 +325,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
     Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<"), piped_passwords),
     Finder(_contains("@"), bare_userinfo),
-    Finder(_contains(" >"), redis_acl_passwords),
+    Finder(lambda text: " >" in text and ("user " in text or "USER " in text), redis_acl_passwords),
     Finder(_contains("net use", "NET USE", "Net use"), net_use_passwords),
     # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
     Finder(_contains("${", "default", *OR_OPERATORS), lambda text: defaulted_values(text)),
