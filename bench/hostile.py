@@ -84,6 +84,11 @@ SHAPES: dict[str, tuple[str, str]] = {
     "random-cells": ("a.json", "Vq7KpZ3mX9tLw2RbN8yHcF4d,"),
     "symbol-quotes": ("a.py", '"Zh3c^Wv~mS4*HPj'),
     "oracle-logins": ("a.sh", "sqlplus a/"),
+    "base64-lines": ("mail.eml", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm\n"),
+    "base64-tokens": ("a.txt", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm "),
+    "userinfo-ats": ("pip.conf", "a" * 150 + ":" + "b" * 40 + "@"),
+    "join-words": ("a.ps1", "(x) -join '' "),
+    "memorable-quotes": ("a.py", '"Lantern-Ferry-Nightshift-09" '),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

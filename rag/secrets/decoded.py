@@ -228,7 +228,7 @@ def _powershell_joins(text: str) -> Iterator[re.Match[str]]:
     """PowerShell's `@('a', 'b') -join ''`, each found back from its `-join`."""
     at = text.find("-join")
     while at != -1:
-        m = _PS_JOINED.search(text, max(0, text.rfind("(", 0, at) - 1), at + 16)
+        m = _PS_JOINED.search(text, max(0, text.rfind("(", max(0, at - 2050), at) - 1), at + 16)
         if m is not None and m.start("ps") - 1 <= at:
             yield m
         at = text.find("-join", at + 5)
@@ -593,7 +593,7 @@ def encoded_texts(text: str) -> Iterator[tuple[int, int, str]]:
     budget, at = _MAX_BLOCKS, classes.find(_BASE64_RUN)
     while at != -1 and budget > 0:
         m = None if text[at - 1 : at] in ("=", "_", "-") else _BASE64_BLOCK.match(text, at)
-        run_end = classes.find(b" ", at)
+        run_end = classes.find(b" ", at if m is None else m.end())  # (a block's lines are read once)
         at = -1 if run_end == -1 else classes.find(_BASE64_RUN, run_end)
         if m is None or len(m[0]) > _MAX_BLOCK:
             continue  # a URL-safe token's part; or data
@@ -613,8 +613,6 @@ def encoded_texts(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         if decoded is not None:
             yield m.start(), m.end(), decoded
-        if at != -1 and at < m.end():
-            at = classes.find(_BASE64_RUN, m.end())
 
 
 def _gunzipped(data: bytes) -> bytes:
