@@ -199,6 +199,9 @@ _MEMORABLE = re.compile(
     r"""[-!#&*~%^$]?[0-9]{2,4}[!#&*~%^$]?)(?:\\[rn])?(?P=q)"""  # (expect's `send "...\r"`)
 )
 
+_WORD_PARTS = re.compile(r"[A-Za-z]+")
+_YEAR = re.compile(r"-(?:199[0-9]|20[0-3][0-9])\Z")
+
 
 def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each quoted memorable password (see _MEMORABLE): joined by a symbol (`!#&*~%^$`), or by
@@ -213,11 +216,8 @@ def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             yield DEFAULT_KIND, match.start("value"), match.end("value")
 
 
-_WORD_PARTS = re.compile(r"[A-Za-z]+")
 # Google's and Apple's app passwords, wherever they stand (`xcrun altool -p abqx-kmvr-zlot-weud`)
 _APP_PASSWORD = re.compile(r"(?<![\w-])[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4}(?![\w-])")
-
-
 _APP_PASSWORD_MIDDLE = re.compile(r"-[a-z]{4}-[a-z]{4}-")  # led by a literal: searched at C speed
 
 
@@ -232,9 +232,6 @@ def app_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             and not REPEATED.search(match[0])
         ):
             yield DEFAULT_KIND, match.start(), match.end()
-
-
-_YEAR = re.compile(r"-(?:199[0-9]|20[0-3][0-9])\Z")
 
 
 # 0x83126e978d4fdf3cULL; a hex float's digits (0x1.1b3829ac28058p+3)

@@ -30,6 +30,7 @@ from rag.secrets.assignments import CODE_NAME, HASH_VALUE
 from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
 from rag.secrets.randomness import (
+    CONSONANT_RUN,
     ascending,
     known_shape,
     looks_random,
@@ -401,7 +402,6 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
 
 
 _VENDOR_LETTERS = re.compile(r"[A-Za-z]{2,8}[-_]")
-_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")
 
 
 def _random_letters(value: str) -> bool:
@@ -415,7 +415,7 @@ def _random_letters(value: str) -> bool:
     return (
         vowels < 0.3 * len(body)
         and len(set(body)) >= 14
-        and _CONSONANTS.search(body.lower()) is not None
+        and CONSONANT_RUN.search(body.lower()) is not None
         and not ascending(body)
     )
 

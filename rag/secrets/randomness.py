@@ -118,7 +118,7 @@ def unpronounceable(value: str) -> bool:
         return False
     letters = [c for c in value.lower() if c.isalpha()]
     vowels = sum(c in "aeiou" for c in letters)
-    return vowels < 0.25 * len(letters) and _CONSONANTS.search(value.lower()) is not None
+    return vowels < 0.25 * len(letters) and CONSONANT_RUN.search(value.lower()) is not None
 
 
 def encodes_other_text(value: str) -> bool:
@@ -143,7 +143,7 @@ def _two_classes(value: str) -> bool:
 
 
 _DIGIT = re.compile(r"[0-9]")
-_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")
+CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")  # five consonants in a row: no word
 _TOKEN_PREFIX = re.compile(r"[a-z][a-z0-9]{1,7}(?:[_-][a-z0-9]{2,8}){0,2}[_-](?=[A-Za-z0-9]{16})")
 
 
