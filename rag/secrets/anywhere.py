@@ -927,8 +927,9 @@ def _public_name(before: str) -> bool:
     lowered = name.lower()
     return bool(
         _ID_NAME.search(name)
-        or lowered.endswith(("nonce", "secure", "encrypted", "ciphertext", "site-verification"))
-        or lowered.endswith("domain-verification")
+        or lowered.endswith(
+            ("nonce", "secure", "encrypted", "ciphertext", "site-verification", "domain-verification")
+        )
         or lowered in _REQUEST_ID_HEADERS
     )
 
@@ -1075,37 +1076,30 @@ def _public_der(raw: bytes) -> bool:
     """Whether DER bytes open a public key (SubjectPublicKeyInfo: an algorithm, then a BIT STRING)
     or a certificate (its signed part, then its version `[0]`). A private key opens with a version
     INTEGER, an encrypted one with its algorithm and an OCTET STRING."""
-    inner = _der_content(raw, 0)
-    if inner is None or raw[:1] != b"\x30" or raw[inner : inner + 1] != b"\x30":
+    outer = _der_header(raw, 0)
+    if outer is None or raw[:1] != b"\x30" or raw[outer[0] : outer[0] + 1] != b"\x30":
         return False
-    content = _der_content(raw, inner)
-    if content is None:
+    inner = _der_header(raw, outer[0])
+    if inner is None:
         return False
+    content, length = inner
     if raw[content : content + 1] == b"\xa0":
         return True  # a certificate's tbsCertificate, opened by its version
-    length = _der_length(raw, inner)
-    return length is not None and raw[content + length : content + length + 1] == b"\x03"
+    return raw[content + length : content + length + 1] == b"\x03"
 
 
-def _der_content(raw: bytes, at: int) -> int | None:
-    """Where the content of the DER element at `at` starts (None past the bytes decoded)."""
-    if at + 1 >= len(raw):
-        return None
-    first = raw[at + 1]
-    return at + 2 if first < 0x80 else at + 2 + (first & 0x7F) if first & 0x7F <= 2 else None
-
-
-def _der_length(raw: bytes, at: int) -> int | None:
-    """The content length of the DER element at `at`."""
+def _der_header(raw: bytes, at: int) -> tuple[int, int] | None:
+    """Where the content of the DER element at `at` starts, and its length (None past the bytes
+    decoded, or a length of more than two bytes)."""
     first = raw[at + 1] if at + 1 < len(raw) else None
     if first is None:
         return None
     if first < 0x80:
-        return first
+        return at + 2, first
     size = first & 0x7F
     if size > 2 or at + 2 + size > len(raw):
         return None
-    return int.from_bytes(raw[at + 2 : at + 2 + size], "big")
+    return at + 2 + size, int.from_bytes(raw[at + 2 : at + 2 + size], "big")
 
 
 def _public_blocks(text: str) -> list[tuple[int, int]]:

@@ -7,6 +7,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterator
 
+from rag.secrets.randomness import as_text
 from rag.secrets.values import secret_name
 
 
@@ -370,12 +371,9 @@ def _add_decoded_calls(view: _Spliced, text: str) -> None:
             decoded = data.decode("utf-8")
         except (ValueError, binascii.Error, UnicodeDecodeError):
             continue
-        if not decoded.isprintable() or any(c in decoded for c in "\"'`\\"):
+        if not _literal_text(decoded):
             continue  # binary (key bytes are judged as written), or no literal's text
-        call = _QUALIFIER.search(
-            text, _name_from(text, m.start()), m.start()
-        )  # `bytes.`, `Base64.getDecoder().`
-        _put_value(view, text, m.start() if call is None else call.start(), m.end(), decoded, rest=True)
+        _put_value(view, text, _call_start(text, m.start()), m.end(), decoded, rest=True)
 
 
 # a run of six or more numeric character references, a value spelt so (`value="&#114;&#101;..."`)
@@ -389,7 +387,7 @@ def _add_character_references(view: _Spliced, text: str) -> None:
     """Add each run of numeric character references as the literal it spells."""
     for m in itertools.islice(_REFERENCES.finditer(text), _MAX_JOINS):
         value = "".join(chr(int(d) if d else int(h, 16)) for d, h in _REFERENCE.findall(m[0]))
-        if not value.isprintable() or any(c in value for c in "\"'`\\"):
+        if not _literal_text(value):
             continue
         start, end = m.start(), m.end()
         if text[start - 1 : start] in ("'", '"') and text[end : end + 1] == text[start - 1]:
@@ -408,11 +406,9 @@ def _add_char_codes(view: _Spliced, text: str) -> None:
     """Add each string spelt as character codes as the literal it spells."""
     for m in itertools.islice(_CHAR_CODES.finditer(text), _MAX_JOINS):
         codes = [int(c) for c in re.findall(r"[0-9]+", m["codes"])]
-        if all(32 <= c < 127 for c in codes):
-            value = "".join(map(chr, codes))
-            if not any(c in value for c in "\"'`\\"):
-                call = _QUALIFIER.search(text, _name_from(text, m.start()), m.start())  # `String.`
-                _put_value(view, text, m.start() if call is None else call.start(), m.end(), value, rest=True)
+        value = "".join(map(chr, codes))
+        if all(32 <= c < 127 for c in codes) and _literal_text(value):
+            _put_value(view, text, _call_start(text, m.start()), m.end(), value, rest=True)
 
 
 # a Windows registry export's binary value: `"Password"=hex:70,72,6f,...` (hex(2) and hex(7): UTF-16
@@ -430,7 +426,7 @@ def _add_registry_bytes(view: _Spliced, text: str) -> None:
         value = (data.decode("utf-16-le", "replace") if utf16 else data.decode("utf-8", "replace")).rstrip(
             "\0"
         )
-        if value.isprintable() and not any(c in value for c in "\"'`\\"):
+        if _literal_text(value):
             _put_value(view, text, m.start() + 1, m.end(), value)
 
 
@@ -459,6 +455,18 @@ def _b64(value: str) -> bytes:
 
 
 _QUALIFIER = re.compile(r"(?:[A-Za-z_][\w$]*+(?:\(\))?(?:\.|::|->))++\Z")
+
+
+def _call_start(text: str, at: int) -> int:
+    """Where the call whose name is at `at` starts, its qualifier with it (`bytes.`, `String.`,
+    `Base64.getDecoder().`)."""
+    call = _QUALIFIER.search(text, _name_from(text, at), at)
+    return at if call is None else call.start()
+
+
+def _literal_text(value: str) -> bool:
+    """Whether decoded text can stand as a literal's: printable, with no quote or backslash."""
+    return value.isprintable() and not any(c in value for c in "\"'`\\")
 
 
 def _add_next_line_values(view: _Spliced, text: str) -> None:
@@ -601,14 +609,14 @@ def encoded_texts(text: str) -> Iterator[tuple[int, int, str]]:
         try:
             head = _b64(block[:40])
             gzipped = head.startswith(b"\x1f\x8b")  # gzip of text (`H4sI...`): read as its text
-            if not gzipped and _as_text(head) is None:
+            if not gzipped and as_text(head) is None:
                 continue
             joined = "".join(block.split())
             budget -= len(joined)
             data = _b64(joined)
             if gzipped:
                 data = _gunzipped(data)
-            decoded = _as_text(data)
+            decoded = as_text(data)
         except (ValueError, binascii.Error):
             continue
         if decoded is not None:
@@ -623,12 +631,3 @@ def _gunzipped(data: bytes) -> bytes:
         return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, _MAX_BLOCK)
     except zlib.error:
         return b""  # random bytes that open as gzip does
-
-
-def _as_text(data: bytes) -> str | None:
-    """The bytes as text when they are printable UTF-8 (line breaks and tabs allowed), else None."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return text if text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable() else None

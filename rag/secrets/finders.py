@@ -219,6 +219,26 @@ _HEREDOC = re.compile(
 )
 
 
+def _piped(text: str) -> Iterator[re.Match[str]]:
+    """Each `echo` or `printf` into a pipe (see _PIPED), matched where str.find finds its word (the
+    pattern, led by a lookbehind, was tried at every character), no two overlapping."""
+    starts = sorted(at for word in ("echo", "printf") for at in _occurrences(text, word))
+    end = 0
+    for at in starts:
+        m = _PIPED.match(text, at) if at >= end else None
+        if m is not None:
+            end = m.end()
+            yield m
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    """Where `word` stands in `text`, each start."""
+    at = text.find(word)
+    while at != -1:
+        yield at
+        at = text.find(word, at + 1)
+
+
 def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each password echoed into a command that reads one from its standard input (see
     _PIPED), or written on the first line of a here-document given to a login (see _HEREDOC)."""
@@ -229,9 +249,7 @@ def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                 continue
             if value != m["tag"] and not_example(value) and (credential_value(value) or len(value) >= 12):
                 yield "command-line-password", m.start("secret"), m.end("secret")
-    if "echo" not in text and "printf" not in text:
-        return
-    for m in _PIPED.finditer(text):
+    for m in _piped(text):
         reads = _READS_STDIN.search(m["rest"])
         if reads is None:
             continue

@@ -660,11 +660,16 @@ def url_users(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Ite
             continue
         if not budget.take():  # the rest by one search
             for m in _URL_USER.finditer(text, hit):
-                if _random_user(m["user"], budget) and not _SENTRY_DSN.match(text, m.end()):
+                if _token_user(text, m, budget):
                     yield "url-token", m.start("user"), m.end("user")
             return
-        if _random_user(m["user"], budget) and not _SENTRY_DSN.match(text, m.end()):
+        if _token_user(text, m, budget):
             yield "url-token", m.start("user"), m.end("user")
+
+
+def _token_user(text: str, m: re.Match[str], budget: Budget) -> bool:
+    """Whether a URL's user (see _URL_USER) is a token: random, and not a Sentry DSN's public key."""
+    return _random_user(m["user"], budget) and not _SENTRY_DSN.match(text, m.end())
 
 
 # a Sentry DSN's host: its key (the URL's user) is public, sent by every browser that reports

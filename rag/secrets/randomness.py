@@ -181,17 +181,17 @@ def decode(value: str) -> str | None:
     if "%" in value and _PERCENT.search(value):
         return urllib.parse.unquote(value)
     if len(value) >= 16 and _HEX.fullmatch(value):
-        return _as_text(binascii.unhexlify(value))
+        return as_text(binascii.unhexlify(value))
     if len(value) >= 16 and len(value.rstrip("=")) % 4 != 1 and _BASE64.fullmatch(value):
         padded = value + "=" * (-len(value) % 4)
         try:
-            return _as_text(base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True))
+            return as_text(base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True))
         except ValueError:
             return None
     return None
 
 
-def _as_text(raw: bytes) -> str | None:
+def as_text(raw: bytes) -> str | None:
     """The bytes as text when they are printable UTF-8 (line breaks and tabs allowed), else None."""
     try:
         text = raw.decode("utf-8")
