@@ -404,6 +404,8 @@ def test_claude_runs_without_tools_from_a_temporary_directory(
         "stream-json",
         "--verbose",
         "--include-partial-messages",
+        "--input-format",
+        "stream-json",  # the prompt comes as one user message
         "--tools",
         "",
         "--strict-mcp-config",  # no MCP server of the user's: no tool at all

@@ -101,6 +101,8 @@ class ClaudeCliBackend:
             "stream-json",
             "--verbose",  # stream-json in print mode requires it
             "--include-partial-messages",
+            "--input-format",
+            "stream-json",  # the prompt as a message: sent 0.05 s after it is written, not 0.17
             "--tools",
             "",
             "--strict-mcp-config",
@@ -213,7 +215,7 @@ class ClaudeCliBackend:
             assert answer is not None
             if taken and tool is not None and searching:
                 _tool_config(tool, answer.cwd, answer.log)  # the passages sent, before the prompt
-            returncode, stderr = _follow(answer.proc, prompt.user, self.timeout, events.line)
+            returncode, stderr = _follow(answer.proc, user_message(prompt.user), self.timeout, events.line)
             rounds = _read_rounds(answer.log) if searching else ()
         if tool is not None and searching:
             tool.rounds[:] = rounds
@@ -238,6 +240,13 @@ class ClaudeCliBackend:
                 _kill(proc)
                 raise
         return parse_claude_result(proc.returncode, stdout, stderr, model)
+
+
+def user_message(text: str) -> str:
+    """`text` as the one user message of `--input-format stream-json` (a JSON line; stdin then
+    closes, and claude ends once it has answered)."""
+    message = {"type": "user", "message": {"role": "user", "content": text}}
+    return json.dumps(message, ensure_ascii=False) + "\n"
 
 
 def _tool_config(tool: SearchTool, cwd: str, log: str) -> str:

@@ -4,7 +4,8 @@ FAKE_CLAUDE_MODE picks the behaviour: ok (default), error (a JSON error object, 
 text-error (text on stdout, exit 1), empty (a successful but empty result), garbage (not JSON),
 hang (never answers; writes its pid to FAKE_CLAUDE_PID if set), daemon (answers, and leaves a
 process behind that holds its stdout open), setsid-daemon (the same, the process in a session of
-its own). FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called (the last call);
+its own). With `--input-format stream-json` the prompt is the user message of stdin's JSON lines.
+FAKE_CLAUDE_LOG, when set, receives a JSON record of how it was called (the last call);
 FAKE_CLAUDE_CALLS, when set, one JSON line a call. FAKE_CLAUDE_STARTED, when set, one JSON line as it
 starts (pid, time, whether it is an answer's) and one once its prompt has been read.
 The ok answer cites the first document of the prompt, and one span that was never sent; a search
@@ -37,7 +38,7 @@ def main() -> int:
     if started:  # before the prompt is read: a start made ahead of its prompt shows as such
         with open(started, "a", encoding="utf-8") as f:
             f.write(json.dumps({"pid": os.getpid(), "at": time.time(), "answer": "stream-json" in argv}) + "\n")
-    prompt = sys.stdin.read()
+    prompt = read_prompt(argv)
     if started:
         with open(started, "a", encoding="utf-8") as f:
             f.write(json.dumps({"pid": os.getpid(), "prompt_at": time.time()}) + "\n")
@@ -91,6 +92,23 @@ def main() -> int:
                       "duration_ms": 5, "num_turns": 1, "session_id": "fake", "total_cost_usd": 0.001,
                       "usage": {"input_tokens": 120, "output_tokens": 14, "service_tier": "standard"}}))
     return 0
+
+
+def read_prompt(argv: list) -> str:
+    """stdin whole; with `--input-format stream-json`, the text of the user messages its lines hold
+    (a line that is not one is an error, as Claude Code's)."""
+    data = sys.stdin.read()
+    if "--input-format" not in argv or argv[argv.index("--input-format") + 1] != "stream-json":
+        return data
+    texts = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        assert event["type"] == "user" and event["message"]["role"] == "user", event
+        content = event["message"]["content"]
+        texts.append(content if isinstance(content, str) else "".join(b["text"] for b in content))
+    return "\n".join(texts)
 
 
 def emit(event: dict) -> None:
