@@ -177,6 +177,9 @@ class FakeBackend:
         self.prepared += 1
         return contextlib.nullcontext()
 
+    def prepare_completion(self, system: str, model: str) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
     def render(self, prompt: Prompt) -> str:
         return f"--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}"
 

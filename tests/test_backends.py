@@ -547,10 +547,26 @@ def test_claude_short_call_is_run_with_a_pipe_and_a_timeout(mocker: Any) -> None
     assert gen.text == "ok [a.py:1-2]"
     kwargs = popen.call_args.kwargs
     assert kwargs["stdin"] is subprocess.PIPE and kwargs["start_new_session"] is True
-    assert popen.call_args.args[0][:4] == ["claude", "-p", "--output-format", "json"]
+    assert popen.call_args.args[0][:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     proc.communicate.assert_called_once()  # answered at once: one read, in a slice of the timeout
-    assert proc.communicate.call_args.args == (PROMPT.user,)
+    [sent] = proc.communicate.call_args.args  # the prompt as one stream-json user message
+    assert json.loads(sent) == {"type": "user", "message": {"role": "user", "content": PROMPT.user}}
+    assert sent.endswith("\n") and sent.count("\n") == 1
+    assert popen.call_args.args[0][5:7] == ["--input-format", "stream-json"]
     assert 0 < proc.communicate.call_args.kwargs["timeout"] <= 7
+
+
+def test_parse_claude_result_takes_the_result_event_of_a_stream() -> None:
+    events = [
+        {"type": "system", "subtype": "init", "tools": []},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "draft"}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "result": "searches", "usage": {"input_tokens": 9}},
+    ]
+    stdout = "\n".join(json.dumps(e) for e in events) + "\n"
+    gen = parse_claude_result(0, stdout, "", "m")
+    assert (gen.text, gen.usage) == ("searches", {"input_tokens": 9})
+    with pytest.raises(BackendError, match="failed"):  # a stream cut before its result
+        parse_claude_result(0, "\n".join(json.dumps(e) for e in events[:2]), "", "m")
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -434,10 +435,10 @@ def test_claude_answer_starts_before_its_prompt_and_serves_the_passages_sent(
     log = tmp_path / "started.jsonl"
     monkeypatch.setenv("FAKE_CLAUDE_STARTED", str(log))
     monkeypatch.setenv("FAKE_CLAUDE_SEARCH", "DEFAULT_REQUEST_TIMEOUT start_server")
-    spawned: list[bool] = []  # in the order rag started them: whether each was an answer's claude
+    spawned: list[tuple[bool, float]] = []  # in the order rag started them: an answer's claude? when
 
     def start(argv: list[str], cwd: str, executable: str, text: bool) -> Any:
-        spawned.append("stream-json" in argv)
+        spawned.append(("--include-partial-messages" in argv, time.time()))
         return real_start(argv, cwd, executable, text)
 
     real_start = claude_cli._start
@@ -446,12 +447,14 @@ def test_claude_answer_starts_before_its_prompt_and_serves_the_passages_sent(
     # (QUESTION names start_server, whose definition its own search ranks first: it would not be planned)
     planned = "how long may a request take when the server starts?"
     outcome = ask(index, Request(planned, 1), backend, planning=Planning(backend, "fast"), follow_ups=1)
-    assert spawned == [True, False]  # one answer process, started before the planning call's
+    # the planning call's claude, then the answer's, both started before the plan's prompt was written
+    assert [answering for answering, _ in spawned] == [False, True]
     records = started(log)
     starts = [r for r in records if "at" in r]
     prompts = {r["pid"]: r["prompt_at"] for r in records if "prompt_at" in r}
     [plan] = [r for r in starts if not r["answer"]]
     [answer_start] = [r for r in starts if r["answer"]]
+    assert spawned[1][1] < prompts[plan["pid"]]
     assert prompts[plan["pid"]] < prompts[answer_start["pid"]]  # its prompt came once the plan was read
     answer = outcome.answer
     assert answer is not None and [r.search for r in answer.rounds] == [
@@ -482,6 +485,39 @@ def test_an_answer_start_not_taken_is_ended_with_the_question(
     assert outcome.answer is not None and outcome.answer.text == ""  # no model was asked
     [(proc, cwd)] = begun  # the answer's claude was started ahead of the search...
     assert proc.poll() is not None and not Path(cwd).exists()  # ...and ended with the question
+
+
+def test_a_planning_start_not_taken_is_ended_once_the_search_is_done(
+    index: Path, fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.answer import claude_cli
+
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("FAKE_CLAUDE_CALLS", str(calls))
+    begun: list[tuple[Any, str, bool]] = []
+
+    def start(argv: list[str], cwd: str, executable: str, text: bool) -> Any:
+        proc = real_start(argv, cwd, executable, text)
+        begun.append((proc, cwd, "--include-partial-messages" in argv))
+        return proc
+
+    real_start = claude_cli._start
+    monkeypatch.setattr(claude_cli, "_start", start)
+    backend = ClaudeCliBackend(executable="claude", model="m")
+
+    def answered(prompt: Any, *args: Any, **kwargs: Any) -> Any:
+        [(plan_proc, plan_cwd, _), _] = begun
+        assert plan_proc.poll() is not None and not Path(plan_cwd).exists()  # ended before the answer
+        return real_generate(prompt, *args, **kwargs)
+
+    real_generate = backend.generate
+    monkeypatch.setattr(backend, "generate", answered)
+    # QUESTION names start_server, whose definition its own search ranks first: no planning call
+    outcome = ask(index, Request(QUESTION, 1), backend, planning=Planning(backend, "fast"), follow_ups=1)
+    assert outcome.plan is None and outcome.answer is not None and outcome.answer.text
+    assert [answering for _, _, answering in begun] == [False, True]
+    [call] = [json.loads(line) for line in calls.read_text().splitlines()]  # the answer's prompt alone
+    assert "<document" in call["stdin"]
 
 
 def test_the_tool_server_lists_its_tool_before_the_passages_sent_are_known(

@@ -165,6 +165,10 @@ class AnthropicBackend:
             import_sdk_in_background()
         return contextlib.nullcontext()
 
+    def prepare_completion(self, system: str, model: str) -> AbstractContextManager[None]:
+        """Nothing to start: the planning call goes out through the standard library."""
+        return contextlib.nullcontext()
+
     def render(self, prompt: Prompt) -> str:
         """Return the request body as JSON (the tool's definition in it)."""
         return json.dumps(self.request(prompt), indent=2, ensure_ascii=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, NamedTuple
 
 from rag.retrieval.results import Glance
@@ -71,8 +71,15 @@ def ask(
         from rag.answer.followups import SearchTool
 
         tool = SearchTool(index_path, request, (), follow_ups)  # the first passages join it once found
-    # what the answer needs starts while the index opens and the plan is made
-    with backend.prepare(follow_ups, tool) if backend is not None and answering else nullcontext():
+    # what the plan and the answer need starts while the index opens and the plan is made
+    with ExitStack() as started:
+        plan_start = started.enter_context(ExitStack())  # ended once the search is done
+        if planning is not None and planning.backend is not None:
+            from rag.answer.plan import prepare_planning
+
+            plan_start.enter_context(prepare_planning(planning.backend, planning.model))
+        if backend is not None and answering:
+            started.enter_context(backend.prepare(follow_ups, tool))
         plan_prompt: Prompt | None = None
         plan: Plan | None = None
 
@@ -90,6 +97,7 @@ def ask(
             return plan.searches
 
         retrieval = retrieve(index_path, request, planner if planning is not None else None)
+        plan_start.close()  # a planning call not made (the question's own search was sure) needs it no more
         if on_retrieved is not None:
             on_retrieved(retrieval)
         if not retrieval.hits:

@@ -42,6 +42,7 @@ DEFAULT_CLAUDE_TIMEOUT = 300.0  # seconds for one `claude -p` run
 CLAUDE_EXIT_GRACE = 2.0  # seconds to wait for the pipes to close once `claude` itself has exited
 MCP_SERVER = "rag"  # the tool server's name in Claude Code: its tool is mcp__rag__search
 EXTRA_TURNS = 2  # turns past the searches: the answer, and one more should the model search past its limit
+LOG = "searches.jsonl"  # in an answer's folder: the searches its tool server ran
 
 
 class _Early(NamedTuple):
@@ -74,21 +75,28 @@ class ClaudeCliBackend:
         self.model = model
         self.timeout = timeout
         self._early: _Early | None = None  # the answer's `claude -p`, started by prepare()
+        # a planning call's `claude -p` (its system prompt and model), started by prepare_completion()
+        self._early_completion: tuple[str, str, subprocess.Popen[str]] | None = None
 
-    def command(self, prompt: Prompt, model: str | None = None) -> list[str]:
-        """Return the argument vector of a short call: print mode, one JSON result, no tools."""
+    def command(self, system: str, model: str | None = None) -> list[str]:
+        """Return the argument vector of a short call: print mode, the prompt as a stream-json
+        message (which needs stream-json out: the result is its last event), no tools."""
         return [
             self.executable,
             "-p",
             "--output-format",
-            "json",
+            "stream-json",
+            "--verbose",  # stream-json in print mode requires it
+            "--input-format",
+            "stream-json",
             "--tools",
             "",
             "--strict-mcp-config",
+            "--no-session-persistence",
             "--model",
             model or self.model,
             "--system-prompt",
-            prompt.system,
+            system,
         ]
 
     def answer_command(self, system: str, follow_ups: int, mcp_config: str | None = None) -> list[str]:
@@ -142,25 +150,29 @@ class ClaudeCliBackend:
                 self._early = None
 
     @contextmanager
-    def _launched(self, system: str, follow_ups: int, tool: SearchTool | None) -> Iterator[_Early]:
-        """An answer's `claude -p`, started from an empty temporary directory (so no CLAUDE.md or
-        project settings load), waiting for its prompt on stdin; with `tool` and follow-ups, served
-        the search tool. When the block ends, a claude still running (never given its prompt) is
-        ended, and the directory removed."""
-        import shutil
-        import tempfile
+    def prepare_completion(self, system: str, model: str) -> Iterator[None]:
+        """Start the `claude -p` of a complete() with `system` and `model` now (the planning call):
+        its prompt follows once the index has been glanced at, and Claude Code's start is over by
+        then. A start complete() does not take is ended with the block."""
+        with _session(lambda cwd: self.command(system, model), self.executable, text=True) as (proc, _):
+            self._early_completion = (system, model, proc)
+            try:
+                yield
+            finally:
+                self._early_completion = None
 
-        cwd = tempfile.mkdtemp(prefix="rag-claude-")
-        proc = None
-        try:
-            log = os.path.join(cwd, "searches.jsonl")
-            config = _tool_config(tool, cwd, log) if tool is not None and follow_ups else None
-            proc = _start(self.answer_command(system, follow_ups, config), cwd, self.executable, text=False)
-            yield _Early(proc, cwd, log, system, follow_ups, tool)
-        finally:
-            if proc is not None and proc.poll() is None:
-                _kill(proc)
-            shutil.rmtree(cwd, ignore_errors=True)
+    @contextmanager
+    def _launched(self, system: str, follow_ups: int, tool: SearchTool | None) -> Iterator[_Early]:
+        """An answer's `claude -p`, waiting for its prompt on stdin (_session); with `tool` and
+        follow-ups, served the search tool."""
+        searching = tool is not None and bool(follow_ups)
+
+        def argv(cwd: str) -> list[str]:
+            config = _tool_config(tool, cwd, os.path.join(cwd, LOG)) if tool is not None and searching else None
+            return self.answer_command(system, follow_ups, config)
+
+        with _session(argv, self.executable, text=False) as (proc, cwd):
+            yield _Early(proc, cwd, os.path.join(cwd, LOG), system, follow_ups, tool)
 
     def render(self, prompt: Prompt) -> str:
         """Return the system prompt (passed as --system-prompt) and the user prompt (sent on stdin);
@@ -223,14 +235,23 @@ class ClaudeCliBackend:
         return events.generation(returncode, stderr, self.model, rounds)
 
     def _run(self, prompt: Prompt, model: str, timeout: float) -> Generation:
+        """One `claude -p` call: the one prepare_completion() started, when it was started for
+        this system prompt and model, else a new one."""
         import subprocess
-        import tempfile
 
-        with tempfile.TemporaryDirectory(prefix="rag-claude-") as cwd:
-            proc = _start(self.command(prompt, model), cwd, self.executable, text=True)
+        early, self._early_completion = self._early_completion, None
+        taken = early is not None and early[:2] == (prompt.system, model)
+        if not taken:
+            self._early_completion = early  # another call's start, if any: its block ends it
+        started = (
+            nullcontext((early[2], ""))
+            if early is not None and taken
+            else _session(lambda cwd: self.command(prompt.system, model), self.executable, text=True)
+        )
+        with started as (proc, _):
             try:
                 with terminations_as_exit():  # then claude's session is ended too
-                    stdout, stderr = _communicate(proc, prompt.user, timeout)
+                    stdout, stderr = _communicate(proc, user_message(prompt.user), timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
                 raise BackendError(
@@ -408,6 +429,27 @@ class _Events:
         )
 
 
+@contextmanager
+def _session(
+    argv: Callable[[str], list[str]], executable: str, text: bool
+) -> Iterator[tuple[subprocess.Popen[Any], str]]:
+    """A `claude -p` started from an empty temporary directory (so no CLAUDE.md or project settings
+    load) with the arguments `argv` gives for that directory, and the directory. When the block
+    ends, a claude still running (never given its prompt) is ended, and the directory removed."""
+    import shutil
+    import tempfile
+
+    cwd = tempfile.mkdtemp(prefix="rag-claude-")
+    proc = None
+    try:
+        proc = _start(argv(cwd), cwd, executable, text)
+        yield proc, cwd
+    finally:
+        if proc is not None and proc.poll() is None:
+            _kill(proc)
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
 def _start(argv: list[str], cwd: str, executable: str, text: bool) -> subprocess.Popen[Any]:
     import subprocess
 
@@ -543,6 +585,23 @@ def _communicate(proc: subprocess.Popen[str], text: str, timeout: float) -> tupl
                     return _decoded(exc.output), _decoded(exc.stderr)
 
 
+def _result_event(stdout: str) -> object:
+    """The result of a run's output: the output itself as one JSON value, else its last line that
+    is a `result` event."""
+    try:
+        return json.loads(stdout)
+    except ValueError:
+        pass
+    for line in reversed(stdout.splitlines()):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "result":
+            return event
+    return None
+
+
 def _decoded(data: bytes | str | None) -> str:
     """What TimeoutExpired kept of a pipe (bytes, even for a text-mode Popen), as text."""
     if data is None:
@@ -583,11 +642,9 @@ def _kill(proc: subprocess.Popen[Any]) -> None:
 
 
 def parse_claude_result(returncode: int, stdout: str, stderr: str, model: str) -> Generation:
-    """Return the answer of a `claude -p --output-format json` run; any failure is a BackendError."""
-    try:
-        result = json.loads(stdout)
-    except ValueError:
-        result = None
+    """Return the answer of a `claude -p` run, its output one JSON result or stream-json events
+    closed by the result; any failure is a BackendError."""
+    result = _result_event(stdout)
     if not isinstance(result, dict):
         detail = one_line(stderr or stdout) or "no output"
         raise BackendError(

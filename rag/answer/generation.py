@@ -74,6 +74,11 @@ class Backend(Protocol):
         """Return exactly what would be sent for `prompt`, readably (for --show-prompt)."""
         ...
 
+    def prepare_completion(self, system: str, model: str) -> AbstractContextManager[None]:
+        """A complete() with `system` and `model` will be asked for: start now, in the background,
+        what it will need, and end what it did not use when the block ends."""
+        ...
+
     def complete(self, prompt: Prompt, *, model: str, max_tokens: int, timeout: float) -> Generation:
         """Answer a short prompt of plain text (no documents) with `model`, in one call, not streamed."""
         ...

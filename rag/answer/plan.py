@@ -23,6 +23,8 @@ from rag.answer.prompts import Prompt, attribute, neutralise, render
 from rag.errors import BackendError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from rag.answer.backends import Backend
     from rag.retrieval.results import Glance
 
@@ -68,6 +70,11 @@ def planning_prompt(question: str, glance: Glance) -> Prompt:
         question=neutralise(question.strip(), plan=True),
     )
     return Prompt(system=render("plan_system"), user=user, hits=(), question=question.strip())
+
+
+def prepare_planning(backend: Backend, model: str | None = None) -> AbstractContextManager[None]:
+    """Start what the planning call will need (a `claude -p`) while the index opens and is glanced at."""
+    return backend.prepare_completion(render("plan_system"), model or search_model())
 
 
 def _one_line(text: str) -> str:

@@ -37,7 +37,15 @@ def main() -> int:
     started = os.environ.get("FAKE_CLAUDE_STARTED")
     if started:  # before the prompt is read: a start made ahead of its prompt shows as such
         with open(started, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"pid": os.getpid(), "at": time.time(), "answer": "stream-json" in argv}) + "\n")
+            answer = "--include-partial-messages" in argv
+            f.write(json.dumps({"pid": os.getpid(), "at": time.time(), "answer": answer}) + "\n")
+    output = argv[argv.index("--output-format") + 1] if "--output-format" in argv else "text"
+    if output == "stream-json" and "--verbose" not in argv:  # as Claude Code refuses them
+        print("Error: When using --print, --output-format=stream-json requires --verbose", file=sys.stderr)
+        return 1
+    if "--input-format" in argv and argv[argv.index("--input-format") + 1] == "stream-json" != output:
+        print("Error: --input-format=stream-json requires output-format=stream-json.", file=sys.stderr)
+        return 1
     prompt = read_prompt(argv)
     if started:
         with open(started, "a", encoding="utf-8") as f:
