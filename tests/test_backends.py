@@ -560,7 +560,13 @@ def test_parse_claude_result_takes_the_result_event_of_a_stream() -> None:
     events = [
         {"type": "system", "subtype": "init", "tools": []},
         {"type": "assistant", "message": {"content": [{"type": "text", "text": "draft"}]}},
-        {"type": "result", "subtype": "success", "is_error": False, "result": "searches", "usage": {"input_tokens": 9}},
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "searches",
+            "usage": {"input_tokens": 9},
+        },
     ]
     stdout = "\n".join(json.dumps(e) for e in events) + "\n"
     gen = parse_claude_result(0, stdout, "", "m")

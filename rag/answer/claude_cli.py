@@ -168,7 +168,9 @@ class ClaudeCliBackend:
         searching = tool is not None and bool(follow_ups)
 
         def argv(cwd: str) -> list[str]:
-            config = _tool_config(tool, cwd, os.path.join(cwd, LOG)) if tool is not None and searching else None
+            config = (
+                _tool_config(tool, cwd, os.path.join(cwd, LOG)) if tool is not None and searching else None
+            )
             return self.answer_command(system, follow_ups, config)
 
         with _session(argv, self.executable, text=False) as (proc, cwd):
