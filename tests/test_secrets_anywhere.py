@@ -28,6 +28,7 @@ PKCS8 = base64.b64encode(
 ).decode()  # its private key
 MINISIGN = base64.b64encode(b"Ed" + KEY32[:8] + KEY32).decode()
 SALT = base64.b64encode(KEY32[:20]).decode()  # 28 characters, as known_hosts hashes them
+VAPID = base64.urlsafe_b64encode(b"\x04" + KEY32 + KEY32[::-1]).decode().rstrip("=")  # a P-256 point
 
 # (text, the secret that must disappear, id): no credential word anywhere
 ANYWHERE = [
@@ -46,6 +47,12 @@ ANYWHERE = [
         "a-memorable-password",
     ),
     ('CONNECT ro/"Lintel#Fjord-83"@(DESCRIPTION=...)', "Lintel#Fjord", "a-memorable-password-with-a-symbol"),
+    ("rabbitmqctl add_user etl 'Hq7Rv.w2KfN9xPz.4Tj'", "w2KfN9xPz", "a-password-with-dots"),
+    ("Set-Variable -Name Ilo -Value 'rT4kWqLm_Zp2XvNb'", "rT4kWqLm", "sixteen-characters-with-a-symbol"),
+    ('wifi.connect(ssid, "B4rnOwl!Nest")', "B4rnOwl", "a-leetspeak-password"),
+    ('schtasks /create /ru svc /rp "Autumn2031!" /sc daily', "Autumn2031", "a-word-a-year-and-a-symbol"),
+    ('user = "svc-metrics:C4ndle-Wax-Melt"', "C4ndle", "a-leetspeak-password-after-its-user"),
+    (f'Client.new("acme_live_{HEX[:40]}")', HEX[:40], "a-hex-key-after-its-vendor-and-mode"),
 ]
 
 
@@ -147,6 +154,13 @@ PUBLIC = [
     ),
     ("  db:password:\n    secure: v1:PrK44JDl3Q6D7SkM:" + B64 + "\n", "a-versioned-ciphertext"),
     ('EXPECT_DEMANGLING("_RNvYDNtC1c1tNtNtC3std6marker4SendEL_NtC1d1u1f", "x");', "a-mangled-rust-symbol"),
+    ("set_3d = void_output(lgdal.OGR_G_Set3D, [c_void_p])", "a-dotted-name-of-code"),
+    ("trait CoflatMapSyntax extends CoflatMap.ToCoflatMapOps", "a-dotted-name-of-camel-case-words"),
+    ("cdn = https://d1k2v9x7q4r8zt.cloudfront.net/Main2Bundle.min.js", "a-dotted-host-and-file"),
+    (f"mail.pass=ENC({B64})", "a-jasypt-encrypted-value"),
+    (f'subscribe(urlBase64ToUint8Array("{VAPID}"))', "a-web-push-public-key"),
+    ('label = "Release-2024-Final"', "a-name-a-year-no-symbol"),
+    ('q = "utm_source%3Dnews%26page%3D2"', "url-escapes-with-words"),
 ]
 
 

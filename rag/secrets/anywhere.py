@@ -42,6 +42,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
+from rag.secrets.randomness import CLASS_OF as _CLASS_OF
 from rag.secrets.randomness import decode, known_shape, looks_random, may_be_random, roughly_random
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
@@ -52,7 +53,11 @@ DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins 
 
 # a token starts at a letter or digit (`-p` before a password, `/` before a path's part stay out)
 # (and holds a digit or a capital, looked for in C: a snake_case name is no candidate)
+# (and may hold dots: a password manager's `T7yc96ge.mlfjxF6VS3k` is one token, a dotted name its parts)
 _TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?=[a-z+/_.-]*+[0-9A-Z])[A-Za-z0-9][A-Za-z0-9+/_.-]{15,}+={0,2}(?![A-Za-z0-9+/_=-])"
+)
+_UNDOTTED = re.compile(
     r"(?<![A-Za-z0-9])(?=[a-z+/_-]*+[0-9A-Z])[A-Za-z0-9][A-Za-z0-9+/_-]{15,}+={0,2}(?![A-Za-z0-9+/_=-])"
 )
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
@@ -133,35 +138,107 @@ TOKENS_PER_MB = 4096
 
 def random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each token of `text` that looks generated and is not public by its structure."""
-    blocks: list[tuple[int, int]] | None = None
-    budget = TOKENS_PER_MB * max(1, len(text) // 1_000_000)
-    for match in _TOKEN.finditer(text):
-        value, start = match[0], match.start()
+    scan = _Scan(text)
+    for value, start, parts in _tokens(text):
+        spans = list(scan.judge(value, start))
+        for part, at in parts if not spans else ():
+            spans.extend(scan.judge(part, at))  # a dotted token not generated whole: its parts
+        for span in spans:
+            yield DEFAULT_KIND, *span
+
+
+class _Scan:
+    """The judge of one text's tokens, with what it keeps between them: the tokens it may still
+    judge whole (TOKENS_PER_MB) and the text's public blocks, found once needed."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.budget = TOKENS_PER_MB * max(1, len(text) // 1_000_000)
+        self.blocks: list[tuple[int, int]] | None = None
+
+    def judge(self, value: str, start: int) -> Iterator[tuple[int, int]]:
+        """The spans of the token `value` at `start` that look generated."""
+        text = self.text
         if not may_be_random(value) or _NUMBER.fullmatch(value) or _DURATION.fullmatch(value):
-            continue
+            return
         if _CONSTANT.fullmatch(value) or _PSEUDO_VERSION.search(value) or _MEDIA_SUFFIX.search(value):
-            continue
+            return
         if value.isalpha() and len(set(value)) == len(value):
-            continue  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
+            return  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
         if not roughly_random(value.rstrip("=")) and not _encoded(value):
-            continue  # (the cheap test first: most tokens are names)
-        budget -= 1
-        if budget < 0:
+            return  # (the cheap test first: most tokens are names)
+        self.budget -= 1
+        if self.budget < 0:
             if not _public_shape(text, start, value):
-                yield DEFAULT_KIND, start, match.end()
-            continue
-        if _public(text, start, match.end(), value):
-            continue  # (a public key's base64 may hold a part that reads as a word)
+                yield start, start + len(value)
+            return
+        if _public(text, start, start + len(value), value):
+            return  # (a public key's base64 may hold a part that reads as a word)
         pieces = [(value, start)]
         if "/" in value and _a_path(value):
             pieces = _path_parts(value, start)  # a path or a URL's: each part is judged alone
         for piece, at in pieces:
             if not _generated(text, piece, at) or _code_name(text, at, piece):
                 continue
-            if blocks is None:
-                blocks = _public_blocks(text)
-            if not any(b <= at < e for b, e in blocks) and not _public_header(text, at):
-                yield DEFAULT_KIND, *_trimmed(piece, at)
+            if self.blocks is None:
+                self.blocks = _public_blocks(text)
+            if not any(b <= at < e for b, e in self.blocks) and not _public_header(text, at):
+                yield _trimmed(piece, at)
+
+
+_NAME_PART = re.compile(r"[a-z]{2,4}|[A-Za-z]*[a-z][A-Za-z]*")  # an extension, a domain, a word
+
+
+def _tokens(text: str) -> Iterator[tuple[str, int, tuple[tuple[str, int], ...]]]:
+    """Each token of `text` with where it starts, and the parts to judge if it is not generated
+    whole. A dotted token is whole when it is mostly letters of both cases, with a digit, and none
+    of its parts reads as a name (a word, CamelCase words, an extension, a domain:
+    `cdn.example.com`, `Foo2Bar.min.js`, `CoflatMap.ToCoflatMapOps`) or is encoded text (a JWT's);
+    else its parts are the tokens."""
+    for match in _TOKEN.finditer(text):
+        value, start = match[0], match.start()
+        if "." not in value:
+            yield value, start, ()
+            continue
+        value = value.rstrip(".")  # a sentence's full stop
+        long_part = max(map(len, value.split("."))) >= 16  # (most are names: `self.assertEqual`)
+        parts = tuple((p[0], start + p.start()) for p in _UNDOTTED.finditer(value)) if long_part else ()
+        if _lettered(value) and not any(
+            _name_part(p) or _encoded_part(p) for p in _DOTTED_PARTS.split(value)
+        ):
+            yield value, start, parts
+        else:
+            for part, at in parts:
+                yield part, at, ()
+
+
+_DOTTED_PARTS = re.compile(r"[./_-]")
+
+
+def _encoded_part(part: str) -> bool:
+    """Whether a part of a dotted token is encoded text, judged alone (a JWT's header, `eyJ...`)."""
+    return len(part) >= 12 and decode(part) is not None
+
+
+def _name_part(part: str) -> bool:
+    """Whether a part of a dotted token reads as a name: an extension or a domain (`js`, `com`),
+    words (`Exporter`, `ToMapOps`, `Set3D`), CamelCase words (`CoflatMap`)."""
+    if len(part) >= 3 and _words(part):
+        return True  # (`Set3D`, `MyEnum`)
+    if len(part) < 2 or not _NAME_PART.fullmatch(part):
+        return False
+    return len(part) <= 4 and part.islower() or len(_CASE_PARTS.findall(part)) >= 2 and _word_case(part)
+
+
+def _lettered(value: str) -> bool:
+    """Whether a dotted token is mostly letters of both cases, with a digit, as a password is
+    (numbers with a decimal point, as in an SVG path's `351.48C346.12`, are not; nor are names in
+    code, `self.assertEqual`)."""
+    if len(value) < 16:
+        return False
+    kinds = value.translate(_CLASS_OF)  # each letter or digit as its class, at C speed
+    upper, lower = kinds.count("2"), kinds.count("1")
+    return "0" in kinds and min(upper, lower) >= 2 and 2 * (upper + lower) >= len(kinds)
 
 
 # a quoted literal of 14 to 64 characters with a symbol a password manager adds (`!#%^&*~`) and
@@ -214,6 +291,70 @@ def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             continue  # a name and its year: `Windows-Server-2019`
         if (symbol or sum(word[0].isupper() for word in words) >= 2) and not_example(value):
             yield DEFAULT_KIND, match.start("value"), match.end("value")
+
+
+# a password a person chose, quoted whole or after a user's name and `:` (`"svc:Cl0ver-Ley-Silage"`):
+# 8 to 40 characters, no blank (a passphrase of plain words is a sentence, and stays)
+_CHOSEN = re.compile(
+    r"""(?P<q>["'`])(?:[A-Za-z0-9._-]{1,32}:)?(?P<value>[A-Za-z0-9!@#$%^&*~?+_-]{8,40})(?P=q)"""
+)
+_CHOSEN_HINT = re.compile(
+    r"[A-Za-z][0-9@$!#%^&*~?]|[0-9@$!#%^&*~?][A-Za-z]"
+)  # a letter beside a digit or symbol
+_CHOSEN_SYMBOLS = frozenset("!#%^&*~?")
+# how leetspeak writes letters (`p0lytunn3l`: polytunnel; `Gr@ssl4nd`: grassland)
+_LEET = {"0": "o", "1": "il", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "8": "b", "9": "g"}
+_LETTER_SYMBOL_LETTER = re.compile(r"[A-Za-z][@$][A-Za-z]")
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each quoted password a person chose (see chosen_password)."""
+    for match in _CHOSEN.finditer(text):
+        value = match["value"]
+        if _CHOSEN_HINT.search(value) and not _GLOB_OR_ESCAPE.search(value) and chosen_password(value):
+            yield DEFAULT_KIND, match.start("value"), match.end("value")
+
+
+def chosen_password(value: str) -> bool:
+    """Whether `value` reads as a password a person chose: a word of its own (a run of letters,
+    digits, `@` and `$`, up to a capital) that is an English word of 4+ letters only once its
+    leetspeak is read, a substitution inside it, with a symbol, a `@` or `$` among letters, a second
+    such word or a word of 6+ letters (`p0lytunn3l!Gr0w`, `Gr@ssl4nd!Ley`, `Cl0ver-Ley-Silage`); or,
+    from a letter on, a symbol (`!#%^*~?`), a digit and an English word of 4+ letters, with a
+    second one or a number of 2+ digits (`Winter2023!`, `Kiosk!Ward7`). Names in code spell their
+    words plainly, and end in their numbers (`handler500`, `Extent3D`, `QueryClient#defaultQuery`)."""
+    if not value[0].isalnum() or not any(map(str.isalpha, value)) or not not_example(value):
+        return False
+    if "_" in value and _IDENTIFIER.fullmatch(value):
+        return False  # a snake_case name (`gis_point3d_id`)
+    symbol = any(c in _CHOSEN_SYMBOLS for c in value)
+    leets = [word for part in _LEET_PART.findall(value) if (word := _leet_word(part.rstrip("0123456789")))]
+    if leets and (
+        symbol or _LETTER_SYMBOL_LETTER.search(value) or len(leets) >= 2 or any(len(w) >= 6 for w in leets)
+    ):
+        return True
+    if not symbol or not value[0].isalpha() or not any(map(str.isdigit, value)):
+        return False
+    words = [part for part in _PLAIN_WORD.findall(value) if len(part) >= 4 and _english(part.lower())]
+    return len(words) >= 2 or bool(words) and _NUMBER_RUN.search(value) is not None
+
+
+_LEET_PART = re.compile(r"[A-Za-z0-9@$][a-z0-9@$]*")  # a word of a password: up to the next capital
+_NUMBER_RUN = re.compile(r"[0-9]{2}")
+
+
+def _leet_word(part: str) -> str | None:
+    """The English word of 4+ letters that `part` spells once its leetspeak is read, if it spells
+    none as written and the substitution is not its first or last letter (`p0lytunn3l`, `Gr@ssl4nd`;
+    not `handler5`)."""
+    if len(part) < 4 or not any(c in _LEET for c in part[1:-1]) or not any(map(str.isalpha, part)):
+        return None
+    readings = [""]
+    for c in part:
+        letters = _LEET.get(c, c.lower())
+        readings = [r + letter for r in readings for letter in letters][:8]
+    return next((r for r in readings if _english(r)), None)
 
 
 # Google's and Apple's app passwords, wherever they stand (`xcrun altool -p abqx-kmvr-zlot-weud`)
@@ -294,10 +435,11 @@ def _secret_lead(lead: str) -> bool:
     `token_`; not `key`, which names cache and sort keys too), or are a vendor's short prefix joined
     by `_` (SonarQube's `squ_`; a file's name and its content hash are joined by `-` or `.`, and a
     word or a digest's name before `_` names what follows): the hex after them is no content hash."""
-    if any(
-        part.endswith(("pat", "tok", "token", "secret", "sk")) for part in _PART.split(lead.lower()) if part
-    ):
+    parts = [part for part in _PART.split(lead.lower()) if part]
+    if any(part.endswith(("pat", "tok", "token", "secret", "sk")) for part in parts):
         return True
+    if len(parts) >= 2 and parts[-1] in ("live", "test"):
+        return True  # a key's mode after its vendor's name: `shippo_live_`, `rk_test_`
     return _VENDOR_LEAD.fullmatch(lead) is not None and not (_a_word(lead[:-1]) or _DIGEST_WORD.search(lead))
 
 
@@ -311,13 +453,21 @@ def _generated(text: str, value: str, start: int) -> bool:
     judged = _judged(value)
     if judged != value and _HEX.fullmatch(judged) and not _secret_lead(value[: value.rfind(judged)]):
         return False  # a name with its content's hash: app-eb0a5b9302e8d32828d8a73f137cc8f0.js
-    if sum(map(str.isalnum, judged)) < 16:
+    if sum(map(str.isalnum, judged)) < (14 if _three_classes(judged) else 16):
         return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
     return not (
         _public(text, start, start + len(value), value)
         or _words(judged)
         or _CAMEL_WORDS.fullmatch(judged)
         or not looks_random(judged)
+    )
+
+
+def _three_classes(value: str) -> bool:
+    """Whether `value` mixes upper and lower case (two of each) and digits, as a password manager's
+    16 characters with a symbol or two do (`gMpoJueTK4u_DpTJ`)."""
+    return min(sum(map(str.isupper, value)), sum(map(str.islower, value))) >= 2 and any(
+        map(str.isdigit, value)
     )
 
 
@@ -857,8 +1007,12 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         key = _PLIST_KEY.search(text, max(0, start - 200), start)
         if key is not None and _public_name(key["name"] + "="):
             return True
-    if before.endswith("Encrypted(") or "ENC[" in before and "]" not in before[before.rfind("ENC[") :]:
-        return True  # a value encrypted for the repository: sops' `ENC[AES256_GCM,data:...]`, Codemagic's
+    if (
+        before.endswith(("Encrypted(", "ENC("))
+        or "ENC[" in before
+        and "]" not in before[before.rfind("ENC[") :]
+    ):
+        return True  # encrypted for the repository: sops' `ENC[AES256_GCM,data:...]`, Codemagic's, Jasypt's
     if _hashed_host(text, line_start, start):
         return True  # `|1|salt|hash`: a hashed known_hosts entry
     if _test_vector(text, line_start, start):
@@ -1069,6 +1223,8 @@ def _binary_file(value: str) -> bool:
         raw = _decoded_head(value, 40)  # DER: read far enough for its second element
     if raw.startswith(b"Ed") and len(value.rstrip("=")) == 56:
         return True  # minisign's public key: `Ed`, its id and 32 bytes (its secret key is longer)
+    if raw[:1] == b"\x04" and len(value.rstrip("=")) == 87:
+        return True  # an uncompressed P-256 point (65 bytes from 04): a public key (Web Push's VAPID key)
     return raw.startswith(_MAGIC) or raw[4:].startswith(_SSH_KEY_TYPES) or _public_der(raw)
 
 

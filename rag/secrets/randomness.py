@@ -92,7 +92,7 @@ def roughly_random(value: str) -> bool:
     prefix = _TOKEN_PREFIX.match(value) if "_" in lead or "-" in lead else None  # a vendor's (sk_, ghp_)
     if prefix is not None:
         value = value[prefix.end() :]  # judge the body
-    kinds = value.translate(_CLASS_OF)
+    kinds = value.translate(CLASS_OF)
     n = len(kinds)
     if n < MIN_LENGTH - 2:
         return False
@@ -206,7 +206,7 @@ def random_as_written(value: str) -> bool:
     letters and digits at least (or both cases with symbols), switching between classes often
     (letters only: both cases, a quarter to three quarters upper case), no run of one character
     or of the alphabet, not a path, file name or identifier, and an entropy near its alphabet's."""
-    kinds = value.translate(_CLASS_OF)  # each letter or digit as its class; counted at C speed
+    kinds = value.translate(CLASS_OF)  # each letter or digit as its class; counted at C speed
     n = len(kinds)
     if n < MIN_LENGTH - 2 or ordinary(value):
         return False
@@ -232,7 +232,7 @@ def random_as_written(value: str) -> bool:
 
 
 # an ASCII letter or digit -> its class (0 a digit, 1 lower case, 2 upper case); the rest dropped
-_CLASS_OF = str.maketrans(
+CLASS_OF = str.maketrans(
     string.digits + string.ascii_lowercase + string.ascii_uppercase,
     "0" * 10 + "1" * 26 + "2" * 26,
     "".join(chr(i) for i in range(128) if not chr(i).isalnum()),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from rag.secrets.anywhere import (
     app_passwords,
+    chosen_passwords,
     key_bytes,
     memorable_passwords,
     random_passwords,
@@ -520,6 +521,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
     Finder(_contains('"', "'", "`"), memorable_passwords),
+    Finder(_contains('"', "'", "`"), chosen_passwords),
     Finder(_contains("-"), app_passwords),
     Finder(_contains(",", "\\x"), key_bytes),
 )
