@@ -1073,6 +1073,36 @@ def test_literals_joined_into_a_token_are_redacted_as_one() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "joined"),
+    [
+        ('var k = string.Concat("M4kq9RzT", "w2XbLp7N", "c8VdHs3J");', 'var k = string.Concat("a", "b");'),
+        (
+            'val k = listOf("M4kq9RzT", "w2XbLp7N", "c8VdHs3J").joinToString("")',
+            'val k = listOf("read", "write").joinToString("")',
+        ),
+        (
+            'k := strings.Join([]string{"M4kq9RzT", "w2XbLp7N", "c8VdHs3J"}, "")',
+            'k := strings.Join([]string{"a", "b"}, "")',
+        ),
+    ],
+    ids=["csharp-concat", "kotlin-join-to-string", "go-strings-join"],
+)
+def test_literals_concatenated_by_a_call_are_read_as_one(text: str, joined: str) -> None:
+    assert redact(text) == (
+        text.split("=")[0] + "= [REDACTED:random-value]" + text[text.rfind(")") + 1 :],
+        {"random-value": 1},
+    )
+    assert redact(joined) == (joined, {})  # words joined are words
+
+
+def test_a_value_continued_on_the_next_line_is_read_whole() -> None:
+    text = "relay.user=ops\nrelay.pass=M4kq9RzTw2\\\n    XbLp7Nc8Vd\nrelay.host=smtp.example\\\n    .com\n"
+    redacted, found = redact(text)
+    assert found == {"password-assignment": 1} and "M4kq" not in redacted and "XbLp" not in redacted
+    assert redacted.endswith("relay.host=smtp.example\\\n    .com\n")
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "PublicKey = rsHrpywdnPGp/MF1uqre+U/dKVD3GlXrTm1jKScPPVM=",

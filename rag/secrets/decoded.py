@@ -135,7 +135,9 @@ def _unescape(m: re.Match[str]) -> str:
 
 
 # a line continued by a backslash, and the string literals around it that Python concatenates
-_CONTINUATION = re.compile(r"""(?P<q>["'])[ \t]*\\\r?\n[ \t]*(?P=q)|\\\r?\n""")
+# (a value broken inside a token, `password=RZWZa23\` and `    pmWeS` below, as .properties files continue
+# one, loses the next line's indent too)
+_CONTINUATION = re.compile(r"""(?P<q>["'])[ \t]*\\\r?\n[ \t]*(?P=q)|(?<=[A-Za-z0-9])\\\r?\n[ \t]*|\\\r?\n""")
 _CONTINUED = re.compile(r"\\\r?\n")
 # NAME = ( "part" "part" ... ) or NAME = ( "value" ): a value inside brackets on the lines below
 # its name (as black wraps a long string), the literals Python concatenates, a comment after each
@@ -170,7 +172,7 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-        if ".join(" in text or ".joined(" in text or "concat!(" in text or "-join" in text:
+        if any(word in text for word in _JOIN_WORDS):
             _add_joined_lists(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
@@ -212,12 +214,25 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
 
 
 # literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join(""),
-# Swift's ["a", "b"].joined(), Rust's concat!("a", "b"), PowerShell's @('a', 'b') -join ''
+# Swift's ["a", "b"].joined(), Rust's concat!("a", "b"), PowerShell's @('a', 'b') -join '', C#'s
+# string.Concat("a", "b"), Kotlin's listOf("a", "b").joinToString(""), Go's strings.Join([]string{"a", "b"}, "")
 _JOINED_LIST = re.compile(
     r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
     r"""|concat!\((?P<args>[^\[\]()]{0,2048}+)\)"""
+    r"""|[Ss]tring\.Concat\((?P<cs>[^\[\]()]{0,2048}+)\)"""
+    r"""|(?:listOf|arrayOf)\((?P<kt>[^\[\]()]{0,2048}+)\)\s*+\.joinToString\([ \t]*+(?:(?:separator[ \t]*+=[ \t]*+)?"")?[ \t]*+\)"""
+    r"""|strings\.Join\(\[\]string\{(?P<go>[^\[\]{}()]{0,2048}+)\}[ \t]*+,[ \t]*+""[ \t]*+\)"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
 )
+_JOIN_WORDS = (
+    ".join(",
+    ".joined(",
+    "concat!(",
+    "Concat(",
+    ".joinToString(",
+    "strings.Join(",
+    "-join",
+)  # -join last
 # (found from its `-join`: the pattern tried at each bracket of a text cost a tenth of the view)
 _PS_JOINED = re.compile(r"""@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(?:''|"")""")
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
@@ -239,7 +254,7 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
     """Add each list of two or more literals joined with nothing between them as one literal,
     `"<the literals joined>"`, after what precedes it on its line (its name)."""
     joins = 0
-    lists = _JOINED_LIST.finditer(text) if ".join" in text or "concat!(" in text else iter(())
+    lists = _JOINED_LIST.finditer(text) if any(word in text for word in _JOIN_WORDS[:-1]) else iter(())
     for m in itertools.chain(lists, _powershell_joins(text)):
         body = next(group for group in m.re.groupindex if m[group] is not None)  # (each group is a body)
         literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
