@@ -58,6 +58,9 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 16: the same tables as 15; more is redacted (generated passwords with dots or of 14-15 letters and
+# digits, chosen passwords in leetspeak or with a word, a symbol and a number, a vendor's hex key after
+# its mode, `_live_`) and less (Jasypt's `ENC(...)`, a P-256 public key): a 15's unchanged files would differ.
 # 15: the same tables as 14; more is redacted (base64 blocks of text, passwords piped to a command,
 # `user:password@host` with no scheme, UUIDs under a credential's name, positional passwords of C and
 # PHP calls) and less (mangled symbols, public keys in DER): a 14's unchanged files would differ.
@@ -74,7 +77,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 15
+FORMAT_VERSION = 16
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
