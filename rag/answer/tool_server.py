@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import IO, Any
 
 PROTOCOL_VERSION = "2025-06-18"  # answered when the client asks for none
@@ -43,6 +44,8 @@ def load(spec_path: str) -> tuple[Any, str]:
 def serve(spec_path: str, stdin: IO[str], stdout: IO[str]) -> None:
     """Answer JSON-RPC requests from `stdin` on `stdout` until stdin closes."""
     tool: Any = None
+    # what a search needs is imported while Claude Code starts and the model writes: not in the tool round
+    threading.Thread(target=_import_search, daemon=True).start()
     for line in stdin:
         try:
             message = json.loads(line)
@@ -90,6 +93,11 @@ def serve(spec_path: str, stdin: IO[str], stdout: IO[str]) -> None:
             )
             continue
         _send(stdout, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+def _import_search() -> None:
+    import rag.answer.followups
+    import rag.retrieval.retrieve  # noqa: F401
 
 
 def _call(tool: tuple[Any, str], params: dict[str, Any]) -> dict[str, Any]:
