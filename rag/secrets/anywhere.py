@@ -5,7 +5,8 @@ public thing it is.
 The rules before this one find credentials by their context (a name, a header, a flag, a column)
 and name their kind; this one needs no context. A token is a run of 16+ characters of the
 alphabets secrets are written in (letters, digits, `+ / _ -`, base64's `=` padding), starting
-with a letter or digit, judged by itself (rag.secrets.randomness.looks_random: length, classes
+with a letter or digit (14+ when it mixes both cases and digits; a dotted one whole when no part of
+it reads as a name, else its parts), judged by itself (rag.secrets.randomness.looks_random: length, classes
 of characters and how often they switch, entropy for its alphabet, as written and once decoded);
 when one of its parts between `-` and `_` is a word, its longest part is judged (`PuTTY-User-Key`
 is a name, `sk_live_<random>` a key). A path's parts at either end that are words stay out of the
@@ -32,7 +33,9 @@ span (`services/<token>`). It is kept when it is public by its structure:
 
 Under a credential name none of these exceptions apply (but an SSH public key's, which no private
 key shares): the rules before this one redact a random value there whatever its shape. Byte arrays
-of 16 to 64 random bytes are key material too (key_bytes).
+of 16 to 64 random bytes are key material too (key_bytes); quoted passwords that a manager
+generates with symbols, or a person chooses (memorable words and a number, leetspeak, a word with a
+symbol and a number), and app passwords are redacted wherever they stand.
 """
 
 from __future__ import annotations
@@ -298,9 +301,8 @@ def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 _CHOSEN = re.compile(
     r"""(?P<q>["'`])(?:[A-Za-z0-9._-]{1,32}:)?(?P<value>[A-Za-z0-9!@#$%^&*~?+_-]{8,40})(?P=q)"""
 )
-_CHOSEN_HINT = re.compile(
-    r"[A-Za-z][0-9@$!#%^&*~?]|[0-9@$!#%^&*~?][A-Za-z]"
-)  # a letter beside a digit or symbol
+# a letter beside a digit or a symbol: what a chosen password has and most literals do not
+_CHOSEN_HINT = re.compile(r"[A-Za-z][0-9@$!#%^&*~?]|[0-9@$!#%^&*~?][A-Za-z]")
 _CHOSEN_SYMBOLS = frozenset("!#%^&*~?")
 # how leetspeak writes letters (`p0lytunn3l`: polytunnel; `Gr@ssl4nd`: grassland)
 _LEET = {"0": "o", "1": "il", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "8": "b", "9": "g"}
@@ -321,7 +323,7 @@ def chosen_password(value: str) -> bool:
     digits, `@` and `$`, up to a capital) that is an English word of 4+ letters only once its
     leetspeak is read, a substitution inside it, with a symbol, a `@` or `$` among letters, a second
     such word or a word of 6+ letters (`p0lytunn3l!Gr0w`, `Gr@ssl4nd!Ley`, `Cl0ver-Ley-Silage`); or,
-    from a letter on, a symbol (`!#%^*~?`), a digit and an English word of 4+ letters, with a
+    from a letter on, a symbol (`!#%^&*~?`), a digit and an English word of 4+ letters, with a
     second one or a number of 2+ digits (`Winter2023!`, `Kiosk!Ward7`). Names in code spell their
     words plainly, and end in their numbers (`handler500`, `Extent3D`, `QueryClient#defaultQuery`)."""
     if not value[0].isalnum() or not any(map(str.isalpha, value)) or not not_example(value):
