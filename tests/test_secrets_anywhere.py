@@ -52,6 +52,7 @@ ANYWHERE = [
     ('wifi.connect(ssid, "B4rnOwl!Nest")', "B4rnOwl", "a-leetspeak-password"),
     ('schtasks /create /ru svc /rp "Autumn2031!" /sc daily', "Autumn2031", "a-word-a-year-and-a-symbol"),
     ('user = "svc-metrics:C4ndle-Wax-Melt"', "C4ndle", "a-leetspeak-password-after-its-user"),
+    ("curl -su deploy:M4ngo!Tree https://ci.example.com/hook", "M4ngo", "a-bare-leetspeak-password"),
     (f'Client.new("acme_live_{HEX[:40]}")', HEX[:40], "a-hex-key-after-its-vendor-and-mode"),
 ]
 
@@ -161,6 +162,7 @@ PUBLIC = [
     (f'subscribe(urlBase64ToUint8Array("{VAPID}"))', "a-web-push-public-key"),
     ('label = "Release-2024-Final"', "a-name-a-year-no-symbol"),
     ('q = "utm_source%3Dnews%26page%3D2"', "url-escapes-with-words"),
+    ("mail ops@example.com; see Processor.Type#X86; if a!=b1 and Hello@World2024", "bare-words-with-symbols"),
 ]
 
 

@@ -311,11 +311,40 @@ _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield each quoted password a person chose (see chosen_password)."""
-    for match in _CHOSEN.finditer(text):
-        value = match["value"]
-        if _CHOSEN_HINT.search(value) and not _GLOB_OR_ESCAPE.search(value) and chosen_password(value):
-            yield DEFAULT_KIND, match.start("value"), match.end("value")
+    """Yield each password a person chose (see chosen_password): quoted, or bare with a symbol
+    inside it (`curl -u ops:Sl0thBear!Staging`)."""
+    if any(q in text for q in "\"'`"):
+        for match in _CHOSEN.finditer(text):
+            value = match["value"]
+            if _CHOSEN_HINT.search(value) and not _GLOB_OR_ESCAPE.search(value) and chosen_password(value):
+                yield DEFAULT_KIND, match.start("value"), match.end("value")
+    reach = 0
+    for inner in _INNER_SYMBOL.finditer(text):
+        if inner.start() < reach:
+            continue
+        start, end = inner.start(), inner.end()
+        while start > 0 and text[start - 1] in _BARE_CHARACTERS and inner.start() - start < 40:
+            start -= 1
+        while end < len(text) and text[end] in _BARE_CHARACTERS and end - start <= 40:
+            end += 1
+        reach = end
+        value = text[start:end]
+        if (
+            8 <= len(value) <= 40
+            and (start == 0 or text[start - 1] in _BARE_BEFORE)
+            and (end == len(text) or text[end] in _BARE_AFTER)
+            and not any(c in value for c in "_*#")  # a name, a product, a reference (`Type#X86`)
+            and chosen_password(value)
+        ):
+            yield DEFAULT_KIND, start, end
+
+
+# a bare password: a symbol inside it, between a letter or digit and a letter (what a name, an
+# operator or markup rarely has), and blanks, a `:` or `=` or brackets around it
+_INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]")
+_BARE_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*~?+_-")
+_BARE_BEFORE = frozenset(" \t\n:=,([{")
+_BARE_AFTER = frozenset(" \t\r\n,;)]}")
 
 
 def chosen_password(value: str) -> bool:

@@ -521,7 +521,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
     Finder(_contains('"', "'", "`"), memorable_passwords),
-    Finder(_contains('"', "'", "`"), chosen_passwords),
+    Finder(lambda text: True, chosen_passwords),
     Finder(_contains("-"), app_passwords),
     Finder(_contains(",", "\\x"), key_bytes),
 )
