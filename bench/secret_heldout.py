@@ -8,7 +8,7 @@ DIR holds `repo/` (the planted files) and `manifest.json`: a list of {"file", "v
 written)}. A secret leaks when any of its pieces of 8+ characters (the value itself, or each of
 `parts`) is in a passage's text, or is a term of the index as the tokenizer would write it (lower
 case); it is caught otherwise, whether redacted or its file skipped. A look-alike is wrongly
-redacted when its value is no longer in its file's passages (files not indexed, skipped as secret
+redacted when its value (or one of its `parts`) is no longer in its file's passages (files not indexed, skipped as secret
 files or left out by name, count apart).
 The set itself, written by someone who never read the detector, stays outside the repository.
 """
@@ -58,7 +58,8 @@ def main() -> None:
                 outcome = "look-alike in a file not indexed"  # skipped (a secret file) or left out by name
             else:
                 held = "\n".join(texts.get(entry["file"], []))
-                outcome = "look-alike kept" if entry["value"] in held else "look-alike redacted"
+                written = entry.get("parts") or [entry["value"]]  # (an indented PEM block: its lines)
+                outcome = "look-alike kept" if all(p in held for p in written) else "look-alike redacted"
         totals[outcome] += 1
         if args.misses and outcome in ("leaked", "look-alike redacted"):
             print(
