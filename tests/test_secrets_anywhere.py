@@ -163,6 +163,11 @@ PUBLIC = [
     ('label = "Release-2024-Final"', "a-name-a-year-no-symbol"),
     ('q = "utm_source%3Dnews%26page%3D2"', "url-escapes-with-words"),
     ("mail ops@example.com; see Processor.Type#X86; if a!=b1 and Hello@World2024", "bare-words-with-symbols"),
+    (
+        f'{{"name": "cf-ray", "value": "{HEX[:16]}-LHR"}}, {{"name": "x-request-id", "value": "{TOKEN}"}}',
+        "har-ids",
+    ),
+    (f'<meta name="google-site-verification" content="{TOKEN}-VP_4bI" />', "a-site-verification-meta-tag"),
 ]
 
 
@@ -221,6 +226,8 @@ def test_public_values_named_or_shaped_as_public_stay(text: str) -> None:
 
 def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None:
     for text in (
+        f'{{"name": "x-api-key", "value": "{TOKEN}"}}',
+        f"- name: DB_PASSWORD\n  value: {TOKEN}\n",
         'pub const SIGNING_KEY_HEX: &str = "0e03135a751965d8e3e82bda962445979d298c527354070fec0e9c9e8a91f3d2";\n',
         'Header set X-Api-Key "b3875b72d965b3156aQ9xZ"\n',
         'let token: string = "aB3dE5fG7hJ9kL1mN3pQ5r";\n',

@@ -1034,6 +1034,10 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    if _VALUE_FIELD.search(before):  # a name/value pair: the name is its `name` field's value
+        pair = _PAIR_NAME.search(text, max(0, start - 240), start)
+        if pair is not None and _public_name(pair["name"] + "="):
+            return True  # `{"name": "cf-ray", "value": ...}`, `<meta name="...-verification" content=...>`
     if before.endswith("<string>"):  # a property list's value: its name is the `<key>` before it
         key = _PLIST_KEY.search(text, max(0, start - 200), start)
         if key is not None and _public_name(key["name"] + "="):
@@ -1117,6 +1121,14 @@ def _public_name(before: str) -> bool:
         )
         or lowered in _REQUEST_ID_HEADERS
     )
+
+
+# the value of a name/value pair (a HAR header, an HTML meta tag, a Kubernetes env entry), and the
+# name field before it in the same item
+_VALUE_FIELD = re.compile(r"""(?i)(?<![\w-])(?:value|content)["']?[ \t]*[:=][ \t]*["']?\Z""")
+_PAIR_NAME = re.compile(
+    r"""(?i)(?<![\w-])name["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z0-9_.-]{1,64})["']?[^{}<>\[\]]{0,120}\Z"""
+)
 
 
 # response headers that carry a request's id under no `id` of their own name
