@@ -60,7 +60,8 @@ def rebuild_hint() -> str:
 
 # 16: the same tables as 15; more is redacted (generated passwords with dots or of 14-15 letters and
 # digits, chosen passwords in leetspeak or with a word, a symbol and a number, a vendor's hex key after
-# its mode, `_live_`) and less (Jasypt's `ENC(...)`, a P-256 public key): a 15's unchanged files would differ.
+# its mode, `_live_`, bare chosen passwords) and less (Jasypt's `ENC(...)`, a P-256 public key, a pair's value
+# under a public name): a 15's unchanged files would differ.
 # 15: the same tables as 14; more is redacted (base64 blocks of text, passwords piped to a command,
 # `user:password@host` with no scheme, UUIDs under a credential's name, positional passwords of C and
 # PHP calls) and less (mangled symbols, public keys in DER): a 14's unchanged files would differ.
