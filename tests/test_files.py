@@ -60,6 +60,8 @@ def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> 
             "dist/bundle.js": "var a=1\n",
             "web/app.min.js": "var a=1\n",
             "package-lock.json": "{}\n",
+            "mix.lock": '%{"jason": {:hex, :jason, "1.4.1"}}\n',
+            "infra/.terraform.lock.hcl": 'provider "registry.terraform.io/hashicorp/aws" {}\n',
             "PKG-INFO": "Metadata-Version: 2.1\nName: pkg\n\n# Pkg (a copy of the README)\n",
             "docs/.gitignore": "drafts/\n",
             "docs/drafts/wip.md": "# wip\n",
@@ -70,7 +72,7 @@ def test_plain_directory_uses_builtin_excludes_and_gitignore(tmp_path: Path) -> 
     assert not listing.git
     assert [f.path for f in listing.files] == ["docs/.gitignore", "docs/index.md", "pkg/mod.py"]
     assert listing.skipped["gitignored"] == 1
-    assert listing.skipped["generated"] == 3  # the lock file, the minified script, PKG-INFO
+    assert listing.skipped["generated"] == 5  # the lock files, the minified script, PKG-INFO
 
 
 def test_compiled_copies_of_typescript_sources_are_skipped(tmp_path: Path) -> None:

@@ -57,6 +57,20 @@ EXCLUDED_NAMES = (
     "composer.lock",
     "Gemfile.lock",
     "go.sum",
+    "mix.lock",  # Elixir
+    "pubspec.lock",  # Dart
+    "Package.resolved",  # Swift
+    "Podfile.lock",
+    "packages.lock.json",  # NuGet
+    "gradle.lockfile",
+    "flake.lock",  # Nix
+    ".terraform.lock.hcl",
+    "bun.lock",
+    "deno.lock",
+    "renv.lock",  # R
+    "stack.yaml.lock",  # Haskell
+    "rebar.lock",  # Erlang
+    "shard.lock",  # Crystal
     "*.min.js",
     "*.min.css",
     "*.map",
