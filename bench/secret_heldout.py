@@ -8,8 +8,8 @@ DIR holds `repo/` (the planted files) and `manifest.json`: a list of {"file", "v
 written)}. A secret leaks when any of its pieces of 8+ characters (the value itself, or each of
 `parts`) is in a passage's text, or is a term of the index as the tokenizer would write it (lower
 case); it is caught otherwise, whether redacted or its file skipped. A look-alike is wrongly
-redacted when its value (or one of its `parts`) is no longer in its file's passages (files not indexed, skipped as secret
-files or left out by name, count apart).
+redacted when its value (or one of its `parts`) is no longer in its file's passages (files not
+indexed, skipped as secret files or left out by name, count apart).
 The set itself, written by someone who never read the detector, stays outside the repository.
 """
 

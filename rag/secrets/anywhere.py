@@ -261,9 +261,7 @@ def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
         value = match["value"]
         if _GLOB_OR_ESCAPE.search(value):
             continue  # a glob (`Microsoft.VC14*.CRT`) or URL escapes (`q%3Dr...`)
-        if min(sum(map(str.isupper, value)), sum(map(str.islower, value))) < 2 or not any(
-            map(str.isdigit, value)
-        ):
+        if not _three_classes(value):
             continue  # a generator mixes upper and lower case, and digits
         letters = re.sub(r"[^A-Za-z0-9]+", "", value)  # and as what its letters and digits encode
         if len(letters) >= 12 and not _words(letters) and looks_random(value) and looks_random(letters):

@@ -172,7 +172,7 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-        if any(word in text for word in _JOIN_WORDS):
+        if "-join" in text or any(word in text for word in _LIST_JOIN_WORDS):
             _add_joined_lists(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
@@ -224,15 +224,8 @@ _JOINED_LIST = re.compile(
     r"""|strings\.Join\(\[\]string\{(?P<go>[^\[\]{}()]{0,2048}+)\}[ \t]*+,[ \t]*+""[ \t]*+\)"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
 )
-_JOIN_WORDS = (
-    ".join(",
-    ".joined(",
-    "concat!(",
-    "Concat(",
-    ".joinToString(",
-    "strings.Join(",
-    "-join",
-)  # -join last
+# what _JOINED_LIST needs in a text to match there (PowerShell's joins are found from their `-join`)
+_LIST_JOIN_WORDS = (".join(", ".joined(", "concat!(", "Concat(", ".joinToString(", "strings.Join(")
 # (found from its `-join`: the pattern tried at each bracket of a text cost a tenth of the view)
 _PS_JOINED = re.compile(r"""@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(?:''|"")""")
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
@@ -254,7 +247,7 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
     """Add each list of two or more literals joined with nothing between them as one literal,
     `"<the literals joined>"`, after what precedes it on its line (its name)."""
     joins = 0
-    lists = _JOINED_LIST.finditer(text) if any(word in text for word in _JOIN_WORDS[:-1]) else iter(())
+    lists = _JOINED_LIST.finditer(text) if any(word in text for word in _LIST_JOIN_WORDS) else iter(())
     for m in itertools.chain(lists, _powershell_joins(text)):
         body = next(group for group in m.re.groupindex if m[group] is not None)  # (each group is a body)
         literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
