@@ -210,7 +210,8 @@ def main() -> None:
         env.pop("ANTHROPIC_API_KEY", None)
         env["ANTHROPIC_AUTH_TOKEN"] = "offline"
     py = sys.executable
-    model = args.plan + args.first * (2 if args.search else 1)
+    answer_time = args.first * (2 if args.search else 1)  # the answer's turns, to its first byte
+    model = args.plan + answer_time
     rows: dict[str, list[tuple[float, float]]] = {}
     planned: Counter[int] = Counter()  # answered runs by their planning calls
     for _ in range(args.rounds):
@@ -234,7 +235,7 @@ def main() -> None:
                     sys.exit(f"{label} failed ({rc}): {' '.join(argv)}")
                 if label == answered:  # a plan that failed, or was skipped, must not pass for speed
                     planned[api.planned - before] += 1
-                    first -= args.plan * (api.planned - before) + args.first * (2 if args.search else 1)
+                    first -= args.plan * (api.planned - before) + answer_time
                 rows.setdefault(label, []).append((first, end))
     print(
         f"model's own time to the first answer byte: {model:.2f} s (plan {args.plan}, first token "

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rag.answer.defaults import DEFAULT_MODEL
@@ -165,11 +165,10 @@ class ClaudeCliBackend:
     def _launched(self, system: str, follow_ups: int, tool: SearchTool | None) -> Iterator[_Early]:
         """An answer's `claude -p`, waiting for its prompt on stdin (_session); with `tool` and
         follow-ups, served the search tool."""
-        searching = tool is not None and bool(follow_ups)
 
         def argv(cwd: str) -> list[str]:
             config = (
-                _tool_config(tool, cwd, os.path.join(cwd, LOG)) if tool is not None and searching else None
+                _tool_config(tool, cwd, os.path.join(cwd, LOG)) if tool is not None and follow_ups else None
             )
             return self.answer_command(system, follow_ups, config)
 
@@ -241,15 +240,12 @@ class ClaudeCliBackend:
         this system prompt and model, else a new one."""
         import subprocess
 
-        early, self._early_completion = self._early_completion, None
-        taken = early is not None and early[:2] == (prompt.system, model)
-        if not taken:
-            self._early_completion = early  # another call's start, if any: its block ends it
-        started = (
-            nullcontext((early[2], ""))
-            if early is not None and taken
-            else _session(lambda cwd: self.command(prompt.system, model), self.executable, text=True)
-        )
+        early = self._early_completion
+        if early is not None and early[:2] == (prompt.system, model):
+            self._early_completion = None  # taken (another call's start is left to its block to end)
+            started: AbstractContextManager[tuple[subprocess.Popen[Any], str]] = nullcontext((early[2], ""))
+        else:
+            started = _session(lambda cwd: self.command(prompt.system, model), self.executable, text=True)
         with started as (proc, _):
             try:
                 with terminations_as_exit():  # then claude's session is ended too
