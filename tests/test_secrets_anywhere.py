@@ -233,3 +233,41 @@ def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None
         'let token: string = "aB3dE5fG7hJ9kL1mN3pQ5r";\n',
     ):
         assert redact(text)[1], text
+
+
+def test_a_value_written_again_in_another_form_is_a_name_or_a_test_input() -> None:
+    cases = {
+        # a constant's name in upper case beside the value
+        '{ WOLFSSL_SECP384R1MLKEM768, "SecP384r1MLKEM768" },\n': "SecP384r1MLKEM768",
+        # a test's valid id and its invalid neighbours: characters added, changed, case changed
+        'ok("cjld2cyuq0000t3rmniod1foy");\nbad("1cjld2cyuq0000t3rmniod1foyZZZ");\n': "1cjld2cyuq0000t3rmniod1foyZZZ",
+        'ok("tz4a98xxat96iws9zmbrgj3a");\nbad("tz4a98xxat96iws-zmbrgj3a");\n': "tz4a98xxat96iws-zmbrgj3a",
+        'ok("01ARZ3NDEKTSV4RRFFQ69G5FAV");\nok("01arZ3nDeKTsV4RRffQ69G5FAV");\n': "01arZ3nDeKTsV4RRffQ69G5FAV",
+        # its letters and digits alone, as the test expects them back
+        'expect(slugify("Hello@World#123")).toEqual("helloworld123");\n': "Hello@World#123",
+        # two parts that begin alike
+        "// see com.arm.doc.ihi0053c/IHI0053C_acle_2_0.pdf\n": "ihi0053c",
+        "// we'll return kint64max/kint64min instead.\n": "kint64max",
+    }
+    for text, value in cases.items():
+        assert redact(text) == (text, {}), value
+    # alone, each is random enough to be redacted
+    for value in (
+        "SecP384r1MLKEM768",
+        "1cjld2cyuq0000t3rmniod1foyZZZ",
+        "01arZ3nDeKTsV4RRffQ69G5FAV",
+        "Hello@World#123",
+    ):
+        assert redact(f'x = "{value}"\n')[1], value
+
+
+def test_a_secret_written_twice_the_same_way_or_beside_a_different_one_stays_redacted() -> None:
+    other = "Qw8eRt5yUi2oPa9sDf4gHj7k"  # as random, no part in common
+    for text in (
+        f'a = "{TOKEN}"\nb = "{TOKEN}"\n',
+        f"Authorization: Bearer {TOKEN}\ncurl -H 'X-Token: {TOKEN}'\n",
+        f'a = "{TOKEN}"\nb = "{other}"\n',
+        'pw = "Summer2024!x"\nold = "Winter2023!"\n',
+    ):
+        found = redact(text)[0]
+        assert TOKEN not in found and "Summer2024" not in found and other not in found, text

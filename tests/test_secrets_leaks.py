@@ -720,3 +720,92 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
 )
 def test_look_alikes_of_these_forms_stay(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+MAILGUN = "key-816feb089e1b" + "ad2fceb7d47f5d5560b0"
+POSTMAN = "PMAK-d0c460f816c628e007b95bf0-" + "63eece1e02a8d4d594e8d439994f27"
+CHOSEN = "Okonkwo" + "32*"
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets", "kind"),
+    [
+        (
+            f"INSERT INTO `accounts` (`id`, `name`, `api_secret`, `created`) VALUES\n"
+            f"(1, 'mailgun', '{MAILGUN}', NOW()),\n(2, 'it''s', '{PW2}', NOW());\n",
+            [MAILGUN, PW2],
+            "password-assignment",
+        ),
+        (
+            f"COPY public.users (id, email, api_token) FROM stdin;\n1\ta@b.c\t{PW}\n2\tb@c.d\t\\N\n\\.\n",
+            [PW],
+            "token-assignment",
+        ),
+        (f"name,initial_portal_password\nbob,{CHOSEN}\n", [CHOSEN], "password-assignment"),
+        (
+            f'{{"key": "postman_api_key", "value": "{POSTMAN}", "type": "string"}}\n',
+            [POSTMAN],
+            "random-value",
+        ),
+        (f"param sqlAdminPassword string = '{PW2}'\n", [PW2], "password-assignment"),
+        (
+            "dn: uid=svc,ou=people\nuserPassword:: " + base64.b64encode(PW2.encode()).decode() + "\n",
+            [base64.b64encode(PW2.encode()).decode()],
+            "password-assignment",
+        ),
+        (
+            'pw, _ := hex.DecodeString("' + PW2.encode().hex() + '")\n',
+            [PW2.encode().hex()],
+            "random-value",
+        ),
+        (
+            'byte[] pw = Base64.getDecoder().decode("' + base64.b64encode(PW2.encode()).decode() + '");\n',
+            [base64.b64encode(PW2.encode()).decode()],
+            "random-value",
+        ),
+    ],
+    ids=[
+        "sql-insert",
+        "sql-copy",
+        "csv-chosen",
+        "postman-variable",
+        "typed",
+        "ldif-base64",
+        "hex-decoded",
+        "base64-decoded",
+    ],
+)
+def test_dumped_typed_and_encoded_credentials(text: str, secrets: list[str], kind: str) -> None:
+    redacted, found = redact(text)
+    assert found == {kind: len(secrets)}, redacted
+    assert not any(s in redacted for s in secrets) and redacted.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INSERT INTO users (id, password_hash) VALUES (1, 'pbkdf2_sha256$260000$abc$def');\n",
+        "INSERT INTO t (name, password) VALUES ('x', 'changeme');\n",
+        'b64("SGVsbG8gV29ybGQh")\n',  # Hello World!
+        'x = "SGVsbG9Xb3JsZDEyMw=="\n',  # HelloWorld123: no symbol, not random
+        "if password == other:\n",
+        "INSERT INTO user (username, password)\nVALUES\n  ('test', 'pbkdf2:sha256:50000$TCI4GzcX$"
+        "0de171a4f4dac32e3364c7ddc7c14f3e2fa61f2d17574483f7ffbf131fc2b3f6');\n",
+        'EXPECT_FALSE(safe_strto64_base("34234324487834466a", &value, 10));\n',  # a number, printable in hex
+        '    "4041424344454647484950515253545556575859"\n',  # digits' table in hex
+        "securely hash the password, and that hash is stored. Since this\nquery modifies data,\n",
+    ],
+    ids=[
+        "hash-column",
+        "stock-password",
+        "encoded-sentence",
+        "encoded-words",
+        "comparison",
+        "werkzeug-hash-in-a-row",
+        "hex-number",
+        "hex-table",
+        "prose-with-commas",
+    ],
+)
+def test_look_alikes_of_dumps_and_encodings_stay(text: str) -> None:
+    assert redact(text) == (text, {})

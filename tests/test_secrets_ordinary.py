@@ -139,3 +139,52 @@ def test_config_files_of_ordinary_values_redact_nothing(text: str) -> None:
 def test_secrets_that_resemble_ordinary_values_are_still_found(text: str, kind: str, secret: str) -> None:
     redacted, counts = redact(text)
     assert counts == {kind: 1} and secret not in redacted
+
+
+# a password of plain words: redacted under a password's name where the value is a literal; a
+# name of what a value is for, or code, stays
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ('password = "velvet-ticket-' + 'harbour-lamp"\n', "velvet-ticket-harbour-lamp"),
+        (
+            "  environment:\n    MINIO_ROOT_PASSWORD: velvet-ticket-" + "harbour-lamp\n",
+            "velvet-ticket-harbour-lamp",
+        ),
+        ("db_password: copper_pylon_" + "saffron83\n", "copper_pylon_saffron83"),
+        ("PGPASSWORD=copper.gravel." + "quiet pg_dump -h db claims > out.sql\n", "copper.gravel.quiet"),
+        ("db.password: copper.gravel." + "quiet\n", "copper.gravel.quiet"),
+        ("DSN=host=db user=app password=copper_pylon_" + "saffron83 dbname=app\n", "copper_pylon_saffron83"),
+    ],
+    ids=["quoted", "compose", "yaml-snake", "environment-dotted", "properties-dotted", "libpq-keywords"],
+)
+def test_passphrases_of_plain_words_under_a_password_name_are_redacted(text: str, phrase: str) -> None:
+    redacted, counts = redact(text)
+    assert phrase not in redacted and sum(counts.values()) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = generated_secure_phrase\n",  # a variable in code
+        "connect(password=generated_secure_phrase)\n",
+        "self.password = generated_secure_phrase\n",
+        "passwordSecret: grafana-admin-credentials\n",  # the name of a secret in a store
+        'password = "db-admin-password"\n',
+        'token = "velvet-ticket-harbour-lamp"\n',  # plain words under a token's name: a name
+        "'password' => '--password='.$connection['password'],\n",  # code after the name's literal
+        "mhu = MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')\n",  # a list of hosts
+    ],
+    ids=[
+        "variable",
+        "argument",
+        "attribute",
+        "store-name",
+        "naming-words",
+        "token-name",
+        "php-concat",
+        "host-list",
+    ],
+)
+def test_plain_words_that_name_or_are_code_stay(text: str) -> None:
+    assert redact(text) == (text, {})

@@ -46,10 +46,10 @@ import re
 from collections.abc import Iterator
 
 from rag.secrets.randomness import CLASS_OF as _CLASS_OF
-from rag.secrets.randomness import decode, known_shape, looks_random, may_be_random, roughly_random
+from rag.secrets.randomness import ascending, decode, known_shape, looks_random, may_be_random, roughly_random
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
-from rag.secrets.values import REPEATED, app_password, not_example
+from rag.secrets.values import REPEATED, app_password, credential_value, not_example
 from rag.words import english_words
 
 DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins where both find one
@@ -158,6 +158,7 @@ class _Scan:
         self.text = text
         self.budget = TOKENS_PER_MB * max(1, len(text) // 1_000_000)
         self.blocks: list[tuple[int, int]] | None = None
+        self.lowered: str | None = None
 
     def judge(self, value: str, start: int) -> Iterator[tuple[int, int]]:
         """The spans of the token `value` at `start` that look generated."""
@@ -181,13 +182,68 @@ class _Scan:
         if "/" in value and _a_path(value):
             pieces = _path_parts(value, start)  # a path or a URL's: each part is judged alone
         for piece, at in pieces:
-            if not _generated(text, piece, at) or _code_name(text, at, piece):
+            if not _generated(text, piece, at) or _code_name(text, at, piece) or self.variant(piece, at):
                 continue
             if self.blocks is None:
                 self.blocks = _public_blocks(text)
             if not any(b <= at < e for b, e in self.blocks) and not _public_header(text, at):
                 yield _trimmed(piece, at)
 
+    def variant(self, value: str, start: int) -> bool:
+        """Whether the token `value` at `start` is written elsewhere in another form (see variant)."""
+        if self.lowered is None:
+            self.lowered = self.text.lower()
+        return variant(self.text, self.lowered, value, start)
+
+
+def variant(text: str, lowered: str, value: str, start: int) -> bool:
+    """Whether the token `value` at `start` of `text` (`lowered` in lower case) is written
+    elsewhere in another form: in another case (`SecP384r1MLKEM768` beside
+    `WOLFSSL_SECP384R1MLKEM768`); with a few characters added, removed or changed (a test's valid
+    id and its invalid neighbours: `cjld2cyuq0000t3rmniod1foy`, `1cjld2cyuq0000t3rmniod1foyZZZ`,
+    `tz4a98xxat96iws-zmbrgj3a`); as its letters and digits alone (`Hello@World#123` and the
+    `helloworld123` a test expects); or whether two of its parts begin alike
+    (`ihi0053c/IHI0053C_acle`, `kint64max/kint64min`). Such a token is a name or a test's input:
+    a generated secret is written the same way each time, and no part of it repeats another."""
+    parts = [p.lower() for p in _VARIANT_PARTS.split(value) if len(p) >= _VARIANT_CORE]
+    if len({p[:_VARIANT_CORE] for p in parts}) < len(parts):
+        return True
+    if _stripped_elsewhere(text, value, start, lowered):
+        return True
+    n, own = len(value), value.lower()
+    trim = min(4, (n - 12) // 2)
+    if trim > 0:  # characters added or removed at either end: the rest is found elsewhere
+        core = own[trim : n - trim]
+        at = lowered.find(core)
+        while at != -1:
+            if at != start + trim and not _same_token(text, at - trim, value):
+                return True
+            at = lowered.find(core, at + 1)
+    for offset in (0, n // 2):  # a few characters changed: one half is found, the rest nearly
+        half = own[offset : offset + n // 2]
+        at = lowered.find(half)
+        while at != -1:
+            begin = at - offset
+            if begin != start and begin >= 0:
+                window = lowered[begin : begin + n]
+                changed = sum(a != b for a, b in zip(window, own)) + n - len(window)
+                if 0 < changed <= _VARIANT_CHANGES or changed == 0 and not _same_token(text, begin, value):
+                    return True
+            at = lowered.find(half, at + 1)
+    return False
+
+
+def _same_token(text: str, at: int, value: str) -> bool:
+    """Whether `value` is written at `at` as it is, a token of its own (not part of a longer one)."""
+    end = at + len(value)
+    if at < 0 or text[at:end] != value:
+        return False
+    return not (at > 0 and text[at - 1].isalnum() or end < len(text) and text[end].isalnum())
+
+
+_VARIANT_PARTS = re.compile(r"[/._-]")
+_VARIANT_CORE = 6  # characters two parts of a token share at their start, when one names the other
+_VARIANT_CHANGES = 3  # characters a test changes in a valid value to make an invalid one
 
 _NAME_PART = re.compile(r"[a-z]{2,4}|[A-Za-z]*[a-z][A-Za-z]*")  # an extension, a domain, a word
 
@@ -314,7 +370,12 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     if any(q in text for q in "\"'`"):
         for match in _CHOSEN.finditer(text):
             value = match["value"]
-            if _CHOSEN_HINT.search(value) and not _GLOB_OR_ESCAPE.search(value) and chosen_password(value):
+            if (
+                _CHOSEN_HINT.search(value)
+                and not _GLOB_OR_ESCAPE.search(value)
+                and chosen_password(value)
+                and not _stripped_elsewhere(text, value, match.start("value"))
+            ):
                 yield DEFAULT_KIND, match.start("value"), match.end("value")
     reach = 0
     for inner in _INNER_SYMBOL.finditer(text):
@@ -333,8 +394,53 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             and (end == len(text) or text[end] in _BARE_AFTER)
             and not any(c in value for c in "_*#")  # a name, a product, a reference (`Type#X86`)
             and chosen_password(value)
+            and not _stripped_elsewhere(text, value, start)
         ):
             yield DEFAULT_KIND, start, end
+
+
+# a quoted literal that may be base64 (standard or URL-safe) or hex of a short password
+_ENCODED_LITERAL = re.compile(r"""(?P<q>["'`])(?P<value>[A-Za-z0-9+/_-]{12,88}={0,2})(?P=q)""")
+_PASSWORD_SYMBOLS = frozenset("!#$%&*+?@^~")
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
+
+
+def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each quoted literal that is base64 or hex of a password: one token of 8 to 64
+    characters that is a credential's value (values.credential_value) with a symbol a password
+    holds, or chosen (see chosen_password) or random (`"U2VvaHM2aGVpb2hhITIy"`, base64 of
+    `Seohs6heioha!22`, given to a decoder). Test data encodes words and sentences
+    (`SGVsbG8gV29ybGQh`: `Hello World!`)."""
+    for match in _ENCODED_LITERAL.finditer(text):
+        decoded = decode(match["value"])
+        if decoded is None or not 8 <= len(decoded) <= 64 or not decoded.isprintable() or " " in decoded:
+            continue
+        if ascending(decoded) or REPEATED.search(decoded):
+            continue  # a table of digits or letters in hex (`404142434445...`: `@ABCDE...`)
+        if len(decoded) < 10 and _HEX_DIGITS.fullmatch(match["value"]):
+            continue  # a number in hex that happens to be printable (`3423432448783446`: `4#C$Hx4F`)
+        if credential_value(decoded) and (
+            not _PASSWORD_SYMBOLS.isdisjoint(decoded) or chosen_password(decoded) or looks_random(decoded)
+        ):
+            yield DEFAULT_KIND, match.start("value"), match.end("value")
+
+
+def _stripped_elsewhere(text: str, value: str, start: int, lowered: str | None = None) -> bool:
+    """Whether `value` (at `start`) has symbols and its letters and digits alone, in lower case,
+    stand elsewhere in the text (`lowered`, if known, is it in lower case): the output a test
+    expects of its input (`"Hello@World#123"` slugified to `"helloworld123"`)."""
+    bare = "".join(filter(str.isalnum, value)).lower()
+    if len(bare) < 8 or len(bare) == len(value):
+        return False
+    end = start + len(value)
+    if lowered is None:
+        return any(not start <= m.start() < end for m in re.finditer(re.escape(bare), text, re.IGNORECASE))
+    at = lowered.find(bare)
+    while at != -1:
+        if not start <= at < end:
+            return True
+        at = lowered.find(bare, at + 1)
+    return False
 
 
 # a bare password: a symbol inside it, between a letter or digit and a letter (what a name, an

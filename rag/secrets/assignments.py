@@ -5,20 +5,22 @@ from __future__ import annotations
 import re
 
 from rag.secrets.randomness import encodes_other_text
-from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential_value
+from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential_value, word_passphrase
 
 # An assignment to a name that holds a credential (the name in the rule, at the end of a longer
 # one: DB_PASSWORD, spring.datasource.password, clientSecret, x-api-key, _authToken), maybe quoted
-# (JSON, PHP, YAML) or a subscript's key (`config["db_password"] =`), by `=`, `:`, `:=`, `=>` or a
+# (JSON, PHP, YAML) or a subscript's key (`config["db_password"] =`), by `=`, `:`, `:=`, `=>`, a
 # type annotation's `: str =` (`db_password: SecretStr = ...`, as typed settings classes write
-# them); then a quoted literal (maybe b"", r"", u""), or one unquoted token: no quotes, brackets,
+# them), a type after a blank (Go's `var dbPassword string =`, Bicep's `param adminPassword string
+# =`) or LDIF's `::` before base64; then a quoted literal (maybe b"", r"", u""), or one unquoted token: no quotes, brackets,
 # braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`, `<password>`, `ENC(...)` stop it
 # early), base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a
 # token never backtracks, and it cannot run past the next `=` or `:`, so no two candidates scan the
 # same characters twice (linear on any input).
 ASSIGNED = (
     r"""(?P<name>{name})["'`]?\]?(?P<sp1>[ \t]*)"""
-    r"""(?P<op>:=|=>|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])|[:=])(?P<sp2>[ \t]*)"""
+    r"""(?P<op>:=|=>|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""
+    r"""|(?<=[ \t])[A-Za-z_][\w.]*+[ \t]*+=(?![=>])|::(?=[ \t])|[:=])(?P<sp2>[ \t]*)"""
     r"""(?:[bru]{{0,2}}(?P<q>["'`]))?"""
     r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|[^\s"'`=:,;&|()\[\]{{}}<>]{{8,}}+={{0,2}}))"""
     r"""(?(q)(?P=q)|(?=[\s"'`;&|]|\Z))"""
@@ -36,6 +38,7 @@ _SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\
 
 HASH_VALUE = re.compile(
     r"(?:pbkdf2_sha(?:1|256)|bcrypt(?:_sha256)?|argon2|scrypt|sha1|md5)\$|\$(?:2[abxy]|argon2|[156])\$"
+    r"|(?:pbkdf2:sha(?:1|256|512):[0-9]+|scrypt:[0-9]+:[0-9]+:[0-9]+)\$"  # Werkzeug's
 )
 _KEY_BEFORE = re.compile(r"[\w:.-]*\Z")  # the rest of the key a credential name ends
 
@@ -59,12 +62,16 @@ def assigned_secret(match: re.Match[str]) -> bool:
     (`password = userPass1`) is taken for a literal: ini and YAML values look the same.
     """
     value = match["secret"]
+    if word_passphrase(value) and _password_word(match["name"]):
+        return _not_a_reference(match) and _passphrase_position(match)
     if not credential_value(value) or encodes_other_text(value):
         return False
     if not _not_a_reference(match):
         return False
     if match["q"]:
-        return True
+        return not closes_name_literal(
+            match.string, match.start("name"), match.end("name"), match.start("secret") - 1
+        )
     if value[0] in "$%#/~!*@.+-" or CODE_NAME.fullmatch(value) or DOTTED_CODE.fullmatch(value):
         return False
     if match.string[max(0, match.start("name") - 5) : match.start("name")] in ("this.", "self."):
@@ -72,6 +79,52 @@ def assigned_secret(match: re.Match[str]) -> bool:
     if match["op"] == "=" and not match["sp1"] and not match["sp2"]:
         return True
     return _VALUE_END.match(match.string, match.end("secret")) is not None
+
+
+def _password_word(name: str) -> bool:
+    """Whether a credential's name is a password's (`DB_PASSWORD`, `dbPasswd`, `pwd`), not a key's or a token's."""
+    return _PASSWORD_END.search(name) is not None
+
+
+_PASSWORD_END = re.compile(r"(?i:pass(?:word|wd|phrase)?|pwd)\Z")
+
+
+def _passphrase_position(match: re.Match[str]) -> bool:
+    """Whether a password's plain words (values.word_passphrase) stand where no code does: quoted,
+    or unquoted as a literal (see _unquoted_phrase) that ends its line or statement."""
+    text = match.string
+    if match["q"]:
+        return not closes_name_literal(
+            text, match.start("name"), match.end("name"), match.start("secret") - 1
+        )
+    key = _KEY_BEFORE.search(text, max(0, match.start("name") - 40), match.start("name"))
+    name = (key.group() if key else "") + match["name"]
+    if _VALUE_END.match(text, match.end("secret")) is None and not _environment(match, name):
+        return False  # (code goes on: `connect(password=generated_phrase)`; a command may follow a variable)
+    return _unquoted_phrase(match, name)
+
+
+def _unquoted_phrase(match: re.Match[str], name: str) -> bool:
+    """Whether an unquoted password's plain words are a literal: joined by `-` (no name in code
+    is), after a YAML or properties `:` and a blank (`db_password: copper_pylon_saffron83`), or
+    given to an environment variable (`PGPASSWORD=copper.gravel.quiet`); where `password =
+    generated_phrase` is code."""
+    return "-" in match["secret"] or match["op"] == ":" and bool(match["sp2"]) or _environment(match, name)
+
+
+def _environment(match: re.Match[str], name: str) -> bool:
+    """Whether a value is given to an environment variable: an upper-case name, `=` and no blank."""
+    return name.isupper() and match["op"] == "=" and not match["sp1"] and not match["sp2"]
+
+
+def closes_name_literal(text: str, name_start: int, name_end: int, quote: int) -> bool:
+    """Whether the quote at `quote`, where a value would open, closes the literal that holds the
+    name, so that what follows is code: `'--password='.$connection['password']` (PHP), `"--token="
+    + token` (the name's literal opened before it on its line, and no quote of its kind between the
+    name and this one)."""
+    q = text[quote]
+    line = text.rfind("\n", 0, name_start) + 1
+    return q not in text[name_end:quote] and text.count(q, line, name_start) % 2 == 1
 
 
 def _not_a_reference(match: re.Match[str]) -> bool:
@@ -121,7 +174,11 @@ def _line_value(match: re.Match[str]) -> bool:
     (see credential_value, _not_a_reference), not a reference (`$(cat ...)`, `${X}`), a path
     (SSH_PRIVATE_KEY=~/.ssh/id_ed25519) or a name in code; a YAML key needs the blank after its colon."""
     value = match["secret"]
-    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~" or CODE_NAME.fullmatch(value):
+    if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~":
+        return False
+    if word_passphrase(value) and _password_word(match["name"]):
+        return _unquoted_phrase(match, match["name"]) and _not_a_reference(match)
+    if CODE_NAME.fullmatch(value):
         return False
     return credential_value(value) and not encodes_other_text(value) and _not_a_reference(match)
 
@@ -153,8 +210,9 @@ def config_secret(match: re.Match[str]) -> bool:
         and value[0] in "!*&"
         or _CALL_OR_INDEX.search(value)
         or DOTTED_CODE.fullmatch(value)
+        and not (word_passphrase(value) and _unquoted_phrase(match, match["name"]))
     ):
-        return False
+        return False  # (`db.password: copper.gravel.quiet` is a literal: see _unquoted_phrase)
     return not match["name"].startswith(("this.", "self.")) and _line_value(match)
 
 

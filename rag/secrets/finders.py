@@ -17,6 +17,7 @@ from rag.secrets.values import (
     real_password,
     secret_name,
     stock_word,
+    word_passphrase,
 )
 
 
@@ -432,10 +433,14 @@ def login_pairs(text: str, lowered: str, at: Sequence[int], budget: Budget) -> I
 
 # a connection string's password up to its `;`, whatever it holds (`&`, blanks): Snowflake's and
 # ADO.NET's `...;password=Fjord&Glacier-9;db=...`; or in braces, which ODBC takes with `;` and `}`
-# inside, `Pwd={S3cret;2023}` (at the occurrences of `pass` and `pwd`)
+# inside, `Pwd={S3cret;2023}`; or before a blank and the next keyword (at the occurrences of `pass`
+# and `pwd`)
 _CONNECTION_PASSWORD = re.compile(
     r"(?i:password|pwd)=(?:(?P<secret>[^;\"'\n{}]{1,128}+);(?=[ \t]*+[\w.-]{1,40}+=)"
-    r"|\{(?P<braced>(?:[^}\n]|\}\}){1,256}+)\})"
+    r"|\{(?P<braced>(?:[^}\n]|\}\}){1,256}+)\}"
+    # libpq's and DB-API's keyword form, `host=db user=app password=VALUE dbname=app`: up to a blank
+    # and the next keyword (code's arguments are joined by commas)
+    r"|(?P<spaced>[^\s;\"'{}]{1,128}+)(?=[ \t]++[a-z_]{2,40}+=))"
 )
 
 
@@ -448,9 +453,9 @@ def connection_passwords(
             continue
         m = _CONNECTION_PASSWORD.match(text, hit)
         if m is not None:
-            group = "secret" if m["secret"] is not None else "braced"
+            group = next(g for g in ("secret", "braced", "spaced") if m[g] is not None)
             secret = m[group].strip()
-            if credential_value(secret) or passphrase(secret):
+            if credential_value(secret) or passphrase(secret) or word_passphrase(secret):
                 yield "password-assignment", m.start(group), m.end(group)
 
 

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from rag.secrets.anywhere import TEST_VECTOR, short_name
-from rag.secrets.assignments import CODE_NAME, HASH_VALUE
+from rag.secrets.assignments import CODE_NAME, HASH_VALUE, closes_name_literal
 from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
 from rag.secrets.randomness import (
@@ -37,7 +37,16 @@ from rag.secrets.randomness import (
     may_be_random,
     roughly_random,
 )
-from rag.secrets.tables import MAX_ROW, header_column, table_cells, table_row
+from rag.secrets.tables import (
+    MAX_ROW,
+    SQL_COLUMNS,
+    copy_rows,
+    header_column,
+    insert_rows,
+    sql_columns,
+    table_cells,
+    table_row,
+)
 from rag.secrets.values import (
     REPEATED,
     app_password,
@@ -206,6 +215,12 @@ class _NamedValues:
                 query = _QUERY_VALUE.match(text, m.end())  # value, to its `&`, `?` or `#`: a literal
                 value = _judged(text, *query.span(), self.strong, True, budget, uuid) if query else None
             else:
+                gap = _GAP.match(text, m.end())
+                quote = gap.end() if gap else m.end()
+                if text[quote : quote + 1] in ("'", '"') and closes_name_literal(
+                    text, start, m.end("tail"), quote
+                ):
+                    continue  # `'--password='.$connection['password']`: code after the name's literal
                 value = _value(text, m.end(), self.strong, budget, op == ">", flag, uuid)
             if value is not None:
                 yield kind_of_name(name), *value
@@ -475,7 +490,8 @@ def _column_values(
             continue
         quoted = cell[:1] == cell[-1:] and cell[:1] in ('"', "'") and len(cell) > 1
         value = cell[1:-1] if quoted else cell
-        if value and _is_secret(value, strong, quoted, budget):
+        literal = quoted or sep != "|" and " " not in value  # a data file's cell of one token is a literal
+        if value and _is_secret(value, strong, literal, budget):
             start = line + a + row[a:b].index(value)
             found.append((kind, start, start + len(value)))
     return found, pos
@@ -703,3 +719,36 @@ def sql_passwords(
 
 
 _COARSE_IDENTIFIED = re.compile("(?P<name>(?P<word>" + _IDENTIFIED.pattern + "))(?P<op>)" + _COARSE_VALUE)
+
+
+# ---- SQL rows: INSERT ... VALUES and COPY ... FROM stdin, by their column lists ---------------------
+
+
+def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
+    """Yield the secrets of the credential columns of SQL's rows (`INSERT INTO accounts (email,
+    api_secret) VALUES ('a@b.c', '...'), (...)`; a COPY dump's tab-separated lines), at the
+    occurrences `at` of `insert` or `copy`: each value judged as a literal under its column's name."""
+    reach = 0
+    for hit in at:
+        if hit < reach or hit and lowered[hit - 1].isalnum():
+            continue
+        m = SQL_COLUMNS.match(lowered, hit)
+        if m is None:
+            continue
+        names = sql_columns(text[m.start("columns") : m.end("columns")])
+        wanted: dict[int, tuple[str, bool, bool]] = {}
+        for i, name in enumerate(names):
+            for word, strong in WORDS.items():
+                if i not in wanted and word in name.lower() and credential_name(name, word):
+                    wanted[i] = (name, strong, word != "key" or _API_KEY.search(name) is not None)
+        if not wanted or not budget.take():
+            continue
+        rows = copy_rows(text, m.end(), len(names)) if m["copy"] else insert_rows(text, m.end())
+        for row in rows:
+            if len(row) != len(names):
+                break
+            reach = row[-1][1]
+            for i, (name, strong, uuid) in wanted.items():
+                found = _judged(text, *row[i], strong, True, budget, uuid)
+                if found is not None:
+                    yield kind_of_name(name), *found

@@ -37,7 +37,7 @@ _MAX_LENGTH = 8192
 _UUID = re.compile(r"\{?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\}?")
 _HASH = re.compile(
     r"(?i:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|xxh(?:32|64|128)|crc32c?|murmur3|h1|zh|"
-    r"scram-sha-256|pbkdf2[_-]sha(?:1|256|512)|bcrypt|argon2(?:id|i|d)?)[-:$=/]"
+    r"scram-sha-256|pbkdf2[_:-]sha(?:1|256|512)|bcrypt|argon2(?:id|i|d)?|scrypt:[0-9]+)[-:$=/]"
     r"|md5[0-9a-f]{32}\Z|\$(?:2[abxy]|argon2(?:id|i|d)|[156])\$"
 )
 _FORMAT = re.compile(r"%(?:[0-9]*\.[0-9]*[fg]|[0-9]*[sd](?![A-Za-z0-9]))")  # printf's %s, %0.f
@@ -46,6 +46,9 @@ _VERSION = re.compile(r"[vV]?[0-9]+(?:\.[0-9]+){1,3}(?:[-+.~_][0-9A-Za-z.+~_-]*)
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})")
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _HEX = re.compile(r"(?:[0-9a-f]{2})+|(?:[0-9A-F]{2})+")
+_HEX_GROUPS = re.compile(
+    r"[0-9a-f]{8,}+(?:-[0-9a-f]{8,}+)++|[0-9A-F]{8,}+(?:-[0-9A-F]{8,}+)++"
+)  # 8+ digits a group
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 _ALPHABETS = ((str.isdigit, 10), (str.islower, 26), (str.isupper, 26))
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -104,7 +107,9 @@ def roughly_random(value: str) -> bool:
     lower, upper = "1" in kinds, "2" in kinds
     hex_digits = not (lower and upper) and _HEX.fullmatch(value) is not None  # (one case only)
     alphabet = 16 if hex_digits else 10 * digits + 26 * lower + 26 * upper
-    if n < len(value):
+    if not hex_digits and _HEX_GROUPS.fullmatch(value):
+        value, alphabet = value.replace("-", ""), 16  # groups of hex digits joined by `-`
+    elif n < len(value):
         alphabet += 20  # symbols
     return len(set(value)) >= math.pow(max(2, min(len(value), alphabet)), 0.75)
 
@@ -144,7 +149,9 @@ def _two_classes(value: str) -> bool:
 
 _DIGIT = re.compile(r"[0-9]")
 CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")  # five consonants in a row: no word
-_TOKEN_PREFIX = re.compile(r"[a-z][a-z0-9]{1,7}(?:[_-][a-z0-9]{2,8}){0,2}[_-](?=[A-Za-z0-9]{16})")
+_TOKEN_PREFIX = re.compile(
+    r"(?:[a-z][a-z0-9]{1,7}(?:[_-][a-z0-9]{2,8}){0,2}|[A-Z][A-Z0-9]{1,7})[_-](?=[A-Za-z0-9]{16})"
+)  # (`sk_live_`, `xoxb-`; in capitals, `PMAK-`, `NRAK-`)
 
 
 def _placeholder(value: str) -> bool:
@@ -226,6 +233,8 @@ def random_as_written(value: str) -> bool:
     alphabet = sum(size for (_, size), k in zip(_ALPHABETS, classes) if k)
     if _HEX.fullmatch(value):
         alphabet = 16
+    elif _HEX_GROUPS.fullmatch(value):
+        return entropy(value.replace("-", "")) >= 0.75 * 4  # (Postman's `PMAK-<hex>-<hex>`)
     if n < len(value):
         alphabet += 20  # symbols
     return entropy(value) >= 0.75 * math.log2(min(len(value), alphabet))

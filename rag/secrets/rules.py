@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from rag.secrets.anywhere import (
     app_passwords,
     chosen_passwords,
+    encoded_passwords,
     key_bytes,
     memorable_passwords,
     random_passwords,
@@ -50,7 +51,7 @@ from rag.secrets.finders import (
     putty_private_lines,
     redis_acl_passwords,
 )
-from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, url_users
+from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, sql_rows, url_users
 from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
 from rag.secrets.values import (
     aws_secret_name,
@@ -138,6 +139,7 @@ def _gate(pattern: str) -> Callable[[str], object]:
 
 
 _LITERAL = re.compile(r"[\w~-]+")
+_HOST_LIST_PORT = re.compile(r"[0-9]{1,5},")  # a port, then the next host of a list
 
 
 def _of_secret(check: Callable[[str], bool]) -> Callable[[re.Match[str]], bool]:
@@ -249,7 +251,8 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         # scheme://user:password@host — the password may hold '@' (the last one ends it)
         re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[])"),
         group="secret",
-        check=real_password,
+        # (not the ports of a list of hosts: `https://db1:5432,db2:5433@x`, `foo.com:123,foo:bar@bar.com`)
+        check=lambda m: _HOST_LIST_PORT.match(m["secret"]) is None and real_password(m),
     ),
     Rule(
         "url-password",
@@ -512,6 +515,8 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     *(WordFinder(word, named_values(word)) for word in WORDS),
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
     WordFinder("identified", sql_passwords),
+    WordFinder("insert", sql_rows),
+    WordFinder("copy", sql_rows),
     # `cloud.auth: "user:pass"`, `login=user:pass`, `stats auth user:pass`; `...;password=a&b;db=...`
     *(WordFinder(word, login_pairs) for word in LOGIN_WORDS),
     WordFinder("pass", connection_passwords),
@@ -522,6 +527,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(lambda text: True, random_passwords),
     Finder(_contains('"', "'", "`"), memorable_passwords),
     Finder(lambda text: True, chosen_passwords),
+    Finder(_contains('"', "'", "`"), encoded_passwords),
     Finder(_contains("-"), app_passwords),
     Finder(_contains(",", "\\x"), key_bytes),
 )

@@ -1,9 +1,11 @@
-"""Tables whose header names a credential column (CSV, TSV, Markdown): a header row's cells, and the
-column a credential's name heads; rag.secrets.nature judges the values below it."""
+"""Tables whose header names a credential column (CSV, TSV, Markdown), and SQL's rows (INSERT
+statements, COPY dumps) under their column lists: a header row's cells, the column a credential's
+name heads, the rows' values; rag.secrets.nature judges the values of that column."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 MAX_ROW = 2000  # characters in a header row at most
 _NOT_HEADER = re.compile(r"[=(){}\[\]<>:]")  # code and prose, not a header
@@ -52,3 +54,91 @@ def header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None:
             if a <= at - line < b or (a == b and a == at - line):
                 return sep, i, len(cells)
     return None
+
+
+# ---- SQL: the rows of INSERT statements and of PostgreSQL's COPY dumps ---------------------------
+
+# `INSERT [IGNORE] INTO table (col, ...) VALUES` and `COPY table (col, ...) FROM stdin;`, in the
+# lowered text at an occurrence of their first word
+SQL_COLUMNS = re.compile(
+    r"(?:insert[ \t]+(?:ignore[ \t]+)?into|(?P<copy>copy))[ \t]+[\w.\"`\[\]]{1,128}+[ \t]*+"
+    r"\((?P<columns>[^()\n;]{1,2000}+)\)"
+    r"(?(copy)[ \t]+from[ \t]+stdin[^\n]{0,80}+\n|\s*+values\s*+)"
+)
+MAX_SQL_ROWS = 1_000_000  # characters of rows read after one statement's columns
+_BLANKS = " \t\r\n"
+
+
+def sql_columns(columns: str) -> list[str]:
+    """The names of a column list (`"id", `password`, [api_key]`), unquoted."""
+    return [c.strip(' \t"`[]') for c in columns.split(",")]
+
+
+def insert_rows(text: str, pos: int) -> Iterator[list[tuple[int, int]]]:
+    """The rows of an INSERT's VALUES at `pos`, each the spans of its values (a quoted value's
+    without its quotes; SQL's doubled quote inside kept), up to the statement's end or a row of
+    another shape."""
+    end = min(len(text), pos + MAX_SQL_ROWS)
+    while True:
+        pos = _skip_blanks(text, pos, end)
+        if text[pos : pos + 1] != "(":
+            return
+        row, pos = _insert_row(text, pos + 1, end)
+        if row is None:
+            return
+        yield row
+        pos = _skip_blanks(text, pos, end)
+        if text[pos : pos + 1] != ",":
+            return
+        pos += 1
+
+
+def _insert_row(text: str, pos: int, end: int) -> tuple[list[tuple[int, int]] | None, int]:
+    """One row's values from `pos` (after its `(`) and where the row ends; None when it is no row."""
+    row: list[tuple[int, int]] = []
+    while pos < end:
+        pos = _skip_blanks(text, pos, end)
+        if text[pos : pos + 1] == "'":
+            close = text.find("'", pos + 1, end)
+            while close != -1 and text[close + 1 : close + 2] == "'":
+                close = text.find("'", close + 2, end)
+            if close == -1:
+                return None, pos
+            row.append((pos + 1, close))
+            pos = close + 1
+        else:  # a number, NULL, a call (`NOW()`): up to the next `,` or `)` at its depth
+            start, depth = pos, 0
+            while pos < end and (depth or text[pos] not in ",)"):
+                depth += (text[pos] == "(") - (text[pos] == ")")
+                pos += 1
+            row.append((start, pos))
+        pos = _skip_blanks(text, pos, end)
+        if text[pos : pos + 1] == ")":
+            return row, pos + 1
+        if text[pos : pos + 1] != ",":
+            return None, pos
+        pos += 1
+    return None, pos
+
+
+def copy_rows(text: str, pos: int, columns: int) -> Iterator[list[tuple[int, int]]]:
+    """The rows of a COPY dump at `pos`: lines of `columns` tab-separated values, up to `\\.`."""
+    end = min(len(text), pos + MAX_SQL_ROWS)
+    while pos < end:
+        stop = text.find("\n", pos, end)
+        stop = end if stop == -1 else stop
+        line = text[pos:stop].rstrip("\r")
+        if line == "\\." or line.count("\t") != columns - 1:
+            return
+        row, at = [], pos
+        for cell in line.split("\t"):
+            row.append((at, at + len(cell)))
+            at += len(cell) + 1
+        yield row
+        pos = stop + 1
+
+
+def _skip_blanks(text: str, pos: int, end: int) -> int:
+    while pos < end and text[pos] in _BLANKS:
+        pos += 1
+    return pos

@@ -245,6 +245,144 @@ def passphrase(value: str) -> bool:
     return lower or leet
 
 
+_PHRASE_WORD = re.compile(r"[a-z]{3,12}|[A-Z][a-z]{2,11}")
+# words that name what a value is for (a secret's name in a store, a role, a place, a stage, a
+# placeholder), which a passphrase's words are not: `db-admin-password`, `prod-api-creds`
+_NAMING_WORDS = frozenset(
+    [
+        "pass",
+        "passwd",
+        "password",
+        "passwords",
+        "passphrase",
+        "pwd",
+        "secret",
+        "secrets",
+        "key",
+        "keys",
+        "token",
+        "tokens",
+        "auth",
+        "cred",
+        "creds",
+        "credential",
+        "credentials",
+        "login",
+        "user",
+        "users",
+        "username",
+        "admin",
+        "root",
+        "service",
+        "svc",
+        "account",
+        "app",
+        "application",
+        "api",
+        "client",
+        "server",
+        "db",
+        "database",
+        "sql",
+        "postgres",
+        "mysql",
+        "redis",
+        "mongo",
+        "cache",
+        "ldap",
+        "smtp",
+        "mail",
+        "vault",
+        "kv",
+        "store",
+        "manager",
+        "ref",
+        "name",
+        "names",
+        "value",
+        "values",
+        "env",
+        "var",
+        "vars",
+        "field",
+        "file",
+        "path",
+        "config",
+        "settings",
+        "default",
+        "prod",
+        "production",
+        "stage",
+        "staging",
+        "dev",
+        "development",
+        "test",
+        "testing",
+        "local",
+        "demo",
+        "sample",
+        "example",
+        "your",
+        "here",
+        "change",
+        "replace",
+        "placeholder",
+        "dummy",
+        "none",
+        "null",
+        "empty",
+        "new",
+        "old",
+        "temp",
+        "tmp",
+        "master",
+        "main",
+        "primary",
+        "backup",
+        "read",
+        "write",
+        "only",
+        "cluster",
+        "node",
+        "host",
+        "system",
+        "internal",
+        "external",
+        "public",
+        "private",
+        "shared",
+        "common",
+    ]
+)
+
+
+def word_passphrase(value: str) -> bool:
+    """Whether a value is a passphrase of plain words, as a password's name may hold: three to six
+    words of letters joined by one of `-_.` (the last maybe followed by digits), two of them common
+    English words and none a word that names what a value is for (see _NAMING_WORDS):
+    `velvet-ticket-harbour-lamp`, `copper_pylon_saffron83`; not `db-admin-password`,
+    `grafana-admin-credentials`, `app.config.value`. Only a password's name makes such a value
+    one: anywhere else it is a name."""
+    sep = next((c for c in "-_." if c in value), None)
+    if sep is None or not 11 <= len(value) <= 64:
+        return False
+    words = value.split(sep)
+    if not 3 <= len(words) <= 6:
+        return False
+    last = words[-1].rstrip("0123456789")
+    if len(words[-1]) - len(last) > 4:
+        return False
+    words[-1] = last
+    if not all(_PHRASE_WORD.fullmatch(word) for word in words):
+        return False
+    lowered = [word.lower() for word in words]
+    if any(word in _NAMING_WORDS for word in lowered) or len(set(lowered)) < len(lowered):
+        return False
+    from rag.words import english_words
+
+    return sum(word in english_words() for word in lowered) >= 2
+
+
 def may_be_chosen(value: str) -> bool:
     """The cheap tests of credential_value: 8+ characters, a letter, and a digit or a symbol."""
     if len(value) < 8 or not any(map(str.isalpha, value)):
