@@ -809,3 +809,126 @@ def test_dumped_typed_and_encoded_credentials(text: str, secrets: list[str], kin
 )
 def test_look_alikes_of_dumps_and_encodings_stay(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+def test_a_joined_template_a_vendor_dotted_token_and_a_list_of_pins() -> None:
+    parts = ["hqLcWxXbsY", "2DBrIJ1HT4", "fZlz3GpLu"]
+    joined = "      MasterUserPassword: !Join ['', ['{}', '{}', '{}']]\n".format(*parts)
+    assert all(p not in redact(joined)[0] for p in parts)
+    fn_join = '{{"MasterUserPassword": {{"Fn::Join": ["", ["{}", "{}", "{}"]]}}}}\n'.format(*parts)
+    assert all(p not in redact(fn_join)[0] for p in parts)
+    vault = "vault login hvs." + "GIp11NhHY8gdLauupi2l2Rai\n"
+    assert "GIp11NhHY8gdLauupi2l2Rai" not in redact(vault)[0]
+    pins = (
+        "    static let pinnedKeyHashes: [String] = [\n"
+        '        "2JwxHrNiIGano/fN2siXkA3A7OswemKH8a0Byu/fZjk=",\n'
+        '        "5jaV59FSexanHd8rS7LkGHZx8j3QPWbj+HyV+lNcU7M=",\n'
+        "    ]\n"
+        "              verify_certificate_spki:\n"
+        '                - "3IIKccvWExam0uCfkAP0ra1CSoQJrJWUl7ie5s0YIZ8="\n'
+    )
+    assert redact(pins) == (pins, {})
+    tokens = pins.replace("pinnedKeyHashes", "apiTokens").replace(
+        "verify_certificate_spki", "upstream_tokens"
+    )
+    assert sum(redact(tokens)[1].values()) == 3
+    template = "      Value: !Join ['', ['arn:aws:s3:::', !Ref Bucket, '/*']]\n"
+    assert redact(template) == (template, {})
+
+
+KEY16 = [0x49, 0xA1, 0xE4, 0x8C, 0xA3, 0x52, 0xBB, 0x1A, 0xF8, 0x0F, 0x59, 0x94, 0xEC, 0xD9, 0x24, 0x8F]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "val Key: Array[Byte] = Array[Byte](\n    "
+        + ", ".join(f"0x{b:02x}.toByte" for b in KEY16)
+        + "\n  )\n",
+        "private static final byte[] KEY = {\n    "
+        + ", ".join(f"(byte) 0x{b:02X}" for b in KEY16[:8])
+        + ",\n    "
+        + ", ".join(f"(byte) 0x{b:02X}" for b in KEY16[8:])
+        + "\n};\n",
+        "integer(int8), parameter :: k(16) = [ &\n   "
+        + ", ".join(f"{b - 256 if b > 127 else b}_int8" for b in KEY16[:8])
+        + ", &\n   "
+        + ", ".join(f"{b - 256 if b > 127 else b}_int8" for b in KEY16[8:])
+        + " ]\n",
+        "Key : constant Stream_Element_Array (1 .. 16) :=\n  ("
+        + ", ".join(f"16#{b:02X}#" for b in KEY16)
+        + ");\n",
+    ],
+    ids=["scala-to-byte", "java-casts-over-lines", "fortran-int8-continued", "ada-based-literals"],
+)
+def test_key_bytes_written_in_each_languages_way(text: str) -> None:
+    redacted, found = redact(text)
+    assert found == {"random-value": 1}, redacted
+
+
+def test_a_public_key_array_by_its_name_stays() -> None:
+    text = "const fw_signing_pub = [32]u8{\n    " + ", ".join(f"0x{b:02x}" for b in KEY16 * 2) + ",\n};\n"
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('let honeybadger_token = "hbp_weqLJWtZo8" ^ "E4qc2G1XnDSol" ^ "IzftIIs7yHZyh"\n', "E4qc2G1XnDSol"),
+        ('const ntfy_token = "tk_432sc28m" ++ "jqldpudrpn" ++ "n3gbylb7jl5";\n', "jqldpudrpn"),
+        (
+            "SharePassword = " + " & ".join(f"Chr({ord(c)})" for c in PW2) + "\n",
+            " & ".join(f"Chr({ord(c)})" for c in PW2[:4]),
+        ),
+        (f'  db_password <<- "{PW2}"\n', PW2),
+        ('"ldap_bind_password": {\n  "value": "' + PW2 + '"\n},\n', PW2),
+        ("Run, putty.exe -ssh ops@host -pw 1qaz@WSX3edc$RFV\n", "1qaz@WSX3edc$RFV"),
+        (
+            "CREATE TABLE `tokens` (\n  `id` int NOT NULL,\n  `token` varbinary(255) NOT NULL,\n"
+            "  PRIMARY KEY (`id`)\n);\nINSERT INTO `tokens` VALUES (3,0x"
+            + PW.encode().hex()
+            + PW2.encode().hex()
+            + ");\n",
+            PW.encode().hex(),
+        ),
+        ('    "archive_password = \\"' + PW2 + '\\"\\n",\n', PW2),  # a notebook's source line
+    ],
+    ids=[
+        "ocaml-caret",
+        "zig-plus-plus",
+        "vb-chr",
+        "r-superassignment",
+        "value-object",
+        "keyboard-walk",
+        "mysqldump-hex-blob",
+        "notebook-escaped",
+    ],
+)
+def test_credentials_assembled_assigned_or_dumped_in_more_languages(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-----BEGIN PGP MESSAGE-----\n\nhQEMA2x7Jm3Zq8mNAQf/Xk9mQ2vLp4Rt7Zq8mN3pL7wB5cVb1Tc6Yq7Rk2Lm9Xw3Zp8N\n=Ab3d\n-----END PGP MESSAGE-----\n",
+        "mirror: mjow6qm2l6o2dw6pziismtgay7xxptoncqdrm4ru644vbwqvbsyq4d6p.onion\n",
+        "          key: julia-depot-v3-699b48d7858cb0e1\n",
+        '  {\n   "key": "okta_client_id",\n   "value": "0oay0JjJydwDpvNRixXo",\n   "type": "default"\n  }\n',
+        "qwertyuiop = 'qwertyuiop[]'\n",
+        'EXPECT_EQ(result, "123456789abcdefg");\n',
+        '{-12345, kHex, /*width = */ 0, "ffffffffffffffffffffffffffffcfc7"});\n',
+    ],
+    ids=[
+        "pgp-message",
+        "onion-address",
+        "cache-key",
+        "postman-client-id",
+        "keyboard-row",
+        "a-count",
+        "a-run-of-one-key",
+    ],
+)
+def test_public_ciphertext_addresses_and_names_stay(text: str) -> None:
+    assert redact(text) == (text, {})

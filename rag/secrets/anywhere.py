@@ -89,7 +89,7 @@ _DIGEST_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224, sha
 _DIGEST_WORD = re.compile(
     r"(?i)(?:sha[-_]?(?:1|224|256|384|512)?|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
     r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
-    r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|\b(?:tlsa|sshfp|cds)\b)"
+    r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|spki|\b(?:tlsa|sshfp|cds)\b)"
 )
 _CHECKSUM_LINE = re.compile(r"(?:  | \*)[\w./-]{1,255}")  # `sha256sum`'s output: two blanks (or ` *`), a file
 _BASE64_DIGEST = re.compile(r"[A-Za-z0-9+/]{21,86}={0,2}")
@@ -98,7 +98,8 @@ _DATA_URI = re.compile(r"(?i);base64,\Z")
 _PLIST_KEY = re.compile(r"<key>(?P<name>[^<>]{1,64})</key>\s*+<string>\Z")
 _PUBLIC_BLOCK = re.compile(
     r"-----BEGIN (?P<label>CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL|"
-    r"CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|TRUSTED CERTIFICATE|DH PARAMETERS|EC PARAMETERS)-----"
+    r"CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|TRUSTED CERTIFICATE|DH PARAMETERS|EC PARAMETERS|"
+    r"PGP MESSAGE|PGP SIGNATURE)-----"  # (a message encrypted to a key, as a Salt pillar keeps one: ciphertext)
 )
 _SIGNED_MAIL = re.compile(r"(?i)(?:dkim|arc-message)-signature:[^\n]*+(?:\r?\n[ \t][^\n]*+)*+\Z")
 _VERSIONED = re.compile(r"(?:vault:)?v[0-9]{1,2}:(?:[A-Za-z0-9+/]{8,64}={0,2}:)?\Z")  # and a nonce (Pulumi's)
@@ -459,6 +460,8 @@ def chosen_password(value: str) -> bool:
     from a letter on, a symbol (`!#%^&*~?`), a digit and an English word of 4+ letters, with a
     second one or a number of 2+ digits (`Winter2023!`, `Kiosk!Ward7`). Names in code spell their
     words plainly, and end in their numbers (`handler500`, `Extent3D`, `QueryClient#defaultQuery`)."""
+    if keyboard_walk(value):
+        return True
     if not value[0].isalnum() or not any(map(str.isalpha, value)) or not not_example(value):
         return False
     if "_" in value and _IDENTIFIER.fullmatch(value):
@@ -473,6 +476,29 @@ def chosen_password(value: str) -> bool:
         return False
     words = [part for part in _PLAIN_WORD.findall(value) if len(part) >= 4 and _english(part.lower())]
     return len(words) >= 2 or bool(words) and _NUMBER_RUN.search(value) is not None
+
+
+# the keys of a US keyboard by row and column, each shifted symbol read as its key
+_KEY_ROWS = ("1234567890-=", "qwertyuiop[]", "asdfghjkl;'", "zxcvbnm,./")
+_KEY_AT = {key: (row, col) for row, keys in enumerate(_KEY_ROWS) for col, key in enumerate(keys)}
+_UNSHIFTED = str.maketrans('!@#$%^&*()_+{}:"<>?', "1234567890-=[];',./")
+
+
+def keyboard_walk(value: str) -> bool:
+    """Whether `value` is a walk over the keyboard, as people make passwords (`1qaz@WSX3edc$RFV`,
+    `!QAZ2wsx`, `zaq12wsx`): 8+ keys, 6 of them distinct, each of three steps in four to a key next
+    to the one before (across, down or diagonally; not the same key again), and two steps in five
+    between rows (a layout's table, `qwertyuiop`, and a count, `123456789abcdef`, keep to a row),
+    letters with digits or symbols."""
+    if len(value) < 8 or not any(map(str.isalpha, value)) or value.isalpha():
+        return False
+    keys = [_KEY_AT.get(c) for c in value.lower().translate(_UNSHIFTED)]
+    if None in keys or len(set(keys)) < 6:
+        return False
+    steps = [(a, b) for a, b in zip(keys, keys[1:]) if a is not None and b is not None]
+    near = [(a, b) for a, b in steps if a != b and abs(a[0] - b[0]) <= 1 and abs(a[1] - b[1]) <= 1]
+    rows = sum(1 for a, b in near if a[0] != b[0])
+    return len(near) >= 0.75 * len(steps) and rows >= 0.4 * len(steps)
 
 
 _LEET_PART = re.compile(r"[A-Za-z0-9@$][a-z0-9@$]*")  # a word of a password: up to the next capital
@@ -539,6 +565,9 @@ def _a_path(value: str) -> bool:
     return any(_PATH_WORD.fullmatch(part) or (part and _words(part)) for part in value.split("/"))
 
 
+_VENDOR_DOT = re.compile(r"(?:^|[\s\"'`=:(\[,])[a-z]{2,4}\.\Z")  # `hvs.`, where code has `obj.`
+
+
 def _code_name(text: str, start: int, value: str) -> bool:
     """Whether the token at `start` is a name in code: declared or used as one (after `struct`,
     `.`, `::`, `->`; before `(`, `<`, `[`, `::`), or named again elsewhere in the text with some
@@ -550,6 +579,8 @@ def _code_name(text: str, start: int, value: str) -> bool:
     if after[:1] in ("(", "[") or after == "::" or after[:1] == "<" and after != "</":
         return True  # (`</` closes an element: `<string>sk_...</string>`)
     lead = text[max(0, start - 25) : start]
+    if _VENDOR_DOT.search(lead) and len(value) >= 20 and _three_classes(value):
+        return False  # a vendor's prefix and a dot (Vault's `hvs.<token>`), not an attribute
     if _DECLARES.search(lead[:-1] if lead.endswith("$") else lead):  # core.$ZodCheckDef
         return True
     return text.count(value) > 1 and _coverage(value) >= 0.25
@@ -623,15 +654,23 @@ def _trimmed(value: str, start: int) -> tuple[int, int]:
     return start + lead, start + len(value) - trail
 
 
-_BYTE = r"(?:0[xX][0-9a-fA-F]{1,2}|-?[0-9]{1,3})"
+# a byte: hex, Ada's based literal (`16#FC#`) or a small number, maybe cast (`(byte) 0x22`) or typed
+# by a suffix (Scala's `0x49.toByte`, Kotlin's `.toByte()`, Fortran's `12_int8`, Rust's `0x1fu8`)
+_BYTE = (
+    r"(?:\((?:unsigned[ \t]+char|u?int8_t|s?byte|u?char|u8|i8)\)[ \t]*+)?"
+    r"(?:0[xX][0-9a-fA-F]{1,2}|16#[0-9a-fA-F]{1,2}#|-?[0-9]{1,3})"
+    r"(?:\.toU?Byte(?:\(\))?|_u?int8|[ui]8)?"
+)
+_BYTE_VALUE = re.compile(r"0[xX]([0-9a-fA-F]{1,2})|16#([0-9a-fA-F]{1,2})#|(-?[0-9]{1,3})")
+_BYTE_GAP = r"[ \t\r\n]*+(?:&[ \t]*+\r?\n[ \t]*+)?"  # blanks, and Fortran's `&` before a line break
 # a literal array of 16 to 64 bytes (a key's or a seed's length): `[]byte{0x1f, ...}`, `new byte[] {-12, ...}`,
-# Haskell's leading commas
+# Haskell's leading commas, Fortran's `(/ ... /)`
 # the name an array is declared or assigned to, right before it: `uint8_t NAME[32] = `, `NAME := []byte`
 _ARRAY_NAME = re.compile(
     r"(?P<name>[A-Za-z_]\w{0,63}+)[ \t]*+(?:\[[^\]\n]{0,8}+\])?[ \t]*+:?=[^=;\n]{0,40}+\Z"
 )
 _BYTE_ARRAY = re.compile(
-    rf"[{{\[(][ \t\r\n]*+(?P<body>{_BYTE}(?:[ \t\r\n]*+,[ \t\r\n]*+{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+[}}\])]"
+    rf"[{{\[(]/?{_BYTE_GAP}(?P<body>{_BYTE}(?:{_BYTE_GAP},{_BYTE_GAP}{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+/?[}}\])]"
 )
 
 
@@ -642,16 +681,21 @@ def key_bytes(text: str) -> Iterator[tuple[str, int, int]]:
         declared = _ARRAY_NAME.search(text, max(0, match.start() - 120), match.start())
         if declared is not None and _PUBLIC_KEY_NAME.search(declared["name"]):
             continue  # `static const uint8_t SIGNER_PUBKEY[32] = {...}`: a public key
-        values = [
-            int(v, 16) if v[:2] in ("0x", "0X") else int(v)
-            for v in re.split(r"[ \t\r\n]*,[ \t\r\n]*", match["body"])
-        ]
+        values = [_byte_value(element) for element in match["body"].split(",")]
         if all(-128 <= v <= 255 for v in values) and _random_bytes([v & 0xFF for v in values]):
             yield DEFAULT_KIND, match.start("body"), match.end("body")
     if "\\x" in text:
         for match in _ESCAPED_BYTES.finditer(text):
             if _random_bytes([int(v, 16) for v in _ESCAPED_BYTE.findall(match[0])]):
                 yield DEFAULT_KIND, match.start(), match.end()
+
+
+def _byte_value(element: str) -> int:
+    """The number an element of a byte array writes, without its cast or suffix (`(byte) 0x22`: 0x22)."""
+    found = _BYTE_VALUE.search(element, element.find(")") + 1)  # (after a cast)
+    assert found is not None  # (an element of _BYTE_ARRAY's body holds one)
+    hexa, based, number = found.groups()
+    return int(hexa or based, 16) if hexa or based else int(number)
 
 
 # a string of 16 to 64 bytes as `\\x` escapes (a line continued by a backslash inside it: OCaml, C)
@@ -1107,6 +1151,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     """Whether the token at `start` is public by its shape or the syntax right before it."""
     if _public_by_itself(value) or _mangled(text, start, end):
         return True
+    if text.startswith(".onion", end):
+        return True  # a Tor service's address: its name is its public key
     line_start = text.rfind("\n", 0, start) + 1
     written = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
     before = written.rstrip("+/")  # (a token starts at a letter or digit: base64's leading `/` stays out)
@@ -1180,8 +1226,8 @@ _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z"
 )
 _PUBLIC_KEY_NAME = re.compile(
-    r"(?i)(?:pub(?:lic)?|publishable|verifying)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
-    r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?\Z"
+    r"(?i)(?:(?:pub(?:lic)?|publishable|verifying)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
+    r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with
 _CREDENTIAL_WORD = re.compile(
@@ -1231,8 +1277,8 @@ def _public_name(before: str) -> bool:
 # name field before it in the same item
 _VALUE_FIELD = re.compile(r"""(?i)(?<![\w-])(?:value|content)["']?[ \t]*[:=][ \t]*["']?\Z""")
 _PAIR_NAME = re.compile(
-    r"""(?i)(?<![\w-])name["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z0-9_.-]{1,64})["']?[^{}<>\[\]]{0,120}\Z"""
-)
+    r"""(?i)(?<![\w-])(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z0-9_.-]{1,64})["']?[^{}<>\[\]]{0,120}\Z"""
+)  # (`key` as Postman's variables name theirs)
 
 
 # response headers that carry a request's id under no `id` of their own name
@@ -1266,6 +1312,9 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
     )
     if _DIGEST_WORD.search(near[:_NEAR]):
         return True
+    opening = _list_opening(text, line_start)
+    if opening is not None and _DIGEST_WORD.search(opening):
+        return True  # an item of a list whose name names digests (`pinnedKeyHashes: [String] = [`)
     if not columns:
         return False
     header = _column_header(text, line_start, start)
@@ -1273,6 +1322,25 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
 
 
 _NEAR = 400  # characters of the lines above and below looked at
+# a line that is one item of a list: a quoted literal and its comma, or a YAML item
+_LIST_ITEM = re.compile(r"""[ \t]*+(?:-[ \t]++)?+(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?[ \t]*+\r?""")
+_LIST_ITEMS = 64  # items looked up through at most
+
+
+def _list_opening(text: str, line_start: int) -> str | None:
+    """When the line at `line_start` is an item of a list written one item a line, the line that
+    opens the list (up through the items above it)."""
+    end = text.find("\n", line_start)
+    if _LIST_ITEM.fullmatch(text, line_start, len(text) if end == -1 else end) is None:
+        return None
+    for _ in range(_LIST_ITEMS):
+        if line_start == 0:
+            return None
+        above = text.rfind("\n", 0, line_start - 1) + 1
+        if _LIST_ITEM.fullmatch(text, above, line_start - 1) is None:
+            return text[above : line_start - 1]
+        line_start = above
+    return None
 
 
 def _column_header(text: str, line_start: int, start: int) -> str | None:

@@ -119,12 +119,18 @@ def _environment(match: re.Match[str], name: str) -> bool:
 
 def closes_name_literal(text: str, name_start: int, name_end: int, quote: int) -> bool:
     """Whether the quote at `quote`, where a value would open, closes the literal that holds the
-    name, so that what follows is code: `'--password='.$connection['password']` (PHP), `"--token="
-    + token` (the name's literal opened before it on its line, and no quote of its kind between the
-    name and this one)."""
+    name, so that what follows is code joined to it: `'--password='.$connection['password']` (PHP),
+    `"--token=" + token` (the name's literal opened before it on its line, no quote of its kind
+    between the name and this one, and an operator after it)."""
     q = text[quote]
+    if _CONCATENATION.match(text, quote + 1) is None:
+        return False  # a value follows the quote, not an operator (`"pw = \"...\""` in a notebook)
     line = text.rfind("\n", 0, name_start) + 1
     return q not in text[name_end:quote] and text.count(q, line, name_start) % 2 == 1
+
+
+# an operator that joins a literal to code: PHP's `.`, Lua's `..`, `+`, SQL's `||`, VB's `&`, D's `~`
+_CONCATENATION = re.compile(r"[ \t]*+(?:\.\.?|\+|\|\||&|~)[ \t]*+[\w$@(]")
 
 
 def _not_a_reference(match: re.Match[str]) -> bool:

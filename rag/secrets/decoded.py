@@ -172,13 +172,13 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-        if "-join" in text or any(word in text for word in _LIST_JOIN_WORDS):
-            _add_joined_lists(view, text)
+    if "-join" in text or any(word in text for word in _LIST_JOIN_WORDS):
+        _add_joined_lists(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
     if "&#" in text:
         _add_character_references(view, text)
-    if "fromCharCode" in text:
+    if "fromCharCode" in text or any(call in text for call in _CHR_WORDS):
         _add_char_codes(view, text)
     if "=hex" in text:
         _add_registry_bytes(view, text)
@@ -215,7 +215,8 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
 
 # literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join(""),
 # Swift's ["a", "b"].joined(), Rust's concat!("a", "b"), PowerShell's @('a', 'b') -join '', C#'s
-# string.Concat("a", "b"), Kotlin's listOf("a", "b").joinToString(""), Go's strings.Join([]string{"a", "b"}, "")
+# string.Concat("a", "b"), Kotlin's listOf("a", "b").joinToString(""), Go's strings.Join([]string{"a", "b"}, ""),
+# CloudFormation's !Join ['', ['a', 'b']] and {"Fn::Join": ["", ["a", "b"]]}
 _JOINED_LIST = re.compile(
     r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
     r"""|concat!\((?P<args>[^\[\]()]{0,2048}+)\)"""
@@ -223,9 +224,19 @@ _JOINED_LIST = re.compile(
     r"""|(?:listOf|arrayOf)\((?P<kt>[^\[\]()]{0,2048}+)\)\s*+\.joinToString\([ \t]*+(?:(?:separator[ \t]*+=[ \t]*+)?"")?[ \t]*+\)"""
     r"""|strings\.Join\(\[\]string\{(?P<go>[^\[\]{}()]{0,2048}+)\}[ \t]*+,[ \t]*+""[ \t]*+\)"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
+    r"""|(?:!Join|Fn::Join["']?[ \t]*+:)[ \t]*+\[[ \t]*+(?:""|'')[ \t]*+,\s*+\[(?P<cfn>[^\[\]]{0,2048}+)\]"""
 )
 # what _JOINED_LIST needs in a text to match there (PowerShell's joins are found from their `-join`)
-_LIST_JOIN_WORDS = (".join(", ".joined(", "concat!(", "Concat(", ".joinToString(", "strings.Join(")
+_LIST_JOIN_WORDS = (
+    ".join(",
+    ".joined(",
+    "concat!(",
+    "Concat(",
+    ".joinToString(",
+    "strings.Join(",
+    "!Join",
+    "Fn::Join",
+)
 # (found from its `-join`: the pattern tried at each bracket of a text cost a tenth of the view)
 _PS_JOINED = re.compile(r"""@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(?:''|"")""")
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
@@ -410,13 +421,25 @@ _CHAR_CODES = re.compile(
 )
 
 
+# ... and Visual Basic's Chr(84) & Chr(97) & ... (ChrW, Chr$; joined by `&` or `+`), found from their words
+_CHR_WORDS = ("Chr(", "chr(", "CHR(", "ChrW(", "Chr$(", "ChrW$(")
+_CHR_CALLS = re.compile(
+    r"(?i:chrw?\$?)\([ \t]*+[0-9]{2,3}[ \t]*+\)(?:[ \t]*+[&+][ \t]*+(?:_[ \t]*+\r?\n[ \t]*+)?"
+    r"(?i:chrw?\$?)\([ \t]*+[0-9]{2,3}[ \t]*+\)){7,255}"
+)
+
+
 def _add_char_codes(view: _Spliced, text: str) -> None:
     """Add each string spelt as character codes as the literal it spells."""
-    for m in itertools.islice(_CHAR_CODES.finditer(text), _MAX_JOINS):
-        codes = [int(c) for c in re.findall(r"[0-9]+", m["codes"])]
+    calls = _CHR_CALLS.finditer(text)
+    for m in itertools.islice(itertools.chain(_CHAR_CODES.finditer(text), calls), _MAX_JOINS):
+        codes = [
+            int(c) for c in re.findall(r"(?<![A-Za-z])[0-9]+", m["codes"] if m.re is _CHAR_CODES else m[0])
+        ]
         value = "".join(map(chr, codes))
         if all(32 <= c < 127 for c in codes) and _literal_text(value):
-            _put_value(view, text, _call_start(text, m.start()), m.end(), value, rest=True)
+            start = _call_start(text, m.start()) if m.re is _CHAR_CODES else m.start()
+            _put_value(view, text, start, m.end(), value, rest=True)
 
 
 # a Windows registry export's binary value: `"Password"=hex:70,72,6f,...` (hex(2) and hex(7): UTF-16

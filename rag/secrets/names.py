@@ -17,6 +17,8 @@ _SECRET_NAME = re.compile(
     | \.vault-token | \.boto | \.s3cfg | \.dockercfg | \.pgpass\.conf
     | \.erlang\.cookie                                   # an Erlang node's distribution cookie
     | \.p4tickets | p4tickets\.txt                        # Perforce's login tickets
+    | \.msmtprc | \.fetchmailrc | \.authinfo             # mail clients' passwords (msmtp, fetchmail, Gnus)
+    | \.renviron                                        # R's environment file, a .env
     | settings-security\.xml                            # Maven's master password
     | accesstokens\.json                                # the Azure CLI's tokens
     | kubeconfig | .*\.kubeconfig                       # cluster credentials at a kubeconfig's own name
@@ -28,7 +30,7 @@ _SECRET_NAME = re.compile(
 )
 # generic names that hold secrets only in their tool's folder: docker's auths, a cluster's kubeconfig,
 # the GitHub and hub CLIs' tokens, cargo's and composer's tokens, Maven's and Gradle's user settings,
-# doctl's, fly's and the CircleCI CLI's tokens
+# doctl's, fly's and the CircleCI CLI's tokens, Leiningen's and Helm's repository passwords
 _SECRET_IN_FOLDER = frozenset(
     {
         (".docker", "config.json"),
@@ -43,6 +45,8 @@ _SECRET_IN_FOLDER = frozenset(
         ("doctl", "config.yaml"),
         (".fly", "config.yml"),
         (".circleci", "cli.yml"),
+        (".lein", "profiles.clj"),  # Leiningen's repository credentials
+        ("helm", "repositories.yaml"),  # Helm's chart repositories' passwords
     }
 )
 

@@ -31,6 +31,7 @@ from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.finders import Budget
 from rag.secrets.randomness import (
     CONSONANT_RUN,
+    as_text,
     ascending,
     known_shape,
     looks_random,
@@ -41,6 +42,7 @@ from rag.secrets.tables import (
     MAX_ROW,
     SQL_COLUMNS,
     copy_rows,
+    created_columns,
     header_column,
     insert_rows,
     sql_columns,
@@ -64,10 +66,13 @@ _AFTER_WORD = (
     r"(?P<tail>[a-z0-9_.-]{0,40}+)(?P<close>[\"'`]?+\]?+)"
     # an operator (a type annotation's `: &str =` too) or blanks, then (maybe on the next line)
     # the start of a quoted value or of an unquoted one long enough to be random
-    r"(?:(?P<op>[ \t]*+(?::=|=>|<-|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
+    r"(?:(?P<op>[ \t]*+(?::=|=>|<<?-|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+(?:![a-z!]{0,15}+[ \t]++)?+"  # a YAML tag: `!unsafe '..'`
     r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
     r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
+    # an object whose `value` key holds the value (`"admin_password": {"value": "..."}`: Terraform's
+    # plans and state, ARM parameter files)
+    r"""|(?P<object>[ \t]*+[:=][ \t]*+\{)"""
     # a quoted name, a comma, then a quoted value (`"password", "..."`)
     r"""|(?P<comma>(?<=["'`])[ \t]*+,)(?=[ \t]*+(?:\r?\n[ \t]*+)?[bruBRU]{0,2}["'`][^"'`\r\n]{6})"""
     # a separator in a row that may be a table's header (no code or prose after it to the line's
@@ -101,11 +106,11 @@ _ITEM_END = re.compile(r"""[{}]|\n[ \t]*-[ \t]|(?<![\w-])(?i:name)["'`]?[ \t]*(?
 _OTHER_NAME = re.compile(r"""(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)""")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{1,15}[ \t]+(?=\S)")  # Token, Bearer, Basic, ApiKey, SSWS...
 # a quoted literal, maybe prefixed (b"", r"", u""); and what joins two: an operator (`+`, PHP's
-# `.`, Lua's `..`, SQL's `||`, VB's `&`) maybe before a line break, a backslash continuation, or
-# blanks (Python's and C's adjacent literals)
+# `.`, Lua's `..`, SQL's `||`, VB's `&`, Zig's and Haskell's `++`, OCaml's `^`, D's `~`) maybe before
+# a line break, a backslash continuation, or blanks (Python's and C's adjacent literals)
 _PREFIX = re.compile(r"[bruBRU]{0,2}(?=[\"'`])")
 _JOINED = re.compile(
-    r"""(?:[ \t]*(?:\+|\.\.?|\|\||&)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
+    r"""(?:[ \t]*(?:\+\+?|\.\.?|\|\||&|\^|~)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
 )
 _CODE_AFTER = re.compile(r"[(\[.]|[ \t]*[,)\]}]")  # what follows a name in code, not a value
 _SYMBOL = re.compile(r"[!#%^*~@]")  # no name in code holds one
@@ -194,6 +199,13 @@ class _NamedValues:
                 if column is not None:
                     values, table_end = _column_values(text, line, column, self.strong, budget)
                     yield from values
+                continue
+            if m["object"] is not None:
+                key = _VALUE_KEY.search(text, m.end(), min(len(text), m.end() + _OBJECT_REACH))
+                if key is not None and not any(c in text[m.end() : key.start()] for c in "{}"):
+                    value = _literal(text, key.end(), self.strong, budget, uuid=self.word != "key")
+                    if value is not None:
+                        yield kind_of_name(name), *value
                 continue
             if m["comma"] is not None:
                 if text[start - 1 : start] != close[:1]:
@@ -400,6 +412,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
         return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY, _ref2$allOwnKeys
     if not budget.judge(value):
         return (random and roughly_random(value)) or (strong and quoted and may_be_chosen(value))
+    if not strong and _NAMED_HASH.fullmatch(value):
+        return False  # a name and a short hash of what it names: a cache's key (`julia-depot-v3-699b48d7858cb0e1`)
     if looks_random(value) and (strong or not short_name(value)):
         return True  # (a password's word takes any random value; a key's, no name like `uint16-slice`)
     if strong and quoted and (app_password(value) or passphrase(value)):
@@ -417,6 +431,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
 
 
 _VENDOR_LETTERS = re.compile(r"[A-Za-z]{2,8}[-_]")
+# two words or more, maybe a version, then hex shorter than a digest's 32 digits
+_NAMED_HASH = re.compile(r"(?:[a-z]{3,}+[-_.]){2,}+(?:v?[0-9]{1,3}+[-_.])?+[0-9a-f]{6,31}+")
 
 
 def _random_letters(value: str) -> bool:
@@ -441,6 +457,7 @@ _KEYED_UUID = re.compile(
     r"(?:[a-z]{2,8}-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
 _PAIR_WINDOW = 1200
+_OBJECT_REACH = 200  # characters from an object's `{` to its `value` key
 
 
 def _paired_value(
@@ -724,6 +741,9 @@ _COARSE_IDENTIFIED = re.compile("(?P<name>(?P<word>" + _IDENTIFIED.pattern + "))
 # ---- SQL rows: INSERT ... VALUES and COPY ... FROM stdin, by their column lists ---------------------
 
 
+_HEX_LITERAL = re.compile(r"0[xX]([0-9a-fA-F]{16,512})")
+
+
 def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
     """Yield the secrets of the credential columns of SQL's rows (`INSERT INTO accounts (email,
     api_secret) VALUES ('a@b.c', '...'), (...)`; a COPY dump's tab-separated lines), at the
@@ -735,7 +755,10 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
         m = SQL_COLUMNS.match(lowered, hit)
         if m is None:
             continue
-        names = sql_columns(text[m.start("columns") : m.end("columns")])
+        if m["columns"] is not None:
+            names = sql_columns(text[m.start("columns") : m.end("columns")])
+        else:
+            names = created_columns(text, lowered, m["table"], hit)
         wanted: dict[int, tuple[str, bool, bool]] = {}
         for i, name in enumerate(names):
             for word, strong in WORDS.items():
@@ -749,6 +772,15 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
                 break
             reach = row[-1][1]
             for i, (name, strong, uuid) in wanted.items():
-                found = _judged(text, *row[i], strong, True, budget, uuid)
+                start, end = row[i]
+                value = _HEX_LITERAL.fullmatch(text, start, end)
+                decoded = (
+                    as_text(bytes.fromhex(value[1])) if value is not None and len(value[1]) % 2 == 0 else None
+                )
+                if decoded is not None:  # mysqldump's --hex-blob: `0x3861...`, judged as the text it is
+                    if _is_secret(decoded, strong, True, budget, uuid):
+                        yield kind_of_name(name), start, end
+                    continue
+                found = _judged(text, start, end, strong, True, budget, uuid)
                 if found is not None:
                     yield kind_of_name(name), *found

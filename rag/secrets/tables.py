@@ -61,10 +61,14 @@ def header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None:
 # `INSERT [IGNORE] INTO table (col, ...) VALUES` and `COPY table (col, ...) FROM stdin;`, in the
 # lowered text at an occurrence of their first word
 SQL_COLUMNS = re.compile(
-    r"(?:insert[ \t]+(?:ignore[ \t]+)?into|(?P<copy>copy))[ \t]+[\w.\"`\[\]]{1,128}+[ \t]*+"
-    r"\((?P<columns>[^()\n;]{1,2000}+)\)"
+    r"(?:insert[ \t]+(?:ignore[ \t]+)?into|(?P<copy>copy))[ \t]+(?P<table>[\w.\"`\[\]]{1,128}+)[ \t]*+"
+    r"(?:\((?P<columns>[^()\n;]{1,2000}+)\))?"
     r"(?(copy)[ \t]+from[ \t]+stdin[^\n]{0,80}+\n|\s*+values\s*+)"
 )
+# a column's definition in a CREATE TABLE, one a line as dumps write them: its name, then its type
+_COLUMN_DEFINITION = re.compile(r"""[ \t]*+[`"\[]?(?P<name>\w{1,64}+)[`"\]]?[ \t]++[A-Za-z]""")
+_NOT_A_COLUMN = ("primary", "key", "unique", "constraint", "index", "foreign", "check", "fulltext")
+_MAX_TABLE = 20_000  # characters of a CREATE TABLE read for its columns
 MAX_SQL_ROWS = 1_000_000  # characters of rows read after one statement's columns
 _BLANKS = " \t\r\n"
 
@@ -72,6 +76,30 @@ _BLANKS = " \t\r\n"
 def sql_columns(columns: str) -> list[str]:
     """The names of a column list (`"id", `password`, [api_key]`), unquoted."""
     return [c.strip(' \t"`[]') for c in columns.split(",")]
+
+
+def created_columns(text: str, lowered: str, table: str, before: int) -> list[str]:
+    """The columns of `table` as the last CREATE TABLE of it before `before` defines them (an INSERT
+    of mysqldump's names no columns: `INSERT INTO `t` VALUES (...)`); none if there is none."""
+    name = table.strip('`"[]').lower()
+    at = -1
+    for quoted in (f"`{name}`", f'"{name}"', f"[{name}]", name):
+        at = max(
+            at, lowered.rfind(f"table {quoted} (", 0, before), lowered.rfind(f"exists {quoted} (", 0, before)
+        )
+    if at == -1:
+        return []
+    columns: list[str] = []
+    line = lowered.find("\n", at, at + 300) + 1
+    while 0 < line < min(before, at + _MAX_TABLE):
+        end = lowered.find("\n", line)
+        end = len(lowered) if end == -1 else end
+        m = _COLUMN_DEFINITION.match(text, line, end)
+        if m is None or m["name"].lower() in _NOT_A_COLUMN:
+            break
+        columns.append(m["name"])
+        line = end + 1
+    return columns
 
 
 def insert_rows(text: str, pos: int) -> Iterator[list[tuple[int, int]]]:
@@ -100,8 +128,8 @@ def _insert_row(text: str, pos: int, end: int) -> tuple[list[tuple[int, int]] | 
         pos = _skip_blanks(text, pos, end)
         if text[pos : pos + 1] == "'":
             close = text.find("'", pos + 1, end)
-            while close != -1 and text[close + 1 : close + 2] == "'":
-                close = text.find("'", close + 2, end)
+            while close != -1 and (text[close + 1 : close + 2] == "'" or _escaped(text, close)):
+                close = text.find("'", close + (1 if _escaped(text, close) else 2), end)
             if close == -1:
                 return None, pos
             row.append((pos + 1, close))
@@ -136,6 +164,14 @@ def copy_rows(text: str, pos: int, columns: int) -> Iterator[list[tuple[int, int
             at += len(cell) + 1
         yield row
         pos = stop + 1
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the character at `at` is escaped by a backslash (MySQL's `\\'`; `\\\\'` ends the string)."""
+    run = 0
+    while at - run - 1 >= 0 and text[at - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
 
 
 def _skip_blanks(text: str, pos: int, end: int) -> int:
