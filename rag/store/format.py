@@ -58,6 +58,10 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 17: the same tables as 16; more is redacted (passwords of plain words under a password's name, SQL
+# rows by their columns, key bytes with casts and suffixes, literals joined by `^` and `++`, base64 or hex
+# of a password, keyboard walks) and less (values written again in another form, lists of pins,
+# encrypted PGP messages, `.onion` addresses): a 16's unchanged files would differ.
 # 16: the same tables as 15; more is redacted (generated passwords with dots or of 14-15 letters and
 # digits, chosen passwords in leetspeak or with a word, a symbol and a number, a vendor's hex key after
 # its mode, `_live_`, bare chosen passwords) and less (Jasypt's `ENC(...)`, a P-256 public key, a pair's value
@@ -78,7 +82,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 16
+FORMAT_VERSION = 17
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
