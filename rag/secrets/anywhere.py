@@ -413,6 +413,8 @@ def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     `Seohs6heioha!22`, given to a decoder). Test data encodes words and sentences
     (`SGVsbG8gV29ybGQh`: `Hello World!`)."""
     for match in _ENCODED_LITERAL.finditer(text):
+        if not may_be_random(match["value"]):
+            continue  # (the cheap test first: base64 and hex of text mix cases, or digits and letters)
         decoded = decode(match["value"])
         if decoded is None or not 8 <= len(decoded) <= 64 or not decoded.isprintable() or " " in decoded:
             continue

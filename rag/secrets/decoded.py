@@ -172,7 +172,7 @@ def decoded_view(text: str) -> _Spliced | None:
             _add_continued_lines(view, text)
     if "(" in text:
         _add_parenthesised(view, text)
-    if "-join" in text or any(word in text for word in _LIST_JOIN_WORDS):
+    if "-join" in text or any(word in text for word in _LIST_JOIN_WORDS + _CFN_JOIN_WORDS):
         _add_joined_lists(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
@@ -224,7 +224,10 @@ _JOINED_LIST = re.compile(
     r"""|(?:listOf|arrayOf)\((?P<kt>[^\[\]()]{0,2048}+)\)\s*+\.joinToString\([ \t]*+(?:(?:separator[ \t]*+=[ \t]*+)?"")?[ \t]*+\)"""
     r"""|strings\.Join\(\[\]string\{(?P<go>[^\[\]{}()]{0,2048}+)\}[ \t]*+,[ \t]*+""[ \t]*+\)"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
-    r"""|(?:!Join|Fn::Join["']?[ \t]*+:)[ \t]*+\[[ \t]*+(?:""|'')[ \t]*+,\s*+\[(?P<cfn>[^\[\]]{0,2048}+)\]"""
+)
+# (searched apart, in the texts that hold `Join`: an alternative more in the pattern above cost every text)
+_CFN_JOINED = re.compile(
+    r"""(?:!Join|Fn::Join["']?[ \t]*+:)[ \t]*+\[[ \t]*+(?:""|'')[ \t]*+,\s*+\[(?P<cfn>[^\[\]]{0,2048}+)\]"""
 )
 # what _JOINED_LIST needs in a text to match there (PowerShell's joins are found from their `-join`)
 _LIST_JOIN_WORDS = (
@@ -234,9 +237,8 @@ _LIST_JOIN_WORDS = (
     "Concat(",
     ".joinToString(",
     "strings.Join(",
-    "!Join",
-    "Fn::Join",
 )
+_CFN_JOIN_WORDS = ("!Join", "Fn::Join")
 # (found from its `-join`: the pattern tried at each bracket of a text cost a tenth of the view)
 _PS_JOINED = re.compile(r"""@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(?:''|"")""")
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
@@ -259,7 +261,8 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
     `"<the literals joined>"`, after what precedes it on its line (its name)."""
     joins = 0
     lists = _JOINED_LIST.finditer(text) if any(word in text for word in _LIST_JOIN_WORDS) else iter(())
-    for m in itertools.chain(lists, _powershell_joins(text)):
+    cfn = _CFN_JOINED.finditer(text) if any(word in text for word in _CFN_JOIN_WORDS) else iter(())
+    for m in itertools.chain(lists, cfn, _powershell_joins(text)):
         body = next(group for group in m.re.groupindex if m[group] is not None)  # (each group is a body)
         literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
         pieces = [lit for lit in literals if lit[1]]
