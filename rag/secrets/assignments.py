@@ -12,9 +12,9 @@ from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential
 # (JSON, PHP, YAML) or a subscript's key (`config["db_password"] =`), by `=`, `:`, `:=`, `=>`, a
 # type annotation's `: str =` (`db_password: SecretStr = ...`, as typed settings classes write
 # them), a type after a blank (Go's `var dbPassword string =`, Bicep's `param adminPassword string
-# =`) or LDIF's `::` before base64; then a quoted literal (maybe b"", r"", u""), or one unquoted token: no quotes, brackets,
-# braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`, `<password>`, `ENC(...)` stop it
-# early), base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a
+# =`) or LDIF's `::` before base64; then a quoted literal (maybe b"", r"", u""), or one unquoted
+# token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`,
+# `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a
 # token never backtracks, and it cannot run past the next `=` or `:`, so no two candidates scan the
 # same characters twice (linear on any input).
 ASSIGNED = (
@@ -82,7 +82,8 @@ def assigned_secret(match: re.Match[str]) -> bool:
 
 
 def _password_word(name: str) -> bool:
-    """Whether a credential's name is a password's (`DB_PASSWORD`, `dbPasswd`, `pwd`), not a key's or a token's."""
+    """Whether a credential's name is a password's (`DB_PASSWORD`, `dbPasswd`, `pwd`), not a key's
+    or a token's."""
     return _PASSWORD_END.search(name) is not None
 
 
