@@ -932,3 +932,26 @@ def test_credentials_assembled_assigned_or_dumped_in_more_languages(text: str, s
 )
 def test_public_ciphertext_addresses_and_names_stay(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'vpc_security_group_ids = ["sg-0774c04d6527a082f"]\n',
+        "      X-Amz-Cf-Id:\n      - ajrGJos1ae4H_PpxFZp_CY9m79eK6ch-2ClOp4UXi5QDuluNKYjEWw==\n",
+        '"PublicKeyXml": "<RSAKeyValue><Modulus>rj7xgUwoRVLZFhaq8Ec9O5OkQps6szGkPqqyocujTRm6Sbm/PsrFh1ysy3LZ'
+        'rbuPNzpjfj9iJiU3eJ15UAn/zDOQX7CLK/wqlz2rNQIz</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>"\n',
+        "   * Lifts `Tuple2#swap` to Functor\n",
+    ],
+    ids=["resource-id", "header-value-listed-below-its-name", "rsa-modulus", "member-reference"],
+)
+def test_ids_listed_headers_and_a_modulus_stay(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+def test_listed_values_under_a_credential_name_and_named_passwords_are_redacted() -> None:
+    listed = "    X-Api-Token:\n    - " + PW + PW2.replace("!", "") + "\n"
+    assert PW not in redact(listed)[0]
+    for password in ("Chicago" + "74331!", "Yankees2" + "Jeter#", "Olivia" + "0916!"):
+        text = f"await bcrypt.hash('{password}', 10);\n"
+        assert password not in redact(text)[0], password

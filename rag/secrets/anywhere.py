@@ -363,6 +363,8 @@ _CHOSEN_SYMBOLS = frozenset("!#%^&*~?")
 _LEET = {"0": "o", "1": "il", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "8": "b", "9": "g"}
 _LETTER_SYMBOL_LETTER = re.compile(r"[A-Za-z][@$][A-Za-z]")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_MEMBER = re.compile(r"[A-Z][A-Za-z0-9]*+#[a-z][A-Za-z0-9]*+")
+_CAPITALISED = re.compile(r"[A-Z][a-z]{3,}")  # a name, a place, a team: `Chicago74331!`, `Yankees2Jeter#`
 
 
 def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
@@ -459,8 +461,9 @@ def chosen_password(value: str) -> bool:
     digits, `@` and `$`, up to a capital) that is an English word of 4+ letters only once its
     leetspeak is read, a substitution inside it, with a symbol, a `@` or `$` among letters, a second
     such word or a word of 6+ letters (`p0lytunn3l!Gr0w`, `Gr@ssl4nd!Ley`, `Cl0ver-Ley-Silage`); or,
-    from a letter on, a symbol (`!#%^&*~?`), a digit and an English word of 4+ letters, with a
-    second one or a number of 2+ digits (`Winter2023!`, `Kiosk!Ward7`). Names in code spell their
+    from a letter on, a symbol (`!#%^&*~?`), a digit and an English or capitalised word of 4+
+    letters, with a second one or a number of 2+ digits (`Winter2023!`, `Kiosk!Ward7`,
+    `Chicago74331!`). Names in code spell their
     words plainly, and end in their numbers (`handler500`, `Extent3D`, `QueryClient#defaultQuery`)."""
     if keyboard_walk(value):
         return True
@@ -468,6 +471,8 @@ def chosen_password(value: str) -> bool:
         return False
     if "_" in value and _IDENTIFIER.fullmatch(value):
         return False  # a snake_case name (`gis_point3d_id`)
+    if _MEMBER.fullmatch(value):
+        return False  # a class's member, as docs name it (`Tuple2#swap`, `QueryClient#defaultQueryOptions`)
     symbol = any(c in _CHOSEN_SYMBOLS for c in value)
     leets = [word for part in _LEET_PART.findall(value) if (word := _leet_word(part.rstrip("0123456789")))]
     if leets and (
@@ -476,7 +481,11 @@ def chosen_password(value: str) -> bool:
         return True
     if not symbol or not value[0].isalpha() or not any(map(str.isdigit, value)):
         return False
-    words = [part for part in _PLAIN_WORD.findall(value) if len(part) >= 4 and _english(part.lower())]
+    words = [
+        part
+        for part in _PLAIN_WORD.findall(value)
+        if len(part) >= 4 and (_english(part.lower()) or _CAPITALISED.fullmatch(part))
+    ]
     return len(words) >= 2 or bool(words) and _NUMBER_RUN.search(value) is not None
 
 
@@ -612,12 +621,16 @@ def _secret_lead(lead: str) -> bool:
 
 
 _VENDOR_LEAD = re.compile(r"[a-z]{2,6}_")
+_PREFIXED_ID = re.compile(r"(?P<lead>[a-z]{1,8}-)[0-9a-f]{8,31}")
 
 
 def _generated(text: str, value: str, start: int) -> bool:
     """Whether the token `value` at `start` looks generated and is not public by its structure."""
     if not may_be_random(value) or not roughly_random(value.rstrip("=")) and not _encoded(value):
         return False
+    prefixed = _PREFIXED_ID.fullmatch(value)
+    if prefixed is not None and not _secret_lead(prefixed["lead"]):
+        return False  # a resource's id: a short prefix and hex shorter than a digest (`sg-0774c04d6527a082f`)
     judged = _judged(value)
     if judged != value and _HEX.fullmatch(judged) and not _secret_lead(value[: value.rfind(judged)]):
         return False  # a name with its content's hash: app-eb0a5b9302e8d32828d8a73f137cc8f0.js
@@ -1186,6 +1199,11 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    if before.endswith(("<Modulus>", "<Exponent>")):
+        return True  # an RSA key's public half in .NET's XML, in a private key's too (its secrets are `<D>`, `<P>`, ...)
+    opening = _list_opening(text, line_start) if before.lstrip(" \t-\"'") == "" else None
+    if opening is not None and _public_name(opening.rstrip() + " "):
+        return True  # an item under a public name (a recorded response's `X-Amz-Cf-Id:` then `- <id>`)
     if _VALUE_FIELD.search(before):  # a name/value pair: the name is its `name` field's value
         pair = _PAIR_NAME.search(text, max(0, start - 240), start)
         if pair is not None and _public_name(pair["name"] + "="):
@@ -1325,7 +1343,9 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
 
 _NEAR = 400  # characters of the lines above and below looked at
 # a line that is one item of a list: a quoted literal and its comma, or a YAML item
-_LIST_ITEM = re.compile(r"""[ \t]*+(?:-[ \t]++)?+(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?[ \t]*+\r?""")
+_LIST_ITEM = re.compile(
+    r"""[ \t]*+(?:-[ \t]++)?+(?:(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?|(?<=- )[^\s"'#][^\s]{0,511}+)[ \t]*+\r?"""
+)  # (a YAML item unquoted too: `- <value>`)
 _LIST_ITEMS = 64  # items looked up through at most
 
 
