@@ -955,3 +955,52 @@ def test_listed_values_under_a_credential_name_and_named_passwords_are_redacted(
     for password in ("Chicago" + "74331!", "Yankees2" + "Jeter#", "Olivia" + "0916!"):
         text = f"await bcrypt.hash('{password}', 10);\n"
         assert password not in redact(text)[0], password
+
+
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [
+        ('SFTP_PASSWORD = "%s%s%s" % ("cvA2mL36H", "sNOPFc2sa", "UTti3uemR")\n', "sNOPFc2sa"),
+        (
+            "DECLARE signing_key STRING DEFAULT CONCAT('0VuEim1T7NEp', 'YzFurEGhjLG1', 'wkcOrWOOipjt');\n",
+            "YzFurEGhjLG1",
+        ),
+        ('  api_secret = join("", ["1060299566ac", "086571450b6a", "710ab6fe"])\n', "086571450b6a"),
+        (
+            'let secret = format!("{}{}{}", "70dc9d332b084e02", "336137ad055de55e", "5772682a60b7013e");\n',
+            "336137ad055de55e",
+        ),
+        (
+            "token: ${{ secrets.DOCKER_PAT || format('{0}{1}', 'dckr_pat_JFpCDYIkL', 'aEvxaDR7hrzcUvvg0n') }}\n",
+            "aEvxaDR7hrzcUvvg0n",
+        ),
+        ("!define pw=Scorpio" + "1987!\n", "Scorpio1987!"),
+        ("SetEnv SOAP_PASSWORD Beetle" + "1970!\n", "Beetle1970!"),
+    ],
+    ids=[
+        "python-percent",
+        "sql-concat",
+        "terraform-join",
+        "rust-format",
+        "actions-format",
+        "snowsql-define",
+        "apache-setenv",
+    ],
+)
+def test_literals_assembled_by_a_format_and_bare_passwords_ending_in_a_symbol(text: str, piece: str) -> None:
+    redacted, found = redact(text)
+    assert found and piece not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'name = "%s%s" % ("hello", "world")\n',
+        "SELECT CONCAT('first_name', ' ', 'last_name');\n",
+        'url = "{}{}".format("https://api.example.com", "/v1/users")\n',
+        "We shipped Windows10 today!\n",
+    ],
+    ids=["words", "column-names", "url-parts", "a-name-and-a-version"],
+)
+def test_assembled_words_and_names_stay(text: str) -> None:
+    assert redact(text) == (text, {})

@@ -449,8 +449,9 @@ def _stripped_elsewhere(text: str, value: str, start: int, lowered: str | None =
 
 
 # a bare password: a symbol inside it, between a letter or digit and a letter (what a name, an
-# operator or markup rarely has), and blanks, a `:` or `=` or brackets around it
-_INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]")
+# operator or markup rarely has), or ending it after a word and a number (`Scorpio1987!`), and
+# blanks, a `:` or `=` or brackets around it
+_INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]|[A-Za-z][0-9]{2,6}+[!%^&~?](?![\w!%^&~?])")
 _BARE_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*~?+_-")
 _BARE_BEFORE = frozenset(" \t\n:=,([{")
 _BARE_AFTER = frozenset(" \t\r\n,;)]}")

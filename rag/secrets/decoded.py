@@ -174,6 +174,8 @@ def decoded_view(text: str) -> _Spliced | None:
         _add_parenthesised(view, text)
     if "-join" in text or any(word in text for word in _LIST_JOIN_WORDS + _CFN_JOIN_WORDS):
         _add_joined_lists(view, text)
+    if any(word in text for word in _FORMAT_WORDS):
+        _add_formatted(view, text)
     _add_adjacent_literals(view, text)  # (each finds its own words: a test of them first costs as much)
     _add_decoded_calls(view, text)
     if "&#" in text:
@@ -244,6 +246,37 @@ _PS_JOINED = re.compile(r"""@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
 _NAME_REACH = 80  # characters before a join read with it: its name and operator
 _MAX_JOINS = 256  # joins read in one text
+
+
+# literals assembled by a format made of placeholders alone, or by a function that concatenates its
+# arguments: Python's "%s%s%s" % ("a", "b", "c") and "{}{}".format(...), Rust's format!("{}{}", ...),
+# Go's fmt.Sprintf("%s%s", ...), GitHub Actions' format('{0}{1}', ...); SQL's and BigQuery's
+# CONCAT('a', 'b'), Terraform's join("", ["a", "b"])
+_FORMATTED = re.compile(
+    r"""(?P<q>["'])(?:%s){2,16}(?P=q)[ \t]*+%[ \t]*+\((?P<percent>[^()]{0,2048}+)\)"""
+    r"""|(?P<q2>["'])(?:\{[0-9]{0,2}\}){2,16}(?P=q2)\.format\((?P<dot>[^()]{0,2048}+)\)"""
+    r"""|(?<![\w.])(?:format!?|(?:fmt\.)?Sprintf|sprintf|String\.format)\([ \t]*+(?P<q3>["'])"""
+    r"""(?:%[sv]|\{[0-9]{0,2}\}){2,16}(?P=q3)[ \t]*+,(?P<call>[^()]{0,2048}+)\)"""
+    r"""|(?<![\w.])(?i:concat)\((?P<concat>[^()]{0,2048}+)\)"""
+    r"""|(?<![\w.])join\([ \t]*+(?:""|'')[ \t]*+,\s*+\[(?P<join>[^\[\]]{0,2048}+)\]\s*+\)"""
+)
+_FORMAT_WORDS = ("%s%s", "}{", "%v%v", "oncat(", "ONCAT(", "join(")
+
+
+def _add_formatted(view: _Spliced, text: str) -> None:
+    """Add each run of two or more literals assembled by a format of placeholders alone or a
+    concatenating function (see _FORMATTED) as the one literal they make, after its name."""
+    for m in itertools.islice(_FORMATTED.finditer(text), _MAX_JOINS):
+        body = next(g for g in ("percent", "dot", "call", "concat", "join") if m[g] is not None)
+        literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
+        pieces = [lit for lit in literals if lit[1]]
+        gaps = zip(
+            [m.start(body), *(lit.end() for lit in literals)],
+            [*(lit.start() for lit in literals), m.end(body)],
+        )
+        if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
+            continue  # not literals alone (a variable, a call among them)
+        _put_value(view, text, m.start(), m.end(), "".join(lit[2] for lit in pieces))
 
 
 def _powershell_joins(text: str) -> Iterator[re.Match[str]]:
