@@ -268,15 +268,20 @@ def _add_formatted(view: _Spliced, text: str) -> None:
     concatenating function (see _FORMATTED) as the one literal they make, after its name."""
     for m in itertools.islice(_FORMATTED.finditer(text), _MAX_JOINS):
         body = next(g for g in ("percent", "dot", "call", "concat", "join") if m[g] is not None)
-        literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
-        pieces = [lit for lit in literals if lit[1]]
-        gaps = zip(
-            [m.start(body), *(lit.end() for lit in literals)],
-            [*(lit.start() for lit in literals), m.end(body)],
-        )
-        if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
-            continue  # not literals alone (a variable, a call among them)
-        _put_value(view, text, m.start(), m.end(), "".join(lit[2] for lit in pieces))
+        value = _literals_alone(text, m.start(body), m.end(body))
+        if value is not None:
+            _put_value(view, text, m.start(), m.end(), value)
+
+
+def _literals_alone(text: str, start: int, end: int) -> str | None:
+    """The value that two or more literals make when text[start:end] holds them alone, separated by
+    commas and blanks; None when it holds anything else (a variable, a call)."""
+    literals = list(_LITERAL.finditer(text, start, end))
+    pieces = [lit for lit in literals if lit[1]]
+    gaps = zip([start, *(lit.end() for lit in literals)], [*(lit.start() for lit in literals), end])
+    if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
+        return None
+    return "".join(lit[2] for lit in pieces)
 
 
 def _powershell_joins(text: str) -> Iterator[re.Match[str]]:
@@ -297,15 +302,10 @@ def _add_joined_lists(view: _Spliced, text: str) -> None:
     cfn = _CFN_JOINED.finditer(text) if any(word in text for word in _CFN_JOIN_WORDS) else iter(())
     for m in itertools.chain(lists, cfn, _powershell_joins(text)):
         body = next(group for group in m.re.groupindex if m[group] is not None)  # (each group is a body)
-        literals = list(_LITERAL.finditer(text, m.start(body), m.end(body)))
-        pieces = [lit for lit in literals if lit[1]]
-        gaps = zip(
-            [m.start(body), *(lit.end() for lit in literals)],
-            [*(lit.start() for lit in literals), m.end(body)],
-        )
-        if len(pieces) < 2 or any(_BETWEEN_LITERALS.fullmatch(text, a, b) is None for a, b in gaps):
+        value = _literals_alone(text, m.start(body), m.end(body))
+        if value is None:
             continue  # not a list of literals alone (a variable, a call among them)
-        _put_value(view, text, m.start(), m.end(), "".join(lit[2] for lit in pieces))
+        _put_value(view, text, m.start(), m.end(), value)
         joins += 1
         if joins >= _MAX_JOINS:
             return
