@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import re
 from collections.abc import Iterator
 
@@ -381,11 +382,12 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             ):
                 yield DEFAULT_KIND, match.start("value"), match.end("value")
     reach = 0
-    for inner in _INNER_SYMBOL.finditer(text):
-        if inner.start() < reach:
+    hints = ((m.start(), m.end()) for m in _INNER_SYMBOL.finditer(text))
+    for hint, hint_end in heapq.merge(hints, _closing_bangs(text)):
+        if hint < reach:
             continue
-        start, end = inner.start(), inner.end()
-        while start > 0 and text[start - 1] in _BARE_CHARACTERS and inner.start() - start < 40:
+        start, end = hint, hint_end
+        while start > 0 and text[start - 1] in _BARE_CHARACTERS and hint - start < 40:
             start -= 1
         while end < len(text) and text[end] in _BARE_CHARACTERS and end - start <= 40:
             end += 1
@@ -449,9 +451,25 @@ def _stripped_elsewhere(text: str, value: str, start: int, lowered: str | None =
 
 
 # a bare password: a symbol inside it, between a letter or digit and a letter (what a name, an
-# operator or markup rarely has), or ending it after a word and a number (`Scorpio1987!`), and
-# blanks, a `:` or `=` or brackets around it
-_INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]|[A-Za-z][0-9]{2,6}+[!%^&~?](?![\w!%^&~?])")
+# operator or markup rarely has), or ending it after a word and a number (`Scorpio1987!`, see
+# _closing_bangs), and blanks, a `:` or `=` or brackets around it
+_INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]")
+
+
+def _closing_bangs(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of a letter, 2 to 6 digits and a closing `!` (`Scorpio1987!`), found from each `!`
+    (a second alternative in _INNER_SYMBOL doubled its search)."""
+    at = text.find("!")
+    while at != -1:
+        if at + 1 == len(text) or not (text[at + 1].isalnum() or text[at + 1] in "_!="):
+            digits = at
+            while digits > 0 and text[digits - 1].isdigit() and at - digits < 6:
+                digits -= 1
+            if at - digits >= 2 and digits > 0 and text[digits - 1].isalpha() and text[digits - 1].isascii():
+                yield digits - 1, at + 1
+        at = text.find("!", at + 1)
+
+
 _BARE_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*~?+_-")
 _BARE_BEFORE = frozenset(" \t\n:=,([{")
 _BARE_AFTER = frozenset(" \t\r\n,;)]}")
