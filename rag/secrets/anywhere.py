@@ -210,7 +210,7 @@ def variant(text: str, lowered: str, value: str, start: int) -> bool:
     parts = [p.lower() for p in _VARIANT_PARTS.split(value) if len(p) >= _VARIANT_CORE]
     if len({p[:_VARIANT_CORE] for p in parts}) < len(parts):
         return True
-    if _stripped_elsewhere(text, value, start, lowered):
+    if _stripped_elsewhere(lowered, value, start):
         return True
     n, own = len(value), value.lower()
     trim = min(4, (n - 12) // 2)
@@ -378,7 +378,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                 _CHOSEN_HINT.search(value)
                 and not _GLOB_OR_ESCAPE.search(value)
                 and chosen_password(value)
-                and not _stripped_elsewhere(text, value, match.start("value"))
+                and not _stripped_elsewhere(text.lower(), value, match.start("value"))  # (few get here)
             ):
                 yield DEFAULT_KIND, match.start("value"), match.end("value")
     reach = 0
@@ -399,7 +399,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             and (end == len(text) or text[end] in _BARE_AFTER)
             and not any(c in value for c in "_*#")  # a name, a product, a reference (`Type#X86`)
             and chosen_password(value)
-            and not _stripped_elsewhere(text, value, start)
+            and not _stripped_elsewhere(text.lower(), value, start)
         ):
             yield DEFAULT_KIND, start, end
 
@@ -432,16 +432,14 @@ def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             yield DEFAULT_KIND, match.start("value"), match.end("value")
 
 
-def _stripped_elsewhere(text: str, value: str, start: int, lowered: str | None = None) -> bool:
+def _stripped_elsewhere(lowered: str, value: str, start: int) -> bool:
     """Whether `value` (at `start`) has symbols and its letters and digits alone, in lower case,
-    stand elsewhere in the text (`lowered`, if known, is it in lower case): the output a test
-    expects of its input (`"Hello@World#123"` slugified to `"helloworld123"`)."""
+    stand elsewhere in the text (`lowered`, in lower case): the output a test expects of its input
+    (`"Hello@World#123"` slugified to `"helloworld123"`)."""
     bare = "".join(filter(str.isalnum, value)).lower()
     if len(bare) < 8 or len(bare) == len(value):
         return False
     end = start + len(value)
-    if lowered is None:
-        return any(not start <= m.start() < end for m in re.finditer(re.escape(bare), text, re.IGNORECASE))
     at = lowered.find(bare)
     while at != -1:
         if not start <= at < end:

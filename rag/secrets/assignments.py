@@ -69,9 +69,7 @@ def assigned_secret(match: re.Match[str]) -> bool:
     if not _not_a_reference(match):
         return False
     if match["q"]:
-        return not closes_name_literal(
-            match.string, match.start("name"), match.end("name"), match.start("secret") - 1
-        )
+        return _opens_value(match)
     if value[0] in "$%#/~!*@.+-" or CODE_NAME.fullmatch(value) or DOTTED_CODE.fullmatch(value):
         return False
     if match.string[max(0, match.start("name") - 5) : match.start("name")] in ("this.", "self."):
@@ -95,9 +93,7 @@ def _passphrase_position(match: re.Match[str]) -> bool:
     or unquoted as a literal (see _unquoted_phrase) that ends its line or statement."""
     text = match.string
     if match["q"]:
-        return not closes_name_literal(
-            text, match.start("name"), match.end("name"), match.start("secret") - 1
-        )
+        return _opens_value(match)
     key = _KEY_BEFORE.search(text, max(0, match.start("name") - 40), match.start("name"))
     name = (key.group() if key else "") + match["name"]
     if _VALUE_END.match(text, match.end("secret")) is None and not _environment(match, name):
@@ -116,6 +112,14 @@ def _unquoted_phrase(match: re.Match[str], name: str) -> bool:
 def _environment(match: re.Match[str], name: str) -> bool:
     """Whether a value is given to an environment variable: an upper-case name, `=` and no blank."""
     return name.isupper() and match["op"] == "=" and not match["sp1"] and not match["sp2"]
+
+
+def _opens_value(match: re.Match[str]) -> bool:
+    """Whether a quoted value's quote opens it, rather than closing the literal that holds the name
+    (see closes_name_literal)."""
+    return not closes_name_literal(
+        match.string, match.start("name"), match.end("name"), match.start("secret") - 1
+    )
 
 
 def closes_name_literal(text: str, name_start: int, name_end: int, quote: int) -> bool:

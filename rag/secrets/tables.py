@@ -128,8 +128,13 @@ def _insert_row(text: str, pos: int, end: int) -> tuple[list[tuple[int, int]] | 
         pos = _skip_blanks(text, pos, end)
         if text[pos : pos + 1] == "'":
             close = text.find("'", pos + 1, end)
-            while close != -1 and (text[close + 1 : close + 2] == "'" or _escaped(text, close)):
-                close = text.find("'", close + (1 if _escaped(text, close) else 2), end)
+            while close != -1:
+                if _escaped(text, close):  # MySQL's `\'`
+                    close = text.find("'", close + 1, end)
+                elif text[close + 1 : close + 2] == "'":  # SQL's `''`
+                    close = text.find("'", close + 2, end)
+                else:
+                    break
             if close == -1:
                 return None, pos
             row.append((pos + 1, close))
