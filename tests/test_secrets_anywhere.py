@@ -271,3 +271,9 @@ def test_a_secret_written_twice_the_same_way_or_beside_a_different_one_stays_red
     ):
         found = redact(text)[0]
         assert TOKEN not in found and "Summer2024" not in found and other not in found, text
+
+
+def test_a_letter_that_lowers_to_two_does_not_move_where_a_token_is_looked_for() -> None:
+    # `İ` is two characters in lower case: a token after it must not seem written elsewhere
+    text = f"# İstanbul İçin İzmir İ\nx = [{TOKEN}]\n"
+    assert TOKEN not in redact(text)[0]

@@ -44,6 +44,7 @@ import base64
 import binascii
 import heapq
 import re
+import string
 from collections.abc import Iterator
 
 from rag.secrets.randomness import CLASS_OF as _CLASS_OF
@@ -194,12 +195,12 @@ class _Scan:
     def variant(self, value: str, start: int) -> bool:
         """Whether the token `value` at `start` is written elsewhere in another form (see variant)."""
         if self.lowered is None:
-            self.lowered = self.text.lower()
+            self.lowered = self.text.translate(_ASCII_LOWER)
         return variant(self.text, self.lowered, value, start)
 
 
 def variant(text: str, lowered: str, value: str, start: int) -> bool:
-    """Whether the token `value` at `start` of `text` (`lowered` in lower case) is written
+    """Whether the token `value` at `start` of `text` (`lowered`: its ASCII letters in lower case) is written
     elsewhere in another form: in another case (`SecP384r1MLKEM768` beside
     `WOLFSSL_SECP384R1MLKEM768`); with a few characters added, removed or changed (a test's valid
     id and its invalid neighbours: `cjld2cyuq0000t3rmniod1foy`, `1cjld2cyuq0000t3rmniod1foyZZZ`,
@@ -243,6 +244,9 @@ def _same_token(text: str, at: int, value: str) -> bool:
     return not (at > 0 and text[at - 1].isalnum() or end < len(text) and text[end].isalnum())
 
 
+# ASCII letters to lower case, every other character kept: a text's positions stay its own (`str.lower`
+# writes `İ` as two characters, and a token after one would be found where it is not)
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _VARIANT_PARTS = re.compile(r"[/._-]")
 _VARIANT_CORE = 6  # characters two parts of a token share at their start, when one names the other
 _VARIANT_CHANGES = 3  # characters a test changes in a valid value to make an invalid one
@@ -378,7 +382,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                 _CHOSEN_HINT.search(value)
                 and not _GLOB_OR_ESCAPE.search(value)
                 and chosen_password(value)
-                and not _stripped_elsewhere(text.lower(), value, match.start("value"))  # (few get here)
+                and not _stripped_elsewhere(text.translate(_ASCII_LOWER), value, match.start("value"))
             ):
                 yield DEFAULT_KIND, match.start("value"), match.end("value")
     reach = 0
@@ -399,7 +403,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             and (end == len(text) or text[end] in _BARE_AFTER)
             and not any(c in value for c in "_*#")  # a name, a product, a reference (`Type#X86`)
             and chosen_password(value)
-            and not _stripped_elsewhere(text.lower(), value, start)
+            and not _stripped_elsewhere(text.translate(_ASCII_LOWER), value, start)
         ):
             yield DEFAULT_KIND, start, end
 
@@ -434,7 +438,7 @@ def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 
 def _stripped_elsewhere(lowered: str, value: str, start: int) -> bool:
     """Whether `value` (at `start`) has symbols and its letters and digits alone, in lower case,
-    stand elsewhere in the text (`lowered`, in lower case): the output a test expects of its input
+    stand elsewhere in the text (`lowered`: its ASCII letters in lower case): the output a test expects of its input
     (`"Hello@World#123"` slugified to `"helloworld123"`)."""
     bare = "".join(filter(str.isalnum, value)).lower()
     if len(bare) < 8 or len(bare) == len(value):
