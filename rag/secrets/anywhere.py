@@ -1221,7 +1221,9 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
     if before.endswith(("<Modulus>", "<Exponent>")):
-        return True  # an RSA key's public half in .NET's XML, in a private key's too (its secrets are `<D>`, `<P>`, ...)
+        return (
+            True  # an RSA key's public half in .NET's XML, a private key's too (its secrets: `<D>`, `<P>`...)
+        )
     opening = _list_opening(text, line_start) if before.lstrip(" \t-\"'") == "" else None
     if opening is not None and _public_name(opening.rstrip() + " "):
         return True  # an item under a public name (a recorded response's `X-Amz-Cf-Id:` then `- <id>`)

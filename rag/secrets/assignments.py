@@ -14,9 +14,9 @@ from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential
 # them), a type after a blank (Go's `var dbPassword string =`, Bicep's `param adminPassword string
 # =`) or LDIF's `::` before base64; then a quoted literal (maybe b"", r"", u""), or one unquoted
 # token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`,
-# `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a
-# token never backtracks, and it cannot run past the next `=` or `:`, so no two candidates scan the
-# same characters twice (linear on any input).
+# `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a quote,
+# `;&|` or the end. Possessive runs: a token never backtracks, and it cannot run past the next `=`
+# or `:`, so no two candidates scan the same characters twice (linear on any input).
 ASSIGNED = (
     r"""(?P<name>{name})["'`]?\]?(?P<sp1>[ \t]*)"""
     r"""(?P<op>:=|=>|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""
