@@ -238,25 +238,25 @@ def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None
 def test_a_value_written_again_in_another_form_is_a_name_or_a_test_input() -> None:
     cases = {
         # a constant's name in upper case beside the value
-        '{ WOLFSSL_SECP384R1MLKEM768, "SecP384r1MLKEM768" },\n': "SecP384r1MLKEM768",
+        '{ NETLIB_XQP521R7HYBRID1024, "XqP521r7HYBRID1024" },\n': "XqP521r7HYBRID1024",
         # a test's valid id and its invalid neighbours: characters added, changed, case changed
-        'ok("cjld2cyuq0000t3rmniod1foy");\nbad("1cjld2cyuq0000t3rmniod1foyZZZ");\n': "1cjld2cyuq0000t3rmniod1foyZZZ",
-        'ok("tz4a98xxat96iws9zmbrgj3a");\nbad("tz4a98xxat96iws-zmbrgj3a");\n': "tz4a98xxat96iws-zmbrgj3a",
-        'ok("01ARZ3NDEKTSV4RRFFQ69G5FAV");\nok("01arZ3nDeKTsV4RRffQ69G5FAV");\n': "01arZ3nDeKTsV4RRffQ69G5FAV",
+        'ok("ckq7x2bn0001p8rtzjw4m9e5h");\nbad("9ckq7x2bn0001p8rtzjw4m9e5hQQQ");\n': "9ckq7x2bn0001p8rtzjw4m9e5hQQQ",
+        'ok("vr7c21qqep55kdh8wmtxn3zb");\nbad("vr7c21qqep55kdh-wmtxn3zb");\n': "vr7c21qqep55kdh-wmtxn3zb",
+        'ok("01HV8Q2M7TZK4B9XW3NC6PDRFE");\nok("01hv8Q2m7TzK4b9XW3nc6PDRfe");\n': "01hv8Q2m7TzK4b9XW3nc6PDRfe",
         # its letters and digits alone, as the test expects them back
-        'expect(slugify("Hello@World#123")).toEqual("helloworld123");\n': "Hello@World#123",
+        'expect(slugify("Sunny@Day#2024")).toEqual("sunnyday2024");\n': "Sunny@Day#2024",
         # two parts that begin alike
-        "// see com.arm.doc.ihi0053c/IHI0053C_acle_2_0.pdf\n": "ihi0053c",
-        "// we'll return kint64max/kint64min instead.\n": "kint64max",
+        "// http://manuals.example.net/topic/com.vend.doc.qvw0071k/QVW0071K_gcx_3_0.pdf\n": "qvw0071k",
+        "// we'll return kuint32max/kuint32min instead.\n": "kuint32max",
     }
     for text, value in cases.items():
         assert redact(text) == (text, {}), value
     # alone, each is random enough to be redacted
     for value in (
-        "SecP384r1MLKEM768",
-        "1cjld2cyuq0000t3rmniod1foyZZZ",
-        "01arZ3nDeKTsV4RRffQ69G5FAV",
-        "Hello@World#123",
+        "XqP521r7HYBRID1024",
+        "9ckq7x2bn0001p8rtzjw4m9e5hQQQ",
+        "01hv8Q2m7TzK4b9XW3nc6PDRfe",
+        "Sunny@Day#2024",
     ):
         assert redact(f'x = "{value}"\n')[1], value
 

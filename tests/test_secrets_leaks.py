@@ -917,8 +917,8 @@ def test_credentials_assembled_assigned_or_dumped_in_more_languages(text: str, s
         "          key: julia-depot-v3-699b48d7858cb0e1\n",
         '  {\n   "key": "okta_client_id",\n   "value": "0oay0JjJydwDpvNRixXo",\n   "type": "default"\n  }\n',
         "qwertyuiop = 'qwertyuiop[]'\n",
-        'EXPECT_EQ(result, "123456789abcdefg");\n',
-        '{-12345, kHex, /*width = */ 0, "ffffffffffffffffffffffffffffcfc7"});\n',
+        'CHECK(out == "123456789abcdefg");\n',
+        '{-12345, "ffffffffffffffffffffffffffffcfc7"},\n',
     ],
     ids=[
         "pgp-message",
@@ -941,7 +941,7 @@ def test_public_ciphertext_addresses_and_names_stay(text: str) -> None:
         "      X-Amz-Cf-Id:\n      - ajrGJos1ae4H_PpxFZp_CY9m79eK6ch-2ClOp4UXi5QDuluNKYjEWw==\n",
         '"PublicKeyXml": "<RSAKeyValue><Modulus>rj7xgUwoRVLZFhaq8Ec9O5OkQps6szGkPqqyocujTRm6Sbm/PsrFh1ysy3LZ'
         'rbuPNzpjfj9iJiU3eJ15UAn/zDOQX7CLK/wqlz2rNQIz</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>"\n',
-        "   * Lifts `Tuple2#swap` to Functor\n",
+        "   * Maps `Pair3#flip` over the list\n",
     ],
     ids=["resource-id", "header-value-listed-below-its-name", "rsa-modulus", "member-reference"],
 )

@@ -172,8 +172,8 @@ def test_passphrases_of_plain_words_under_a_password_name_are_redacted(text: str
         "passwordSecret: grafana-admin-credentials\n",  # the name of a secret in a store
         'password = "db-admin-password"\n',
         'token = "velvet-ticket-harbour-lamp"\n',  # plain words under a token's name: a name
-        "'password' => '--password='.$connection['password'],\n",  # code after the name's literal
-        "mhu = MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')\n",  # a list of hosts
+        "'password' => '--password='.$conn['password'],\n",  # code after the name's literal
+        "url = parse('https://db.example.com:5432,replica:6543@gw.example.com/app')\n",  # a list of hosts
     ],
     ids=[
         "variable",
