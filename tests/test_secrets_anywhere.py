@@ -277,3 +277,29 @@ def test_a_letter_that_lowers_to_two_does_not_move_where_a_token_is_looked_for()
     # `İ` is two characters in lower case: a token after it must not seem written elsewhere
     text = f"# İstanbul İçin İzmir İ\nx = [{TOKEN}]\n"
     assert TOKEN not in redact(text)[0]
+
+
+# a secret split over names assigned once and joined again: each literal goes; names joined into a URL stay
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        (
+            '_HOOK_A = "whsec_7Fq2ZkLmNpR"\n_HOOK_B = "xT4vW9cYbQ3sJ8dHgK2"\nSECRET = _HOOK_A + _HOOK_B\n',
+            ["whsec_7Fq2ZkLmNpR", "xT4vW9cYbQ3sJ8dHgK2"],
+        ),
+        (
+            "notify() {\n  local a='xoxb-902164735210-4417' b='302958176-Zq8kLmN2pRxT4vW9cYbQ3sJd'\n"
+            '  curl -H "Authorization: Bearer ${a}${b}" https://slack.example.com/api\n}\n',
+            ["xoxb-902164735210-4417", "302958176-Zq8kLmN2pRxT4vW9cYbQ3sJd"],
+        ),
+    ],
+    ids=["constants-added", "shell-variables-side-by-side"],
+)
+def test_a_secret_split_over_names_and_joined_again_is_redacted(text: str, pieces: list[str]) -> None:
+    redacted, _ = redact(text)
+    assert not any(piece in redacted for piece in pieces), redacted
+
+
+def test_names_joined_into_a_url_stay() -> None:
+    text = 'BASE = "https://api.example.com/v2"\nROUTE = "/users/42/orders"\nURL = BASE + ROUTE\n'
+    assert redact(text) == (text, {})

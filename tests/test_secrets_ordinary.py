@@ -155,8 +155,26 @@ def test_secrets_that_resemble_ordinary_values_are_still_found(text: str, kind: 
         ("PGPASSWORD=copper.gravel." + "quiet pg_dump -h db claims > out.sql\n", "copper.gravel.quiet"),
         ("db.password: copper.gravel." + "quiet\n", "copper.gravel.quiet"),
         ("DSN=host=db user=app password=copper_pylon_" + "saffron83 dbname=app\n", "copper_pylon_saffron83"),
+        ('conn = connect(host="db", password="marble-' + 'orchard")\n', "marble-orchard"),
+        ('export PGPASSWORD="${PGPASSWORD:-marble-' + 'orchard}"\n', "marble-orchard"),
+        ('password = ENV.fetch("DB_PASSWORD", "marble-' + 'orchard")\n', "marble-orchard"),
+        (
+            "curl -fsS \\\n  -u 'admin:marble-" + "orchard' \\\n  https://grafana.example.com/api\n",
+            "marble-orchard",
+        ),
     ],
-    ids=["quoted", "compose", "yaml-snake", "environment-dotted", "properties-dotted", "libpq-keywords"],
+    ids=[
+        "quoted",
+        "compose",
+        "yaml-snake",
+        "environment-dotted",
+        "properties-dotted",
+        "libpq-keywords",
+        "two-words-argument",
+        "two-words-shell-default",
+        "two-words-ruby-default",
+        "two-words-curl-user",
+    ],
 )
 def test_passphrases_of_plain_words_under_a_password_name_are_redacted(text: str, phrase: str) -> None:
     redacted, counts = redact(text)
@@ -174,6 +192,14 @@ def test_passphrases_of_plain_words_under_a_password_name_are_redacted(text: str
         'token = "velvet-ticket-harbour-lamp"\n',  # plain words under a token's name: a name
         "'password' => '--password='.$conn['password'],\n",  # code after the name's literal
         "url = parse('https://db.example.com:5432,replica:6543@gw.example.com/app')\n",  # a list of hosts
+        'password = "auto-generated"\n',  # two words that say no password is here
+        'password = "not-set"\n',
+        "curl -u admin https://grafana.example.com/api\n",  # curl asks for the password
+        "curl -u builder42:builder42 https://ci.example.com/hook\n",  # the user again
+        'curl -u "$GRAFANA_USER:$GRAFANA_PASSWORD" https://grafana.example.com/api\n',
+        "docker run -p 8080:80 -u app nginx\n",  # a port, not a password
+        "openssl rsa -in key.pem -passin pass:$KEY_PASS -out plain.pem\n",
+        'variable "region" {\n  sensitive = true\n  default   = "eu-west-1"\n}\n',  # a word, not a secret
     ],
     ids=[
         "variable",
@@ -184,7 +210,61 @@ def test_passphrases_of_plain_words_under_a_password_name_are_redacted(text: str
         "token-name",
         "php-concat",
         "host-list",
+        "two-words-state",
+        "two-short-words",
+        "curl-user-alone",
+        "curl-user-again",
+        "curl-references",
+        "docker-port",
+        "openssl-reference",
+        "terraform-word",
     ],
 )
 def test_plain_words_that_name_or_are_code_stay(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+# a password passed to a command by its role, whatever its shape
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("curl --user ops:Tr0ub4dor3 -X POST https://grafana.example.com/api\n", "Tr0ub4dor3"),
+        ("  - twine upload -u ci-publisher -p .Rq_wMx7fQ2ZkN.owl_ dist/*\n", ".Rq_wMx7fQ2ZkN.owl_"),
+        ("docker login -u deploy -p 'Qx7-harbor-Lamp' registry.example.com\n", "Qx7-harbor-Lamp"),
+        ("helm registry login -u ci --password Zq4-lantern-Fox oci.example.com\n", "Zq4-lantern-Fox"),
+        (
+            "openssl enc -aes-256-cbc -pbkdf2 -pass pass:plum-Garden-Wall! -in a.dump -out a.enc\n",
+            "plum-Garden-Wall!",
+        ),
+    ],
+    ids=["curl-user", "twine", "docker-login", "helm-registry", "openssl-pass"],
+)
+def test_a_password_a_command_is_given_is_redacted(text: str, secret: str) -> None:
+    redacted, counts = redact(text)
+    assert secret not in redacted and counts == {"command-line-password": 1}
+
+
+# a Terraform variable's default is a secret when its block says `sensitive = true` or its name is a
+# credential's, whatever the value's shape: a hex key, plain words
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            'variable "metrics_app_key" {\n  type      = string\n  sensitive = true\n  default   = <<-EOT\n'
+            "    5d0c8e7a1b2f3e4d5c6b7a8f9e0d1c2b3a4f5e6d\n  EOT\n}\n",
+            "5d0c8e7a1b2f3e4d5c6b7a8f9e0d1c2b3a4f5e6d",
+        ),
+        (
+            'variable "grafana_admin" {\n  sensitive = true\n  default   = "marble-orchard"\n}\n',
+            "marble-orchard",
+        ),
+        (
+            'variable "signing_key" {\n  type    = string\n  default = "3f9a1c2b7d4e5f60"\n}\n',
+            "3f9a1c2b7d4e5f60",
+        ),
+    ],
+    ids=["sensitive-heredoc-hex", "sensitive-words", "credential-name-hex"],
+)
+def test_a_sensitive_terraform_default_is_redacted(text: str, secret: str) -> None:
+    redacted, counts = redact(text)
+    assert secret not in redacted and sum(counts.values()) == 1

@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 from rag.secrets.randomness import encodes_other_text
-from rag.secrets.values import HASHED_NAME, NOT_AUTH_TOKEN, REPEATED, credential_value, word_passphrase
+from rag.secrets.values import (
+    HASHED_NAME,
+    NOT_AUTH_TOKEN,
+    REPEATED,
+    credential_value,
+    password_name,
+    word_passphrase,
+)
 
 # An assignment to a name that holds a credential (the name in the rule, at the end of a longer
 # one: DB_PASSWORD, spring.datasource.password, clientSecret, x-api-key, _authToken), maybe quoted
@@ -62,7 +69,7 @@ def assigned_secret(match: re.Match[str]) -> bool:
     (`password = userPass1`) is taken for a literal: ini and YAML values look the same.
     """
     value = match["secret"]
-    if word_passphrase(value) and _password_word(match["name"]):
+    if word_passphrase(value) and password_name(match["name"]):
         return _not_a_reference(match) and _passphrase_position(match)
     if not credential_value(value) or encodes_other_text(value):
         return False
@@ -77,15 +84,6 @@ def assigned_secret(match: re.Match[str]) -> bool:
     if match["op"] == "=" and not match["sp1"] and not match["sp2"]:
         return True
     return _VALUE_END.match(match.string, match.end("secret")) is not None
-
-
-def _password_word(name: str) -> bool:
-    """Whether a credential's name is a password's (`DB_PASSWORD`, `dbPasswd`, `pwd`), not a key's
-    or a token's."""
-    return _PASSWORD_END.search(name) is not None
-
-
-_PASSWORD_END = re.compile(r"(?i:pass(?:word|wd|phrase)?|pwd)\Z")
 
 
 def _passphrase_position(match: re.Match[str]) -> bool:
@@ -187,7 +185,7 @@ def _line_value(match: re.Match[str]) -> bool:
     value = match["secret"]
     if match["op"] == ":" and not match["sp2"] or value[0] in "$%<{/~":
         return False
-    if word_passphrase(value) and _password_word(match["name"]):
+    if word_passphrase(value) and password_name(match["name"]):
         return _unquoted_phrase(match, match["name"]) and _not_a_reference(match)
     if CODE_NAME.fullmatch(value):
         return False

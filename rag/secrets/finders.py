@@ -7,11 +7,12 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from rag.secrets.randomness import encodes_other_text
+from rag.secrets.randomness import encodes_other_text, looks_random
 from rag.secrets.values import (
     REPEATED,
     credential_value,
     kind_of_name,
+    named_credential,
     not_example,
     passphrase,
     real_password,
@@ -177,6 +178,10 @@ def key_blocks(text: str) -> Iterator[tuple[str, int, int]]:
 _FLAG_COMMANDS = re.compile(
     r"(?P<mysql>mysql(?:dump|admin)?|mariadb(?:-dump|-admin)?)\b|(?P<other>redis-cli|sshpass)\b"
     r"|(?P<ldap>ldap(?:search|add|modify|delete|passwd|compare|modrdn|whoami))\b"
+    # a registry's login (`twine upload -u U -p X`, `docker login -u U -p X`, `helm registry login`)
+    r"|(?P<login>twine|(?:docker|podman|buildah|skopeo|oras|helm[ \t]++registry)[ \t]++login)\b"
+    r"|(?P<curl>curl)\b"  # curl -u user:password
+    r"|(?P<openssl>openssl)\b"  # openssl enc -pass pass:password
 )
 _COMMAND_WORDS = (
     "mysql",
@@ -184,6 +189,10 @@ _COMMAND_WORDS = (
     "redis-cli",
     "sshpass",
     "ldap",
+    "twine",
+    "login",
+    "curl",
+    "openssl",
 )  # found by str.find: 10 times faster than the pattern
 _FLAG_WINDOW = 300
 _MYSQL_FLAG = re.compile(r"""[\s"',](?:-p|--password=)""")  # mysql's -p takes its value attached
@@ -191,6 +200,9 @@ _OTHER_FLAG = re.compile(
     r"""[\s"',](?:-a|-p|--pass)[ \t]+|[\s"',](?:-a|-p)["'],[ \t]*"""
 )  # redis-cli -a X, sshpass -p X
 _LDAP_FLAG = re.compile(r"""[\s"',]-w[ \t]+""")  # the OpenLDAP tools' bind password: -w X (-W prompts)
+_LOGIN_FLAG = re.compile(r"""[\s"',](?:-p|--password)(?:[ \t]++|=)""")
+_OPENSSL_FLAG = re.compile(r"""[\s"',]-(?:pass|passin|passout)[ \t]++pass:""")  # a literal source
+_CURL_FLAG = re.compile(r"""[\s"',](?:-u|--user|-U|--proxy-user)(?:[ \t]++|=)""")  # user:password
 _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quotes: the shell expands it)
     r"""'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"$,\])]{4,256}+)(?![^\s'"$,\])])"""
 )
@@ -386,7 +398,11 @@ def defaulted_values(text: str) -> Iterator[tuple[str, int, int]]:
                 found.append((named["name"], m, "value"))
     for name, m, group in found:
         value = m[group]
-        if _ends_in_credential(name) and not _REFERENCE_DEFAULT.search(value) and credential_value(value):
+        if (
+            _ends_in_credential(name)
+            and not _REFERENCE_DEFAULT.search(value)
+            and named_credential(name, value)
+        ):
             yield kind_of_name(name), m.start(group), m.end(group)
 
 
@@ -397,6 +413,51 @@ def _ends_in_credential(name: str) -> bool:
     if not parts or parts[0].lower() == "existing":
         return False
     return secret_name(parts[-1])
+
+
+# a Terraform variable's block: its head, and (in its body, up to the brace that starts a line)
+# its default, quoted or a heredoc's lines, and whether it says `sensitive = true`
+_VARIABLE = re.compile(r"""(?m)^[ \t]*variable[ \t]++"(?P<name>[\w-]{1,128}+)"[ \t]*+\{""")
+_TF_DEFAULT = re.compile(
+    r"""(?m)^[ \t]*default[ \t]*+=[ \t]*+(?:"(?P<quoted>[^"\n]{1,1024}+)["]"""
+    r"""|<<-?(?P<tag>[A-Z]{1,20}+)[ \t]*\r?\n(?P<heredoc>(?:.*\r?\n){1,40}?)[ \t]*(?P=tag)[ \t]*$)"""
+)
+_SENSITIVE = re.compile(r"(?m)^[ \t]*sensitive[ \t]*+=[ \t]*+true\b")
+_HEX_KEY = re.compile(r"[0-9a-fA-F]{16,}+")
+_MAX_BLOCK = 4000  # characters of a variable's block looked at
+
+
+def sensitive_defaults(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the default of each Terraform variable that is a secret by its role: the block says
+    `sensitive = true`, or its name is a credential's (`variable "db_password"`), when the value is
+    random, hex (a key, whatever its length), plain words or, under a credential's name, a chosen
+    password; not when it is empty, a reference or an example."""
+    close = -1  # the next brace that starts a line, found once for every head before it: linear
+    for head in _VARIABLE.finditer(text):
+        if close < head.end():
+            close = text.find("\n}", head.end())
+            if close == -1:
+                return
+        if close - head.end() > _MAX_BLOCK:
+            continue
+        body = text[head.end() : close + 1]
+        credential = secret_name(head["name"])
+        if not credential and _SENSITIVE.search(body) is None:
+            continue
+        default = _TF_DEFAULT.search(body)
+        if default is None:
+            continue
+        group = "quoted" if default["quoted"] is not None else "heredoc"
+        raw = default[group]
+        value = raw.strip()
+        if len(value) < 8 or "${" in value or not not_example(value):
+            continue
+        if not (word_passphrase(value) or looks_random(value) or _HEX_KEY.fullmatch(value)) and not (
+            credential and credential_value(value)
+        ):
+            continue  # (`sensitive = true` over a word with a digit: `eu-west-1`)
+        start = head.end() + default.start(group) + (len(raw) - len(raw.lstrip()))
+        yield kind_of_name(head["name"]), start, start + len(value)
 
 
 # a user and its password as one value, after a name or a directive that says so: Elastic's
@@ -459,6 +520,17 @@ def connection_passwords(
                 yield "password-assignment", m.start(group), m.end(group)
 
 
+_FLAGS = {
+    "mysql": _MYSQL_FLAG,
+    "ldap": _LDAP_FLAG,
+    "login": _LOGIN_FLAG,
+    "curl": _CURL_FLAG,
+    "openssl": _OPENSSL_FLAG,
+    "other": _OTHER_FLAG,
+}
+_LOGIN_TOOL = re.compile(r"(?:docker|podman|buildah|skopeo|oras|helm)\b")
+
+
 def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the password of each command line that passes one as a flag (see _FLAG_COMMANDS).
     Linear: each command's flags are looked for only up to the next command word or line end (a
@@ -467,9 +539,12 @@ def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     for name in _COMMAND_WORDS:
         at = text.find(name)
         while at != -1:
-            starts.append(at)
+            if name != "login":
+                starts.append(at)
+            else:  # the start of the line's `docker login`, `helm registry login`
+                starts.extend(m.start() for m in _LOGIN_TOOL.finditer(text, max(0, at - 40), at + 5))
             at = text.find(name, at + 1)
-    words = [m for at in sorted(starts) if (m := _FLAG_COMMANDS.match(text, at)) is not None]
+    words = [m for at in sorted(set(starts)) if (m := _FLAG_COMMANDS.match(text, at)) is not None]
     for i, word in enumerate(words):
         start = word.end()
         stop = min(start + _FLAG_WINDOW, words[i + 1].start() if i + 1 < len(words) else len(text))
@@ -477,7 +552,7 @@ def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
         stop = stop if newline == -1 else newline
         if text.find("-", start, stop) == -1:  # every flag starts with one
             continue
-        flags = _MYSQL_FLAG if word["mysql"] else _LDAP_FLAG if word["ldap"] else _OTHER_FLAG
+        flags = _FLAGS[word.lastgroup or "other"]
         for flag in flags.finditer(text, start, stop + 12):
             if flag.start() >= stop:
                 break
@@ -485,8 +560,14 @@ def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             if value is None:
                 continue
             group = value.lastgroup or "bare"
-            if not_example(value[group]) and (word["mysql"] or credential_value(value[group])):
-                yield "command-line-password", value.start(group), value.end(group)
+            begin, secret = value.start(group), value[group]
+            if word["curl"]:
+                user, _, secret = secret.partition(":")  # (`-u user` alone: curl asks for it)
+                if secret == user:
+                    break  # `-u deploy2:deploy2`: the user again, a placeholder
+                begin += len(user) + 1
+            if not_example(secret) and (word["mysql"] or named_credential("password", secret)):
+                yield "command-line-password", begin, begin + len(secret)
             break
 
 
@@ -519,13 +600,16 @@ PHP_DEFINE = re.compile(
     r"""define\([ \t]*(?P<nq>["'])(?P<name>[A-Za-z0-9_]{2,64}+)(?P=nq)[ \t]*,[ \t]*(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)[ \t]*\)"""
 )
 # a literal default of a secret environment variable: os.environ.get("API_TOKEN", "t0k3n..."),
-# os.getenv('DB_PASSWORD', 'S3cret!'), process.env.DB_PASSWORD || "S3cret!", ?? 'S3cret!'
+# os.getenv('DB_PASSWORD', 'S3cret!'), Ruby's ENV.fetch("DB_PASSWORD", "S3cret!"), Laravel's
+# env('DB_PASSWORD', 'S3cret!'), process.env.DB_PASSWORD || "S3cret!", ?? 'S3cret!'
 # (one pattern per spelling, each led by its literal: an alternation of them scanned 10 times slower)
 _ENV_DEFAULT_CALL = r"""\([ \t]*(?P<nq>["'])(?P<name>[\w.-]{1,64}+)(?P=nq)[ \t]*,[ \t]*[bru]{0,2}(?P<q>["'])(?P<secret>[^"'\n]{1,256}+)(?P=q)"""
 ENV_DEFAULTS = (  # the call's name, where `env` is in it, its pattern
     ("environ", 0, re.compile(r"environ\.(?:get|setdefault)" + _ENV_DEFAULT_CALL)),
     ("getenv", 3, re.compile(r"getenv" + _ENV_DEFAULT_CALL)),
     ("env.get", 0, re.compile(r"(?<!environ)env\.get" + _ENV_DEFAULT_CALL)),
+    ("ENV.fetch", 0, re.compile(r"ENV\.fetch" + _ENV_DEFAULT_CALL)),  # Ruby
+    ("env(", 0, re.compile(r"(?<![\w.$>])env" + _ENV_DEFAULT_CALL)),  # Laravel's env('NAME', 'default')
     (
         "process.env",
         8,
@@ -545,7 +629,7 @@ def named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[s
             value = m["secret"]
             if (
                 secret_name(m["name"])
-                and credential_value(value)
+                and named_credential(m["name"], value)
                 and " " not in value  # prose: 'Use at least 12 characters'
                 and REPEATED.search(value) is None
                 and not encodes_other_text(value)
@@ -553,6 +637,56 @@ def named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[s
                 yield kind_of_name(m["name"]), m.start("secret"), m.end("secret")
 
     return find
+
+
+# a literal assigned to a name (`_WH_A = "whsec_4hK..."`, shell's `local a='xoxp-4558...' b='...'`),
+# found from its `=` (led by a literal: scanned at C speed), and the name before it
+# (a piece of a secret holds a digit and no blank)
+_NAMED_LITERAL = re.compile(r"""=[ \t]*+(?P<q>["'])(?P<value>(?=[^"'\s\\]*?[0-9])[^"'\s\\]{4,200}+)(?P=q)""")
+_NAME_BEFORE_EQUALS = re.compile(r"(?<![\w.$])(?P<name>[A-Za-z_]\w{0,40}+)(?::[^=\n]{1,40}+)?[ \t]*+\Z")
+# a name used in an expression that joins names: `A + B`, PHP's `$a . $b`, Lua's `a .. b`, or side
+# by side in a template (`"${a}${b}"`, `$a$b`, an f-string's `{A}{B}`)
+_JOIN = re.compile(r"[ \t]*+(?:\+|\.\.?)[ \t]*+|")
+MIN_JOINED = 16  # characters a joined value needs to be judged
+MAX_NAMES = 64
+
+
+def joined_names(text: str, find_secrets: Scanner) -> Iterator[tuple[str, int, int]]:
+    """Yield each literal of a secret split over names and joined again (`_WH_A + _WH_B`,
+    `"${a}${b}"`): the names assigned a literal once in the text, each joined value scanned by
+    every rule."""
+    literals: dict[str, tuple[int, int] | None] = {}
+    for m in _NAMED_LITERAL.finditer(text):
+        named = _NAME_BEFORE_EQUALS.search(text, max(0, m.start() - 80), m.start())
+        if named is not None:
+            name = named["name"]
+            literals[name] = None if name in literals else (m.start("value"), m.end("value"))
+    names = {name: span for name, span in literals.items() if span is not None}
+    if not 2 <= len(names) <= MAX_NAMES:
+        return  # (past MAX_NAMES, generated code: each position would be tried against every name)
+    known = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+    reference = re.compile(
+        rf"\$\{{(?P<braced>{known})\}}|\$(?P<dollar>{known})(?!\w)|\{{(?P<curly>{known})\}}"
+        rf"|(?<![\w.$])(?P<bare>{known})(?!\w)"
+    )
+    at = 0
+    for ref in reference.finditer(text):
+        if ref.start() < at:
+            continue
+        run, pos = [ref], ref.end()
+        while (join := _JOIN.match(text, pos)) is not None and (nxt := reference.match(text, join.end())):
+            if not join.group() and "bare" in (run[-1].lastgroup, nxt.lastgroup):
+                break  # side by side only in a template
+            run.append(nxt)
+            pos = nxt.end()
+        at = pos
+        if len(run) < 2:
+            continue
+        spans = [names[r[r.lastgroup or "bare"]] for r in run]
+        joined = "".join(text[a:b] for a, b in spans)
+        if len(joined) >= MIN_JOINED and (inner := find_secrets(joined)):
+            for a, b in spans:
+                yield inner[0].kind, a, b
 
 
 # base64 that decodes to secrets: a kubeconfig's client-key-data (a PEM key, whose base64 starts

@@ -43,6 +43,7 @@ from rag.secrets.finders import (
     defaulted_values,
     encoded_secrets,
     flag_passwords,
+    joined_names,
     key_blocks,
     login_pairs,
     named_literals,
@@ -50,6 +51,7 @@ from rag.secrets.finders import (
     piped_passwords,
     putty_private_lines,
     redis_acl_passwords,
+    sensitive_defaults,
 )
 from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, sql_rows, url_users
 from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
@@ -323,16 +325,15 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         )
         for word in ("Bearer", "bearer", "BEARER")
     ),
-    # mysql -pSECRET, mysql --password=SECRET, in a shell line or an exec array; redis-cli -a SECRET,
-    # sshpass -p SECRET, ldapsearch -w SECRET (see flag_passwords); redis's `requirepass SECRET`, in
-    # redis.conf or as a flag
-    Finder(_contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap"), lambda text: flag_passwords(text)),
     Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<"), piped_passwords),
+    # a Terraform variable's default where the block says `sensitive = true` or names a credential
+    Finder(_contains("variable"), sensitive_defaults),
     Finder(_contains("@"), bare_userinfo),
     Finder(lambda text: " >" in text and ("user " in text or "USER " in text), redis_acl_passwords),
     Finder(_contains("net use", "NET USE", "Net use"), net_use_passwords),
     # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
     Finder(_contains("${", "default", *OR_OPERATORS), lambda text: defaulted_values(text)),
+    # redis's `requirepass SECRET`, in redis.conf or as a flag
     Rule(
         "command-line-password",
         _contains("requirepass"),
@@ -408,8 +409,17 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         )
         for kind, gate, key_id, secret, check in PAIRED
     ),
+    # mysql -pSECRET, mysql --password=SECRET, in a shell line or an exec array; redis-cli -a SECRET,
+    # sshpass -p SECRET, ldapsearch -w SECRET, curl -u USER:SECRET, docker login -p SECRET (see
+    # flag_passwords); after the tokens known by their prefix, whose kind names a token both find
+    Finder(
+        _contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap", "twine", "login", "curl", "openssl"),
+        lambda text: flag_passwords(text),
+    ),
     Finder(_contains("PuTTY-User-Key-File-"), putty_private_lines),
     Rescanning(_contains(ENCODED_KEY, "Secret"), encoded_secrets),
+    # a secret split over names assigned once and joined again (`_WH_A + _WH_B`, `"${a}${b}"`)
+    Rescanning(_contains("="), joined_names),
     # a ~/.pgpass line (host:port:database:user:password) in a script or doc that writes one
     Rule(
         "pgpass-password",

@@ -356,10 +356,40 @@ _NAMING_WORDS = frozenset(
 )
 
 
+# what a password's value says when it holds none: `auto-generated`, `externally-managed`
+_SENTINEL_WORDS = frozenset(
+    {
+        "generated",
+        "managed",
+        "injected",
+        "provided",
+        "required",
+        "disabled",
+        "enabled",
+        "applicable",
+        "unused",
+        "rotated",
+        "runtime",
+        "redacted",
+        "hidden",
+        "masked",
+        "removed",
+        "unknown",
+        "missing",
+        "pending",
+        "ignored",
+        "supplied",
+        "defined",
+        "configured",
+    }
+)
+
+
 def word_passphrase(value: str) -> bool:
     """Whether a value is a passphrase of plain words, as a password's name may hold: three to six
     words of letters joined by one of `-_.` (the last maybe followed by digits), two of them common
-    English words and none a word that names what a value is for (see _NAMING_WORDS):
+    English words and none a word that names what a value is for (see _NAMING_WORDS), or two such
+    English words of 5+ letters that say no state (`bluebird-lighthouse`; not `auto-generated`):
     `velvet-ticket-harbour-lamp`, `copper_pylon_saffron83`; not `db-admin-password`,
     `grafana-admin-credentials`, `app.config.value`. Only a password's name makes such a value
     one: anywhere else it is a name."""
@@ -367,7 +397,7 @@ def word_passphrase(value: str) -> bool:
     if sep is None or not 11 <= len(value) <= 64:
         return False
     words = value.split(sep)
-    if not 3 <= len(words) <= 6:
+    if not 2 <= len(words) <= 6:
         return False
     last = words[-1].rstrip("0123456789")
     if len(words[-1]) - len(last) > 4:
@@ -380,7 +410,24 @@ def word_passphrase(value: str) -> bool:
         return False
     from rag.words import english_words
 
+    if len(lowered) == 2 and (any(len(word) < 5 or word in _SENTINEL_WORDS for word in lowered)):
+        return False  # two words are a passphrase only when both are long and say no state (`not-set`)
     return sum(word in english_words() for word in lowered) >= 2
+
+
+_PASSWORD_END = re.compile(r"(?i:pass(?:word|wd|phrase)?|pwd)\Z")
+
+
+def password_name(name: str) -> bool:
+    """Whether a credential's name is a password's (`DB_PASSWORD`, `dbPasswd`, `pwd`), not a key's
+    or a token's."""
+    return _PASSWORD_END.search(name) is not None
+
+
+def named_credential(name: str, value: str) -> bool:
+    """Whether a literal under a credential's `name` is a credential: chosen or generated (see
+    credential_value), or plain words under a password's name (see word_passphrase)."""
+    return credential_value(value) or password_name(name) and word_passphrase(value)
 
 
 def may_be_chosen(value: str) -> bool:
