@@ -54,6 +54,26 @@ ANYWHERE = [
     ('user = "svc-metrics:C4ndle-Wax-Melt"', "C4ndle", "a-leetspeak-password-after-its-user"),
     ("curl -su deploy:M4ngo!Tree https://ci.example.com/hook", "M4ngo", "a-bare-leetspeak-password"),
     (f'Client.new("acme_live_{HEX[:40]}")', HEX[:40], "a-hex-key-after-its-vendor-and-mode"),
+    (
+        'client = Client("app-user", "xK9#mQ2$vL7@pR4!")',
+        "xK9#mQ2$vL7@pR4!",
+        "a-generated-password-with-symbols",
+    ),
+    (
+        "the shared VPN password is Harbor7Lumen! for now.",
+        "Harbor7Lumen",
+        "a-chosen-password-closing-with-a-bang",
+    ),
+    (
+        f'var credential = new StorageSharedKeyCredential("archive", "{base64.b64encode(KEY32 + KEY32[::-1]).decode()}");',
+        base64.b64encode(KEY32 + KEY32[::-1]).decode(),
+        "a-key-of-a-digests-length-after-a-name-that-holds-sha",
+    ),
+    (
+        "-NewPassword (ConvertTo-SecureString -AsPlainText 'wq@nTb@bR@UEXMY*maz0' -Force)",
+        "wq@nTb@bR@UEXMY*maz0",
+        "a-generated-password-in-a-call",
+    ),
 ]
 
 
@@ -161,6 +181,7 @@ PUBLIC = [
     (f"mail.pass=ENC({B64})", "a-jasypt-encrypted-value"),
     (f'subscribe(urlBase64ToUint8Array("{VAPID}"))', "a-web-push-public-key"),
     ('label = "Release-2024-Final"', "a-name-a-year-no-symbol"),
+    ('if (strchr("YmdeFUuWwHMSTzZs%", *cur)) {', "a-format-set-of-letters"),
     ('q = "utm_source%3Dnews%26page%3D2"', "url-escapes-with-words"),
     ("mail ops@example.com; see Processor.Type#X86; if a!=b1 and Hello@World2024", "bare-words-with-symbols"),
     (
@@ -217,8 +238,19 @@ def test_a_kind_named_by_its_context_wins_over_the_default() -> None:
         'Header always set X-Build-Id "b3875-b72d965b3156"\n',
         '"m_10442","Oakleaf Home","acct_1NbVq6IcRCqCkblO","active"\n',
         'event = "evt_1Nv0FGQ9Xy7pLmKj3aBcDeFg"\n',
+        "vendor,owner,app_name,client_id,secret_ref\n"
+        "mailer,payments,receipts,KxQaTeZGql0GEjIEPdo2H5,vault-mailer\n"
+        "metrics,platform,ingest,Zr8kq2LmN0pX4sTvWc3Jq1,vault-metrics\n",  # (rows that read as headers)
+        "  activeKid: c6HF4GN4XU0DQwmRebjzXw\n",
     ],
-    ids=["verifying-key", "header-id-after-a-blank", "stripe-account-id", "stripe-event-id"],
+    ids=[
+        "verifying-key",
+        "header-id-after-a-blank",
+        "stripe-account-id",
+        "stripe-event-id",
+        "client-id-column",
+        "json-web-key-id",
+    ],
 )
 def test_public_values_named_or_shaped_as_public_stay(text: str) -> None:
     assert redact(text) == (text, {})
@@ -231,6 +263,7 @@ def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None
         'pub const SIGNING_KEY_HEX: &str = "0e03135a751965d8e3e82bda962445979d298c527354070fec0e9c9e8a91f3d2";\n',
         'Header set X-Api-Key "b3875b72d965b3156aQ9xZ"\n',
         'let token: string = "aB3dE5fG7hJ9kL1mN3pQ5r";\n',
+        "vendor,owner,key_id\nmailer,payments,KxQaTeZGql0GEjIEPdo2H5\n",
     ):
         assert redact(text)[1], text
 

@@ -89,7 +89,9 @@ _ENCLOSING = re.compile(r"""[^\s"'`<>()\[\]{},;]*\Z""")
 _DIGEST_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224, sha256, sha384, sha512
 # a word that says the hex after it is a digest or an object id, within the same line
 _DIGEST_WORD = re.compile(
-    r"(?i)(?:sha[-_]?(?:1|224|256|384|512)?|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
+    # (`sha` alone as a word or a name's part: `fileSha`, `SHA_VALUE`; not `Shared`, `SHADOW`)
+    r"(?i)(?:sha[-_]?(?:1|224|256|384|512)|sha(?-i:(?=[^A-Za-z]|\Z|[A-Z][a-z]))"
+    r"|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
     r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
     r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|spki|\b(?:tlsa|sshfp|cds)\b)"
 )
@@ -373,15 +375,16 @@ _CAPITALISED = re.compile(r"[A-Z][a-z]{3,}")  # a name, a place, a team: `Chicag
 
 
 def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield each password a person chose (see chosen_password): quoted, or bare with a symbol
-    inside it (`curl -u ops:Sl0thBear!Staging`)."""
+    """Yield each password a person chose (see chosen_password) or a manager generated (see
+    generated_password): quoted, or, chosen, bare with a symbol inside it (`curl -u
+    ops:Sl0thBear!Staging`)."""
     if any(q in text for q in "\"'`"):
         for match in _CHOSEN.finditer(text):
             value = match["value"]
             if (
                 _CHOSEN_HINT.search(value)
                 and not _GLOB_OR_ESCAPE.search(value)
-                and chosen_password(value)
+                and (chosen_password(value) or generated_password(value))
                 and not _stripped_elsewhere(text.translate(_ASCII_LOWER), value, match.start("value"))
             ):
                 yield DEFAULT_KIND, match.start("value"), match.end("value")
@@ -459,8 +462,9 @@ _INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]")
 
 
 def _closing_bangs(text: str) -> Iterator[tuple[int, int]]:
-    """The spans of a letter, 2 to 6 digits and a closing `!` (`Scorpio1987!`), found from each `!`
-    (a second alternative in _INNER_SYMBOL doubled its search)."""
+    """The spans of a letter, 2 to 6 digits and a closing `!` (`Scorpio1987!`), or of a letter and a
+    closing `!` in a token that holds a digit (`Welcome2Acme!`), found from each `!` (a second
+    alternative in _INNER_SYMBOL doubled its search)."""
     at = text.find("!")
     while at != -1:
         if at + 1 == len(text) or not (text[at + 1].isalnum() or text[at + 1] in "_!="):
@@ -469,12 +473,34 @@ def _closing_bangs(text: str) -> Iterator[tuple[int, int]]:
                 digits -= 1
             if at - digits >= 2 and digits > 0 and text[digits - 1].isalpha() and text[digits - 1].isascii():
                 yield digits - 1, at + 1
+            elif at > 0 and text[at - 1].isascii() and text[at - 1].isalpha():
+                start = at  # a word, a digit inside the token, a closing `!`: `Welcome2Acme!`
+                while start > 0 and text[start - 1] in _BARE_CHARACTERS and at - start < 40:
+                    start -= 1
+                if any(c.isdigit() for c in text[start:at]):
+                    yield at - 1, at + 1
         at = text.find("!", at + 1)
 
 
 _BARE_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*~?+_-")
 _BARE_BEFORE = frozenset(" \t\n:=,([{")
 _BARE_AFTER = frozenset(" \t\r\n,;)]}")
+
+
+def generated_password(value: str) -> bool:
+    """Whether `value` is a password a manager generated, symbols among its letters and digits
+    (`xK9#mQ2$vL7@pR4!`): 12+ characters from a letter or digit on, a symbol inside, and random as
+    written (looks_random); the tokens judged elsewhere hold no such symbol. A set of letters a
+    format takes ends in its symbol (`"YmdeFUuWwHMSTzZs%"`)."""
+    return (
+        len(value) >= 12
+        and value[0].isalnum()
+        and not _GENERATED_SYMBOLS.isdisjoint(value[1:-1])
+        and looks_random(value)
+    )
+
+
+_GENERATED_SYMBOLS = frozenset("!#%&*?@^~")  # (not `$`: names in code and manglings hold one)
 
 
 def chosen_password(value: str) -> bool:
@@ -1220,6 +1246,9 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    cell = before[-1:] in _CELL_STARTS and _column_header(text, line_start, start, topmost=True)
+    if cell and _public_name(cell.strip(" \t\"'") + "="):
+        return True  # a table's column headed by an id's name (`client_id`, `tenant_id`)
     if before.endswith(("<Modulus>", "<Exponent>")):
         return (
             True  # an RSA key's public half in .NET's XML, a private key's too (its secrets: `<D>`, `<P>`...)
@@ -1266,8 +1295,9 @@ _NAME_BEFORE = re.compile(
     r"""[ \t]*+["'\\]*+\Z"""
 )
 _ID_NAME = re.compile(
-    r"(?:\A|[_.-])(?:u|uu|gu)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z"
-)
+    r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
+)  # (`kid`, `activeKid`: a JSON Web Key's id)
+_CELL_STARTS = frozenset(",\t|;\"' ")  # what a table's cell starts after
 _PUBLIC_KEY_NAME = re.compile(
     r"(?i)(?:(?:pub(?:lic)?|publishable|verifying)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
     r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)
@@ -1388,9 +1418,10 @@ def _list_opening(text: str, line_start: int) -> str | None:
     return None
 
 
-def _column_header(text: str, line_start: int, start: int) -> str | None:
+def _column_header(text: str, line_start: int, start: int, topmost: bool = False) -> str | None:
     """The header cell of the table column the value at `start` stands in: the nearest line above
-    (at most _HEADER_ROWS) that is a table's header with as many cells as the value's row."""
+    (at most _HEADER_ROWS) that is a table's header with as many cells as the value's row (with
+    `topmost`, the first of the rows above it that all read as one: rows of short values do)."""
     row, _ = table_row(text, line_start)
     for sep in (",", "\t", "|", ";"):
         if sep not in row:
@@ -1399,7 +1430,7 @@ def _column_header(text: str, line_start: int, start: int) -> str | None:
         column = next((i for i, (a, b) in enumerate(cells) if a <= start - line_start < b), None)
         if column is None:
             continue
-        pos = line_start
+        pos, cell = line_start, None
         for _ in range(_HEADER_ROWS):
             if pos == 0:
                 break
@@ -1408,7 +1439,13 @@ def _column_header(text: str, line_start: int, start: int) -> str | None:
             if found is not None and found[0] == sep and found[2] == len(cells):
                 header, _ = table_row(text, pos)
                 a, b = table_cells(header, sep)[column]
-                return header[a:b]
+                cell = header[a:b]
+                if not topmost:
+                    return cell
+            elif cell is not None:
+                return cell
+        if cell is not None:
+            return cell
     return None
 
 
