@@ -58,6 +58,11 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 18: the same tables as 17; more is redacted (passwords given to `curl -u`, registry logins, `twine`
+# and `openssl -pass pass:`, sensitive Terraform defaults, two-word passphrases, generated passwords
+# with symbols quoted anywhere, Ruby's and Laravel's environment defaults) and less (a CSV column
+# headed by an id's name above rows of short values, a JSON Web Key's `kid`): a 17's unchanged files
+# would differ.
 # 17: the same tables as 16; more is redacted (passwords of plain words under a password's name, SQL
 # rows by their columns, key bytes with casts and suffixes, literals joined by `^` and `++`, base64 or hex
 # of a password, keyboard walks) and less (values written again in another form, lists of pins,
@@ -82,7 +87,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 17
+FORMAT_VERSION = 18
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
