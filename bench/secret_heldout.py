@@ -8,8 +8,9 @@ DIR holds `repo/` (the planted files) and `manifest.json`: a list of {"file", "v
 written)}. A secret leaks when any of its pieces of 8+ characters (the value itself, or each of
 `parts`) is in a passage's text, or is a term of the index as the tokenizer would write it (lower
 case); it is caught otherwise, whether redacted or its file skipped. A look-alike is wrongly
-redacted when its value (or one of its `parts`) is no longer in its file's passages (files not
-indexed, skipped as secret files or left out by name, count apart).
+redacted when its value (one of its `parts`, or of its lines when it spans several: passages may
+split it) is no longer in its file's passages (files not indexed, skipped as secret files or left
+out by name, count apart).
 The set itself, written by someone who never read the detector, stays outside the repository.
 """
 
@@ -58,7 +59,10 @@ def main() -> None:
                 outcome = "look-alike in a file not indexed"  # skipped (a secret file) or left out by name
             else:
                 held = "\n".join(texts.get(entry["file"], []))
-                written = entry.get("parts") or [entry["value"]]  # (an indented PEM block: its lines)
+                # (an indented PEM block, or one that chunks split: its lines)
+                written = entry.get("parts") or [
+                    line.strip() for line in entry["value"].splitlines() if line.strip()
+                ]
                 outcome = "look-alike kept" if all(p in held for p in written) else "look-alike redacted"
         totals[outcome] += 1
         if args.misses and outcome in ("leaked", "look-alike redacted"):
