@@ -91,7 +91,7 @@ SHAPES: dict[str, tuple[str, str]] = {
     "memorable-quotes": ("a.py", '"Lantern-Ferry-Nightshift-09" '),
     # a command's password flags, Terraform variables that never close, names assigned and joined
     "curl-users": ("run.sh", "curl -u a:"),
-    "login-words": ("run.sh", "docker login login "),
+    "docker-words": ("run.sh", "docker docker login "),
     "variable-heads": ("main.tf", 'variable "db_password" {\n  sensitive = true\n'),
     "named-literals": ("a.py", 'a1 = "b2c3"\nb1 = "d4e5"\nc = a1 + b1 + '),
 }

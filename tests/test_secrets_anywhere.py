@@ -182,6 +182,9 @@ PUBLIC = [
     (f'subscribe(urlBase64ToUint8Array("{VAPID}"))', "a-web-push-public-key"),
     ('label = "Release-2024-Final"', "a-name-a-year-no-symbol"),
     ('if (strchr("YmdeFUuWwHMSTzZs%", *cur)) {', "a-format-set-of-letters"),
+    ("psql -h app.cluster-q7m2xkz9vbn4wt8rc3yh5pd6.eu-west-1.rds.amazonaws.com -U app", "a-host-name-label"),
+    ("Quote the request id (e.g. `01JB7W4XK2M9QZ5T8R3V6N1PYD`) when you report a bug.", "a-ulid"),
+    ("endpoint=we_1QbXr7LmN2pKd9TzVy4Hc8Ws msg=retry", "a-stripe-webhook-endpoint-id"),
     ('q = "utm_source%3Dnews%26page%3D2"', "url-escapes-with-words"),
     ("mail ops@example.com; see Processor.Type#X86; if a!=b1 and Hello@World2024", "bare-words-with-symbols"),
     (
@@ -264,6 +267,7 @@ def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None
         'Header set X-Api-Key "b3875b72d965b3156aQ9xZ"\n',
         'let token: string = "aB3dE5fG7hJ9kL1mN3pQ5r";\n',
         "vendor,owner,key_id\nmailer,payments,KxQaTeZGql0GEjIEPdo2H5\n",
+        'token = "q7m2xkz9vbn4wt8rc3yh5pd6.a.example.com"\n',  # a host's label under a token's name
     ):
         assert redact(text)[1], text
 

@@ -78,10 +78,16 @@ _PUBLIC_ID = re.compile(
     + r"|(?:AC|SK|PN|MG|CA|SM|MM|CH|RE|FW|IS|US|VA|WS|XR|KS|CF|QU|TR|WK|PK|CR|ZS)[0-9a-f]{32}"
     + r"|(?:app|tbl|fld|rec|viw|sel|usr|wsp|ent)[A-Za-z0-9]{14}"
     + r"|(?:acct|cus|evt|ch|pi|pm|py|po|tr|txn|re|in|ii|il|sub|si|price|prod|plan|seti|src|card|ba|cn|dp|du"
-    + r"|ic|iauth|ipi|req|file|link|plink|cs_(?:live|test)|prc)_[A-Za-z0-9]{14,}"
+    + r"|ic|iauth|ipi|req|file|link|plink|cs_(?:live|test)|prc|we)_[A-Za-z0-9]{14,}"
     + r"|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
     + r"|phc_[A-Za-z0-9]{30,}|baf[a-z][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}"
+    # a ULID: an id whose first ten characters are the time it was made (2016 to 2102)
+    + r"|0[1-3][0-9A-HJKMNP-TV-Z]{24}"
 )
+# the labels after a label of a host name (`billing.cluster-<id>.eu-central-1.rds.amazonaws.com`):
+# two or more, to a top-level domain of letters, not a call; what every resolver is asked
+_HOST_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789.-"
+_HOST_REST = re.compile(r"(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+\.[a-z]{2,24}(?![\w.(-])")
 _PART = re.compile(r"[-_]")
 _WORD = re.compile(r"[A-Za-z]*[a-z][A-Za-z]*")  # a part of letters only: a word, a name, PuTTY
 # the text around a token up to blanks, quotes or brackets: `pbkdf2_sha256$...$<token>` is one hash
@@ -1194,7 +1200,7 @@ def _mangled(text: str, start: int, end: int) -> bool:
 
 def _public_by_itself(value: str) -> bool:
     """Whether a token's own shape says what public thing it is: a UUID, a digest with its
-    algorithm, a vendor's public id, a domain name's label in punycode (`xn--`)."""
+    algorithm, a vendor's public id or a ULID, a domain name's label in punycode (`xn--`)."""
     return bool(known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"))
 
 
@@ -1218,6 +1224,10 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     written = text[max(line_start, start - _DIGEST_LOOKBACK) : start]
     before = written.rstrip("+/")  # (a token starts at a letter or digit: base64's leading `/` stays out)
+    if value.islower() and text.startswith(".", end) and _HOST_REST.match(text, end) is not None:
+        named = _NAME_BEFORE.search(before.rstrip(_HOST_CHARACTERS))  # (the labels before it too)
+        if named is None or not _CREDENTIAL_WORD.search(named["name"]):
+            return True  # a label of a host name, sent to every resolver on the way
     bare = value[2:] if value[:2] in ("0x", "0X") else value  # a C or C# constant: 0x83126e978d4fdf3c
     if _HEX.fullmatch(bare) and decode(bare) is None:  # (hex of text is judged as that text)
         value = bare
@@ -1246,7 +1256,9 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
-    cell = before[-1:] in _CELL_STARTS and _column_header(text, line_start, start, topmost=True)
+    cell = before.rstrip(" \t\"'")[-1:] in _CELL_SEPARATORS and _column_header(
+        text, line_start, start, topmost=True
+    )
     if cell and _public_name(cell.strip(" \t\"'") + "="):
         return True  # a table's column headed by an id's name (`client_id`, `tenant_id`)
     if before.endswith(("<Modulus>", "<Exponent>")):
@@ -1297,7 +1309,7 @@ _NAME_BEFORE = re.compile(
 _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
 )  # (`kid`, `activeKid`: a JSON Web Key's id)
-_CELL_STARTS = frozenset(",\t|;\"' ")  # what a table's cell starts after
+_CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
 _PUBLIC_KEY_NAME = re.compile(
     r"(?i)(?:(?:pub(?:lic)?|publishable|verifying)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
     r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)

@@ -31,6 +31,7 @@ from rag.secrets.credential_names import WORDS
 from rag.secrets.finders import (
     ENCODED_KEY,
     ENV_DEFAULTS,
+    FLAG_COMMAND_WORDS,
     LOGIN_WORDS,
     OR_OPERATORS,
     PHP_DEFINE,
@@ -413,7 +414,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # sshpass -p SECRET, ldapsearch -w SECRET, curl -u USER:SECRET, docker login -p SECRET (see
     # flag_passwords); after the tokens known by their prefix, whose kind names a token both find
     Finder(
-        _contains("mysql", "mariadb", "redis-cli", "sshpass", "ldap", "twine", "login", "curl", "openssl"),
+        _contains(*FLAG_COMMAND_WORDS),
         lambda text: flag_passwords(text),
     ),
     Finder(_contains("PuTTY-User-Key-File-"), putty_private_lines),
