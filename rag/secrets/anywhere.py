@@ -15,7 +15,8 @@ span (`services/<token>`). It is kept when it is public by its structure:
 * a digest: hex shorter than 32 digits (an id, a short hash), a git object id (40), hex of a
   digest's length after a word that names one (`sha256`, `checksum`, `integrity`, `commit`,
   `etag`, ...), or a digest with its algorithm (`sha512-...`, `h1:...`: randomness.known_shape);
-* a UUID (randomness.known_shape);
+* a UUID (randomness.known_shape), a ULID (its first ten characters the time it was made);
+* a label of a host name (`app.cluster-<id>.eu-west-1.rds.amazonaws.com`), asked of every resolver;
 * base64 that decodes to a binary file of known format (an image, a font, an archive), or after a
   `data:...;base64,` header;
 * a public key or certificate: the body of a `BEGIN CERTIFICATE` or `BEGIN PUBLIC KEY` block, an
