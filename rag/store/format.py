@@ -60,9 +60,9 @@ def rebuild_hint() -> str:
 
 # 18: the same tables as 17; more is redacted (passwords given to `curl -u`, registry logins, `twine`
 # and `openssl -pass pass:`, sensitive Terraform defaults, two-word passphrases, generated passwords
-# with symbols quoted anywhere, Ruby's and Laravel's environment defaults) and less (a CSV column
-# headed by an id's name above rows of short values, a JSON Web Key's `kid`): a 17's unchanged files
-# would differ.
+# with symbols quoted anywhere, Ruby's and Laravel's environment defaults, names joined again) and
+# less (a CSV column headed by an id's name above rows of short values, a JSON Web Key's `kid`, ULIDs,
+# a host name's labels, Stripe's `we_` ids): a 17's unchanged files would differ.
 # 17: the same tables as 16; more is redacted (passwords of plain words under a password's name, SQL
 # rows by their columns, key bytes with casts and suffixes, literals joined by `^` and `++`, base64 or hex
 # of a password, keyboard walks) and less (values written again in another form, lists of pins,
