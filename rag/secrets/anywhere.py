@@ -470,7 +470,7 @@ _INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]")
 
 def _closing_bangs(text: str) -> Iterator[tuple[int, int]]:
     """The spans of a letter, 2 to 6 digits and a closing `!` (`Scorpio1987!`), or of a letter and a
-    closing `!` in a token that holds a digit (`Welcome2Acme!`), found from each `!` (a second
+    closing `!` in a token that holds a digit (`Harbor7Lumen!`), found from each `!` (a second
     alternative in _INNER_SYMBOL doubled its search)."""
     at = text.find("!")
     while at != -1:
@@ -481,7 +481,7 @@ def _closing_bangs(text: str) -> Iterator[tuple[int, int]]:
             if at - digits >= 2 and digits > 0 and text[digits - 1].isalpha() and text[digits - 1].isascii():
                 yield digits - 1, at + 1
             elif at > 0 and text[at - 1].isascii() and text[at - 1].isalpha():
-                start = at  # a word, a digit inside the token, a closing `!`: `Welcome2Acme!`
+                start = at  # a word, a digit inside the token, a closing `!`: `Harbor7Lumen!`
                 while start > 0 and text[start - 1] in _BARE_CHARACTERS and at - start < 40:
                     start -= 1
                 if any(c.isdigit() for c in text[start:at]):
@@ -498,7 +498,7 @@ def generated_password(value: str) -> bool:
     """Whether `value` is a password a manager generated, symbols among its letters and digits
     (`xK9#mQ2$vL7@pR4!`): 12+ characters from a letter or digit on, a symbol inside, and random as
     written (looks_random); the tokens judged elsewhere hold no such symbol. A set of letters a
-    format takes ends in its symbol (`"YmdeFUuWwHMSTzZs%"`)."""
+    format takes ends in its symbol (`"diouxXeEfFgGaAcs%"`)."""
     return (
         len(value) >= 12
         and value[0].isalnum()

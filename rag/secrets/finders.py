@@ -639,7 +639,7 @@ def named_literals(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[s
     return find
 
 
-# a literal assigned to a name (`_WH_A = "whsec_4hK..."`, shell's `local a='xoxp-4558...' b='...'`),
+# a literal assigned to a name (`_HOOK_A = "whsec_7Fq..."`, shell's `local a='xoxb-9021...' b='...'`),
 # found from its `=` (led by a literal: scanned at C speed), and the name before it
 # (a piece of a secret holds a digit and no blank)
 _NAMED_LITERAL = re.compile(r"""=[ \t]*+(?P<q>["'])(?P<value>(?=[^"'\s\\]*?[0-9])[^"'\s\\]{4,200}+)(?P=q)""")

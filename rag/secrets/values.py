@@ -389,7 +389,7 @@ def word_passphrase(value: str) -> bool:
     """Whether a value is a passphrase of plain words, as a password's name may hold: three to six
     words of letters joined by one of `-_.` (the last maybe followed by digits), two of them common
     English words and none a word that names what a value is for (see _NAMING_WORDS), or two such
-    English words of 5+ letters that say no state (`bluebird-lighthouse`; not `auto-generated`):
+    English words of 5+ letters that say no state (`marble-orchard`; not `auto-generated`):
     `velvet-ticket-harbour-lamp`, `copper_pylon_saffron83`; not `db-admin-password`,
     `grafana-admin-credentials`, `app.config.value`. Only a password's name makes such a value
     one: anywhere else it is a name."""
