@@ -385,6 +385,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each password a person chose (see chosen_password) or a manager generated (see
     generated_password): quoted, or, chosen, bare with a symbol inside it (`curl -u
     ops:Sl0thBear!Staging`)."""
+    lowered: str | None = None  # (the text's ASCII letters in lower case, made once a value needs it)
     if any(q in text for q in "\"'`"):
         for match in _CHOSEN.finditer(text):
             value = match["value"]
@@ -392,7 +393,9 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                 _CHOSEN_HINT.search(value)
                 and not _GLOB_OR_ESCAPE.search(value)
                 and (chosen_password(value) or generated_password(value))
-                and not _stripped_elsewhere(text.translate(_ASCII_LOWER), value, match.start("value"))
+                and not _stripped_elsewhere(
+                    lowered := lowered or text.translate(_ASCII_LOWER), value, match.start("value")
+                )
             ):
                 yield DEFAULT_KIND, match.start("value"), match.end("value")
     reach = 0
@@ -413,7 +416,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             and (end == len(text) or text[end] in _BARE_AFTER)
             and not any(c in value for c in "_*#")  # a name, a product, a reference (`Type#X86`)
             and chosen_password(value)
-            and not _stripped_elsewhere(text.translate(_ASCII_LOWER), value, start)
+            and not _stripped_elsewhere(lowered := lowered or text.translate(_ASCII_LOWER), value, start)
         ):
             yield DEFAULT_KIND, start, end
 

@@ -652,7 +652,7 @@ MAX_NAMES = 64
 
 
 def joined_names(text: str, find_secrets: Scanner) -> Iterator[tuple[str, int, int]]:
-    """Yield each literal of a secret split over names and joined again (`_WH_A + _WH_B`,
+    """Yield each literal of a secret split over names and joined again (`_HOOK_A + _HOOK_B`,
     `"${a}${b}"`): the names assigned a literal once in the text, each joined value scanned by
     every rule."""
     literals: dict[str, tuple[int, int] | None] = {}

@@ -221,8 +221,7 @@ class _NamedValues:
                 continue
             # a flag's value on a command line is no code, dotted or not (`--token dp.st.prd.<secret>`)
             flag = not op and text.startswith("-", start)
-            # a UUID counts under a password's, a token's or an API key's name, not any key's (`WS_KEY`)
-            uuid = self.word != "key" or _API_KEY.search(name) is not None
+            uuid = _uuid_counts(self.word, name)
             if op == "=" and text[start - 1 : start] in ("?", "&"):  # a query's or an option string's
                 query = _QUERY_VALUE.match(text, m.end())  # value, to its `&`, `?` or `#`: a literal
                 value = _judged(text, *query.span(), self.strong, True, budget, uuid) if query else None
@@ -453,6 +452,14 @@ def _random_letters(value: str) -> bool:
 
 # a UUID, maybe led by a vendor's short prefix (LaunchDarkly's `sdk-`); an API key's name
 _API_KEY = re.compile(r"(?i)api|sdk")
+
+
+def _uuid_counts(word: str, name: str) -> bool:
+    """Whether a UUID is a secret under `name`, which holds `word`: under a password's, a token's or
+    an API key's name, not any key's (`WS_KEY`)."""
+    return word != "key" or _API_KEY.search(name) is not None
+
+
 _KEYED_UUID = re.compile(
     r"(?:[a-z]{2,8}-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -763,7 +770,7 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
         for i, name in enumerate(names):
             for word, strong in WORDS.items():
                 if i not in wanted and word in name.lower() and credential_name(name, word):
-                    wanted[i] = (name, strong, word != "key" or _API_KEY.search(name) is not None)
+                    wanted[i] = (name, strong, _uuid_counts(word, name))
         if not wanted or not budget.take():
             continue
         rows = copy_rows(text, m.end(), len(names)) if m["copy"] else insert_rows(text, m.end())
