@@ -1004,3 +1004,70 @@ def test_literals_assembled_by_a_format_and_bare_passwords_ending_in_a_symbol(te
 )
 def test_assembled_words_and_names_stay(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('  tls.store-password = """cobalt meadow ferret 58"""\n', "cobalt meadow ferret 58"),
+        (
+            '    private const string VaultPassphrase = @"saffron ridge pepper loom";\n',
+            "saffron ridge pepper loom",
+        ),
+        ("DEPLOY_PASSWORD ?= Rt7kWq2NbX%2fp9Lm+Hv\n", "Rt7kWq2NbX%2fp9Lm+Hv"),
+        ('dotnet user-secrets set "Mail:Password" "amber quiver harbor 7"\n', "amber quiver harbor 7"),
+        ('psql "host=db user=app password=Ht4%dLq9Wz2KpR7m"\n', "Ht4%dLq9Wz2KpR7m"),
+        (
+            "    proxy_set_header x-api-key acmekey-ecab8fc4f4982e8fa65f9976dcfb0b6c2615f531492b84e8a1beb627d6641012"
+            "-RnTWGYP9LdtrDCZj;\n",
+            "ecab8fc4f4982e8fa65f9976dcfb0b6c2615f531492b84e8a1beb627d6641012",
+        ),
+    ],
+    ids=[
+        "triple-quoted",
+        "verbatim-string",
+        "conditional-assignment",
+        "quoted-config-key",
+        "percent-inside",
+        "hex-and-random-parts",
+    ],
+)
+def test_credentials_in_more_quotes_operators_and_shapes(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "func TestChaCha20KnownAnswer(t *testing.T) {\n"
+        '\tkey := mustHex("000102030405060708090a0b0c0d0e0f")\n'
+        "\tout := encrypt(key, nonce, plain)\n"
+        '\twant := "ac4e4613c2520d2b1651d2c3c351358ced740b40cd71ad50a39c03a44c4df602"\n'
+        "\tcheck(t, out, want)\n}\n",
+        "    @Test\n    void signatureMatchesRfc7515Appendix() throws Exception {\n"
+        "        byte[] mac = sign(header, payload);\n"
+        "        assertThat(hex(mac))\n"
+        '            .isEqualTo("0ef8a6ed0cfebd75e69212e5553088139077398c4bb82a419bbeabbd2878c342");\n    }\n',
+        '# RFC 5869, test case 3\nHKDF_CASE = {\n    "ikm": b"\\x0b" * 22,\n'
+        '    "okm": "a67b8ec78242debfdac90c989d54d3ac4ac9fb642ea3c89d487be345a4c21d18",\n}\n',
+        f'    assert resp.headers["x-amz-content"] == "{EMPTY_SHA256}"\n',
+        'var partnerKey = ed25519.PublicKey(mustHex("ecab8fc4f4982e8fa65f9976dcfb0b6c2615f531492b84e8a1beb627d6641012"))\n',
+        "gpg:\n  signing_keyid: 0x92E045B90BA36D58\n",
+        "\ufeffAccount ID;Holder;Balance (USD)\n45BSJ6B40LV1SZ08PWP2;Ada Lovelace;120.00\n",
+    ],
+    ids=[
+        "test-named-known-answer",
+        "test-named-rfc",
+        "rfc-comment-over-block",
+        "empty-digest",
+        "public-key-call",
+        "key-id",
+        "first-column-id",
+    ],
+)
+def test_test_vectors_public_keys_and_ids_stay(text: str) -> None:
+    assert redact(text) == (text, {})

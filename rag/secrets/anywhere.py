@@ -43,13 +43,22 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import heapq
 import re
 import string
 from collections.abc import Iterator
 
 from rag.secrets.randomness import CLASS_OF as _CLASS_OF
-from rag.secrets.randomness import ascending, decode, known_shape, looks_random, may_be_random, roughly_random
+from rag.secrets.randomness import (
+    ascending,
+    decode,
+    known_shape,
+    looks_random,
+    may_be_random,
+    random_as_written,
+    roughly_random,
+)
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
 from rag.secrets.values import REPEATED, app_password, credential_value, not_example
@@ -93,6 +102,10 @@ _PART = re.compile(r"[-_]")
 _WORD = re.compile(r"[A-Za-z]*[a-z][A-Za-z]*")  # a part of letters only: a word, a name, PuTTY
 # the text around a token up to blanks, quotes or brackets: `pbkdf2_sha256$...$<token>` is one hash
 _ENCLOSING = re.compile(r"""[^\s"'`<>()\[\]{},;]*\Z""")
+# the digests of no bytes, which code compares with (an unsigned payload's SHA-256, an empty file's)
+_EMPTY_DIGESTS = frozenset(
+    hashlib.new(name, b"").hexdigest() for name in ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")
+)
 _DIGEST_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224, sha256, sha384, sha512
 # a word that says the hex after it is a digest or an object id, within the same line
 _DIGEST_WORD = re.compile(
@@ -116,12 +129,18 @@ _SIGNED_MAIL = re.compile(r"(?i)(?:dkim|arc-message)-signature:[^\n]*+(?:\r?\n[ 
 _VERSIONED = re.compile(r"(?:vault:)?v[0-9]{1,2}:(?:[A-Za-z0-9+/]{8,64}={0,2}:)?\Z")  # and a nonce (Pulumi's)
 _TEST_VECTOR_WORDS = ("rfc", "vector", "answer", "kat")
 # a published test vector's mark, in prose or a name: `RFC 8032`, `rfc7515Key`, `test vector`, `known-answer`
-TEST_VECTOR = re.compile(
-    r"(?i)(?:\b|_)RFC[ _-]?[0-9]{3,5}|test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)KAT(?:\b|_)"
+TEST_VECTOR = re.compile(  # (in a CamelCase or joined name too: `hmacMatchesRfc4231Case1`, `Ed25519RFC8032`)
+    r"(?:(?<![A-Za-z])|(?<=[a-z0-9]))(?:RFC|Rfc|rfc)[ _-]?[0-9]{3,5}"
+    r"|(?i:test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)KAT(?:\b|_))"
 )
 _HASHED_HOST = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
 _PUBLIC_KEY_LEAD = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)[ \t]+\Z"
+)
+# a call that makes a public key of its argument, maybe through a decoding call (`hex.DecodeString(`)
+_PUBLIC_KEY_CALL = re.compile(
+    r"(?i)(?:pub(?:lic)?[-_]?key|verif(?:y|ying|ication)[-_]?key)[\w.]{0,30}+\([ \t]*+"
+    r"(?:[A-Za-z_][\w.]{0,30}+\([ \t]*+)?(?:[bru]?[\"'`])?\Z"
 )
 # the first bytes of binary files that base64 carries in code and docs
 _MAGIC = (
@@ -689,8 +708,15 @@ def _generated(text: str, value: str, start: int) -> bool:
     if prefixed is not None and not _secret_lead(prefixed["lead"]):
         return False  # a resource's id: a short prefix and hex shorter than a digest (`sg-0774c04d6527a082f`)
     judged = _judged(value)
-    if judged != value and _HEX.fullmatch(judged) and not _secret_lead(value[: value.rfind(judged)]):
-        return False  # a name with its content's hash: app-eb0a5b9302e8d32828d8a73f137cc8f0.js
+    if (
+        judged != value
+        and _HEX.fullmatch(judged)
+        and not _secret_lead(value[: value.rfind(judged)])
+        and not any(
+            len(part) >= 12 and random_as_written(part) for part in _PART.split(value) if part != judged
+        )
+    ):
+        return False  # a name with its content's hash (app-eb0a5b9302e8d32828d8a73f137cc8f0.js), no random part besides
     if sum(map(str.isalnum, judged)) < (14 if _three_classes(judged) else 16):
         return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
     return not (
@@ -1238,8 +1264,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         url = written.rfind("://")
         if url != -1 and not any(c.isspace() for c in written[url:]):
             return True  # an id in a URL's path: a gist, a commit
-        if len(value) < MIN_HEX or len(value) == 40:
-            return True  # an id or a short hash; a git object id
+        if len(value) < MIN_HEX or len(value) == 40 or value.lower() in _EMPTY_DIGESTS:
+            return True  # an id or a short hash; a git object id; the digest of no bytes
         if len(value) in _DIGEST_LENGTHS and (
             _names_a_digest(text, line_start, start, before) or _CHECKSUM_LINE.match(text, end)
         ):
@@ -1260,7 +1286,10 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
-    cell = before.rstrip(" \t\"'")[-1:] in _CELL_SEPARATORS and _column_header(
+    if before.endswith(("(", '"', "'", "`")) and _PUBLIC_KEY_CALL.search(before):
+        return True  # given to a public key's constructor: `ed25519.PublicKey(mustHex("...`, `VerifyKey(`
+    first = not before.strip(" \t\"'\ufeff") and text.find("\n", end, end + _ROW_REACH) != end
+    cell = (first or before.rstrip(" \t\"'")[-1:] in _CELL_SEPARATORS) and _column_header(
         text, line_start, start, topmost=True
     )
     if cell and _public_name(cell.strip(" \t\"'") + "="):
@@ -1496,8 +1525,10 @@ def _decoded_head(value: str, chars: int = 24) -> bytes:
 
 
 def _test_vector(text: str, line_start: int, start: int) -> bool:
-    """Whether the value's line or the two above it mark it as a published test vector (`RFC 8032
-    section 7.1, TEST 1`, `known-answer test`): an example marked as one."""
+    """Whether the value is marked as a published test vector (`RFC 8032 section 7.1, TEST 1`,
+    `known-answer test`): an example marked as one, on its line or the two above it, or on a line
+    that opens a block holding it (a test's name, `func TestAESKnownAnswer(t *testing.T) {`, or the
+    comment above that line: `# RFC 4231, test case 2` over `VECTOR = {`)."""
     above = line_start
     for _ in range(2):
         if above == 0:
@@ -1505,10 +1536,43 @@ def _test_vector(text: str, line_start: int, start: int) -> bool:
         above = text.rfind("\n", 0, above - 1) + 1
     line_end = text.find("\n", start, start + 160)  # (a minified file's one line is read that far)
     window = text[max(above, start - 240) : line_end if line_end != -1 else start + 160]
+    if _marks_test_vector(window):
+        return True
+    return any(_marks_test_vector(line) for line in _openers(text, line_start))
+
+
+def _marks_test_vector(window: str) -> bool:
+    """Whether `window` names a published test vector (see TEST_VECTOR)."""
     lowered = window.lower()
     if not any(word in lowered for word in _TEST_VECTOR_WORDS):
         return False  # (the cheap test first: a regex tried at each character cost a third of all the rules)
     return TEST_VECTOR.search(window) is not None
+
+
+_OPENER_LINES = 24  # lines looked up through for the blocks that hold a value
+_OPENER_LEVELS = 3  # blocks, from the innermost out
+
+
+def _openers(text: str, line_start: int) -> Iterator[str]:
+    """The lines that open the blocks holding the line at `line_start`, by indentation (each less
+    indented than the lines below it), innermost first, and the line above each (a comment, a
+    decorator)."""
+    end = text.find("\n", line_start)
+    line = text[line_start : len(text) if end == -1 else end]
+    indent = len(line) - len(line.lstrip(" \t"))
+    levels, pos = 0, line_start
+    for _ in range(_OPENER_LINES):
+        if pos == 0 or indent == 0 or levels == _OPENER_LEVELS:
+            return
+        above = text.rfind("\n", 0, pos - 1) + 1
+        line, pos = text[above : pos - 1], above
+        stripped = line.lstrip(" \t")
+        if not stripped.strip() or len(line) - len(stripped) >= indent:
+            continue
+        indent, levels = len(line) - len(stripped), levels + 1
+        yield line
+        if pos > 0:
+            yield text[text.rfind("\n", 0, pos - 1) + 1 : pos - 1]
 
 
 def _base64_digest(value: str) -> bool:

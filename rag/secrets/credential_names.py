@@ -192,7 +192,7 @@ def credential_name(name: str, word: str) -> bool:
     (author, bypass, keyboard, tokenizer) and no segment says the value is something else (a
     hash, a public key, a path, a length, a pagination token: public_key, password_hint,
     key_id, NextToken)."""
-    segments = [s.lower() for s in _SEGMENTS.findall(name)]
+    segments = [part for s in _SEGMENTS.findall(name) for part in _unglued(s.lower(), word)]
     if not segments or any(s in NOT_CREDENTIAL or s in NOT_THE_WORD for s in segments):
         return False
     at = next((i for i, s in enumerate(segments) if word in s), None)
@@ -209,3 +209,15 @@ def credential_name(name: str, word: str) -> bool:
 _NOT_SECRET_KEY = re.compile(
     r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup)\Z"
 )
+
+
+def _unglued(segment: str, word: str) -> tuple[str, ...]:
+    """A segment that joins the word to a word that says what the value is, without a separator
+    or a capital, as two (`keyid`, `keyname`, `pubkey`, `passwordhash`); else the segment."""
+    if segment != word and segment.startswith(word):
+        rest = segment[len(word) :]
+        if rest in NOT_CREDENTIAL or (word == "key" and rest in AFTER_KEY):
+            return word, rest
+    if segment != word and segment.endswith(word) and segment[: -len(word)] in NOT_CREDENTIAL:
+        return segment[: -len(word)], word
+    return (segment,)

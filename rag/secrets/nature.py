@@ -66,9 +66,9 @@ _AFTER_WORD = (
     r"(?P<tail>[a-z0-9_.-]{0,40}+)(?P<close>[\"'`]?+\]?+)"
     # an operator (a type annotation's `: &str =` too) or blanks, then (maybe on the next line)
     # the start of a quoted value or of an unquoted one long enough to be random
-    r"(?:(?P<op>[ \t]*+(?::=|=>|<<?-|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
+    r"(?:(?P<op>[ \t]*+(?::=|=>|<<?-|(?:\?\??|\+|\|\||::)=(?!=)|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+(?:![a-z!]{0,15}+[ \t]++)?+"  # a YAML tag: `!unsafe '..'`
-    r"""(?:[bruBRU]{0,2}["'`][^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
+    r"""(?:(?:[bruBRU]{0,2}|@\$?|\$@?)(?:\"\"\"|'''|["'`])[^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
     r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
     # an object whose `value` key holds the value (`"admin_password": {"value": "..."}`: Terraform's
     # plans and state, ARM parameter files)
@@ -95,6 +95,9 @@ _COARSE_NAMES = re.compile(
     + r""")[a-z0-9_.-]{0,40}+)["'`]?+\]?+(?P<op>[ \t]*+(?::=|=>|[:=>,|;])|[ \t])"""
     + _COARSE_VALUE
 )
+# a .NET configuration key's sections before its last (`"Sftp:Password"`, `["Smtp:Auth:Password"]`):
+# a name of its own, where `aws:secretsmanager:` and `urn:x:` are parts of an ARN or URN
+_CONFIG_PATH = re.compile(r"""["'\[](?:[A-Z][A-Za-z0-9_]{0,40}:){1,4}\Z""")
 _QUERY_VALUE = re.compile(r"""[^\s"'`&?#;<>]{1,256}+""")
 _PUBLIC_BEFORE = re.compile(r"(?i)\b(?:public|publishable|verifying)[ \t]++\Z")
 _ROW_STOP = re.compile(r"[\n=(){}\[\]<>:]")  # code, prose or a line's end: what ends a header row's rest
@@ -108,7 +111,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{1,15}[ \t]+(?=\S)")  # Token, Bearer, B
 # a quoted literal, maybe prefixed (b"", r"", u""); and what joins two: an operator (`+`, PHP's
 # `.`, Lua's `..`, SQL's `||`, VB's `&`, Zig's and Haskell's `++`, OCaml's `^`, D's `~`) maybe before
 # a line break, a backslash continuation, or blanks (Python's and C's adjacent literals)
-_PREFIX = re.compile(r"[bruBRU]{0,2}(?=[\"'`])")
+_PREFIX = re.compile(r"(?:[bruBRU]{0,2}|@\$?|\$@?)(?=[\"'`])")  # and C#'s verbatim `@"..."`, `$"..."`
 _JOINED = re.compile(
     r"""(?:[ \t]*(?:\+\+?|\.\.?|\|\||&|\^|~)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
 )
@@ -183,7 +186,12 @@ class _NamedValues:
             name = text[start : m.end("tail")].lstrip("$-.")
             # part of a longer token: a URL's user (`//x-access-token:`), an ARN or URN
             # (`aws:secretsmanager:`), a type name (`AWS::MSK::BatchScramSecret`)
-            if text[max(0, start - 2) : start].endswith(("//", ":", "/")) or "::" in name:
+            if text[max(0, start - 2) : start].endswith(("//", "/")) or "::" in name:
+                continue
+            if (
+                text[start - 1 : start] == ":"
+                and _CONFIG_PATH.search(text, max(0, start - 80), start) is None
+            ):
                 continue
             if not credential_name(name, self.word) or _PUBLIC_BEFORE.search(text, max(0, start - 16), start):
                 continue  # (`Public key: age1...`: the name's word before it says what it is)
@@ -215,8 +223,12 @@ class _NamedValues:
                     yield kind_of_name(name), *value
                 continue
             op = m["op"].strip(" \t")
-            if not op and not _keyword(text, start, name):
-                continue  # a blank is an operator after a flag, a keyword or a setting only
+            if (
+                not op
+                and not _keyword(text, start, name)
+                and not (quoted_name and text[m.end() : m.end() + 1] in "\"'")
+            ):
+                continue  # a blank is an operator after a flag, a keyword, a setting or a quoted argument only
             if op == ">" and text[max(0, start - 1) : start] != "<":
                 continue
             # a flag's value on a command line is no code, dotted or not (`--token dp.st.prd.<secret>`)
@@ -360,6 +372,11 @@ def _literal(
         return _judged(text, at, token.end(), strong, flag, budget, uuid)
     parts: list[tuple[int, int]] = []
     pos = prefix.end()
+    if text.startswith(('"""', "'''"), pos):  # a triple-quoted literal on one line (HOCON, Python, Kotlin)
+        end = text.find(text[pos : pos + 3], pos + 3, pos + 1027)
+        if end == -1 or text.find("\n", pos + 3, end) != -1:
+            return None
+        return (pos + 3, end) if _is_secret(text[pos + 3 : end], strong, True, budget, uuid) else None
     while len(parts) < 8:
         quote = text[pos]
         end = text.find(quote, pos + 1, pos + 1026)

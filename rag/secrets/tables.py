@@ -9,7 +9,10 @@ from collections.abc import Iterator
 
 MAX_ROW = 2000  # characters in a header row at most
 _NOT_HEADER = re.compile(r"[=(){}\[\]<>:]")  # code and prose, not a header
-_CELL_NAME = re.compile(r"""[ \t]*["'`]?[\w .#/-]{1,40}["'`]?[ \t]*""")
+# a header's cell: a short name, maybe its unit in brackets last (`Amount (EUR)`), and a byte-order
+# mark before the first (a spreadsheet's export)
+_CELL_NAME = re.compile(r"""\ufeff?[ \t]*["'`]?[\w .#/-]{1,40}(?:\([\w %./-]{1,12}\))?["'`]?[ \t]*""")
+_UNIT = re.compile(r"[ \t]\([\w %./-]{1,12}\)(?=[ \t]*[\"'`]?[ \t]*(?:[,;|\t]|\Z))")
 
 
 def table_cells(line: str, sep: str) -> list[tuple[int, int]]:
@@ -40,7 +43,7 @@ def header_column(text: str, line: int, at: int) -> tuple[str, int, int] | None:
     """When the row at `line` is a table's header (2+ cells, each a short name) whose cell at `at`
     names the credential: the separator, the column and the number of cells."""
     row, _ = table_row(text, line)
-    if len(row) > MAX_ROW or _NOT_HEADER.search(row):
+    if len(row) > MAX_ROW or _NOT_HEADER.search(_UNIT.sub("", row) if "(" in row else row):
         return None
     for sep in ("|", "\t", ",", ";"):
         if sep not in row:

@@ -72,8 +72,21 @@ _FORMAT = re.compile(
 
 def format_string(value: str) -> bool:
     """Whether `value` holds a printf conversion (`%s`, `%.*s`, `%08x`; see _FORMAT): a format,
-    filled in by code."""
-    return "%" in value and _FORMAT.search(value) is not None
+    filled in by code. Not when text between its conversions mixes cases and digits as only
+    generated text does (`G*28zy4HA1GV0FS%dF%e`, `VmVvCQdH4v%7ca0c`): there `%` is a symbol."""
+    if "%" not in value or _FORMAT.search(value) is None:
+        return False
+    return not any(_generated_run(run) for run in _FORMAT.split(value))
+
+
+def _generated_run(run: str) -> bool:
+    """Whether `run` has 10+ letters and digits, two or more of each case and a digit."""
+    return (
+        sum(map(str.isalnum, run)) >= 10
+        and sum(map(str.isupper, run)) >= 2
+        and sum(map(str.islower, run)) >= 2
+        and any(map(str.isdigit, run))
+    )
 
 
 def not_example(value: str) -> bool:
