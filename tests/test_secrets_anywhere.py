@@ -266,7 +266,7 @@ def test_under_a_credential_name_a_public_shape_or_name_does_not_count() -> None
         'pub const SIGNING_KEY_HEX: &str = "0e03135a751965d8e3e82bda962445979d298c527354070fec0e9c9e8a91f3d2";\n',
         'Header set X-Api-Key "b3875b72d965b3156aQ9xZ"\n',
         'let token: string = "aB3dE5fG7hJ9kL1mN3pQ5r";\n',
-        "vendor,owner,key_id\nmailer,payments,Rm3Wq8ZtLx2NvK7pHd9Yc4\n",
+        "vendor,owner,session_id\nmailer,payments,Rm3Wq8ZtLx2NvK7pHd9Yc4\n",
         'token = "q7m2xkz9vbn4wt8rc3yh5pd6.a.example.com"\n',  # a host's label under a token's name
     ):
         assert redact(text)[1], text

@@ -9,7 +9,7 @@ import hashlib
 
 import pytest
 
-from rag.secrets import redact
+from rag.secrets import is_secret_file, redact
 
 PW = "Zq8mN3" + "pL7kR2"
 PW2 = "Hv4tR9" + "xQ2mWx!"
@@ -1070,4 +1070,162 @@ EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
     ],
 )
 def test_test_vectors_public_keys_and_ids_stay(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            'sentry {\n    authToken.set("e98e6c20-bc92-4c0a-b5f5-dbccc5509d86")\n}\n',
+            "e98e6c20-bc92-4c0a-b5f5-dbccc5509d86",
+        ),
+        ('    builder.setPassword("plum ferry candle harbor")\n', "plum ferry candle harbor"),
+        (
+            '        - name: FLAGS_SDK_KEY\n          value: "sdk-e98e6c20-bc92-4c0a-b5f5-dbccc5509d85"\n',
+            "e98e6c20-bc92-4c0a-b5f5-dbccc5509d85",
+        ),
+        (
+            '"text": "email=a%40b.example&password=plum%20ferry%20candle%20harbor&keep=1",\n',
+            "plum%20ferry%20candle",
+        ),
+        (
+            '    let c = Client::with_basic_auth("https://m.example.com", "svc", "amber quiver harbor 7")?;\n',
+            "amber quiver harbor 7",
+        ),
+        ("I (2231) wifi: joining with Fq#7~vTp8*lsHZ!Q2m now\n", "Fq#7~vTp8*lsHZ!Q2m"),
+        ('  default "#Fq7~vTp8=lsHZ!Q2m"\n', "#Fq7~vTp8=lsHZ!Q2m"),
+        ("wifi_pass,data,string,*Fq7vTp8~lsHZQ2mX\n", "*Fq7vTp8~lsHZQ2mX"),
+        (
+            'static const char cloud_token[] =\n    "exceOxnwGpn2CL"\n    "jsRkxxHf23d3ZS"\n    "59BmBfhIO5t4ct";\n',
+            "jsRkxxHf23d3ZS",
+        ),
+        (
+            "serial,device_psk,at\nDEV-0001,5fc4c2c5c987784bafe6d0150bde8f69,2025-02-10\n",
+            "5fc4c2c5c987784bafe6d0150bde8f69",
+        ),
+        ("- Cache: `cache.example.net:6380`, password `Heron-Kaffe-2031` (ask ops)\n", "Heron-Kaffe-2031"),
+    ],
+    ids=[
+        "property-setter",
+        "setter-call",
+        "name-value-uuid",
+        "form-body",
+        "basic-auth-last",
+        "bare-generated",
+        "quoted-with-equals",
+        "leading-symbol",
+        "c-literals-one-a-line",
+        "psk-column",
+        "prose-code-span",
+    ],
+)
+def test_credentials_given_to_setters_forms_and_prose(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vendor,key_name,key_id,secret_ref\nmailer,receipts,U8teNiIDPNGe8KSWVIrrXi,vault:mailer\n",
+        "api_key_id=Vq7KpZ3mX9tLw2RbN8yHcF4d\n",
+        "- 14:02 alert fired, trace `c664dcd0c9ea2eb93792c1cb8f8d165b` sampled\n",
+        '/* GCM spec test case 3 */\nstatic const char *gcm_case3_k = "5fc4c2c5c987784bafe6d0150bde8f69";\n',
+        "<key>TSKPublicKeyHashes</key>\n<array>\n\t<string>ZW+aQHm5fTpSf2R86kH1yN48wdg+DGYgrjWxe3lZEHo=</string>\n</array>\n",
+        "<string>com.googleusercontent.apps.149996556329-k2vq8m4lp0xj7ntc</string>\n",
+        "DATABASE_URL=postgres://push:changeme-in-production@localhost:5432/push\n",
+        '    validate_password("Xk82mQpz!L")\n',
+        "// We should be able to encode up to (1^kMaxCycleBits - 1) without clamping\n",
+        "the password `field` is required\n",
+        'warnings.warn(f"Passing `legacy={legacy!r}` is deprecated.")\n',
+        "err += ' To make valid dates, pass `dtype=datetime64[ns]`'\n",
+        "self.assertEqual(splitpasswd('user+1:a+b'), ('user+1', 'a+b'))\n",
+        'expected = "init_argv0==%r" % "-m"\n',
+        '"{Wq58T^xk2=HL@E0stWa761SMbT8$j;0T)o7+nA=7KxBg5R*;*X|PN+G3Lq",\n',
+    ],
+    ids=[
+        "key-id-column",
+        "key-id-assigned",
+        "trace-in-prose",
+        "spec-test-case",
+        "plist-pins",
+        "reversed-client-id",
+        "url-placeholder",
+        "validator-call",
+        "symbol-among-words",
+        "prose-code-span-word",
+        "passing-a-code-span",
+        "pass-a-code-span",
+        "a-function-of-a-password",
+        "expected-text",
+        "base85-data",
+    ],
+)
+def test_key_ids_traces_pins_and_placeholders_stay(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "android/key.properties",
+        "app/keystore.properties",
+        "home/.databrickscfg",
+        "rclone.conf",
+        ".snowsql/config",
+    ],
+)
+def test_signing_and_tool_credential_files_are_skipped(path: str) -> None:
+    assert is_secret_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            "smtp_password: \"{{ lookup('env', 'SMTP_PASSWORD') | default('Heron-Quarry-2031', true) }}\"\n",
+            "Heron-Quarry-2031",
+        ),
+        (
+            "      password: \"{{ env_var('DBT_PASSWORD', 'copper-lantern-meadow') }}\"\n",
+            "copper-lantern-meadow",
+        ),
+        (
+            "  api_key: ${oc.env:TRACKER_API_KEY,3341aaa46113ad7e093fd67f55026ccb5e167834}\n",
+            "3341aaa46113ad7e093fd67f55026ccb5e167834",
+        ),
+        (
+            "  <property>\n    <name>javax.jdo.option.ConnectionPassword</name>\n"
+            "    <value>Quarry7!Lintel</value>\n  </property>\n",
+            "Quarry7!Lintel",
+        ),
+        (
+            '    uri: "snowflake://SVC_LOADER:Heron%40Quarry%3A2031@/RAW?account=xy12345"\n',
+            "Heron%40Quarry%3A2031",
+        ),
+    ],
+    ids=["jinja-default-after-lookup", "dbt-env-var", "resolver-default", "xml-name-value", "url-empty-host"],
+)
+def test_template_defaults_xml_properties_and_hostless_urls(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: SealedSecret\nspec:\n  encryptedData:\n"
+        "    password: AgB/bbVRhQkrJKFpFM/7Dx7CDx9EXuWdBkDaUKcs+5eGAOsJtTPavI+mKKy07I8R/9sd0Ditw6VNIHXQ4NL\n",
+        'echo "ac4e4613c2520d2b1651d2c3c351358ced740b40cd71ad50a39c03a44c4df602  $WORK/loader.jar" | sha256sum -c -\n',
+        "# Fixed test vector: made once with a throwaway key (bytes 0..31).\n"
+        "TV_KEY = bytes(range(32))\n"
+        'TV_NONCE = bytes.fromhex("a52fa94a3df415629f0dddce")\n'
+        'TV_AAD = b"pii-v1"\n'
+        'TV_PLAIN = b"jane@example.com"\n'
+        'TV_SEALED = bytes.fromhex("45bc1fa3657e46f09aa304e4f346b71e5fc4c2c5c987784bafe6d0150bde8f69")\n',
+    ],
+    ids=["sealed-secret", "checksum-of-a-variable-path", "vector-comment-five-lines-up"],
+)
+def test_ciphertext_checksums_and_marked_vectors_stay(text: str) -> None:
     assert redact(text) == (text, {})

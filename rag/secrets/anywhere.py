@@ -115,7 +115,9 @@ _DIGEST_WORD = re.compile(
     r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
     r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|spki|\b(?:tlsa|sshfp|cds)\b)"
 )
-_CHECKSUM_LINE = re.compile(r"(?:  | \*)[\w./-]{1,255}")  # `sha256sum`'s output: two blanks (or ` *`), a file
+_CHECKSUM_LINE = re.compile(
+    r"(?:  | \*)[\w./${}-]{1,255}"
+)  # `sha256sum`'s output: two blanks (or ` *`), a file
 _BASE64_DIGEST = re.compile(r"[A-Za-z0-9+/]{21,86}={0,2}")
 _DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
 _DATA_URI = re.compile(r"(?i);base64,\Z")
@@ -127,11 +129,11 @@ _PUBLIC_BLOCK = re.compile(
 )
 _SIGNED_MAIL = re.compile(r"(?i)(?:dkim|arc-message)-signature:[^\n]*+(?:\r?\n[ \t][^\n]*+)*+\Z")
 _VERSIONED = re.compile(r"(?:vault:)?v[0-9]{1,2}:(?:[A-Za-z0-9+/]{8,64}={0,2}:)?\Z")  # and a nonce (Pulumi's)
-_TEST_VECTOR_WORDS = ("rfc", "vector", "answer", "kat")
+_TEST_VECTOR_WORDS = ("rfc", "vector", "answer", "kat", "case")
 # a published test vector's mark, in prose or a name: `RFC 8032`, `rfc7515Key`, `test vector`, `known-answer`
 TEST_VECTOR = re.compile(  # (in a CamelCase or joined name too: `hmacMatchesRfc4231Case1`, `Ed25519RFC8032`)
     r"(?:(?<![A-Za-z])|(?<=[a-z0-9]))(?:RFC|Rfc|rfc)[ _-]?[0-9]{3,5}"
-    r"|(?i:test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)KAT(?:\b|_))"
+    r"|(?i:test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)KAT(?:\b|_)|\btest[ _-]?case[ _-]?[0-9]{1,3}\b)"
 )
 _HASHED_HOST = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
 _PUBLIC_KEY_LEAD = re.compile(
@@ -387,7 +389,7 @@ def memorable_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 # a password a person chose, quoted whole or after a user's name and `:` (`"svc:Cl0ver-Ley-Silage"`):
 # 8 to 40 characters, no blank (a passphrase of plain words is a sentence, and stays)
 _CHOSEN = re.compile(
-    r"""(?P<q>["'`])(?:[A-Za-z0-9._-]{1,32}:)?(?P<value>[A-Za-z0-9!@#$%^&*~?+_-]{8,40})(?P=q)"""
+    r"""(?P<q>["'`])(?:[A-Za-z0-9._-]{1,32}:)?(?P<value>[A-Za-z0-9!@#$%^&*~?+_-](?:[A-Za-z0-9!@#$%^&*~?+=_-]{6,38}[A-Za-z0-9!@#$%^&*~?+_-])?)(?P=q)"""
 )
 # a letter beside a digit or a symbol: what a chosen password has and most literals do not
 _CHOSEN_HINT = re.compile(r"[A-Za-z][0-9@$!#%^&*~?]|[0-9@$!#%^&*~?][A-Za-z]")
@@ -411,7 +413,14 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             if (
                 _CHOSEN_HINT.search(value)
                 and not _GLOB_OR_ESCAPE.search(value)
-                and (chosen_password(value) or generated_password(value))
+                and (
+                    chosen_password(value)
+                    and "=" not in value
+                    or generated_password(value)
+                    and "&" not in value
+                    and "==" not in value  # a test's expected text (`"init_argv0==%r"`)
+                    and ("=" not in value or not _words(_NOT_ALNUM.sub("", value)))
+                )
                 and not _stripped_elsewhere(
                     lowered := lowered or text.translate(_ASCII_LOWER), value, match.start("value")
                 )
@@ -425,16 +434,31 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
         start, end = hint, hint_end
         while start > 0 and text[start - 1] in _BARE_CHARACTERS and hint - start < 40:
             start -= 1
-        while end < len(text) and text[end] in _BARE_CHARACTERS and end - start <= 40:
-            end += 1
+        while (
+            end < len(text)
+            and end - start <= 40
+            and (
+                text[end] in _BARE_CHARACTERS
+                or text[end] == "="
+                and text[end + 1 : end + 2] in _BARE_CHARACTERS
+            )
+        ):
+            end += 1  # (`=` inside, not before: `NAME=` starts no value)
         reach = end
         value = text[start:end]
         if (
             8 <= len(value) <= 40
             and (start == 0 or text[start - 1] in _BARE_BEFORE)
             and (end == len(text) or text[end] in _BARE_AFTER)
-            and not any(c in value for c in "_*#")  # a name, a product, a reference (`Type#X86`)
-            and chosen_password(value)
+            and (
+                chosen_password(value)
+                and not any(c in value for c in "_*#=")  # a name, a product, a reference (`Type#X86`)
+                or len(value) >= 14
+                and _three_classes(value)
+                and generated_password(value)
+                and not _words(_NOT_ALNUM.sub("", value))  # (`1^kMaxCycleBits`: words)
+                and not _in_encoded_run(text, start, end)
+            )
             and not _stripped_elsewhere(lowered := lowered or text.translate(_ASCII_LOWER), value, start)
         ):
             yield DEFAULT_KIND, start, end
@@ -487,6 +511,7 @@ def _stripped_elsewhere(lowered: str, value: str, start: int) -> bool:
 # a bare password: a symbol inside it, between a letter or digit and a letter (what a name, an
 # operator or markup rarely has), or ending it after a word and a number (`Scorpio1987!`, see
 # _closing_bangs), and blanks, a `:` or `=` or brackets around it
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@$%^&~?][A-Za-z]")
 
 
@@ -516,15 +541,28 @@ _BARE_BEFORE = frozenset(" \t\n:=,([{")
 _BARE_AFTER = frozenset(" \t\r\n,;)]}")
 
 
+def _in_encoded_run(text: str, start: int, end: int) -> bool:
+    """Whether the bare token at start..end is a piece of a longer run of symbols and letters with
+    no blank (base85 data, a minified expression): brackets, `;`, `<>` or `|` in the run beside it."""
+    low, high = max(0, start - 80), min(len(text), end + 80)
+    before = text[low:start]
+    cut = max(before.rfind(c) for c in " \t\n\"'`,")
+    after = text[end:high]
+    stops = [i for i in (after.find(c) for c in " \t\n\"'`,") if i != -1]
+    run = before[cut + 1 :] + after[: min(stops) if stops else len(after)]
+    return any(c in run for c in "{}()<>|;[]")
+
+
 def generated_password(value: str) -> bool:
     """Whether `value` is a password a manager generated, symbols among its letters and digits
     (`xK9#mQ2$vL7@pR4!`): 12+ characters from a letter or digit on, a symbol inside, and random as
     written (looks_random); the tokens judged elsewhere hold no such symbol. A set of letters a
     format takes ends in its symbol (`"diouxXeEfFgGaAcs%"`)."""
+    lead = 1 if value[:1] in _GENERATED_SYMBOLS else 0  # (a generator may start with a symbol: `*bhjE...`)
     return (
-        len(value) >= 12
-        and value[0].isalnum()
-        and not _GENERATED_SYMBOLS.isdisjoint(value[1:-1])
+        len(value) - lead >= 12
+        and value[lead : lead + 1].isalnum()
+        and not _GENERATED_SYMBOLS.isdisjoint(value[lead + 1 : -1])
         and looks_random(value)
     )
 
@@ -1317,7 +1355,7 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # encrypted for the repository: sops' `ENC[AES256_GCM,data:...]`, Codemagic's, Jasypt's
     if _hashed_host(text, line_start, start):
         return True  # `|1|salt|hash`: a hashed known_hosts entry
-    if _test_vector(text, line_start, start):
+    if _test_vector(text, line_start, start) or encrypted_block(text, line_start):
         return True
     if before.endswith(("bh=", "b=")) and _SIGNED_MAIL.search(text, max(0, start - 1500), start) is not None:
         return True  # a DKIM or ARC signature's body hash (`bh=`) and signature (`b=`): sent with the mail
@@ -1326,8 +1364,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a format's version before a value (`secure: v1:<ciphertext>`, Vault's `vault:v1:`)
     if value.startswith("nonce-") and before.endswith("'"):
         return True  # a Content-Security-Policy's 'nonce-<value>': sent with the page it protects
-    if text.startswith(".apps.googleusercontent.com", end):
-        return True  # an OAuth client id: a browser is shown it
+    if text.startswith(".apps.googleusercontent.com", end) or before.endswith("com.googleusercontent.apps."):
+        return True  # an OAuth client id (reversed, an iOS app's URL scheme): a browser is shown it
     return _binary_file(value)
 
 
@@ -1335,9 +1373,9 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
 # (its type between: Rust's `NAME: &str = "`, TypeScript's `name: string = "`; or a header and its
 # quoted value after a blank: Apache's `Header set X-Build-Id "...`)
 _NAME_BEFORE = re.compile(
-    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'\\]*+[ \t]*+"""
-    r"""(?:(?:[:=]|=>)|:[ \t]*+&?(?:'static[ \t]++)?[A-Za-z_][\w.<>\[\]]{0,40}+[ \t]*+=|(?<=[ \t])(?=["']))"""
-    r"""[ \t]*+["'\\]*+\Z"""
+    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'`\\]*+[ \t]*+"""
+    r"""(?:(?:[:=]|=>)|:[ \t]*+&?(?:'static[ \t]++)?[A-Za-z_][\w.<>\[\]]{0,40}+[ \t]*+=|(?<=[ \t])(?=["'`]))"""
+    r"""[ \t]*+["'`\\]*+\Z"""
 )
 _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
@@ -1349,7 +1387,7 @@ _PUBLIC_KEY_NAME = re.compile(
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with
 _CREDENTIAL_WORD = re.compile(
-    r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie|key|csrf|otp|login"
+    r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie|key|csrf|otp|login|psk"
 )
 
 
@@ -1364,8 +1402,8 @@ def _public_name(before: str) -> bool:
     (the key's words before a blank too: `Session ID: `). A bare `name:value` (`client-id:secret`,
     a user and its password) names nothing."""
     tail = before[-96:].rstrip("<")  # `Message-ID: <...@host>`
-    bare = tail.rstrip(" \t\"'\\")
-    if not bare.endswith((":", "=")) and not (tail[-1:] in ("'", '"') and tail[-2:-1] in (" ", "\t")):
+    bare = tail.rstrip(" \t\"'`\\")
+    if not bare.endswith((":", "=")) and not (tail[-1:] in ("'", '"', "`") and tail[-2:-1] in (" ", "\t")):
         return False  # (the cheap test first: most values follow no name and operator, nor a blank)
     m = _NAME_BEFORE.search(tail, max(0, len(bare) - 80))
     if m is None:
@@ -1377,15 +1415,24 @@ def _public_name(before: str) -> bool:
         return True
     key = before[: len(before) - len(m[0])]
     key = key[max(key.rfind(c) for c in ",;{([|\n\t") + 1 :][-48:] + name  # the key's other words
-    if _CREDENTIAL_WORD.search(key):
-        return False
+    words = {w.lower() for w in _CREDENTIAL_WORD.findall(key)}
+    if words and not (words == {"key"} and _ID_NAME.search(name)):
+        return False  # (a key's id is public: `key_id`, `signingKeyId`, `kid`; a session's or token's is not)
     # an id, a nonce (sent with the page it protects), a value encrypted for the repository (Travis'
     # and Pulumi's `secure:`): no secret as it stands
     lowered = name.lower()
     return bool(
         _ID_NAME.search(name)
         or lowered.endswith(
-            ("nonce", "secure", "encrypted", "ciphertext", "site-verification", "domain-verification")
+            (
+                "nonce",
+                "secure",
+                "encrypted",
+                "ciphertext",
+                "site-verification",
+                "domain-verification",
+                "trace",
+            )
         )
         or lowered in _REQUEST_ID_HEADERS
     )
@@ -1442,8 +1489,10 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
 _NEAR = 400  # characters of the lines above and below looked at
 # a line that is one item of a list: a quoted literal and its comma, or a YAML item
 _LIST_ITEM = re.compile(
-    r"""[ \t]*+(?:-[ \t]++)?+(?:(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?|(?<=- )[^\s"'#][^\s]{0,511}+)[ \t]*+\r?"""
-)  # (a YAML item unquoted too: `- <value>`)
+    r"""[ \t]*+(?:-[ \t]++)?+(?:(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?|(?<=- )[^\s"'#][^\s]{0,511}+"""
+    r"""|<string>[^<\n]{1,512}+</string>)[ \t]*+\r?"""
+)  # (a YAML item unquoted too: `- <value>`; a property list's `<string>` in an `<array>`)
+_ARRAY_OPENING = re.compile(r"[ \t]*+<array>[ \t]*+\r?")
 _LIST_ITEMS = 64  # items looked up through at most
 
 
@@ -1458,6 +1507,8 @@ def _list_opening(text: str, line_start: int) -> str | None:
             return None
         above = text.rfind("\n", 0, line_start - 1) + 1
         if _LIST_ITEM.fullmatch(text, above, line_start - 1) is None:
+            if above > 0 and _ARRAY_OPENING.fullmatch(text, above, line_start - 1):
+                return text[text.rfind("\n", 0, above - 1) + 1 : line_start - 1]  # with the `<key>` above
             return text[above : line_start - 1]
         line_start = above
     return None
@@ -1526,19 +1577,34 @@ def _decoded_head(value: str, chars: int = 24) -> bytes:
 
 def _test_vector(text: str, line_start: int, start: int) -> bool:
     """Whether the value is marked as a published test vector (`RFC 8032 section 7.1, TEST 1`,
-    `known-answer test`): an example marked as one, on its line or the two above it, or on a line
+    `known-answer test`): an example marked as one, on its line or the six above it, or on a line
     that opens a block holding it (a test's name, `func TestAESKnownAnswer(t *testing.T) {`, or the
     comment above that line: `# RFC 4231, test case 2` over `VECTOR = {`)."""
     above = line_start
-    for _ in range(2):
+    for _ in range(_VECTOR_LINES):
         if above == 0:
             break
         above = text.rfind("\n", 0, above - 1) + 1
     line_end = text.find("\n", start, start + 160)  # (a minified file's one line is read that far)
-    window = text[max(above, start - 240) : line_end if line_end != -1 else start + 160]
+    window = text[max(above, start - 480) : line_end if line_end != -1 else start + 160]
     if _marks_test_vector(window):
         return True
     return any(_marks_test_vector(line) for line in _openers(text, line_start))
+
+
+_VECTOR_LINES = 6  # lines above a value where a comment marks the vectors below it
+
+
+def encrypted_block(text: str, line_start: int) -> bool:
+    """Whether the line at `line_start` stands in a block of values encrypted for the repository
+    (a SealedSecret's `encryptedData:`, an `encrypted:` map): ciphertext, which only the cluster's or
+    a key holder's private key opens."""
+    if line_start == 0 or text[line_start : line_start + 1] not in (" ", "\t"):
+        return False  # (the cheap test first: such a value is indented under its block)
+    return any(_ENCRYPTED_OPENER.search(line) for line in _openers(text, line_start))
+
+
+_ENCRYPTED_OPENER = re.compile(r"""(?i)(?<![\w-])encrypted[_-]?(?:data)?["']?[ \t]*:[ \t]*\r?\Z""")
 
 
 def _marks_test_vector(window: str) -> bool:

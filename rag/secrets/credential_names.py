@@ -19,6 +19,7 @@ WORDS: dict[str, bool] = {
     "auth": False,
     "credential": False,
     "session": False,
+    "psk": False,  # a pre-shared key (Wi-Fi's, TLS-PSK's, a device's)
 }
 # `private` is a word of names too (`private_key`, `privateToken`), found through the word beside it;
 # and `signature` names a value derived from a secret (an HMAC), which grants nothing alone

@@ -569,8 +569,34 @@ def _add_next_line_values(view: _Spliced, text: str) -> None:
         operator_end = op.start() + (2 if text.startswith("=>", op.start()) else 1)
         view.copy(line, operator_end)
         view.put(" ", operator_end, value.start("value"))
-        view.copy(value.start("value"), value.end())
+        joined = _joined_lines(text, value)
+        if len(joined) == 1:
+            view.copy(value.start("value"), value.end())
+        else:  # C's and Python's literals side by side, one a line: the one value they make
+            view.copy(value.start("value"), value.end("value") - 1)
+            for before, after in zip(joined, joined[1:]):
+                view.put("", before.end("value") - 1, after.start("value") + 1)
+                view.copy(after.start("value") + 1, after.end("value") - 1)
+            view.copy(joined[-1].end("value") - 1, joined[-1].end())
         view.end_region()
+
+
+_JOINED_LINES = 8  # literals, one a line, read as one value at most
+
+
+def _joined_lines(text: str, value: re.Match[str]) -> list[re.Match[str]]:
+    """The literal on the line below a name, and those on the lines below it while each is alone
+    on its line, in the same quotes, and the line before ends with no `;` or `,`."""
+    joined = [value]
+    while len(joined) < _JOINED_LINES and value["value"][0] == value["q"]:
+        if any(c in text[value.end("value") : value.end()] for c in ";,") or value.end() >= len(text):
+            break
+        after = _NEXT_LINE_VALUE.match(text, text.find("\n", value.end()) + 1)
+        if after is None or after["q"] != value["q"] or after["value"][0] != value["q"]:
+            break
+        joined.append(after)
+        value = after
+    return joined
 
 
 def _line_around(text: str, start: int, end: int) -> tuple[int, int]:

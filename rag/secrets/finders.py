@@ -358,13 +358,17 @@ def bare_userinfo(text: str) -> Iterator[tuple[str, int, int]]:
 # `default "VALUE" .Values.db.password` (each regex starts at a literal character, `$`, `|` or
 # `d`, so that a text is scanned at C speed)
 _DEFAULTED = re.compile(
-    r"\$\{(?P<spring>[A-Za-z_][A-Za-z0-9_.-]{0,80}?):(?![-=?+])(?P<springvalue>[^}\s\"'`]{8,256}+)\}"
+    # a resolver's variable and its default: OmegaConf's ${oc.env:NAME,default}
+    r"\$\{[a-z][a-z_.]{0,20}:(?P<resolved>[A-Za-z_][A-Za-z0-9_.]{0,80}+),[ \t]*+(?P<resolvedvalue>[^}\s\"'`,]{8,256}+)\}"
+    r"|\$\{(?P<spring>[A-Za-z_][A-Za-z0-9_.-]{0,80}?):(?![-=?+])(?P<springvalue>[^}\s\"'`]{8,256}+)\}"
     r"|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)(?::-|:=|-|=|:(?![-=?+]))[\"']?(?P<value>[^}\s\"'`]{8,256}+)[\"']?\}"
 )
 _PIPED_DEFAULT = re.compile(
     r"""\|[ \t]*+default[ \t]*+\(?[ \t]*+(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)"""
 )
-_PIPED_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)[ \t]*+\Z")
+_PIPED_NAME = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)(?:[\"'`][ \t]*+\))?[ \t]*+\Z"
+)  # (`lookup('env', 'X')`)
 _DEFAULT_FIRST = re.compile(
     r"""default[ \t]++(?P<q>["'`])(?P<value>[^"'`\n]{8,256}+)(?P=q)[ \t]++\.?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80}+)"""
 )
@@ -386,6 +390,9 @@ def defaulted_values(text: str) -> Iterator[tuple[str, int, int]]:
     found: list[tuple[str, re.Match[str], str]] = []
     if "${" in text:
         for m in _DEFAULTED.finditer(text):
+            if m["resolved"] is not None:
+                found.append((m["resolved"], m, "resolvedvalue"))
+                continue
             found.append(
                 (m["name"], m, "value") if m["name"] is not None else (m["spring"], m, "springvalue")
             )
@@ -416,6 +423,8 @@ def _ends_in_credential(name: str) -> bool:
     parts = _NAME_PARTS.findall(name.rsplit(".", 1)[-1])
     if not parts or parts[0].lower() == "existing":
         return False
+    if parts[-1].lower() == "key" and len(parts) >= 2:
+        return secret_name("_".join(parts[-2:]))  # `WANDB_API_KEY`, not `CACHE_KEY`
     return secret_name(parts[-1])
 
 
@@ -610,6 +619,11 @@ ENV_DEFAULTS = (  # the call's name, where `env` is in it, its pattern
     ("env.get", 0, re.compile(r"(?<!environ)env\.get" + _ENV_DEFAULT_CALL)),
     ("ENV.fetch", 0, re.compile(r"ENV\.fetch" + _ENV_DEFAULT_CALL)),  # Ruby
     ("env(", 0, re.compile(r"(?<![\w.$>])env" + _ENV_DEFAULT_CALL)),  # Laravel's env('NAME', 'default')
+    (
+        "env_var(",
+        0,
+        re.compile(r"(?<![\w.$>])env_var" + _ENV_DEFAULT_CALL),
+    ),  # dbt's env_var('NAME', 'default')
     (
         "process.env",
         8,

@@ -21,6 +21,8 @@ _SECRET_NAME = re.compile(
     | \.renviron                                        # R's environment file, a .env
     | settings-security\.xml                            # Maven's master password
     | accesstokens\.json                                # the Azure CLI's tokens
+    | \.databrickscfg | rclone\.conf | \.smbcredentials  # Databricks' tokens, rclone's remotes, a CIFS mount's
+    | key\.properties | keystore\.properties             # an Android or Flutter app's signing passwords
     | kubeconfig | .*\.kubeconfig                       # cluster credentials at a kubeconfig's own name
     | credentials                                       # AWS's shared credentials file (~/.aws/credentials)
     | (?:.*[._-])?credentials.*\.json                    # gcloud's application_default_credentials.json, ...
@@ -47,6 +49,7 @@ _SECRET_IN_FOLDER = frozenset(
         (".circleci", "cli.yml"),
         (".lein", "profiles.clj"),  # Leiningen's repository credentials
         ("helm", "repositories.yaml"),  # Helm's chart repositories' passwords
+        (".snowsql", "config"),  # SnowSQL's connections
     }
 )
 

@@ -23,6 +23,7 @@ that end in an operator, a table separator or a line end.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Iterator, Sequence
 
 from rag.secrets.anywhere import TEST_VECTOR, short_name
@@ -79,8 +80,10 @@ _AFTER_WORD = (
     # end, 300 characters at most: the finder tells, by one search for every separator before the
     # next _ROW_STOP, where a lookahead here scanned 300 characters at each `key,` of a megabyte)
     r"|(?P<sep>[ ]*+[,|\t;])"
+    # a call named for the credential, its literal argument (`setPassword("..")`, `authToken.set("..")`)
+    r"""|(?P<call>\()(?=[ \t]*+(?:[bru]{0,2}|@)["'`][^"'`\r\n]{6})"""
     # the end of the name: a name field's value, whose value is beside it
-    r"""|(?P<end>(?=[ \t]*+(?:\r?\n|}|/?>|\Z))|(?<=["'`])(?=[ \t]++[a-z])))"""
+    r"""|(?P<end>(?=[ \t]*+(?:\r?\n|}|/?>|</|\Z))|(?<=["'`])(?=[ \t]++[a-z])))"""
 )
 _NAMED = {word: re.compile(re.escape(word) + _AFTER_WORD) for word in WORDS}
 # past the budget (finders.Budget): a word, the rest of its name, an operator, a separator or a
@@ -103,10 +106,10 @@ _PUBLIC_BEFORE = re.compile(r"(?i)\b(?:public|publishable|verifying)[ \t]++\Z")
 _ROW_STOP = re.compile(r"[\n=(){}\[\]<>:]")  # code, prose or a line's end: what ends a header row's rest
 
 # a name that is a name field's value: its value is that of the `value` key beside it
-_VALUE_KEY = re.compile(r"""(?<![\w-])(?i:value)["'`]?[ \t]*(?::|=>|=)[ \t]*""")
+_VALUE_KEY = re.compile(r"""(?<![\w-])(?i:value)["'`]?[ \t]*(?::|=>|=)[ \t]*|<(?i:value)>""")
 # what ends an item before its value: another name field, a brace, a new YAML list item
-_ITEM_END = re.compile(r"""[{}]|\n[ \t]*-[ \t]|(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)""")
-_OTHER_NAME = re.compile(r"""(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)""")
+_ITEM_END = re.compile(r"""[{}]|\n[ \t]*-[ \t]|(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)|<(?i:name)>""")
+_OTHER_NAME = re.compile(r"""(?<![\w-])(?i:name)["'`]?[ \t]*(?::|=>|=)|<(?i:name)>""")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{1,15}[ \t]+(?=\S)")  # Token, Bearer, Basic, ApiKey, SSWS...
 # a quoted literal, maybe prefixed (b"", r"", u""); and what joins two: an operator (`+`, PHP's
 # `.`, Lua's `..`, SQL's `||`, VB's `&`, Zig's and Haskell's `++`, OCaml's `^`, D's `~`) maybe before
@@ -198,7 +201,9 @@ class _NamedValues:
             if TEST_VECTOR.search(name):
                 continue  # `rfc8032_test1_secret`, `kat_key`: a published test vector, named as one
             if field is not None:
-                found = _paired_value(text, field, m.end(), self.strong, budget)
+                found = _paired_value(
+                    text, field, m.end(), self.strong, budget, _uuid_counts(self.word, name)
+                )
                 if found is not None:
                     yield kind_of_name(name), *found
                 continue
@@ -222,13 +227,22 @@ class _NamedValues:
                 if value is not None:
                     yield kind_of_name(name), *value
                 continue
+            if m["call"] is not None:
+                if _setter(name, self.word):
+                    value = _value(text, m.end(), self.strong, budget, uuid=_uuid_counts(self.word, name))
+                    if value is not None and _ARGUMENT_END.match(text, value[1] + 1):
+                        yield kind_of_name(name), *value
+                continue
             op = m["op"].strip(" \t")
             if (
                 not op
                 and not _keyword(text, start, name)
                 and not (quoted_name and text[m.end() : m.end() + 1] in "\"'")
+                and not (text[m.end() : m.end() + 1] == "`" and name.lower().endswith(_SPAN_NOUNS))
+                # (`pass \`x\``, `Passing \`x\``: verbs)
             ):
-                continue  # a blank is an operator after a flag, a keyword, a setting or a quoted argument only
+                continue  # a blank is an operator after a flag, a keyword, a setting, a quoted argument
+                # or before a code span in prose (`password \`...\``) only
             if op == ">" and text[max(0, start - 1) : start] != "<":
                 continue
             # a flag's value on a command line is no code, dotted or not (`--token dp.st.prd.<secret>`)
@@ -237,6 +251,12 @@ class _NamedValues:
             if op == "=" and text[start - 1 : start] in ("?", "&"):  # a query's or an option string's
                 query = _QUERY_VALUE.match(text, m.end())  # value, to its `&`, `?` or `#`: a literal
                 value = _judged(text, *query.span(), self.strong, True, budget, uuid) if query else None
+                if value is None and query is not None and ("%" in query[0] or "+" in query[0]):
+                    plain = urllib.parse.unquote_plus(
+                        query[0]
+                    )  # a form's body: `password=violet%20tractor%20...`
+                    if plain != query[0] and _is_secret(plain, self.strong, True, budget, uuid):
+                        value = query.span()
             else:
                 gap = _GAP.match(text, m.end())
                 quote = gap.end() if gap else m.end()
@@ -247,6 +267,45 @@ class _NamedValues:
                 value = _value(text, m.end(), self.strong, budget, op == ">", flag, uuid)
             if value is not None:
                 yield kind_of_name(name), *value
+
+
+# the credential nouns a name before a code span in prose ends with (`password \`...\``)
+_SPAN_NOUNS = ("password", "passwd", "passphrase", "pwd", "secret", "token", "key", "psk")
+# what follows a call's literal argument: the call's end (its one argument; `Credential(id, secret)`
+# takes an id first)
+_ARGUMENT_END = re.compile(r"[ \t]*+\)")
+_SETTER_CASE = re.compile(r"(?:set|with|use)(?:[A-Z]|_[A-Za-z])")
+
+
+def _setter(name: str, word: str) -> bool:
+    """Whether a call named `name` sets or gives the credential its words name: the name alone
+    (`.password(`, `apiKey(`), after set, with or use (`setPassword(`, `with_api_key(`), or its
+    property's setter (`authToken.set(`, Gradle's `.value(`); not a function of one (`hashPassword(`,
+    `verify_token(`), nor one reached through another object (`vault.getSecret(`)."""
+    for suffix in (".set", ".value", ".convention"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    name = name[name.rfind(".") + 1 :]
+    if _SETTER_CASE.match(name):
+        name = name[3 if name[:3] in ("set", "use") else 4 :].lstrip("_")
+    segments = [s.lower() for s in _NAME_SEGMENTS.findall(name)]
+    at = next((i for i, s in enumerate(segments) if word in s), None)
+    return (
+        at is not None
+        and segments[at].startswith(word)  # (not `splitpasswd(`)
+        and all(s in _QUALIFIERS for s in segments[:at])
+        and credential_name(name, word)
+    )
+
+
+_NAME_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# the words that say whose or which credential a name holds (`dbPassword`, `apiKey`, `authToken`),
+# where a verb before it makes the call a function of one (`validate_password`, `hashPassword`)
+_QUALIFIERS = frozenset(
+    ["api", "auth", "access", "client", "app", "bearer", "private", "secret", "master", "admin", "user"]
+    + ["db", "root", "service", "bot", "refresh", "store", "key", "signing", "encryption", "account"]
+)
 
 
 def _coarse(
@@ -273,6 +332,8 @@ def _name_field(text: str, start: int) -> int | None:
     """Where the field whose value is the name at `start` begins, when the name is the value of
     a `name`, `key` or `variable` field (`- name: `, `"name": "`, `key="`); else None."""
     head = text[max(0, start - 24) : start].rstrip(" \t\"'`")
+    if head.lower().endswith(("<name>", "<key>")):  # an XML property: `<name>X</name>` then `<value>`
+        return start - 24 + head.rfind("<") if start >= 24 else head.rfind("<")
     for op in ("=>", ":", "="):
         if head.endswith(op):
             head = head[: -len(op)].rstrip(" \t\"'`")
@@ -485,14 +546,16 @@ _OBJECT_REACH = 200  # characters from an object's `{` to its `value` key
 
 
 def _paired_value(
-    text: str, field: int, name_end: int, strong: bool, budget: Budget
+    text: str, field: int, name_end: int, strong: bool, budget: Budget, uuid: bool = False
 ) -> tuple[int, int] | None:
     """The value of the `value` key beside a name field, after it or before it in the same item:
     `- name: DB_PASSWORD` then `value: ...`; `{"value": "...", "name": "DB_PASSWORD"}`;
     `<add key="ApiKey" value="..."/>`."""
     after = _VALUE_KEY.search(text, name_end, min(len(text), name_end + 160))
     if after is not None and _ITEM_END.search(text, name_end, after.start()) is None:
-        return _literal(text, after.end(), strong, budget)
+        if after[0].startswith("<"):  # `<value>...</value>`: the element's text, a literal
+            return _value(text, after.end(), strong, budget, element=True, uuid=uuid)
+        return _literal(text, after.end(), strong, budget, uuid=uuid)
     # from the line above, within _PAIR_WINDOW characters (a value of 1,024 and its key)
     low = max(0, field - _PAIR_WINDOW)
     line = text.rfind("\n", low, field)
@@ -502,7 +565,7 @@ def _paired_value(
         before = keys[-1]
         between = text[before.end() : field]
         if not any(c in between for c in "{}") and _OTHER_NAME.search(between) is None:
-            return _literal(text, before.end(), strong, budget)
+            return _literal(text, before.end(), strong, budget, uuid=uuid)
     return None
 
 
@@ -650,10 +713,17 @@ class _CallArguments:
             qualified = ".".join(lowered[start : m.end()].split(".")[-2:]).lstrip("$-")
             callee = qualified.rpartition(".")[2]
             spec = CALLS.get(qualified) or CALLS.get(callee)
+            if spec is None and callee.replace("_", "").endswith("basicauth"):
+                spec = (
+                    (-1,),
+                    True,
+                )  # `with_basic_auth(url, user, password)`, Go's `SetBasicAuth(user, password)`: the last
             if spec is None:
                 continue
             positions, strong = spec
-            arguments = list(_arguments(text, paren, max(positions) + 1))
+            arguments = list(_arguments(text, paren, max(positions) + 1 if positions[0] >= 0 else _LAST_OF))
+            if positions == (-1,):
+                positions = (len(arguments) - 1,) if len(arguments) >= 2 else ()
             if len(arguments) == 1 and callee in ONE_ARGUMENT:
                 positions = (0,)
             for i, (a, b) in enumerate(arguments):
@@ -662,6 +732,8 @@ class _CallArguments:
                     if found is not None and found[1] <= b:
                         yield "credential-argument", *found
 
+
+_LAST_OF = 8  # the arguments read for a call whose last is the credential
 
 _ARG_END = re.compile(r"""["'`()\[\]{},]""")
 

@@ -251,8 +251,11 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Rule(
         "url-password",
         _contains("://"),
-        # scheme://user:password@host — the password may hold '@' (the last one ends it)
-        re.compile(r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[])"),
+        # scheme://user:password@host — the password may hold '@' (the last one ends it); the host
+        # may be empty (`postgres://u:p@/db?host=/run/pg`, `snowflake://u:p@/DB?account=...`)
+        re.compile(
+            r"://(?P<user>[^\s:/?#@'\"<>\[\]()]*):(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[]|/[A-Za-z])"
+        ),
         group="secret",
         # (not the ports of a list of hosts: `https://db1:5432,db2:5433@x`, `foo.com:123,foo:bar@bar.com`)
         check=lambda m: _HOST_LIST_PORT.match(m["secret"]) is None and real_password(m),

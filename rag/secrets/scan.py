@@ -7,7 +7,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterator
 
-from rag.secrets.anywhere import DEFAULT_KIND, public_key
+from rag.secrets.anywhere import DEFAULT_KIND, encrypted_block, public_key
 from rag.secrets.decoded import decoded_view, encoded_texts
 from rag.secrets.finders import Budget, Finder, Finding, Rescanning, WordFinder, WordGate
 from rag.secrets.rules import RULES, Rule
@@ -59,7 +59,12 @@ def find_secrets(text: str) -> list[Finding]:
         inner = _scan(decoded)
         if inner:
             found.append(Finding(inner[0].kind, start, end))
-    found = [f for f in found if not public_key(text[f.start : f.end])]
+    found = [
+        f
+        for f in found
+        if not public_key(text[f.start : f.end])
+        and not encrypted_block(text, text.rfind("\n", 0, f.start) + 1)
+    ]
     if len(found) < 2:
         return found
     named = [f for f in found if f.kind != DEFAULT_KIND]

@@ -126,8 +126,14 @@ def real_password(match: re.Match[str]) -> bool:
         return False
     if user and _PAIRED_NAMES.fullmatch(f"{user}:{value}".lower()):
         return False  # cacheuser:cachepass, app_user:app_password: an example's pair
-    return not stock_word(urllib.parse.unquote(value))
+    plain = urllib.parse.unquote(value)
+    return not (stock_word(plain) or _PLACEHOLDER_WORD.search(plain.lower()))
 
+
+# a placeholder's word in a URL's password, whole among its words (`changeme-in-production`, `your_password`)
+_PLACEHOLDER_WORD = re.compile(
+    r"(?<![a-z])(?:changeme|change[_-]me|placeholder|your|replace[_-]?me|dummy)(?![a-z])"
+)
 
 # Parts of placeholder values: your-api-key-1, xxxx1234, abc***xyz, <changeme>, [REDACTED:...],
 # FTP's `-anonymous@`; and of values that are something else: URLs, regexes and paths (`\`)

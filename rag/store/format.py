@@ -60,9 +60,10 @@ def rebuild_hint() -> str:
 
 # 19: the same tables as 18; more is redacted (triple-quoted and C# verbatim literals, `?=`, `+=`, `::=`
 # and `||=`, .NET's `Section:Password` keys, quoted arguments after a credential's quoted name, `%` in a
-# generated value, tokens of hex and random parts) and less (test vectors named by the block that holds
-# them, digests of no bytes, a public key's constructor, `keyid`, a table's first column under an id's
-# header): an 18's unchanged files would differ.
+# generated value, tokens of hex and random parts, setters, XML properties, more defaults, bare generated
+# passwords) and less (test vectors named by the block that holds them, digests of no bytes, a public
+# key's constructor, key ids, a table's first column under an id's header, SealedSecrets): an 18's
+# unchanged files would differ.
 # 18: the same tables as 17; more is redacted (passwords given to `curl -u`, registry logins, `twine`
 # and `openssl -pass pass:`, sensitive Terraform defaults, two-word passphrases, generated passwords
 # with symbols quoted anywhere, Ruby's and Laravel's environment defaults, names joined again) and
