@@ -1229,3 +1229,50 @@ def test_template_defaults_xml_properties_and_hostless_urls(text: str, secret: s
 )
 def test_ciphertext_checksums_and_marked_vectors_stay(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            '    private static readonly string Pepper = "2mMYzlmWPPT" + "bCXNWAvJWrI" +\n        "JFztIYic34";\n',
+            "bCXNWAvJWrI",
+        ),
+        ("local rcon_password = [[plum ferry candle harbor]]\n", "plum ferry candle harbor"),
+        (
+            "local token = string.char(111, 53, 66, 80, 112, 88, 51, 114, 76, 100, 86,\n"
+            "    114, 78, 115, 113, 73, 53, 119, 65, 112, 57, 99)\n",
+            "53, 66, 80, 112",
+        ),
+        ('$db = mysqli_connect("db.internal", "shop", "Amber-Heron-Falls", "shop");\n', "Amber-Heron-Falls"),
+        (
+            'node_cookie = "QWZRTPLKMNXBVCJHGFDS"\n',
+            "QWZRTPLKMNXBVCJHGFDS",
+        ),
+    ],
+    ids=[
+        "joined-literals-anywhere",
+        "lua-long-string",
+        "lua-char-codes",
+        "capitalised-passphrase-argument",
+        "cookie-name",
+    ],
+)
+def test_joined_char_coded_and_capitalised_credentials(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"kty": "RSA", "e": "AQAB", "n": "mh-BPRILZlJXFV1Mrk5dEMegFllXVw9YoSIxipFPbCXNWAvJWrI"}\n',
+        '<div class="g-recaptcha" data-sitekey="6LcDf3XUKRL7uTif_dzspjcssA6X78bmOqgIT0Kj"></div>\n',
+        "SigningModulus=mh-BPRILZlJXFV1Mrk5dEMegFllXVw9YoSIxipFPbCXNWAvJWrI\n",
+        '@sensitive_post_parameters("pass_word", "credit_card_number")\n',
+        'greeting = "hello" + "world" + "again"\n',
+    ],
+    ids=["jwk-modulus", "site-key", "signing-modulus", "parameter-names", "joined-words"],
+)
+def test_public_key_members_site_keys_and_joined_words_stay(text: str) -> None:
+    assert redact(text) == (text, {})

@@ -346,6 +346,25 @@ _SYMBOLED = re.compile(
 _GLOB_OR_ESCAPE = re.compile(r"\*\.|\.\*|%[0-9A-Fa-f]{2}")
 
 
+# literals joined by `+` (a line break maybe after it): a value split to hide it, judged whole
+_PLUS_JOINED = re.compile(
+    r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+\+[ \t]*+(?:\r?\n[ \t]*+)?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
+)
+_PIECE = re.compile(r"""["']([A-Za-z0-9+/=_-]*)["']""")
+_MIN_JOINED_LITERALS = 20  # characters joined literals need to be judged
+
+
+def joined_literals(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the span of each run of literals joined by `+` whose joined value looks generated
+    (`"Rqt4qex5SxE" + "5cuDrLpWbQ4" + "yQPQx8adJF"`), with no name beside it."""
+    for m in _PLUS_JOINED.finditer(text):
+        value = "".join(_PIECE.findall(m[0]))
+        if _HEX.fullmatch(value):
+            continue  # a long digest split over lines (`"38b060a7..." +` then `"274edebf..."`)
+        if len(value) >= _MIN_JOINED_LITERALS and not _words(value) and looks_random(value):
+            yield DEFAULT_KIND, m.start() + 1, m.end() - 1
+
+
 def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each quoted literal that reads as a generated password with symbols
     (`"ZheCWvmS^m4HPj~OjBVC"`): upper and lower case and digits, random as written (see _SYMBOLED)."""
@@ -1332,6 +1351,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     )
     if cell and _public_name(cell.strip(" \t\"'") + "="):
         return True  # a table's column headed by an id's name (`client_id`, `tenant_id`)
+    if _JWK_PUBLIC.search(before) and "kty" in text[max(0, start - 400) : start]:
+        return True  # a JSON Web Key's public members (`"n"`, `"e"`, `"x"`, `"y"`); its private `"d"` is no exception
     if before.endswith(("<Modulus>", "<Exponent>")):
         return (
             True  # an RSA key's public half in .NET's XML, a private key's too (its secrets: `<D>`, `<P>`...)
@@ -1380,9 +1401,10 @@ _NAME_BEFORE = re.compile(
 _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
 )  # (`kid`, `activeKid`: a JSON Web Key's id)
+_JWK_PUBLIC = re.compile(r"""["'](?:n|e|x|y)["'][ \t]*:[ \t]*["']\Z""")
 _CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
-_PUBLIC_KEY_NAME = re.compile(
-    r"(?i)(?:(?:pub(?:lic)?|publishable|verifying)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
+_PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus)
+    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verifying|site)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key|modulus)"
     r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with

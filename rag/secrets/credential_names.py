@@ -20,6 +20,7 @@ WORDS: dict[str, bool] = {
     "credential": False,
     "session": False,
     "psk": False,  # a pre-shared key (Wi-Fi's, TLS-PSK's, a device's)
+    "cookie": False,  # a session's cookie, an Erlang node's distribution cookie
 }
 # `private` is a word of names too (`private_key`, `privateToken`), found through the word beside it;
 # and `signature` names a value derived from a secret (an HMAC), which grants nothing alone
@@ -208,7 +209,7 @@ def credential_name(name: str, word: str) -> bool:
 
 
 _NOT_SECRET_KEY = re.compile(
-    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup)\Z"
+    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup|site)\Z"
 )
 
 
@@ -219,6 +220,11 @@ def _unglued(segment: str, word: str) -> tuple[str, ...]:
         rest = segment[len(word) :]
         if rest in NOT_CREDENTIAL or (word == "key" and rest in AFTER_KEY):
             return word, rest
-    if segment != word and segment.endswith(word) and segment[: -len(word)] in NOT_CREDENTIAL:
-        return segment[: -len(word)], word
+    lead = segment[: -len(word)]
+    if (
+        segment != word
+        and segment.endswith(word)
+        and (lead in NOT_CREDENTIAL or word == "key" and _NOT_SECRET_KEY.search(lead))
+    ):
+        return lead, word  # (`pubkey`, `sitekey`, `cachekey`)
     return (segment,)

@@ -179,7 +179,7 @@ def decoded_view(text: str) -> _Spliced | None:
     _add_decoded_calls(view, text)
     if "&#" in text:
         _add_character_references(view, text)
-    if "fromCharCode" in text or any(call in text for call in _CHR_WORDS):
+    if "fromCharCode" in text or "string.char(" in text or any(call in text for call in _CHR_WORDS):
         _add_char_codes(view, text)
     if "=hex" in text:
         _add_registry_bytes(view, text)
@@ -469,9 +469,9 @@ def _add_character_references(view: _Spliced, text: str) -> None:
 
 
 # a string spelt as its character codes: JavaScript's String.fromCharCode(100, 106, ...), Dart's
-# String.fromCharCodes([100, 106, ...])
-_CHAR_CODES = re.compile(
-    r"fromCharCodes?\([ \t]*+\[?[ \t]*+(?P<codes>[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})[ \t,]*+\]?[ \t]*+\)"
+# String.fromCharCodes([100, 106, ...]), Lua's string.char(100, 106, ...)
+_CHAR_CODES = re.compile(  # (and Lua's string.char(55, 101, ...))
+    r"(?:fromCharCodes?|string\.char)\([ \t]*+\[?[ \t]*+(?P<codes>[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})[ \t,]*+\]?[ \t]*+\)"
 )
 
 

@@ -58,6 +58,7 @@ from rag.secrets.values import (
     kind_of_name,
     may_be_chosen,
     passphrase,
+    word_passphrase,
 )
 
 # a word, the rest of its name, a closing quote or bracket, then an operator (`=`, `:`, `:=`,
@@ -69,7 +70,7 @@ _AFTER_WORD = (
     # the start of a quoted value or of an unquoted one long enough to be random
     r"(?:(?P<op>[ \t]*+(?::=|=>|<<?-|(?:\?\??|\+|\|\||::)=(?!=)|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+(?:![a-z!]{0,15}+[ \t]++)?+"  # a YAML tag: `!unsafe '..'`
-    r"""(?:(?:[bruBRU]{0,2}|@\$?|\$@?)(?:\"\"\"|'''|["'`])[^"'`\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
+    r"""(?:(?:[bruBRU]{0,2}|@\$?|\$@?)(?:\"\"\"|'''|["'`])[^"'`\r\n]{6}|\[=?\[[^\]\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
     r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
     # an object whose `value` key holds the value (`"admin_password": {"value": "..."}`: Terraform's
     # plans and state, ARM parameter files)
@@ -115,6 +116,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{1,15}[ \t]+(?=\S)")  # Token, Bearer, B
 # `.`, Lua's `..`, SQL's `||`, VB's `&`, Zig's and Haskell's `++`, OCaml's `^`, D's `~`) maybe before
 # a line break, a backslash continuation, or blanks (Python's and C's adjacent literals)
 _PREFIX = re.compile(r"(?:[bruBRU]{0,2}|@\$?|\$@?)(?=[\"'`])")  # and C#'s verbatim `@"..."`, `$"..."`
+_LONG_BRACKET = re.compile(r"\[(?P<eq>=?)\[(?P<value>[^\]\r\n]{1,1024}+)\](?P=eq)\]")
 _JOINED = re.compile(
     r"""(?:[ \t]*(?:\+\+?|\.\.?|\|\||&|\^|~)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
 )
@@ -223,7 +225,12 @@ class _NamedValues:
             if m["comma"] is not None:
                 if text[start - 1 : start] != close[:1]:
                     continue  # `("X-Api-Key", "...")`: the quoted string is the name, whole
-                value = _value(text, m.end(), False, budget)  # in a list of strings: a random one only
+                # in a list of strings a random one only; a call's name and value (`param("X_PASSWD",
+                # "...")`) as any name's
+                pair = self.strong and text[max(0, start - 2) : start - 1] == "("
+                value = _value(text, m.end(), pair, budget)
+                if pair and value is not None and not _ARGUMENT_END.match(text, value[1] + 1):
+                    value = _value(text, m.end(), False, budget)  # (not the call's two arguments alone)
                 if value is not None:
                     yield kind_of_name(name), *value
                 continue
@@ -408,6 +415,10 @@ def _literal(
 ) -> tuple[int, int] | None:
     """Read a quoted literal (and the literals joined to it) or an unquoted token at `at`; return
     the span of the secret when it is one (a UUID too, with `uuid`)."""
+    bracket = _LONG_BRACKET.match(text, at)
+    if bracket is not None:  # Lua's long string: `[[...]]`, `[=[...]=]`
+        start, end = bracket.span("value")
+        return (start, end) if _is_secret(bracket["value"], strong, True, budget, uuid) else None
     prefix = _PREFIX.match(text, at)
     if prefix is None:
         scheme = _SCHEME.match(text, at)  # Authorization: Token <secret>
@@ -493,7 +504,11 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
         return False  # a name and a short hash of what it names: a cache's key (`julia-depot-v3-699b48d7858cb0e1`)
     if looks_random(value) and (strong or not short_name(value)):
         return True  # (a password's word takes any random value; a key's, no name like `uint16-slice`)
-    if strong and quoted and (app_password(value) or passphrase(value)):
+    if (
+        strong
+        and quoted
+        and (app_password(value) or passphrase(value) or "-" in value and word_passphrase(value))
+    ):
         return True
     if (
         not (strong and quoted)

@@ -11,6 +11,7 @@ from rag.secrets.anywhere import (
     app_passwords,
     chosen_passwords,
     encoded_passwords,
+    joined_literals,
     key_bytes,
     memorable_passwords,
     random_passwords,
@@ -539,6 +540,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # and by default: whatever looks generated, wherever it stands, unless public by its structure
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
+    Finder(_contains('" +', "' +", '"+', "'+"), joined_literals),
     Finder(_contains('"', "'", "`"), memorable_passwords),
     Finder(lambda text: True, chosen_passwords),
     Finder(_contains('"', "'", "`"), encoded_passwords),
