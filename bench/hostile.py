@@ -94,6 +94,14 @@ SHAPES: dict[str, tuple[str, str]] = {
     "docker-words": ("run.sh", "docker docker login "),
     "variable-heads": ("main.tf", 'variable "db_password" {\n  sensitive = true\n'),
     "named-literals": ("a.py", 'a1 = "b2c3"\nb1 = "d4e5"\nc = a1 + b1 + '),
+    # blocks read upward for their openers, literals joined anywhere, Lua's long strings, setters,
+    # XML properties, generated passwords standing bare
+    "indented-tokens": ("a.yaml", "    k: " + "Vq7KpZ3mX9tLw2" + "RbN8yHcF4d\n"),
+    "plus-joined": ("a.js", '"aB3dE5fG7h" + '),
+    "long-brackets": ("a.lua", "password = [["),
+    "setter-calls": ("a.kt", 'setPassword("'),
+    "xml-name-pairs": ("a.xml", "<name>password</name>"),
+    "bare-symbols": ("a.log", "Fq#7~vTp8*" + "lsHZ!Q2m="),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

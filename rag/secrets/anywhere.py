@@ -192,6 +192,7 @@ class _Scan:
         self.budget = TOKENS_PER_MB * max(1, len(text) // 1_000_000)
         self.blocks: list[tuple[int, int]] | None = None
         self.lowered: str | None = None
+        self.variants: dict[str, bool] = {}
 
     def judge(self, value: str, start: int) -> Iterator[tuple[int, int]]:
         """The spans of the token `value` at `start` that look generated."""
@@ -223,10 +224,15 @@ class _Scan:
                 yield _trimmed(piece, at)
 
     def variant(self, value: str, start: int) -> bool:
-        """Whether the token `value` at `start` is written elsewhere in another form (see variant)."""
+        """Whether the token `value` at `start` is written elsewhere in another form (see variant):
+        asked once per distinct token (each copy of a token has the same other forms; a token
+        written on each of 30,000 lines had each copy look through all the others)."""
+        if value in self.variants:
+            return self.variants[value]
         if self.lowered is None:
             self.lowered = self.text.translate(_ASCII_LOWER)
-        return variant(self.text, self.lowered, value, start)
+        found = self.variants[value] = variant(self.text, self.lowered, value, start)
+        return found
 
 
 def variant(text: str, lowered: str, value: str, start: int) -> bool:
@@ -1639,28 +1645,30 @@ def _marks_test_vector(window: str) -> bool:
 
 _OPENER_LINES = 24  # lines looked up through for the blocks that hold a value
 _OPENER_LEVELS = 3  # blocks, from the innermost out
+_OPENER_READ = 240  # characters of each line read (its indentation and the words that open a block)
 
 
 def _openers(text: str, line_start: int) -> Iterator[str]:
     """The lines that open the blocks holding the line at `line_start`, by indentation (each less
     indented than the lines below it), innermost first, and the line above each (a comment, a
     decorator)."""
-    end = text.find("\n", line_start)
-    line = text[line_start : len(text) if end == -1 else end]
+    end = text.find("\n", line_start, line_start + _OPENER_READ)
+    line = text[line_start : line_start + _OPENER_READ if end == -1 else end]
     indent = len(line) - len(line.lstrip(" \t"))
     levels, pos = 0, line_start
     for _ in range(_OPENER_LINES):
         if pos == 0 or indent == 0 or levels == _OPENER_LEVELS:
             return
         above = text.rfind("\n", 0, pos - 1) + 1
-        line, pos = text[above : pos - 1], above
+        line, pos = text[above : min(pos - 1, above + _OPENER_READ)], above
         stripped = line.lstrip(" \t")
         if not stripped.strip() or len(line) - len(stripped) >= indent:
             continue
         indent, levels = len(line) - len(stripped), levels + 1
         yield line
         if pos > 0:
-            yield text[text.rfind("\n", 0, pos - 1) + 1 : pos - 1]
+            above = text.rfind("\n", 0, pos - 1) + 1
+            yield text[above : min(pos - 1, above + _OPENER_READ)]
 
 
 def _base64_digest(value: str) -> bool:
