@@ -83,13 +83,29 @@ def test_a_grammar_that_fails_to_load_is_paragraphs(
 @needs_languages
 def test_a_parser_that_raises_does_not_stop_the_ingest(monkeypatch: pytest.MonkeyPatch) -> None:
     class Exploding:
-        def parse(self, source: bytes) -> None:
+        def parse(self, source: object, **options: object) -> None:
             raise RuntimeError("grammar bug")
 
     monkeypatch.setattr(ts_chunker, "parser_for", lambda grammar: Exploding())
     reasons, chunks = chunk_go()
     assert reasons == ["tree-sitter failed: RuntimeError: grammar bug"]
     assert {kind for _, _, kind, _ in chunks} == {"text"}
+
+
+@needs_languages
+def test_a_parse_past_its_time_is_paragraphs(monkeypatch: pytest.MonkeyPatch, no_parsers: None) -> None:
+    # 40 KB of Lua's unclosed long brackets: the grammar takes quadratic time on them (seconds here)
+    monkeypatch.setattr(ts_chunker, "PARSE_SECONDS", 0.05)
+    monkeypatch.setattr(ts_chunker, "PARSE_SECONDS_PER_MB", 0.0)
+    text = "password = [[" * 3000
+    reasons: list[str] = []
+    chunks = ts_chunker.chunk_tree_sitter("hostile.lua", text, "lua", reasons.append)
+    assert reasons == ["parsing took over 0 s"]
+    assert {c.kind for c in chunks} == {"text"}
+    # the parser is usable again: the next file parses from its own start
+    assert {
+        c.kind for c in ts_chunker.chunk_tree_sitter("ok.lua", "local function f()\n  return 1\nend\n", "lua")
+    } != {"text"}
 
 
 def test_a_huge_file_is_paragraphs_without_parsing(monkeypatch: pytest.MonkeyPatch) -> None:

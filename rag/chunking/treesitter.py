@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,7 @@ from rag.chunking.languages import GRAMMARS, IDENTIFIER_TYPES, Grammar
 from rag.chunking.text import chunk_text
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node, Parser, Tree
 
 MAX_PARSE_CHARS = 2_000_000  # a larger file is chunked as paragraphs: generated, and slow to walk
 MAX_ERROR_SHARE = 0.5  # a parse with more of its lines in error nodes than this is not used
@@ -82,7 +83,8 @@ def chunk_tree_sitter(
     """Split source in one of the tree-sitter languages into definition chunks.
 
     Falls back to paragraphs (telling `on_fallback` why) when the grammar is missing or
-    does not load, the file is over MAX_PARSE_CHARS, or most of its parse is errors.
+    does not load, the file is over MAX_PARSE_CHARS, its parse runs past its time (see _parse),
+    or most of its parse is errors.
     """
     grammar = GRAMMARS[language]
     reason: str | None = None
@@ -110,10 +112,33 @@ class _Unusable(Exception):
     """The parse is too broken to chunk by."""
 
 
+# A grammar parses about 10 MB a second; some take quadratic time on a hostile shape (250 KB of
+# Lua's unclosed `[[` took 28 s, 500 KB 108 s), so a parse past this much time is given up and the
+# file is chunked as paragraphs. Ordinary files finish in a hundredth of it.
+PARSE_SECONDS = 2.0
+PARSE_SECONDS_PER_MB = 4.0
+_READ = 65536  # bytes handed to the parser at a time
+
+
+def _parse(parser: Parser, source: bytes) -> Tree:
+    """Parse `source`, giving up past PARSE_SECONDS and PARSE_SECONDS_PER_MB of it (_Unusable)."""
+    limit = PARSE_SECONDS + PARSE_SECONDS_PER_MB * len(source) / 1_000_000
+    deadline = time.perf_counter() + limit
+
+    def halt(_offset: int, _has_error: bool) -> bool:
+        return time.perf_counter() > deadline
+
+    try:  # (the progress callback is called only when the parser reads through a callback)
+        return parser.parse(lambda at, _point: source[at : at + _READ], progress_callback=halt)
+    except ValueError as exc:  # halted
+        parser.reset()  # (else the next parse resumes this one)
+        raise _Unusable(f"parsing took over {limit:.0f} s") from exc
+
+
 def _chunk(path: str, text: str, grammar: Grammar) -> list[Chunk]:
     parser = parser_for(grammar)
     source = text.encode("utf-8", "surrogatepass")
-    tree = parser.parse(source)
+    tree = _parse(parser, source)
     root = tree.root_node
     lines = text.split("\n")
     if root.has_error:
