@@ -114,7 +114,8 @@ class _Unusable(Exception):
 
 # A grammar parses about 10 MB a second; some take quadratic time on a hostile shape (250 KB of
 # Lua's unclosed `[[` took 28 s, 500 KB 108 s), so a parse past this much time is given up and the
-# file is chunked as paragraphs. Ordinary files finish in a hundredth of it.
+# file is chunked as paragraphs. Ordinary files finish in a hundredth of it (the limit is wall time:
+# on a machine a hundred times slower than usual, an ordinary file would be paragraphs too).
 PARSE_SECONDS = 2.0
 PARSE_SECONDS_PER_MB = 4.0
 _READ = 65536  # bytes handed to the parser at a time
@@ -130,8 +131,10 @@ def _parse(parser: Parser, source: bytes) -> Tree:
 
     try:  # (the progress callback is called only when the parser reads through a callback)
         return parser.parse(lambda at, _point: source[at : at + _READ], progress_callback=halt)
-    except ValueError as exc:  # halted
+    except ValueError as exc:
         parser.reset()  # (else the next parse resumes this one)
+        if time.perf_counter() <= deadline:
+            raise  # not halted: a failure of its own
         raise _Unusable(f"parsing took over {limit:.0f} s") from exc
 
 

@@ -24,9 +24,13 @@ from rag.secrets.values import (
 # `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a quote,
 # `;&|` or the end. Possessive runs: a token never backtracks, and it cannot run past the next `=`
 # or `:`, so no two candidates scan the same characters twice (linear on any input).
+# assignments past `=` and `:=`: Make's `?=`, `+=` and `::=`, Ruby's `||=`, JavaScript's `??=`
+MORE_OPERATORS = r"(?:\?\??|\+|\|\||::)="
 ASSIGNED = (
     r"""(?P<name>{name})["'`]?\]?(?P<sp1>[ \t]*)"""
-    r"""(?P<op>:=|=>|<-|(?:\?\??|\+|\|\||::)=(?![=>])|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""
+    r"""(?P<op>:=|=>|<-|"""
+    + MORE_OPERATORS
+    + r"""(?![=>])|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""
     r"""|(?<=[ \t])[A-Za-z_][\w.]*+[ \t]*+=(?![=>])|::(?=[ \t])|[:=])(?P<sp2>[ \t]*)"""
     r"""(?:[bru]{{0,2}}(?P<q>["'`]))?"""
     r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|[^\s"'`=:,;&|()\[\]{{}}<>]{{8,}}+={{0,2}}))"""

@@ -185,7 +185,7 @@ AFTER_KEY = frozenset(
         "s",
     ]
 )
-_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 
 
 @functools.lru_cache(maxsize=4096)  # names repeat: a file says `password` many times
@@ -194,7 +194,7 @@ def credential_name(name: str, word: str) -> bool:
     (author, bypass, keyboard, tokenizer) and no segment says the value is something else (a
     hash, a public key, a path, a length, a pagination token: public_key, password_hint,
     key_id, NextToken)."""
-    segments = [part for s in _SEGMENTS.findall(name) for part in _unglued(s.lower(), word)]
+    segments = [part for s in SEGMENTS.findall(name) for part in _unglued(s.lower(), word)]
     if not segments or any(s in NOT_CREDENTIAL or s in NOT_THE_WORD for s in segments):
         return False
     at = next((i for i, s in enumerate(segments) if word in s), None)

@@ -27,8 +27,8 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 
 from rag.secrets.anywhere import TEST_VECTOR, short_name
-from rag.secrets.assignments import CODE_NAME, HASH_VALUE, closes_name_literal
-from rag.secrets.credential_names import WORDS, credential_name
+from rag.secrets.assignments import CODE_NAME, HASH_VALUE, MORE_OPERATORS, closes_name_literal
+from rag.secrets.credential_names import SEGMENTS, WORDS, credential_name
 from rag.secrets.finders import Budget
 from rag.secrets.randomness import (
     CONSONANT_RUN,
@@ -68,7 +68,9 @@ _AFTER_WORD = (
     r"(?P<tail>[a-z0-9_.-]{0,40}+)(?P<close>[\"'`]?+\]?+)"
     # an operator (a type annotation's `: &str =` too) or blanks, then (maybe on the next line)
     # the start of a quoted value or of an unquoted one long enough to be random
-    r"(?:(?P<op>[ \t]*+(?::=|=>|<<?-|(?:\?\??|\+|\|\||::)=(?!=)|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
+    r"(?:(?P<op>[ \t]*+(?::=|=>|<<?-|"
+    + MORE_OPERATORS
+    + r"(?!=)|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+(?:![a-z!]{0,15}+[ \t]++)?+"  # a YAML tag: `!unsafe '..'`
     r"""(?:(?:[bruBRU]{0,2}|@\$?|\$@?)(?:\"\"\"|'''|["'`])[^"'`\r\n]{6}|\[=?\[[^\]\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
     r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
@@ -244,12 +246,14 @@ class _NamedValues:
             if (
                 not op
                 and not _keyword(text, start, name)
-                and not (quoted_name and text[m.end() : m.end() + 1] in "\"'")
+                and not (
+                    quoted_name and _sectioned(text, start, name) and text[m.end() : m.end() + 1] in "\"'"
+                )
                 and not (text[m.end() : m.end() + 1] == "`" and name.lower().endswith(_SPAN_NOUNS))
-                # (`pass \`x\``, `Passing \`x\``: verbs)
             ):
-                continue  # a blank is an operator after a flag, a keyword, a setting, a quoted argument
-                # or before a code span in prose (`password \`...\``) only
+                continue  # a blank is an operator after a flag, a keyword, a setting, a configuration key
+                # quoted as an argument (`set "Smtp:Password" "..."`) or before a code span in prose
+                # (`password \`...\``; not `pass \`x\``, `Passing \`x\``: verbs) only
             if op == ">" and text[max(0, start - 1) : start] != "<":
                 continue
             # a flag's value on a command line is no code, dotted or not (`--token dp.st.prd.<secret>`)
@@ -277,7 +281,15 @@ class _NamedValues:
 
 
 # the credential nouns a name before a code span in prose ends with (`password \`...\``)
-_SPAN_NOUNS = ("password", "passwd", "passphrase", "pwd", "secret", "token", "key", "psk")
+_SPAN_NOUNS = ("password", "passwd", "passphrase", "pwd")
+
+
+def _sectioned(text: str, start: int, name: str) -> bool:
+    """Whether a name is a configuration key with sections (`Smtp:Password`, `db.password`,
+    `Smtp__Password`), not a word in a list of strings (`[ "password" "confirm" ]`)."""
+    return text[start - 1 : start] == ":" or "." in name or "__" in name
+
+
 # what follows a call's literal argument: the call's end (its one argument; `Credential(id, secret)`
 # takes an id first)
 _ARGUMENT_END = re.compile(r"[ \t]*+\)")
@@ -296,7 +308,7 @@ def _setter(name: str, word: str) -> bool:
     name = name[name.rfind(".") + 1 :]
     if _SETTER_CASE.match(name):
         name = name[3 if name[:3] in ("set", "use") else 4 :].lstrip("_")
-    segments = [s.lower() for s in _NAME_SEGMENTS.findall(name)]
+    segments = [s.lower() for s in SEGMENTS.findall(name)]
     at = next((i for i, s in enumerate(segments) if word in s), None)
     return (
         at is not None
@@ -306,7 +318,6 @@ def _setter(name: str, word: str) -> bool:
     )
 
 
-_NAME_SEGMENTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # the words that say whose or which credential a name holds (`dbPassword`, `apiKey`, `authToken`),
 # where a verb before it makes the call a function of one (`validate_password`, `hashPassword`)
 _QUALIFIERS = frozenset(
@@ -728,7 +739,7 @@ class _CallArguments:
             qualified = ".".join(lowered[start : m.end()].split(".")[-2:]).lstrip("$-")
             callee = qualified.rpartition(".")[2]
             spec = CALLS.get(qualified) or CALLS.get(callee)
-            if spec is None and callee.replace("_", "").endswith("basicauth"):
+            if spec is None and callee.replace("_", "") in _BASIC_AUTH_CALLS:
                 spec = (
                     (-1,),
                     True,
@@ -749,6 +760,9 @@ class _CallArguments:
 
 
 _LAST_OF = 8  # the arguments read for a call whose last is the credential
+# calls that give Basic auth its user and password, the password last (not `useBasicAuth(router,
+# "/admin/*")`, which guards a route)
+_BASIC_AUTH_CALLS = frozenset({"basicauth", "setbasicauth", "withbasicauth"})
 
 _ARG_END = re.compile(r"""["'`()\[\]{},]""")
 

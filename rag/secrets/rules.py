@@ -14,6 +14,7 @@ from rag.secrets.anywhere import (
     joined_literals,
     key_bytes,
     memorable_passwords,
+    plus_joined,
     random_passwords,
     random_tokens,
 )
@@ -540,7 +541,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # and by default: whatever looks generated, wherever it stands, unless public by its structure
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
-    Finder(_contains('" +', "' +", '"+', "'+"), joined_literals),
+    Finder(plus_joined, joined_literals),
     Finder(_contains('"', "'", "`"), memorable_passwords),
     Finder(lambda text: True, chosen_passwords),
     Finder(_contains('"', "'", "`"), encoded_passwords),

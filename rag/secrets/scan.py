@@ -60,10 +60,7 @@ def find_secrets(text: str) -> list[Finding]:
         if inner:
             found.append(Finding(inner[0].kind, start, end))
     found = [
-        f
-        for f in found
-        if not public_key(text[f.start : f.end])
-        and not encrypted_block(text, text.rfind("\n", 0, f.start) + 1)
+        f for f in found if not public_key(text[f.start : f.end]) and not _in_encrypted_block(text, f.start)
     ]
     if len(found) < 2:
         return found
@@ -79,6 +76,13 @@ def find_secrets(text: str) -> list[Finding]:
         if finding.start >= kept[-1].end:
             kept.append(finding)
     return kept
+
+
+def _in_encrypted_block(text: str, at: int) -> bool:
+    """Whether the finding at `at` stands in a block encrypted for the repository (see
+    encrypted_block); a line longer than a block's lines are is none."""
+    start = text.rfind("\n", max(0, at - 4096), at) + 1
+    return (start > 0 or at <= 4096) and encrypted_block(text, start)
 
 
 def _overlaps(finding: Finding, starts: list[int], reach: list[int]) -> bool:

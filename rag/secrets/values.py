@@ -80,13 +80,19 @@ def format_string(value: str) -> bool:
 
 
 def _generated_run(run: str) -> bool:
-    """Whether `run` has 10+ letters and digits, two or more of each case and a digit."""
+    """Whether `run` has 10+ letters and digits, two or more of each case and a digit, in parts
+    shorter than words are (`G28zy4HA1GV0FS`; not `SessKeyV2Abc`, CamelCase words)."""
+    parts = _CASE_PARTS.findall(run)
     return (
         sum(map(str.isalnum, run)) >= 10
         and sum(map(str.isupper, run)) >= 2
         and sum(map(str.islower, run)) >= 2
         and any(map(str.isdigit, run))
+        and sum(map(len, parts)) < 2 * len(parts)
     )
+
+
+_CASE_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # a run split where case or class changes
 
 
 def not_example(value: str) -> bool:
