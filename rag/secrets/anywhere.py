@@ -361,7 +361,7 @@ _MIN_JOINED_LITERALS = 20  # characters joined literals need to be judged
 
 def joined_literals(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each run of literals joined by `+` whose joined value looks generated
-    (`"Rqt4qex5SxE" + "5cuDrLpWbQ4" + "yQPQx8adJF"`), whatever name it has, unless what stands
+    (`"2mMYzlmWPPT" + "bCXNWAvJWrI" + "JFztIYic34"`), whatever name it has, unless what stands
     before it says it is public (a public key's name, a marked test vector, a JWK's public member)."""
     for m in _PLUS_JOINED.finditer(text):
         value = "".join(_PIECE.findall(m[0]))
@@ -458,7 +458,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                     and "=" not in value
                     or generated_password(value)
                     and "&" not in value
-                    and "==" not in value  # a test's expected text (`"init_argv0==%r"`)
+                    and "==" not in value  # a test's expected text (`"argv_zero==%r"`)
                     and ("=" not in value or not _words(_NOT_ALNUM.sub("", value)))
                 )
                 and not _stripped_elsewhere(
@@ -496,7 +496,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                 or len(value) >= 14
                 and _three_classes(value)
                 and generated_password(value)
-                and not _words(_NOT_ALNUM.sub("", value))  # (`1^kMaxCycleBits`: words)
+                and not _words(_NOT_ALNUM.sub("", value))  # (`1^kMaxRetryWindow`: words)
                 and max(map(len, _NOT_ALNUM.split(value))) >= 4
                 and not _in_encoded_run(text, start, end)
             )
@@ -599,7 +599,7 @@ def generated_password(value: str) -> bool:
     (`xK9#mQ2$vL7@pR4!`): 12+ characters from a letter or digit on, a symbol inside, and random as
     written (looks_random); the tokens judged elsewhere hold no such symbol. A set of letters a
     format takes ends in its symbol (`"diouxXeEfFgGaAcs%"`)."""
-    lead = 1 if value[:1] in _GENERATED_SYMBOLS else 0  # (a generator may start with a symbol: `*bhjE...`)
+    lead = 1 if value[:1] in _GENERATED_SYMBOLS else 0  # (a generator may start with a symbol: `*Tq7v...`)
     return (
         len(value) - lead >= 12
         and value[lead : lead + 1].isalnum()

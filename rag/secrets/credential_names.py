@@ -116,6 +116,7 @@ NOT_CREDENTIAL = frozenset(
         "callback",
         "starting",
         "publishable",
+        "modulus",  # an RSA key's modulus, public even in a private key
     ]
 )
 # words that hold a context word without meaning it

@@ -424,7 +424,7 @@ def _ends_in_credential(name: str) -> bool:
     if not parts or parts[0].lower() == "existing":
         return False
     if parts[-1].lower() == "key" and len(parts) >= 2:
-        return secret_name("_".join(parts[-2:]))  # `WANDB_API_KEY`, not `CACHE_KEY`
+        return secret_name("_".join(parts[-2:]))  # `TRACKER_API_KEY`, not `CACHE_KEY`
     return secret_name(parts[-1])
 
 

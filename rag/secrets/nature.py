@@ -101,7 +101,7 @@ _COARSE_NAMES = re.compile(
     + r""")[a-z0-9_.-]{0,40}+)["'`]?+\]?+(?P<op>[ \t]*+(?::=|=>|[:=>,|;])|[ \t])"""
     + _COARSE_VALUE
 )
-# a .NET configuration key's sections before its last (`"Sftp:Password"`, `["Smtp:Auth:Password"]`):
+# a .NET configuration key's sections before its last (`"Mail:Password"`, `["Smtp:Auth:Password"]`):
 # a name of its own, where `aws:secretsmanager:` and `urn:x:` are parts of an ARN or URN
 _CONFIG_PATH = re.compile(r"""["'\[](?:[A-Z][A-Za-z0-9_]{0,40}:){1,4}\Z""")
 _QUERY_VALUE = re.compile(r"""[^\s"'`&?#;<>]{1,256}+""")
@@ -312,7 +312,7 @@ def _setter(name: str, word: str) -> bool:
     at = next((i for i, s in enumerate(segments) if word in s), None)
     return (
         at is not None
-        and segments[at].startswith(word)  # (not `splitpasswd(`)
+        and segments[at].startswith(word)  # (not `split_passwd(`)
         and all(s in _QUALIFIERS for s in segments[:at])
         and credential_name(name, word)
     )

@@ -73,7 +73,7 @@ _FORMAT = re.compile(
 def format_string(value: str) -> bool:
     """Whether `value` holds a printf conversion (`%s`, `%.*s`, `%08x`; see _FORMAT): a format,
     filled in by code. Not when text between its conversions mixes cases and digits as only
-    generated text does (`G*28zy4HA1GV0FS%dF%e`, `VmVvCQdH4v%7ca0c`): there `%` is a symbol."""
+    generated text does (`K*39wp5JB2HT7RQ%dG%f`, `TqWnBk8Ls3%7cd5e`): there `%` is a symbol."""
     if "%" not in value or _FORMAT.search(value) is None:
         return False
     return not any(_generated_run(run) for run in _FORMAT.split(value))
@@ -81,7 +81,7 @@ def format_string(value: str) -> bool:
 
 def _generated_run(run: str) -> bool:
     """Whether `run` has 10+ letters and digits, two or more of each case and a digit, in parts
-    shorter than words are (`G28zy4HA1GV0FS`; not `SessKeyV2Abc`, CamelCase words)."""
+    shorter than words are (`K39wp5JB2HT7RQ`; not `SessKeyV2Abc`, CamelCase words)."""
     parts = _CASE_PARTS.findall(run)
     return (
         sum(map(str.isalnum, run)) >= 10
@@ -136,7 +136,7 @@ def real_password(match: re.Match[str]) -> bool:
     return not (stock_word(plain) or _PLACEHOLDER_WORD.search(plain.lower()))
 
 
-# a placeholder's word in a URL's password, whole among its words (`changeme-in-production`, `your_password`)
+# a placeholder's word in a URL's password, whole among its words (`changeme-before-launch`, `your_password`)
 _PLACEHOLDER_WORD = re.compile(
     r"(?<![a-z])(?:changeme|change[_-]me|placeholder|your|replace[_-]?me|dummy)(?![a-z])"
 )
