@@ -61,7 +61,7 @@ from rag.secrets.randomness import (
 )
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
-from rag.secrets.values import REPEATED, app_password, credential_value, not_example
+from rag.secrets.values import CASE_PARTS, REPEATED, app_password, credential_value, not_example
 from rag.words import english_words
 
 DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins where both find one
@@ -327,7 +327,7 @@ def _name_part(part: str) -> bool:
         return True  # (`Set3D`, `MyEnum`)
     if len(part) < 2 or not _NAME_PART.fullmatch(part):
         return False
-    return len(part) <= 4 and part.islower() or len(_CASE_PARTS.findall(part)) >= 2 and _word_case(part)
+    return len(part) <= 4 and part.islower() or len(CASE_PARTS.findall(part)) >= 2 and _word_case(part)
 
 
 def _lettered(value: str) -> bool:
@@ -453,14 +453,7 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             if (
                 _CHOSEN_HINT.search(value)
                 and not _GLOB_OR_ESCAPE.search(value)
-                and (
-                    chosen_password(value)
-                    and "=" not in value
-                    or generated_password(value)
-                    and "&" not in value
-                    and "==" not in value  # a test's expected text (`"argv_zero==%r"`)
-                    and ("=" not in value or not _words(_NOT_ALNUM.sub("", value)))
-                )
+                and _quoted_password(value)
                 and not _stripped_elsewhere(
                     lowered := lowered or text.translate(_ASCII_LOWER), value, match.start("value")
                 )
@@ -592,6 +585,19 @@ def _in_encoded_run(text: str, start: int, end: int) -> bool:
     stops = [i for i in (after.find(c) for c in " \t\n\"'`,") if i != -1]
     run = before[cut + 1 :] + after[: min(stops) if stops else len(after)]
     return any(c in run for c in "{}()<>|;[]")
+
+
+def _quoted_password(value: str) -> bool:
+    """Whether a quoted literal is a password a person chose (with no `=`: `a=b` is a setting) or a
+    manager generated (not a query's `&`, a test's expected `==`, nor words around an `=`)."""
+    if chosen_password(value) and "=" not in value:
+        return True
+    return (
+        generated_password(value)
+        and "&" not in value
+        and "==" not in value  # a test's expected text (`"argv_zero==%r"`)
+        and ("=" not in value or not _words(_NOT_ALNUM.sub("", value)))
+    )
 
 
 def generated_password(value: str) -> bool:
@@ -900,7 +906,7 @@ def _judged(value: str) -> str:
 def _word_case(part: str) -> bool:
     """Whether letters are cased as words are: lower, upper, capitalised, or CamelCase words of 3+
     letters (`RedisModule`; not `pJYdUy`, `nEQKmqEcqlnc`)."""
-    pieces = _CASE_PARTS.findall(part)
+    pieces = CASE_PARTS.findall(part)
     return len(pieces) == 1 or all(len(piece) >= 3 for piece in pieces)
 
 
@@ -919,13 +925,13 @@ def _words(value: str) -> bool:
     (split where case or class changes) that are English words of 3+ letters (or `to`, `by`, `id`,
     ...), as `MultiplyByFiveToTheNth` or `RedisModuleKeyOptCtx` are. Of random strings of 16 to 40
     characters, none of 15,000 reached 40% (at most 38%; 1 in 100 over 17%)."""
-    covered = sum(len(part) for part in _CASE_PARTS.findall(value) if _a_word(part.lower()))
+    covered = sum(len(part) for part in CASE_PARTS.findall(value) if _a_word(part.lower()))
     return covered >= 0.4 * sum(map(str.isalnum, value))
 
 
 def _coverage(value: str) -> float:
     """The share of the letters and digits of `value` in parts that are words (see _words)."""
-    covered = sum(len(part) for part in _CASE_PARTS.findall(value) if _a_word(part.lower()))
+    covered = sum(len(part) for part in CASE_PARTS.findall(value) if _a_word(part.lower()))
     return covered / max(1, sum(map(str.isalnum, value)))
 
 
@@ -968,7 +974,6 @@ def _stem_word(part: str) -> bool:
     )
 
 
-_CASE_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # the words of fewer than 4 letters a name is made of (the shipped list holds 4 letters and more):
 # English ones, and the abbreviations code spells (ctx, cfg, std, ...)
 _SHORT_WORDS = frozenset(
@@ -1398,7 +1403,7 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # encrypted for the repository: sops' `ENC[AES256_GCM,data:...]`, Codemagic's, Jasypt's
     if _hashed_host(text, line_start, start):
         return True  # `|1|salt|hash`: a hashed known_hosts entry
-    if _test_vector(text, line_start, start) or encrypted_block(text, line_start):
+    if _test_vector(text, line_start, start):
         return True
     if before.endswith(("bh=", "b=")) and _SIGNED_MAIL.search(text, max(0, start - 1500), start) is not None:
         return True  # a DKIM or ARC signature's body hash (`bh=`) and signature (`b=`): sent with the mail

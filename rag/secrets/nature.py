@@ -58,9 +58,12 @@ from rag.secrets.values import (
     kind_of_name,
     may_be_chosen,
     passphrase,
+    password_name,
     word_passphrase,
 )
 
+# what may lead a quoted literal: Python's `b`, `r`, `u`; C#'s verbatim and interpolated `@`, `$`
+_QUOTE_PREFIX = r"(?:[bruBRU]{0,2}|@\$?|\$@?)"
 # a word, the rest of its name, a closing quote or bracket, then an operator (`=`, `:`, `:=`,
 # `=>`, `,`, `>`, a table's `|` or tab, blanks) or the end of the name (a `name: X` whose value
 # is beside it); in the lowered text, led by the word's literal
@@ -72,7 +75,9 @@ _AFTER_WORD = (
     + MORE_OPERATORS
     + r"(?!=)|:[ \t]*+&?(?:'[a-z]+[ \t]+)?[a-z_][\w.]*+(?:<[^>\n]{0,40}+>|\[[^\]\n]{0,40}+\])?+[ \t]*+=(?!=)|[:=>])|[ \t]++)"
     r"(?=[ \t]*+(?:\r?\n[ \t]*+(?:-[ \t]++)?)?+(?:![a-z!]{0,15}+[ \t]++)?+"  # a YAML tag: `!unsafe '..'`
-    r"""(?:(?:[bruBRU]{0,2}|@\$?|\$@?)(?:\"\"\"|'''|["'`])[^"'`\r\n]{6}|\[=?\[[^\]\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
+    r"""(?:"""
+    + _QUOTE_PREFIX
+    + r"""(?:\"\"\"|'''|["'`])[^"'`\r\n]{6}|\[=?\[[^\]\r\n]{6}|(?:[a-z][a-z-]{1,15}[ \t]+)?[^\s"'`,;:=(){}\[\]<>]{12}"""
     r"""|(?:new[ \t]++)?[a-z_][\w.:]{0,60}+\([ \t]*+[bru]{0,2}["'`][^"'`\r\n]{6}))"""  # or a wrapper's literal
     # an object whose `value` key holds the value (`"admin_password": {"value": "..."}`: Terraform's
     # plans and state, ARM parameter files)
@@ -117,7 +122,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{1,15}[ \t]+(?=\S)")  # Token, Bearer, B
 # a quoted literal, maybe prefixed (b"", r"", u""); and what joins two: an operator (`+`, PHP's
 # `.`, Lua's `..`, SQL's `||`, VB's `&`, Zig's and Haskell's `++`, OCaml's `^`, D's `~`) maybe before
 # a line break, a backslash continuation, or blanks (Python's and C's adjacent literals)
-_PREFIX = re.compile(r"(?:[bruBRU]{0,2}|@\$?|\$@?)(?=[\"'`])")  # and C#'s verbatim `@"..."`, `$"..."`
+_PREFIX = re.compile(_QUOTE_PREFIX + r"(?=[\"'`])")
 _LONG_BRACKET = re.compile(r"\[(?P<eq>=?)\[(?P<value>[^\]\r\n]{1,1024}+)\](?P=eq)\]")
 _JOINED = re.compile(
     r"""(?:[ \t]*(?:\+\+?|\.\.?|\|\||&|\^|~)[ \t]*(?:\r?\n[ \t]*)?|[ \t]*\\\r?\n[ \t]*|[ \t]*)[bruBRU]{0,2}(?=[\"'`])"""
@@ -249,7 +254,7 @@ class _NamedValues:
                 and not (
                     quoted_name and _sectioned(text, start, name) and text[m.end() : m.end() + 1] in "\"'"
                 )
-                and not (text[m.end() : m.end() + 1] == "`" and name.lower().endswith(_SPAN_NOUNS))
+                and not (text[m.end() : m.end() + 1] == "`" and _password_noun(name))
             ):
                 continue  # a blank is an operator after a flag, a keyword, a setting, a configuration key
                 # quoted as an argument (`set "Smtp:Password" "..."`) or before a code span in prose
@@ -263,9 +268,8 @@ class _NamedValues:
                 query = _QUERY_VALUE.match(text, m.end())  # value, to its `&`, `?` or `#`: a literal
                 value = _judged(text, *query.span(), self.strong, True, budget, uuid) if query else None
                 if value is None and query is not None and ("%" in query[0] or "+" in query[0]):
-                    plain = urllib.parse.unquote_plus(
-                        query[0]
-                    )  # a form's body: `password=violet%20tractor%20...`
+                    # a form's body, URL-encoded: `password=violet%20tractor%20...`
+                    plain = urllib.parse.unquote_plus(query[0])
                     if plain != query[0] and _is_secret(plain, self.strong, True, budget, uuid):
                         value = query.span()
             else:
@@ -280,8 +284,10 @@ class _NamedValues:
                 yield kind_of_name(name), *value
 
 
-# the credential nouns a name before a code span in prose ends with (`password \`...\``)
-_SPAN_NOUNS = ("password", "passwd", "passphrase", "pwd")
+def _password_noun(name: str) -> bool:
+    r"""Whether a name before a code span in prose is a password's noun (`password \`...\``), not
+    the verb `pass` (`pass \`x\``)."""
+    return password_name(name) and not name.lower().endswith("pass")
 
 
 def _sectioned(text: str, start: int, name: str) -> bool:
@@ -739,16 +745,15 @@ class _CallArguments:
             qualified = ".".join(lowered[start : m.end()].split(".")[-2:]).lstrip("$-")
             callee = qualified.rpartition(".")[2]
             spec = CALLS.get(qualified) or CALLS.get(callee)
-            if spec is None and callee.replace("_", "") in _BASIC_AUTH_CALLS:
-                spec = (
-                    (-1,),
-                    True,
-                )  # `with_basic_auth(url, user, password)`, Go's `SetBasicAuth(user, password)`: the last
+            # `with_basic_auth(url, user, password)`, Go's `SetBasicAuth(user, password)`: the last
+            last = spec is None and callee.replace("_", "") in _BASIC_AUTH_CALLS
+            if last:
+                spec = (), True
             if spec is None:
                 continue
             positions, strong = spec
-            arguments = list(_arguments(text, paren, max(positions) + 1 if positions[0] >= 0 else _LAST_OF))
-            if positions == (-1,):
+            arguments = list(_arguments(text, paren, _LAST_OF if last else max(positions) + 1))
+            if last:
                 positions = (len(arguments) - 1,) if len(arguments) >= 2 else ()
             if len(arguments) == 1 and callee in ONE_ARGUMENT:
                 positions = (0,)

@@ -20,6 +20,7 @@ import string
 import urllib.parse
 
 from rag.secrets.values import (
+    CASE_PARTS,
     PLACEHOLDER_PARTS,
     REPEATED,
     credential_value,
@@ -51,7 +52,6 @@ _HEX_GROUPS = re.compile(
 )  # 8+ digits a group
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 _ALPHABETS = ((str.isdigit, 10), (str.islower, 26), (str.isupper, 26))
-_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # a part that reads as a word: 3+ letters, a vowel, no 4 consonants in a row (Password, Crypt; not Mbptgoty)
 _WORD = re.compile(r"(?i)(?=[a-z]*[aeiouy])(?![a-z]*[b-df-hj-np-tv-xz]{4})[a-z]{3,}")
 
@@ -257,7 +257,7 @@ def _switches(kinds: str) -> int:
 def _mean_part(value: str) -> float:
     """The mean length of the parts of `value` split where its class changes (a word in
     CamelCase, an acronym, a number): 4 in BCryptSHA256PasswordHasher, under 2 in a random string."""
-    parts = _PARTS.findall(value)
+    parts = CASE_PARTS.findall(value)
     if sum(1 for p in parts if len(p) > 2 and _WORD.fullmatch(p)) < 2:
         return 0.0  # fewer than two words: not a name of words
     return sum(map(len, parts)) / len(parts)

@@ -82,7 +82,7 @@ def format_string(value: str) -> bool:
 def _generated_run(run: str) -> bool:
     """Whether `run` has 10+ letters and digits, two or more of each case and a digit, in parts
     shorter than words are (`K39wp5JB2HT7RQ`; not `SessKeyV2Abc`, CamelCase words)."""
-    parts = _CASE_PARTS.findall(run)
+    parts = CASE_PARTS.findall(run)
     return (
         sum(map(str.isalnum, run)) >= 10
         and sum(map(str.isupper, run)) >= 2
@@ -92,7 +92,8 @@ def _generated_run(run: str) -> bool:
     )
 
 
-_CASE_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # a run split where case or class changes
+# a text's parts, split where case or class changes (`BCrypt`, `SHA`, `256`, `Password`, `Hasher`)
+CASE_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def not_example(value: str) -> bool:
