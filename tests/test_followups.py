@@ -665,3 +665,27 @@ def test_query_on_a_terminal_erases_what_the_model_wrote_before_its_search(
     before, erased, after = shown.partition("Let me look for the default.\r\x1b[J")
     assert erased and before == ""  # written first, then erased
     assert "Let me look" not in after and "Sources:" in after
+
+
+def test_query_through_a_pipe_keeps_what_the_model_wrote_before_its_search_apart(
+    index: Path, fake_claude: Path
+) -> None:
+    env = {
+        **os.environ,
+        "RAG_BACKEND": "claude",
+        "RAG_SEARCH": "question",
+        "FAKE_CLAUDE_SEARCH": "DEFAULT_REQUEST_TIMEOUT",
+        "FAKE_CLAUDE_PREAMBLE": "Let me look for the default.",
+    }
+    argv = [sys.executable, str(PROJECT / "query.py"), "-q", "--index", str(index), "-k", "1"]
+    piped = subprocess.run([*argv, QUESTION], env=env, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    # written as it came, before the search was known; nothing can be erased from a pipe
+    preamble, gap, rest = piped.stdout.partition("\n\n")
+    assert (preamble, gap) == ("Let me look for the default.", "\n\n")
+    as_json = subprocess.run(
+        [*argv, "--json", QUESTION], env=env, capture_output=True, text=True, timeout=120
+    )
+    answer = json.loads(as_json.stdout)["answer"]
+    assert "Let me look" not in answer and rest.startswith(answer.strip()[:40])
+    assert "Let me look" not in rest and "Sources:" in rest

@@ -122,9 +122,10 @@ class TextGate:
     to search without writing first, and what it writes anyway is a sentence or two ("Let me look
     for the default."). Text that follows an earlier turn's printed text is set off by a blank line.
 
-    Each held character waits for the model; with `retract` (a terminal, where written text can be
-    erased), the first text of an answer that nothing was passed on for yet is written at once, and
-    taken back with `retract` if a search follows. The answer (`text`) is the same either way."""
+    Each held character waits for the model; with `retract`, the first text of an answer that
+    nothing was passed on for yet is written at once, and taken back with `retract` if a search
+    follows (the command line erases it from a terminal, and sets the answer apart from it in a
+    pipe). The answer (`text`) is the same either way."""
 
     HOLD = 200
 

@@ -42,6 +42,7 @@ from rag.cli.options import (
 from rag.cli.output import (
     NO_CONTEXT_MESSAGE,
     NO_RELATED,
+    AnswerStream,
     format_answer_json,
     format_explained,
     format_hits,
@@ -55,12 +56,10 @@ from rag.cli.output import (
     out,
     plan_about,
     plan_note,
-    retract,
     searched_again_line,
     source_line,
     stderr_is_terminal,
     stdout_is_terminal,
-    stream,
     text_notes,
 )
 from rag.cli.progress import ProgressLine
@@ -341,13 +340,7 @@ def query_cmd(
     if search == "planned" and (generates or show_prompt):
         # --show-prompt shows the planning prompt, even with no model to send it to
         planning = Planning(backend if generates else None, search_model)
-    streamed = False
-
-    def show(text: str) -> None:
-        nonlocal streamed
-        streamed = True
-        stream(text)
-
+    answer_stream = AnswerStream()
     try:
         outcome = ask(
             located.path,
@@ -356,19 +349,19 @@ def query_cmd(
             planning=planning,
             on_retrieved=notes,
             on_planned=lambda plan: out(plan_note(plan), err=True),
-            on_text=None if as_json else show,
+            on_text=None if as_json else answer_stream.write,
             # --prompt-only prints the single round's prompt, for a model that has no tool
             follow_ups=0 if backend is None else follow_ups,
             on_search=lambda words: out(searched_again_line(words), err=True),
-            # on a terminal the answer shows at once: what precedes a search is erased again
-            on_retract=retract if not as_json and stdout_is_terminal() else None,
+            # the answer shows at once: what precedes a search is erased again, or set apart
+            on_retract=None if as_json else answer_stream.retract,
         )
     except BackendError:
         # the search succeeded and the model did not answer (unreachable, refused the key, ...): the
         # passages are still worth reading, before the error (--json: stdout stays empty)
         if retrieved and retrieved[0].hits and not as_json:
             out(
-                ("\n\n" if streamed else "")
+                ("\n\n" if answer_stream.started else "")
                 + format_hits(retrieved[0].hits, explain, brief=_brief(brief, explain))
             )
         raise

@@ -58,19 +58,34 @@ def out(text: str, err: bool = False, nl: bool = True, exact: bool = False) -> N
     click.echo(text, err=err, nl=nl)
 
 
-def stream(text: str) -> None:
-    """Write a chunk of a streamed answer."""
-    out(text, nl=False)  # each control character is shown whole, split or not
+class AnswerStream:
+    """Writes a streamed answer to stdout as it comes. The model may write a sentence before it
+    searches ("Let me look for the default."): on a terminal it is erased again; through a pipe
+    nothing can be taken back, so it stays, and the answer starts a new paragraph below it."""
 
+    def __init__(self) -> None:
+        self.started = False  # something was written
+        self._terminal = stdout_is_terminal()
+        self._paragraph = False  # the next text follows a sentence that preceded a search
 
-def retract(text: str) -> None:
-    """Erase a chunk of a streamed answer that `stream` just wrote to a terminal, from column 0."""
-    import shutil
+    def write(self, text: str) -> None:
+        """Write a chunk of the answer."""
+        if self._paragraph:
+            text, self._paragraph = "\n\n" + text.lstrip("\n"), False
+        self.started = True
+        out(text, nl=False)  # each control character is shown whole, split or not
 
-    from rag.cli.terminal import erase_sequence, visible
+    def retract(self, text: str) -> None:
+        """Take back `text`, just written from column 0, because a search follows it."""
+        if not self._terminal:
+            self._paragraph = True
+            return
+        import shutil
 
-    size = shutil.get_terminal_size()
-    click.echo(erase_sequence(visible(text), size.columns, size.lines), nl=False)
+        from rag.cli.terminal import erase_sequence, visible
+
+        size = shutil.get_terminal_size()
+        click.echo(erase_sequence(visible(text), size.columns, size.lines), nl=False)
 
 
 def stdout_is_terminal() -> bool:
