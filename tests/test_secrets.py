@@ -119,7 +119,9 @@ def test_is_secret_file(path: str, expected: bool) -> None:
 AWS_ID = "AKIA" + "Z7QW3RT5YU8IOP2L"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3Hj9Lm2U"
 GH_CLASSIC = "ghp_" + "1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX"
-GH_FINE = "github_pat_" + "11ABCDEFG0123456789abc_" + "x" * 20 + "Yz0123456789AbCdEfGhIjKlMnOpQrStUvW"
+GH_FINE = (
+    "github_pat_" + "11ABCDEFG0123456789abc_" + "Q7w2Er9Ty4Ui1Op6As3D" + "Yz0123456789AbCdEfGhIjKlMnOpQrStUvW"
+)
 GITLAB = "glpat-" + "x8Yq2Lm4Np6Rs8Tu0Wv2"
 SLACK = "xoxb-" + "2419876543210-2419876543211-" + "Zq8mN3pL7kR2vB9xT4cW1yHd"
 SLACK_HOOK_PATH = "T0AB1CD2E/B0FG3HI4J/" + "q7Rk2Lm9Xw3Zp8Ns5Vb1Tc6Y"
@@ -224,6 +226,8 @@ TRUE_CASES = [
         "client-secret-json",
     ),
     ("db_pwd: '" + "Zq8mN3pL7kR2'", "password-assignment", "Zq8mN3pL7kR2", "pwd-yaml"),
+    ("CONNECT etl_owner/Gl4cier#Mint@RPTPRD", "url-password", "Gl4cier#Mint", "sqlplus-connect-command"),
+    ("  conn hr/Gl4cier#Mint;", "url-password", "Gl4cier#Mint", "sqlplus-conn-command"),
     (
         "mysql -u root -p" + "SuperSecret123" + " mydb < dump.sql",
         "command-line-password",
@@ -339,6 +343,7 @@ FALSE_CASES = [
     ("-----BEGIN PUBLIC KEY-----\n" + KEY_BODY + "-----END PUBLIC KEY-----", "public-key-block"),
     ("token = 'ghp_" + "x" * 36 + "'", "github-placeholder"),
     ("AKIA" + "IOSFODNN7EXAMPLEXYZ", "aws-id-too-long"),
+    ("AWS_ACCESS_KEY_ID=AKIA" + "X" * 16, "aws-id-filled-with-x"),
     # AWS's documentation examples, in its docs and SDKs' examples
     ("aws_access_key_id = AKIA" + "IOSFODNN7EXAMPLE", "aws-documentation-key-id"),
     ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY", "aws-documentation-secret"),
@@ -543,11 +548,11 @@ ASSIGNMENT_LOOKALIKES = [
     ('API_KEY="your-api-key-1234"', "your-api-key-with-digits"),
     ("api_key = 'xxxxxxxxxxxx1234'", "x-fill"),
     ("password = 'password123'", "stock-word"),
-    ("password_hash = Zq8mN3pL7kR2", "name-continues"),
+    ("password_hash = Zq8mN3pL7k", "name-continues"),
     ("bypass = abc123xyz9", "bypass-not-pass"),
     ("secret: my-secret-name", "kebab-words"),
-    ("cache_key = Zq8mN3pL7kR2", "not-a-secret-key-name"),
-    ("monkey: Zq8mN3pL7kR2", "key-inside-a-word"),
+    ("cache_key = Zq8mN3pL7k", "not-a-secret-key-name"),
+    ("monkey: Zq8mN3pL7k", "key-inside-a-word"),
     ('publicKeyToken="1fc8b3b9a1e18e3b"', "public-key-token"),
     ("jsonnet_token = r'[^\\W\\d]\\w*'", "regex-literal"),
     ("The password is stored hashed; the API key is read from the settings.", "prose"),

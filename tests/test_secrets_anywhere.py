@@ -74,6 +74,20 @@ ANYWHERE = [
         "Hx@kTb@nQ@WERMY*pqz7",
         "a-generated-password-in-a-call",
     ),
+    (
+        "open relay.example.net\nuser batch\nVq3Tz_RwKm8Lx\nbinary\n",
+        "Vq3Tz_RwKm8Lx",
+        "a-short-password-on-stdin",
+    ),
+    ("conn = connect('etl', 'mH7vQ2xK9pL4rT')", "mH7vQ2xK9pL4rT", "a-short-generated-argument"),
+    (
+        'String k = "8QwLz3Tf"\n    + "_TfRk29V"\n    + "pNx7HcYe4m";',
+        "_TfRk29V",
+        "literals-joined-by-a-leading-plus",
+    ),
+    ("$k = -join @('Rw7tKp2Qz', 'X9mLf4Vb8Nc', 'Y3sh')", "X9mLf4Vb8Nc", "a-powershell-join"),
+    ("const k = ['Rw7tKp2Qz', 'X9mLf4Vb8Nc', 'Y3sh'].join('');", "X9mLf4Vb8Nc", "a-javascript-join"),
+    ('k = "".join(["Rw7tKp2Qz", "X9mLf4Vb8Nc", "Y3sh"])', "X9mLf4Vb8Nc", "a-python-join"),
 ]
 
 
@@ -192,6 +206,14 @@ PUBLIC = [
         "har-ids",
     ),
     (f'<meta name="google-site-verification" content="{TOKEN}-VP_4bI" />', "a-site-verification-meta-tag"),
+    ("class Sha384(MySqlSha2Mixin, Transform):", "a-short-class-name"),
+    ('opts = {"Rds2KmsKeyId": 1, "Tx9Lq4Wm2Zp7K": 2}', "short-keys"),
+    ("limits = vpc/L-7FA2B9C0 and ec2/L-1C4E8D2A", "short-quota-codes"),
+    ('etag = "Kq8vZ2mWx4Ts="', "a-short-etag"),
+    ('assert b64("Hello there") == "SGVsbG8gdGhlcmU"', "short-base64-of-text"),
+    ('key = "Tk3Wq9%sZr2X" % user', "a-short-format"),
+    ('names = ", ".join(["alpha", "beta"])', "a-join-of-words"),
+    ("cols = ['userId', 'createdAt', 'accountName'].join(',')", "a-join-of-names"),
 ]
 
 
@@ -347,3 +369,23 @@ def test_a_token_written_on_every_line_is_redacted_on_each() -> None:
     text = f"    k: {TOKEN}\n" * 3000
     redacted, found = redact(text)
     assert found == {"random-value": 3000} and TOKEN not in redacted
+
+
+def test_a_credentials_literals_joined_by_plus_go_with_it() -> None:
+    text = 'String DB_PASS = "Kx7mQ2vR"\n    + "t9Lw4Zp8"\n    + "Hn3YcW5j";\n'
+    redacted, counts = redact(text)
+    assert redacted == 'String DB_PASS = "[REDACTED:password-assignment]\n\n";\n'
+    assert counts == {"password-assignment": 1}
+
+
+def test_short_random_values_are_redacted_as_the_longer_ones_are() -> None:
+    rng = random.Random(12)
+    alphabet = string.ascii_letters + string.digits
+    values = ["".join(rng.choice(alphabet) for _ in range(n)) for n in (12, 13, 14, 15) for _ in range(200)]
+    mixed = [
+        v
+        for v in values
+        if sum(map(str.isupper, v)) >= 2 and sum(map(str.islower, v)) >= 2 and any(map(str.isdigit, v))
+    ]
+    missed = [v for v in mixed if redact(f"x({v})")[1] != {"random-value": 1}]
+    assert len(missed) <= len(mixed) // 10, missed[:5]  # runs of one class as long as a name's: kept

@@ -5,8 +5,8 @@ public thing it is.
 The rules before this one find credentials by their context (a name, a header, a flag, a column)
 and name their kind; this one needs no context. A token is a run of 16+ characters of the
 alphabets secrets are written in (letters, digits, `+ / _ -`, base64's `=` padding), starting
-with a letter or digit (14+ when it mixes both cases and digits; a dotted one whole when no part of
-it reads as a name, else its parts), judged by itself (rag.secrets.randomness.looks_random: length, classes
+with a letter or digit (12+ when it mixes both cases and digits and stands as a value of its own,
+see _short_value; a dotted one whole when no part of it reads as a name, else its parts), judged by itself (rag.secrets.randomness.looks_random: length, classes
 of characters and how often they switch, entropy for its alphabet, as written and once decoded);
 when one of its parts between `-` and `_` is a word, its longest part is judged (`PuTTY-User-Key`
 is a name, `sk_live_<random>` a key). A path's parts at either end that are words stay out of the
@@ -51,6 +51,8 @@ from collections.abc import Iterator
 
 from rag.secrets.randomness import CLASS_OF as _CLASS_OF
 from rag.secrets.randomness import (
+    MIN_LENGTH,
+    as_text,
     ascending,
     decode,
     known_shape,
@@ -70,7 +72,7 @@ DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins 
 # (and holds a digit or a capital, looked for in C: a snake_case name is no candidate)
 # (and may hold dots: a password manager's `T7yc96ge.mlfjxF6VS3k` is one token, a dotted name its parts)
 _TOKEN = re.compile(
-    r"(?<![A-Za-z0-9])(?=[a-z+/_.-]*+[0-9A-Z])[A-Za-z0-9][A-Za-z0-9+/_.-]{15,}+={0,2}(?![A-Za-z0-9+/_=-])"
+    r"(?<![A-Za-z0-9])(?=[a-z+/_.-]*+[0-9A-Z])[A-Za-z0-9][A-Za-z0-9+/_.-]{11,}+={0,2}(?![A-Za-z0-9+/_=-])"
 )
 _UNDOTTED = re.compile(
     r"(?<![A-Za-z0-9])(?=[a-z+/_-]*+[0-9A-Z])[A-Za-z0-9][A-Za-z0-9+/_-]{15,}+={0,2}(?![A-Za-z0-9+/_=-])"
@@ -205,6 +207,8 @@ class _Scan:
             return  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
         if not roughly_random(value.rstrip("=")) and not _encoded(value):
             return  # (the cheap test first: most tokens are names)
+        if len(value.rstrip("=")) < 16 and not _short_value(text, value, start):
+            return
         self.budget -= 1
         if self.budget < 0:
             if not _public_shape(text, start, value):
@@ -298,7 +302,8 @@ def _tokens(text: str) -> Iterator[tuple[str, int, tuple[tuple[str, int], ...]]]
     for match in _TOKEN.finditer(text):
         value, start = match[0], match.start()
         if "." not in value:
-            yield value, start, ()
+            if len(value) >= 16 or _three_classes(value):
+                yield value, start, ()
             continue
         value = value.rstrip(".")  # a sentence's full stop
         long_part = max(map(len, value.split("."))) >= 16  # (most are names: `self.assertEqual`)
@@ -353,7 +358,7 @@ _GLOB_OR_ESCAPE = re.compile(r"\*\.|\.\*|%[0-9A-Fa-f]{2}")
 
 # literals joined by `+` (a line break maybe after it): a value split to hide it, judged whole
 _PLUS_JOINED = re.compile(
-    r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+\+[ \t]*+(?:\r?\n[ \t]*+)?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
+    r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+(?:\r?\n[ \t]*+)?\+[ \t]*+(?:\r?\n[ \t]*+)?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
 )
 _PIECE = re.compile(r"""["']([A-Za-z0-9+/=_-]*)["']""")
 _MIN_JOINED_LITERALS = 20  # characters joined literals need to be judged
@@ -376,12 +381,50 @@ def joined_literals(text: str) -> Iterator[tuple[str, int, int]]:
             yield DEFAULT_KIND, m.start() + 1, m.end() - 1
 
 
+# a list of 2 to 8 literals, and a join beside it: `-join @('..', '..')`, `"".join(["..", ".."])`,
+# `['..', '..'].join('')`, `String.join("", "..", "..")`, `concat('..', '..')`
+_LITERAL_LIST = re.compile(
+    r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+,[ \t]*+(?:\r?\n[ \t]*+)?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
+)
+_JOIN_BEFORE = re.compile(
+    r"""(?i:join|concat)[ \t]*+(?:\(|@\(|\[)[ \t]*+(?:\[[ \t]*+|(?:["'][^"'\n]{0,4}["'][ \t]*+,[ \t]*+))?\Z"""
+)
+_JOIN_AFTER = re.compile(r"[ \t]*+[\])][ \t]*+\.[ \t]*+(?i:join|concat)\b")
+
+
+def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the span of each list of literals that a join makes one value of, when that value looks
+    generated (judged as joined_literals judges literals joined by `+`)."""
+    for m in _LITERAL_LIST.finditer(text):
+        if not (
+            _JOIN_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _JOIN_AFTER.match(text, m.end())
+        ):
+            continue
+        value = "".join(_PIECE.findall(m[0]))
+        if (
+            len(value) >= _MIN_JOINED_LITERALS
+            and not _HEX.fullmatch(value)
+            and not _words(value)
+            and looks_random(value)
+            and not _public(text, m.start() + 1, m.start() + 1 + len(value), value)
+        ):
+            yield DEFAULT_KIND, m.start() + 1, m.end() - 1
+
+
+def joins(text: str) -> bool:
+    """The gate of listed_literals: a join's or concatenation's name."""
+    return _JOIN_GATE.search(text) is not None
+
+
+_JOIN_GATE = re.compile(r"(?i)join|concat")
+
+
 def plus_joined(text: str) -> bool:
     """The gate of joined_literals: a quote, blanks and `+`."""
     return _PLUS_GATE.search(text) is not None
 
 
-_PLUS_GATE = re.compile(r"""["'][ \t]*\+""")
+_PLUS_GATE = re.compile(r"""["'][ \t]*(?:\r?\n[ \t]*)?\+""")  # `+` ending a line or leading the next
 
 
 def random_passwords(text: str) -> Iterator[tuple[str, int, int]]:
@@ -802,14 +845,71 @@ def _generated(text: str, value: str, start: int) -> bool:
         )
     ):
         return False  # a name with its content's hash (app-eb0a5b9302e8d32828d8a73f137cc8f0.js), no random part besides
-    if sum(map(str.isalnum, judged)) < (14 if _three_classes(judged) else 16):
+    own = sum(map(str.isalnum, judged))
+    if own < (MIN_LENGTH if _three_classes(judged) else 16):
         return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
+    if (len(value.rstrip("=")) < 16 or own < 14) and (
+        judged != value or not _short_value(text, value, start)
+    ):
+        return False
     return not (
         _public(text, start, start + len(value), value)
         or _words(judged)
         or _CAMEL_WORDS.fullmatch(judged)
         or not looks_random(judged)
     )
+
+
+SHORT_RUN = 2.5  # a random value's runs of one class average under 2 characters
+
+
+def _short_value(text: str, value: str, start: int) -> bool:
+    """Whether a short token (`value` at `start`: under 16 characters, or under 14 letters and
+    digits) stands as a value of its own: one piece, no `/` or `-` (`vpc/L-0EA8095F`), no base64
+    padding (a short etag or id, `BwEFo47fISvU=`), no base64 or hex of text, runs of one class as
+    short as a random string's (not `ELBv2Backend`), blanks, quotes or punctuation on either side
+    (not a piece of base85 or of a `%s` format), and no `:`, `=` or `(` after it (a key, a name or a
+    call: `"S3SseKmsKeyId": {`, `MsV1_0SubAuth: int`)."""
+    if (
+        "/" in value
+        or "-" in value
+        or value.endswith("=")
+        or _mean_run(value) >= SHORT_RUN
+        or _short_text(value)
+    ):
+        return False
+    end = start + len(value)
+    if (start and text[start - 1] not in _SHORT_BEFORE) or (
+        end < len(text) and text[end] not in _SHORT_AFTER
+    ):
+        return False  # a piece of symbol-laden text (base85, `%s` formats), not a value of its own
+    after = text[end : end + 4].lstrip("\"'` \t")
+    return not after.startswith((":", "=", "("))
+
+
+_SHORT_BEFORE = frozenset(" \t\r\n\"'`=,([>:;")
+_SHORT_AFTER = frozenset(" \t\r\n\"'`,)];<&")
+
+
+def _short_text(value: str) -> bool:
+    """Whether a short token is base64 or hex of printable text (`SGVsbG8gV29ybGQ`, `Hello World`
+    without its padding): test data, judged no further."""
+    if _HEX.fullmatch(value):
+        return len(value) % 2 == 0 and as_text(bytes.fromhex(value)) is not None
+    body = value.rstrip("=")
+    if not _BASE64_BODY.fullmatch(body):
+        return False
+    whole = body[: len(body) // 4 * 4]  # (a prefix cut from longer base64: `LS0tLS1CRUdJT`)
+    return as_text(base64.b64decode(whole.replace("-", "+").replace("_", "/"))) is not None
+
+
+_BASE64_BODY = re.compile(r"[A-Za-z0-9+/_-]+")
+
+
+def _mean_run(value: str) -> float:
+    """The mean length of the runs of one class in `value` (a capitalised word is one run)."""
+    parts = CASE_PARTS.findall(value)
+    return sum(map(len, parts)) / max(1, len(parts))
 
 
 def _three_classes(value: str) -> bool:

@@ -12,7 +12,9 @@ from rag.secrets.anywhere import (
     chosen_passwords,
     encoded_passwords,
     joined_literals,
+    joins,
     key_bytes,
+    listed_literals,
     memorable_passwords,
     plus_joined,
     random_passwords,
@@ -319,6 +321,17 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         group="secret",
         check=real_password,
     ),
+    # ... and to SQL*Plus's CONNECT command, in a script it runs: `CONNECT app/S3cret@ORCL`, `conn app/S3cret`
+    Rule(
+        "url-password",
+        _search(r"(?im)^[ \t]*conn(?:ect)?[ \t]"),
+        re.compile(
+            r"(?im)^[ \t]*conn(?:ect)?[ \t]+[\"']?(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'\";]{1,64})"
+            r"(?:@|[ \t]*;?[ \t]*$)"
+        ),
+        group="secret",
+        check=real_password,
+    ),
     # `Authorization: Bearer <opaque token>` (JWTs have their own rule), one pattern per spelling
     *(
         Rule(
@@ -542,6 +555,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(lambda text: True, random_tokens),
     Finder(lambda text: True, random_passwords),
     Finder(plus_joined, joined_literals),
+    Finder(joins, listed_literals),
     Finder(_contains('"', "'", "`"), memorable_passwords),
     Finder(lambda text: True, chosen_passwords),
     Finder(_contains('"', "'", "`"), encoded_passwords),

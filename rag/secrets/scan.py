@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 from collections.abc import Callable, Iterator
 
@@ -16,6 +14,8 @@ __all__ = ["Finding", "find_secrets", "redact"]
 
 
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# an example's fill in a token of a known shape (AKIAXXXXXXXXXXXXXXXX, ghp_xxxx...): no key holds one
+_FILL = re.compile(r"[Xx]{4}")
 
 
 def _anycase_matches(rule: Rule, text: str, lowered: str, at: list[int]) -> Iterator[re.Match[str]]:
@@ -64,17 +64,17 @@ def find_secrets(text: str) -> list[Finding]:
     ]
     if len(found) < 2:
         return found
-    named = [f for f in found if f.kind != DEFAULT_KIND]
-    if len(named) < len(found):  # what a rule names by its context wins over the default's span
-        named.sort(key=lambda f: f.start)
-        reach = list(itertools.accumulate((f.end for f in named), max))  # the furthest end so far
-        starts = [f.start for f in named]
-        found = named + [f for f in found if f.kind == DEFAULT_KIND and not _overlaps(f, starts, reach)]
-    found.sort(key=lambda f: (f.start, -f.end))
+    # overlapping spans become one, named by a rule's context where one names it (the default's
+    # span reaches past it when literals joined by `+` follow the one after a credential's name)
+    found.sort(key=lambda f: (f.start, -f.end, f.kind == DEFAULT_KIND))
     kept = [found[0]]
     for finding in found[1:]:
-        if finding.start >= kept[-1].end:
+        last = kept[-1]
+        if finding.start >= last.end:
             kept.append(finding)
+        elif finding.end > last.end or last.kind == DEFAULT_KIND != finding.kind:
+            kind = finding.kind if last.kind == DEFAULT_KIND else last.kind
+            kept[-1] = Finding(kind, last.start, max(last.end, finding.end))
     return kept
 
 
@@ -83,13 +83,6 @@ def _in_encrypted_block(text: str, at: int) -> bool:
     encrypted_block); a line longer than a block's lines are is none."""
     start = text.rfind("\n", max(0, at - 4096), at) + 1
     return (start > 0 or at <= 4096) and encrypted_block(text, start)
-
-
-def _overlaps(finding: Finding, starts: list[int], reach: list[int]) -> bool:
-    """Whether `finding` overlaps one of the spans sorted by start (`starts`), `reach` holding the
-    furthest end among each one and those before it: one binary search, not a pass over them all."""
-    i = bisect.bisect_left(starts, finding.end) - 1  # the last span starting before the finding ends
-    return i >= 0 and reach[i] > finding.start
 
 
 def _gate_plan() -> tuple[
@@ -215,7 +208,7 @@ def _scan(text: str) -> list[Finding]:
         else:
             matches = _anycase_matches(rule, text, lowered, occurrences[rule.words[0]])
         for match in matches:
-            if rule.check is None or rule.check(match):
+            if (rule.check is None or rule.check(match)) and not _FILL.search(text, *match.span(rule.group)):
                 found.append(Finding(rule.kind, match.start(rule.group), match.end(rule.group)))
     return found
 

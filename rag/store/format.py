@@ -58,6 +58,9 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 20: the same tables as 19; more is redacted (generated values of 12 to 15 characters standing
+# alone, literals joined by a leading `+` or given to a join, a credential's joined literals whole)
+# and less (vendor-shaped tokens filled with `xxxx`): a 19's unchanged files would differ.
 # 19: the same tables as 18; more is redacted (triple-quoted and C# verbatim literals, `?=`, `+=`, `::=`
 # and `||=`, .NET's `Section:Password` keys, quoted arguments after a credential's quoted name, `%` in a
 # generated value, tokens of hex and random parts, setters, XML properties, more defaults, bare generated
@@ -93,7 +96,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 19
+FORMAT_VERSION = 20
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
