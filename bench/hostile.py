@@ -102,6 +102,12 @@ SHAPES: dict[str, tuple[str, str]] = {
     "setter-calls": ("a.kt", 'setPassword("'),
     "xml-name-pairs": ("a.xml", "<name>password</name>"),
     "bare-symbols": ("a.log", "Fq#7~vTp8*" + "lsHZ!Q2m="),
+    # short generated values standing alone, literals given to a join or joined by a leading `+`,
+    # SQL*Plus's CONNECT
+    "short-tokens": ("a.txt", "aB3dE5fG7hJ9 "),
+    "literal-lists": ("a.js", "join(['aB3dE5fG7', 'hJ9kL2mN4p', "),
+    "leading-plus": ("a.java", '"aB3dE5fG7h"\n    + '),
+    "connect-lines": ("a.sql", "CONNECT a/b\n"),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

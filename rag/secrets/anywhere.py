@@ -798,7 +798,8 @@ def _code_name(text: str, start: int, value: str) -> bool:
         return False  # a vendor's prefix and a dot (Vault's `hvs.<token>`), not an attribute
     if _DECLARES.search(lead[:-1] if lead.endswith("$") else lead):  # core.$ZodCheckDef
         return True
-    return text.count(value) > 1 and _coverage(value) >= 0.25
+    # (another copy looked for from this one: the nearest, not all of them, for a token written often)
+    return _coverage(value) >= 0.25 and (text.find(value, end) != -1 or text.rfind(value, 0, start) != -1)
 
 
 def _path_parts(value: str, start: int) -> list[tuple[str, int]]:
