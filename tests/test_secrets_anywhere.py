@@ -214,6 +214,16 @@ PUBLIC = [
     ('key = "Tk3Wq9%sZr2X" % user', "a-short-format"),
     ('names = ", ".join(["alpha", "beta"])', "a-join-of-words"),
     ("cols = ['userId', 'createdAt', 'accountName'].join(',')", "a-join-of-names"),
+    ('truck = Truck(vin="TXNSNHV74K9AUB8MN")', "a-vehicle-id-with-its-check-digit"),
+    (
+        "  API_TOKEN: ENC[AES256_GCM,data:xl2ppDwshfBoc2IkKWbgJzNsqCww7Cg2i+M+sxzO,"
+        "iv:fnDxzkbEBhEa/RS33TyD+hzxMEuYLwj4tNQAH/ZKDQQ=,tag:ei3uOsfzNEV6hWssUlRMDA==,type:str]",
+        "a-sops-encrypted-value",
+    ),
+    (
+        "id\tsealed\n7\tvault:v1:xl2ppDwshfBoc2IkKWbgJzNsqCww7Cg2i+M+sxzO\n",
+        "a-vault-transit-ciphertext",
+    ),
 ]
 
 
@@ -389,3 +399,10 @@ def test_short_random_values_are_redacted_as_the_longer_ones_are() -> None:
     ]
     missed = [v for v in mixed if redact(f"x({v})")[1] != {"random-value": 1}]
     assert len(missed) <= len(mixed) // 10, missed[:5]  # runs of one class as long as a name's: kept
+
+
+def test_a_vehicle_id_keeps_only_with_its_check_digit() -> None:
+    assert redact('truck = Truck(vin="TXNSNHV70K9AUB8MN")')[1] == {"random-value": 1}  # 4 is its check digit
+    assert redact("iv:fnDxzkbEBhEa/RS33TyD+hzxMEuYLwj4tNQAH/ZKDQQ=")[1] == {
+        "random-value": 1
+    }  # outside ENC[...]

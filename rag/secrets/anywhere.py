@@ -123,6 +123,9 @@ _CHECKSUM_LINE = re.compile(
 _BASE64_DIGEST = re.compile(r"[A-Za-z0-9+/]{21,86}={0,2}")
 _DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
 _DATA_URI = re.compile(r"(?i);base64,\Z")
+# the ciphertext of a value encrypted for the repository: sops' `ENC[AES256_GCM,data:<base64>,iv:...,
+# tag:...]`, Vault's transit `vault:v1:<base64>` (what decrypts it is elsewhere)
+_CIPHERTEXT_LEAD = re.compile(r"(?:ENC\[[A-Z0-9_]+,data:|,iv:|,tag:|\bvault:v[0-9]+:)\Z")
 _PLIST_KEY = re.compile(r"<key>(?P<name>[^<>]{1,64})</key>\s*+<string>\Z")
 _PUBLIC_BLOCK = re.compile(
     r"-----BEGIN (?P<label>CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL|"
@@ -1416,7 +1419,26 @@ def _mangled(text: str, start: int, end: int) -> bool:
 def _public_by_itself(value: str) -> bool:
     """Whether a token's own shape says what public thing it is: a UUID, a digest with its
     algorithm, a vendor's public id or a ULID, a domain name's label in punycode (`xn--`)."""
-    return bool(known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--"))
+    return bool(
+        known_shape(value) or _PUBLIC_ID.fullmatch(value) or value.startswith("xn--") or vehicle_id(value)
+    )
+
+
+# a VIN's letters (no I, O or Q) and digits as the check digit counts them, and each place's weight
+_VIN_VALUES = dict(
+    zip("ABCDEFGHJKLMNPRSTUVWXYZ", (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9))
+)
+_VIN_VALUES.update((str(d), d) for d in range(10))
+_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
+def vehicle_id(value: str) -> bool:
+    """Whether `value` is a vehicle identification number: 17 capitals (no I, O or Q) and digits
+    whose ninth is the check digit of all of them (ISO 3779, as North America writes it)."""
+    if len(value) != 17 or not all(c in _VIN_VALUES for c in value):
+        return False
+    check = sum(_VIN_VALUES[c] * w for c, w in zip(value, _VIN_WEIGHTS)) % 11
+    return value[8] == ("X" if check == 10 else str(check))
 
 
 def _public_shape(text: str, start: int, value: str) -> bool:
@@ -1471,6 +1493,10 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    if _CIPHERTEXT_LEAD.search(before) and (
+        before[-3:] not in ("iv:", "ag:") or "ENC[" in text[line_start:start]
+    ):
+        return True  # a value encrypted for the repository (sops' `ENC[..,data:..,iv:..,tag:..]`, Vault's)
     if before.endswith(("(", '"', "'", "`")) and _PUBLIC_KEY_CALL.search(before):
         return True  # given to a public key's constructor: `ed25519.PublicKey(mustHex("...`, `VerifyKey(`
     first = not before.strip(" \t\"'\ufeff") and text.find("\n", end, end + _ROW_REACH) != end
