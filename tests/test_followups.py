@@ -627,20 +627,24 @@ def test_a_later_turn_after_text_passed_on_is_held_even_on_a_terminal() -> None:
     assert events[2:] == [("write", "\n\nIt listens on 8080.")]
 
 
-def test_query_on_a_terminal_erases_what_the_model_wrote_before_its_search(
-    index: Path, fake_claude: Path
-) -> None:
-    import pty
-
-    env = {
+def preamble_env() -> dict[str, str]:
+    """The environment of `query.py` answering through the fake `claude` (on PATH by the fixture),
+    which writes a sentence and then searches."""
+    return {
         **os.environ,
         "RAG_BACKEND": "claude",
         "RAG_SEARCH": "question",
         "FAKE_CLAUDE_SEARCH": "DEFAULT_REQUEST_TIMEOUT",
         "FAKE_CLAUDE_PREAMBLE": "Let me look for the default.",
-        "COLUMNS": "80",
-        "LINES": "24",
     }
+
+
+def test_query_on_a_terminal_erases_what_the_model_wrote_before_its_search(
+    index: Path, fake_claude: Path
+) -> None:
+    import pty
+
+    env = {**preamble_env(), "COLUMNS": "80", "LINES": "24"}
     primary, secondary = pty.openpty()
     with subprocess.Popen(
         [sys.executable, str(PROJECT / "query.py"), "-q", "--index", str(index), "-k", "1", QUESTION],
@@ -670,13 +674,7 @@ def test_query_on_a_terminal_erases_what_the_model_wrote_before_its_search(
 def test_query_through_a_pipe_keeps_what_the_model_wrote_before_its_search_apart(
     index: Path, fake_claude: Path
 ) -> None:
-    env = {
-        **os.environ,
-        "RAG_BACKEND": "claude",
-        "RAG_SEARCH": "question",
-        "FAKE_CLAUDE_SEARCH": "DEFAULT_REQUEST_TIMEOUT",
-        "FAKE_CLAUDE_PREAMBLE": "Let me look for the default.",
-    }
+    env = preamble_env()
     argv = [sys.executable, str(PROJECT / "query.py"), "-q", "--index", str(index), "-k", "1"]
     piped = subprocess.run([*argv, QUESTION], env=env, capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0, piped.stderr
