@@ -208,9 +208,9 @@ def env_secret(match: re.Match[str]) -> bool:
 # rest of the line (`db.password=Pa55:w0rd!x`, `password: Xy7:kq2Lm9Qz`), colons and all
 CONFIG_LINE = re.compile(
     r"""^[ \t]*(?:(?:export|ENV|ARG|set)[ \t]+|-[ \t]+)?(?P<name>[\w.-]{0,40}?(?i:password|passwd|pwd))"""
-    r"""(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)(?P<secret>[^\s"'`,;]{8,}+)[ \t]*(?:[ \t][#;][^\r\n]*)?\r?$""",
+    r"""(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)(?:!{1,2}[A-Za-z]{1,15}[ \t]+)?(?P<secret>[^\s"'`,;]{8,}+)[ \t]*(?:[ \t][#;][^\r\n]*)?\r?$""",
     re.MULTILINE,
-)  # (a value ending in `,` or `;` is code: `password: req.body.password1,`, `this.password = pw1;`)
+)  # (after a YAML tag: `password: !!str ..`; a value ending in `,` or `;` is code: `password: req.body.password1,`, `this.password = pw1;`)
 _CALL_OR_INDEX = re.compile(r"[\w)\]][(\[]")  # get_password(x), os.environ['PW']: code, not a value
 
 

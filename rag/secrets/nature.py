@@ -299,7 +299,7 @@ def _sectioned(text: str, start: int, name: str) -> bool:
 # what follows a call's literal argument: the call's end (its one argument; `Credential(id, secret)`
 # takes an id first)
 _ARGUMENT_END = re.compile(r"[ \t]*+\)")
-_SETTER_CASE = re.compile(r"(?:set|with|use)(?:[A-Z]|_[A-Za-z])")
+_SETTER_CASE = re.compile(r"(?:[Ss]et|[Ww]ith|[Uu]se)(?:[A-Z]|_[A-Za-z])")  # (Go's and C#'s `SetPassword(`)
 
 
 def _setter(name: str, word: str) -> bool:
@@ -313,7 +313,7 @@ def _setter(name: str, word: str) -> bool:
             break
     name = name[name.rfind(".") + 1 :]
     if _SETTER_CASE.match(name):
-        name = name[3 if name[:3] in ("set", "use") else 4 :].lstrip("_")
+        name = name[3 if name[:3].lower() in ("set", "use") else 4 :].lstrip("_")
     segments = [s.lower() for s in SEGMENTS.findall(name)]
     at = next((i for i, s in enumerate(segments) if word in s), None)
     return (
