@@ -228,6 +228,13 @@ TRUE_CASES = [
     ("db_pwd: '" + "Zq8mN3pL7kR2'", "password-assignment", "Zq8mN3pL7kR2", "pwd-yaml"),
     ("CONNECT etl_owner/Gl4cier#Mint@RPTPRD", "url-password", "Gl4cier#Mint", "sqlplus-connect-command"),
     ("  conn hr/Gl4cier#Mint;", "url-password", "Gl4cier#Mint", "sqlplus-conn-command"),
+    (
+        "CONNECT app/Welcome#2031;  -- reporting\r\n",
+        "url-password",
+        "Welcome#2031",
+        "sqlplus-connect-and-a-comment",
+    ),
+    ("connect sys/Gl4cier#Mint as sysdba", "url-password", "Gl4cier#Mint", "sqlplus-connect-as-sysdba"),
     ('opts.SetPassword("Gl4cier#Mint").', "password-assignment", "Gl4cier#Mint", "go-setter"),
     ("  password: !!str Gl4cier-Mint-Quarry", "password-assignment", "Gl4cier-Mint", "after-a-yaml-tag"),
     (

@@ -384,15 +384,17 @@ def joined_literals(text: str) -> Iterator[tuple[str, int, int]]:
             yield DEFAULT_KIND, m.start() + 1, m.end() - 1
 
 
-# a list of 2 to 8 literals, and a join beside it: `-join @('..', '..')`, `"".join(["..", ".."])`,
-# `['..', '..'].join('')`, `String.join("", "..", "..")`, `concat('..', '..')`
+# a list of 2 to 8 literals, and a join with nothing between them beside it: `"".join(["..", ".."])`,
+# `["..", ".."].join('')`, `-join @('..', '..')`, `String.join("", "..", "..")`. rag.secrets.decoded
+# reads these in the text as written; this finds them where its view unescapes them too (a script
+# in a JSON string, a notebook's source: `"k = \"\".join([\"..\", \"..\"])"`)
 _LITERAL_LIST = re.compile(
     r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+,[ \t]*+(?:\r?\n[ \t]*+)?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
 )
 _JOIN_BEFORE = re.compile(
-    r"""(?i:join|concat)[ \t]*+(?:\(|@\(|\[)[ \t]*+(?:\[[ \t]*+|(?:["'][^"'\n]{0,4}["'][ \t]*+,[ \t]*+))?\Z"""
+    r"""(?:(?:""|'')\.join\([ \t]*+[\[(]|-join[ \t]*+@?\(|[Ss]tring\.[Jj]oin\([ \t]*+(?:""|'')[ \t]*+,)[ \t]*+\Z"""
 )
-_JOIN_AFTER = re.compile(r"[ \t]*+[\])][ \t]*+\.[ \t]*+(?i:join|concat)\b")
+_JOIN_AFTER = re.compile(r"""[ \t]*+[\])][ \t]*+\.join(?:ed)?\([ \t]*+(?:""|''|``)?[ \t]*+\)""")
 
 
 def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
@@ -415,11 +417,8 @@ def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def joins(text: str) -> bool:
-    """The gate of listed_literals: a join's or concatenation's name."""
-    return _JOIN_GATE.search(text) is not None
-
-
-_JOIN_GATE = re.compile(r"(?i)join|concat")
+    """The gate of listed_literals: a join's name."""
+    return "join" in text or "Join" in text
 
 
 def plus_joined(text: str) -> bool:
@@ -871,9 +870,11 @@ def _short_value(text: str, value: str, start: int) -> bool:
     """Whether a short token (`value` at `start`: under 16 characters, or under 14 letters and
     digits) stands as a value of its own: one piece, no `/` or `-` (`vpc/L-0EA8095F`), no base64
     padding (a short etag or id, `BwEFo47fISvU=`), no base64 or hex of text, runs of one class as
-    short as a random string's (not `ELBv2Backend`), blanks, quotes or punctuation on either side
-    (not a piece of base85 or of a `%s` format), and no `:`, `=` or `(` after it (a key, a name or a
-    call: `"S3SseKmsKeyId": {`, `MsV1_0SubAuth: int`)."""
+    short as a random string's (not `ELBv2Backend`); and quoted, with no `:`, `=` or `(` after the
+    quote (a key or a call: `"S3SseKmsKeyId": {`), or unquoted where a value stands: alone on its
+    line (a password on stdin), or ending its line after `=`, `:` or a table's separator. An
+    identifier in code (`export { uint8x16ToI32 }`, `enum { kAesGcm128V2 }`, `MsV1_0SubAuth: int`)
+    stands in none of those places."""
     if (
         "/" in value
         or "-" in value
@@ -883,16 +884,27 @@ def _short_value(text: str, value: str, start: int) -> bool:
     ):
         return False
     end = start + len(value)
-    if (start and text[start - 1] not in _SHORT_BEFORE) or (
-        end < len(text) and text[end] not in _SHORT_AFTER
-    ):
-        return False  # a piece of symbol-laden text (base85, `%s` formats), not a value of its own
-    after = text[end : end + 4].lstrip("\"'` \t")
-    return not after.startswith((":", "=", "("))
+    if text.endswith(("&apos;", "&quot;"), 0, start) and text.startswith("&", end):
+        return True  # quoted in XML: `&apos;..&apos;`
+    if start and text[start - 1] in _QUOTES:
+        if end >= len(text) or text[end] not in _QUOTES and text[end] != "\\":
+            return False  # (a closing quote, or an escape: expect's `send "..\r"`)
+        after = text[end + 1 : end + 5].lstrip(" \t")
+        return not after.startswith((":", "(")) and not (after.startswith("=") and after[1:2] != "=")
+    # (the line around it read _SHORT_REACH characters each way: a megabyte on one line stays linear)
+    before = text[max(0, start - _SHORT_REACH) : start]
+    before = before[before.rfind("\n") + 1 :].rstrip(" ")
+    before = before if before.endswith("\t") and before.strip() else before.rstrip("\t")
+    rest = text[end : end + _SHORT_REACH].partition("\n")[0].rstrip(" \t\r").lstrip(" ")
+    if rest and rest[0] not in "#;,\t|":
+        return False
+    return (
+        not before or before.endswith(("=", ":", ",", "\t", "|")) and not before.endswith(("::", "==", "!="))
+    )
 
 
-_SHORT_BEFORE = frozenset(" \t\r\n\"'`=,([>:;")
-_SHORT_AFTER = frozenset(" \t\r\n\"'`,)];<&")
+_QUOTES = frozenset("\"'`")
+_SHORT_REACH = 256
 
 
 def _short_text(value: str) -> bool:

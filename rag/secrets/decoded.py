@@ -215,13 +215,14 @@ def _add_parenthesised(view: _Spliced, text: str) -> None:
 
 
 # literals joined with nothing between them: Python's "".join(["a", "b"]), JavaScript's ["a", "b"].join(""),
-# Swift's ["a", "b"].joined(), Rust's concat!("a", "b"), PowerShell's @('a', 'b') -join '', C#'s
-# string.Concat("a", "b"), Kotlin's listOf("a", "b").joinToString(""), Go's strings.Join([]string{"a", "b"}, ""),
+# Swift's ["a", "b"].joined(), Rust's concat!("a", "b"), PowerShell's @('a', 'b') -join '' and -join @('a', 'b'), C#'s
+# string.Concat("a", "b") and String.join("", "a", "b"), Kotlin's listOf("a", "b").joinToString(""), Go's strings.Join([]string{"a", "b"}, ""),
 # CloudFormation's !Join ['', ['a', 'b']] and {"Fn::Join": ["", ["a", "b"]]}
 _JOINED_LIST = re.compile(
     r"""(?:""|'')\.join\([ \t]*+[\[(](?P<body>[^\[\]()]{0,2048}+)[\])]\s*+\)"""
     r"""|concat!\((?P<args>[^\[\]()]{0,2048}+)\)"""
     r"""|[Ss]tring\.Concat\((?P<cs>[^\[\]()]{0,2048}+)\)"""
+    r"""|[Ss]tring\.[Jj]oin\([ \t]*+(?:""|'')[ \t]*+,(?P<sj>[^\[\]()]{0,2048}+)\)"""
     r"""|(?:listOf|arrayOf)\((?P<kt>[^\[\]()]{0,2048}+)\)\s*+\.joinToString\([ \t]*+(?:(?:separator[ \t]*+=[ \t]*+)?"")?[ \t]*+\)"""
     r"""|strings\.Join\(\[\]string\{(?P<go>[^\[\]{}()]{0,2048}+)\}[ \t]*+,[ \t]*+""[ \t]*+\)"""
     r"""|\[(?P<list>[^\[\]]{0,2048}+)\]\s*+\.join(?:ed)?\([ \t]*+(?:(?:separator:[ \t]*+)?(?:""|''|``))?[ \t]*+\)"""
@@ -236,12 +237,14 @@ _LIST_JOIN_WORDS = (
     ".joined(",
     "concat!(",
     "Concat(",
+    ".Join(",
     ".joinToString(",
     "strings.Join(",
 )
 _CFN_JOIN_WORDS = ("!Join", "Fn::Join")
 # (found from its `-join`: the pattern tried at each bracket of a text cost a tenth of the view)
 _PS_JOINED = re.compile(r"""@?\((?P<ps>[^\[\]()]{0,2048}+)\)[ \t]*+-join[ \t]*+(?:''|"")""")
+_PS_JOINED_UNARY = re.compile(r"""-join[ \t]*+@?\((?P<psu>[^\[\]()]{0,2048}+)\)""")  # its unary form
 _BETWEEN_LITERALS = re.compile(r"[\s,]*+")
 _NAME_REACH = 80  # characters before a join read with it: its name and operator
 _MAX_JOINS = 256  # joins read in one text
@@ -303,12 +306,15 @@ def _literals_alone(text: str, start: int, end: int) -> str | None:
 
 
 def _powershell_joins(text: str) -> Iterator[re.Match[str]]:
-    """PowerShell's `@('a', 'b') -join ''`, each found back from its `-join`."""
+    """PowerShell's `@('a', 'b') -join ''`, each found back from its `-join`, and `-join @('a', 'b')`."""
     at = text.find("-join")
     while at != -1:
         m = _PS_JOINED.search(text, max(0, text.rfind("(", max(0, at - 2050), at) - 1), at + 16)
         if m is not None and m.start("ps") - 1 <= at:
             yield m
+        unary = _PS_JOINED_UNARY.match(text, at)
+        if unary is not None:
+            yield unary
         at = text.find("-join", at + 5)
 
 

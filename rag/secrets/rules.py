@@ -321,16 +321,19 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         group="secret",
         check=real_password,
     ),
-    # ... and to SQL*Plus's CONNECT command, in a script it runs: `CONNECT app/S3cret@ORCL`, `conn app/S3cret`
+    # ... and to SQL*Plus's CONNECT command, in a script it runs (upper or lower case, not prose's
+    # "Connect"): `CONNECT app/S3cret@ORCL`, `conn sys/S3cret as sysdba`, `connect app/S3cret; -- ..`;
+    # with no `@`, a password of letters alone is a word (`connect client/server`, `Jenkins/GitHub`)
     Rule(
         "url-password",
-        _search(r"(?im)^[ \t]*conn(?:ect)?[ \t]"),
+        _search(r"(?m)^[ \t]*+(?:CONN|conn)"),
         re.compile(
-            r"(?im)^[ \t]*conn(?:ect)?[ \t]+[\"']?(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'\";]{1,64})"
-            r"(?:@|[ \t]*;?[ \t]*$)"
+            r"(?m)^[ \t]*+(?:CONN(?:ECT)?|conn(?:ect)?)[ \t]+[\"']?(?P<user>[A-Za-z][\w$#]{0,29})/"
+            r"(?P<secret>[^\s/@'\";]{1,64})(?:(?P<at>@)"
+            r"|(?=[ \t]*+;?[ \t]*+(?:--[^\r\n]*+|(?i:as[ \t]++sys\w++)[ \t]*+;?)?\r?$))"
         ),
         group="secret",
-        check=real_password,
+        check=lambda m: real_password(m) and (m["at"] is not None or not m["secret"].isalpha()),
     ),
     # `Authorization: Bearer <opaque token>` (JWTs have their own rule), one pattern per spelling
     *(

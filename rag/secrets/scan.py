@@ -14,8 +14,9 @@ __all__ = ["Finding", "find_secrets", "redact"]
 
 
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-# an example's fill in a token of a known shape (AKIAXXXXXXXXXXXXXXXX, ghp_xxxx...): no key holds one
-_FILL = re.compile(r"[Xx]{4}")
+# an example's fill in a token of a known shape (AKIAXXXXXXXXXXXXXXXX, ghp_xxxx...): no key holds
+# eight in a row (a password may hold `xxxx`)
+_FILL = re.compile(r"[Xx]{8}")
 
 
 def _anycase_matches(rule: Rule, text: str, lowered: str, at: list[int]) -> Iterator[re.Match[str]]:

@@ -61,7 +61,7 @@ def rebuild_hint() -> str:
 # 20: the same tables as 19; more is redacted (generated values of 12 to 15 characters standing
 # alone, literals joined by a leading `+` or given to a join, a credential's joined literals whole,
 # SQL*Plus's CONNECT, `SetPassword(`, a password after a YAML tag) and less (vendor-shaped tokens
-# filled with `xxxx`, VINs, sops and Vault transit ciphertext): a 19's unchanged files would differ.
+# filled with x's, VINs, sops and Vault transit ciphertext): a 19's unchanged files would differ.
 # 19: the same tables as 18; more is redacted (triple-quoted and C# verbatim literals, `?=`, `+=`, `::=`
 # and `||=`, .NET's `Section:Password` keys, quoted arguments after a credential's quoted name, `%` in a
 # generated value, tokens of hex and random parts, setters, XML properties, more defaults, bare generated
