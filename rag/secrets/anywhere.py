@@ -372,16 +372,23 @@ def joined_literals(text: str) -> Iterator[tuple[str, int, int]]:
     (`"2mMYzlmWPPT" + "bCXNWAvJWrI" + "JFztIYic34"`), whatever name it has, unless what stands
     before it says it is public (a public key's name, a marked test vector, a JWK's public member)."""
     for m in _PLUS_JOINED.finditer(text):
-        value = "".join(_PIECE.findall(m[0]))
-        if _HEX.fullmatch(value):
-            continue  # a long digest split over lines (`"38b060a7..." +` then `"274edebf..."`)
-        if (
-            len(value) >= _MIN_JOINED_LITERALS
-            and not _words(value)
-            and looks_random(value)
-            and not _public(text, m.start() + 1, m.start() + 1 + len(value), value)
-        ):
+        if _joined_generated(text, m):
             yield DEFAULT_KIND, m.start() + 1, m.end() - 1
+
+
+def _joined_generated(text: str, m: re.Match[str]) -> bool:
+    """Whether the literals of `m` (from its first quote to its last) make a value that looks
+    generated and is not public by what stands before it."""
+    value = "".join(_PIECE.findall(m[0]))
+    return (
+        len(value) >= _MIN_JOINED_LITERALS
+        and not _HEX.fullmatch(
+            value
+        )  # a long digest split over lines (`"38b060a7..." +` then `"274edebf..."`)
+        and not _words(value)
+        and looks_random(value)
+        and not _public(text, m.start() + 1, m.start() + 1 + len(value), value)
+    )
 
 
 # a list of 2 to 8 literals, and a join with nothing between them beside it: `"".join(["..", ".."])`,
@@ -401,18 +408,10 @@ def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each list of literals that a join makes one value of, when that value looks
     generated (judged as joined_literals judges literals joined by `+`)."""
     for m in _LITERAL_LIST.finditer(text):
-        if not (
-            _JOIN_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _JOIN_AFTER.match(text, m.end())
-        ):
-            continue
-        value = "".join(_PIECE.findall(m[0]))
-        if (
-            len(value) >= _MIN_JOINED_LITERALS
-            and not _HEX.fullmatch(value)
-            and not _words(value)
-            and looks_random(value)
-            and not _public(text, m.start() + 1, m.start() + 1 + len(value), value)
-        ):
+        joined = _JOIN_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _JOIN_AFTER.match(
+            text, m.end()
+        )
+        if joined and _joined_generated(text, m):
             yield DEFAULT_KIND, m.start() + 1, m.end() - 1
 
 
@@ -851,9 +850,8 @@ def _generated(text: str, value: str, start: int) -> bool:
     own = sum(map(str.isalnum, judged))
     if own < (MIN_LENGTH if _three_classes(judged) else 16):
         return False  # aarch64-pc-win32: too few characters of its own to be a generated secret
-    if (len(value.rstrip("=")) < 16 or own < 14) and (
-        judged != value or not _short_value(text, value, start)
-    ):
+    short = len(value.rstrip("=")) < 16  # (_Scan.judge has found it standing as a value: _short_value)
+    if (short or own < 14) and (judged != value or not (short or _short_value(text, value, start))):
         return False
     return not (
         _public(text, start, start + len(value), value)

@@ -476,7 +476,7 @@ def _add_character_references(view: _Spliced, text: str) -> None:
 
 # a string spelt as its character codes: JavaScript's String.fromCharCode(100, 106, ...), Dart's
 # String.fromCharCodes([100, 106, ...]), Lua's string.char(100, 106, ...)
-_CHAR_CODES = re.compile(  # (and Lua's string.char(55, 101, ...))
+_CHAR_CODES = re.compile(
     r"(?:fromCharCodes?|string\.char)\([ \t]*+\[?[ \t]*+(?P<codes>[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})[ \t,]*+\]?[ \t]*+\)"
 )
 
