@@ -866,12 +866,12 @@ SHORT_RUN = 2.5  # a random value's runs of one class average under 2 characters
 
 def _short_value(text: str, value: str, start: int) -> bool:
     """Whether a short token (`value` at `start`: under 16 characters, or under 14 letters and
-    digits) stands as a value of its own: one piece, no `/` or `-` (`vpc/L-0EA8095F`), no base64
-    padding (a short etag or id, `BwEFo47fISvU=`), no base64 or hex of text, runs of one class as
-    short as a random string's (not `ELBv2Backend`); and quoted, with no `:`, `=` or `(` after the
-    quote (a key or a call: `"S3SseKmsKeyId": {`), or unquoted where a value stands: alone on its
+    digits) stands as a value of its own: one piece, no `/` or `-` (`ec2/L-7FA2B9C0`), no base64
+    padding (a short etag or id, `Kq8vZ2mWx4Ts=`), no base64 or hex of text, runs of one class as
+    short as a random string's (not `Http2StreamPool`); and quoted, with no `:`, `=` or `(` after the
+    quote (a key or a call: `"Rds2KmsKeyId": {`), or unquoted where a value stands: alone on its
     line (a password on stdin), or ending its line after `=`, `:` or a table's separator. An
-    identifier in code (`export { uint8x16ToI32 }`, `enum { kAesGcm128V2 }`, `MsV1_0SubAuth: int`)
+    identifier in code (`export { uint8x16ToI32 }`, `enum { kAesGcm128V2 }`)
     stands in none of those places."""
     if (
         "/" in value
