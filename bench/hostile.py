@@ -108,6 +108,22 @@ SHAPES: dict[str, tuple[str, str]] = {
     "literal-lists": ("a.js", "join(['aB3dE5fG7', 'hJ9kL2mN4p', "),
     "leading-plus": ("a.java", '"aB3dE5fG7h"\n    + '),
     "connect-lines": ("a.sql", "CONNECT a/b\n"),
+    "equals-values": ("Makefile", "PASS ?= a1=b2="),
+    "char-lists": ("a.cs", "new string(new[] { 'a','B','3',"),
+    "hex-escapes": ("a.php", '"\\x41\\x62\\x33'),
+    "composer-auth": ("Dockerfile", "composer config --auth http-basic.a b "),
+    "secure-strings": ("a.ps1", "ConvertTo-SecureString 'aB3dE5fG7h' "),
+    "net-use-users": ("a.cmd", "net use \\\\a\\b /user:c "),
+    "code-arrays": ("a.c", "char a[] = { 65, 66, 67, 68, 69, 70, 71, 72, "),
+    "heredocs": ("a.hcl", "password = <<-EOT\n"),
+    "identified-bare": ("a.sql", "IDENTIFIED BY Abc_1234 "),
+    "code-groups": ("a.conf", "AB-12-CD-"),
+    "password-flags": ("run.sh", "--db-password "),
+    "stated-values": ("notes.txt", "the password is "),
+    "digest-columns": (
+        "dump.sql",
+        "INSERT INTO t (sha256, k) VALUES ('" + "a1" * 32 + "', 'Vq7KpZ3mX9tLw2RbN8yHcF4d'),",
+    ),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

@@ -49,7 +49,7 @@ ANYWHERE = [
     ('CONNECT ro/"Lintel#Fjord-83"@(DESCRIPTION=...)', "Lintel#Fjord", "a-memorable-password-with-a-symbol"),
     ("rabbitmqctl add_user etl 'Hq7Rv.w2KfN9xPz.4Tj'", "w2KfN9xPz", "a-password-with-dots"),
     ("Set-Variable -Name Ilo -Value 'rT4kWqLm_Zp2XvNb'", "rT4kWqLm", "sixteen-characters-with-a-symbol"),
-    ('wifi.connect(ssid, "B4rnOwl!Nest")', "B4rnOwl", "a-leetspeak-password"),
+    ('WiFi.begin(ssid, "B4rnOwl!Nest")', "B4rnOwl", "a-leetspeak-password"),
     ('schtasks /create /ru svc /rp "Autumn2031!" /sc daily', "Autumn2031", "a-word-a-year-and-a-symbol"),
     ('user = "svc-metrics:C4ndle-Wax-Melt"', "C4ndle", "a-leetspeak-password-after-its-user"),
     ("curl -su deploy:M4ngo!Tree https://ci.example.com/hook", "M4ngo", "a-bare-leetspeak-password"),
@@ -60,7 +60,7 @@ ANYWHERE = [
         "a-generated-password-with-symbols",
     ),
     (
-        "the shared VPN password is Harbor7Lumen! for now.",
+        "the shared VPN account: Harbor7Lumen! for now.",
         "Harbor7Lumen",
         "a-chosen-password-closing-with-a-bang",
     ),
@@ -79,7 +79,7 @@ ANYWHERE = [
         "Vq3Tz_RwKm8Lx",
         "a-short-password-on-stdin",
     ),
-    ("conn = connect('etl', 'mH7vQ2xK9pL4rT')", "mH7vQ2xK9pL4rT", "a-short-generated-argument"),
+    ("conn = open_feed('etl', 'mH7vQ2xK9pL4rT')", "mH7vQ2xK9pL4rT", "a-short-generated-argument"),
     (
         'String k = "8QwLz3Tf"\n    + "_TfRk29V"\n    + "pNx7HcYe4m";',
         "_TfRk29V",

@@ -1300,3 +1300,224 @@ def test_public_key_members_site_keys_and_joined_words_stay(text: str) -> None:
 )
 def test_exceptions_need_their_own_syntax_not_a_word_nearby(text: str) -> None:
     assert redact(text)[1], text
+
+
+SPELT = "Lantern^" + "Moss#2871"
+CHARS = "Basalt$" + "Heron64"
+UTF16 = base64.b64encode(("Heron%" + "Quarry58").encode("utf-16-le")).decode()
+PEPPER = "5c0e9a" + "71d3b28f46e0ac95b7124d6f38"
+COMPOSER = "3f9b1c" + "e07a52d48866b0f1c93a7e24d5b6c01f8a"
+
+
+HEX_ESCAPED = "".join(f"\\x{ord(c):02x}" for c in SPELT)  # \x4c\x61...
+POINT_ESCAPED = "".join(f"\\u{{{ord(c):X}}}" for c in SPELT)  # \u{4C}\u{61}...
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        (f'private const RELAY_PASSWORD = "{HEX_ESCAPED}";\n', HEX_ESCAPED, "password-assignment"),
+        (f'private let bridgePassword = "{POINT_ESCAPED}"\n', POINT_ESCAPED, "password-assignment"),
+        (f'relay = "{HEX_ESCAPED}"\n', HEX_ESCAPED, "random-value"),
+        (
+            "var route = new string(new[] { " + ",".join(f"'{c}'" for c in CHARS) + " });\n",
+            "'B','a','s'",
+            "random-value",
+        ),
+        (
+            "String pw = new String(new char[] {" + ", ".join(f"'{c}'" for c in CHARS) + "});\n",
+            "'B', 'a', 's'",
+            "random-value",
+        ),
+        (
+            f"$nasPassword = [Text.Encoding]::Unicode.GetString([Convert]::FromBase64String('{UTF16}'))\n",
+            UTF16,
+            "random-value",
+        ),
+        (
+            f"$cred = New-Object PSCredential('svc', (ConvertTo-SecureString '{CHARS}' -AsPlainText -Force))\n",
+            CHARS,
+            "command-line-password",
+        ),
+        (
+            f"net use J: \\\\files01\\scans /user:CLINIC\\scanner {CHARS} /persistent:no\n",
+            CHARS,
+            "command-line-password",
+        ),
+        ("DEPLOY_PASS ?= Walrus=Pebble=83\n", "Walrus=Pebble=83", "password-assignment"),
+        (
+            f"RUN composer config --global --auth http-basic.repo.example.com deploy {COMPOSER}\n",
+            COMPOSER,
+            "command-line-password",
+        ),
+        (
+            '  local session = hub.connect("uploader", "Kestrel@Tundra8")\n',
+            "Kestrel@Tundra8",
+            "credential-argument",
+        ),
+        (
+            "  @signing_key <<" + ", ".join(str(b) for b in KEY_BYTES) + ">>\n",
+            ", ".join(str(b) for b in KEY_BYTES[:4]),
+            "random-value",
+        ),
+        (
+            "-define(HMAC_KEY, <<" + ",".join(f"16#{b:02X}" for b in KEY_BYTES[:24]) + ">>).\n",
+            ",".join(f"16#{b:02X}" for b in KEY_BYTES[:4]),
+            "random-value",
+        ),
+        (
+            "Hi, since the update I can't log in. My password is Kestrel$Tundra8 if that helps.\n",
+            "Kestrel$Tundra8",
+            "password-assignment",
+        ),
+        (
+            "  sasl_password = <<-EOT\n    Osprey#Ledger$Tide\n  EOT\n",
+            "Osprey#Ledger$Tide",
+            "password-assignment",
+        ),
+        (
+            "static const char unlock[] = { "
+            + ", ".join(str(ord(c)) for c in "Osprey*Fern*5521")
+            + ", 0 };\n",
+            ", ".join(str(ord(c)) for c in "Osprey*Fern*5521"),
+            "random-value",
+        ),
+        (
+            "  static final pin = String.fromCharCodes(\n      ["
+            + ", ".join(str(ord(c)) for c in "Osprey*Fern*5521")
+            + "]);\n",
+            ", ".join(str(ord(c)) for c in "Osprey*Fern*5521"),
+            "random-value",
+        ),
+        (
+            '    password = new String(Base64.getDecoder.decode("'
+            + base64.b64encode(b"Osprey-Fern-5521").decode()
+            + '"), UTF_8)\n',
+            base64.b64encode(b"Osprey-Fern-5521").decode(),
+            "random-value",
+        ),
+        (
+            'net use %SHARE% /user:CORP\\svc_drop "Osprey.Fern.5521" /persistent:no\n',
+            "Osprey.Fern.5521",
+            "command-line-password",
+        ),
+        (
+            "  CONNECT TO ETL_READER IDENTIFIED BY Osprey_Fern_5521\n",
+            "Osprey_Fern_5521",
+            "password-assignment",
+        ),
+        ("./migrate --db-password Walnut2026# --host db01\n", "Walnut2026#", "command-line-password"),
+        ("keytool -list -keystore app.jks -storepass Walnut2026#\n", "Walnut2026#", "command-line-password"),
+        (
+            f'    // Pepper mixed into the PIN before hashing.\n    const val PIN_PEPPER_HEX = "{PEPPER}"\n',
+            PEPPER,
+            "random-value",
+        ),
+    ],
+    ids=[
+        "php-hex-escapes",
+        "swift-code-point-escapes",
+        "hex-escapes-without-a-name",
+        "csharp-char-array",
+        "java-char-array",
+        "powershell-utf16-base64",
+        "powershell-secure-string",
+        "net-use-password-after-the-user",
+        "make-conditional-with-equals-signs",
+        "composer-auth",
+        "connect-given-a-user-and-a-password",
+        "elixir-binary-of-key-bytes",
+        "erlang-binary-of-based-bytes",
+        "a-password-in-a-support-ticket",
+        "hcl-heredoc",
+        "c-char-array-of-codes",
+        "dart-char-codes-on-the-next-line",
+        "scala-base64-decoder",
+        "net-use-quoted-password-to-a-variable-share",
+        "oracle-unquoted-password",
+        "a-flag-named-by-a-password",
+        "a-flag-whose-name-ends-in-pass",
+        "a-pepper-below-a-comment-on-hashing",
+    ],
+)
+def test_spelt_assembled_and_command_given_credentials(text: str, secret: str, kind: str) -> None:
+    redacted, found = redact(text)
+    assert found == {kind: 1}, redacted
+    assert secret not in redacted and redacted.count("\n") == text.count("\n")
+
+
+ATTACHMENT_SHA = hashlib.sha256(b"radiograph-041").hexdigest()
+ATTACHMENTS_DUMP = f"""CREATE TABLE `attachments` (
+  `id` int NOT NULL,
+  `filename` varchar(255) NOT NULL,
+  `sha256` char(64) NOT NULL,
+  PRIMARY KEY (`id`)
+);
+INSERT INTO `attachments` VALUES (1,'thorax.dcm','{ATTACHMENT_SHA}'),(2,'paw.dcm','{hashlib.sha256(b"x").hexdigest()}');
+"""
+# mysqldump's one line of rows, 100 KB of it: each value is looked up in its column once
+LONG_DUMP = (
+    "INSERT INTO `attachments` VALUES "
+    + ",".join(f"({i},'scan{i}.dcm','{hashlib.sha256(str(i).encode()).hexdigest()}')" for i in range(1, 1300))
+    + ";\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    'stripe' => ['key' => 'pk_live_" + "51Qm3wKf8Zt2Lp9RxVb7NcYd4Ha6Ej0Gu1Ts5Wq'],\n",
+        "STRIPE_KEY=pk_test_" + "51Hd8sLq2Wm7Xv4Ne9Rb3Ty6Pa1Kc5Zj0Fg8Uo\n",
+        "mapboxgl.accessToken = 'pk.eyJ1IjoiZmxlZXQiLCJhIjoiY2x4N2sycTkwMDBvMzJrcGZ6dDh4Z3E1ayJ9"
+        + ".Zm9vYmFyYmF6cXV4MTIzNDU2';\n",
+        "\t<key>RevenueCatAPIKey</key>\n\t<string>appl_" + "Wd4kQ9zLm2Xr7Tb5Nc8Vh3Jp6Ys</string>\n",
+        ATTACHMENTS_DUMP,
+        ATTACHMENTS_DUMP.split("INSERT")[0] + LONG_DUMP,
+        "    c <- oneOf ['a','A','c','C','l','L','n','N','r','R','s','S','^','_','-']\n",
+        'PNG_MAGIC = b"\\x89PNG\\x0d\\x0a\\x1a\\x0a\\x00\\x00\\x00\\x0dIHDR"\n',
+        "composer config repositories.tools vcs https://git.example.com/acme/tools.git\n",
+        "$cred = ConvertTo-SecureString $env:SVC_PASSWORD -AsPlainText -Force\n",
+        "docker login --password-stdin registry.example.com\n./run --password-file /etc/app/pw.txt\n",
+        'pub const MANIFEST_VERIFY_KEY_HEX: &str = "' + hashlib.sha256(b"verify").hexdigest() + '";\n',
+        'ws.connect("wss://example.com/socket", "protocol-v2")\n',
+        '  sha256 = "0ffq1xv1700xx6s6586ig3d8gvbjn82q7qkbc9dsj4fhnpsw6gc4";\n',
+        '< etag: W/"1f4a-Qm8kLp3xZr7Vt2Nw9Hy5Bc6Dj1E"\n',
+        "The password is required and must be 12 characters; if the password is wrong, retry.\n",
+        "password_encryption = 'scram-sha-256'\n",
+        '{ "name": "etag", "value": "\\"' + hashlib.sha256(b"page").hexdigest()[:48] + '\\"" },\n',
+        '-hostkey="ssh-ed25519 255 Qm8kLp3xZr7Vt2Nw9Hy5Bc6Dj1EaF4gH0sK2uW7yR5T"\n',
+        'default-product = "E-2R-QXPLAN-25-04-01-D"\n',
+        "static const unsigned char steps[] = { 10, 20, 30, 40, 50, 60, 70, 80, 90, 100 };\n",
+        "description = <<-EOT\n  A meter ingestion service v2\nEOT\n",
+        "Use --password PASSWORD to set it, --password-length 16 to change its length.\n",
+        f'# SHA-256 of "abc", as FIPS 180-2 gives it\nexpected = "{hashlib.sha256(b"abc").hexdigest()}"\n',
+    ],
+    ids=[
+        "stripe-publishable-under-a-key-name",
+        "stripe-publishable-in-an-env-file",
+        "mapbox-public-token",
+        "revenuecat-sdk-key",
+        "digest-column-of-a-dump",
+        "digest-column-of-a-long-dump-line",
+        "a-set-of-characters",
+        "binary-in-hex-escapes",
+        "composer-repository",
+        "secure-string-from-a-variable",
+        "flags-of-no-password",
+        "a-verify-key",
+        "connect-given-a-protocol",
+        "nix-base32-digest",
+        "weak-entity-tag",
+        "prose-about-a-password",
+        "an-algorithm-under-a-password-name",
+        "an-entity-tag-in-a-recorded-pair",
+        "a-host-key-fingerprint",
+        "a-product-code",
+        "a-table-of-numbers",
+        "a-heredoc-of-prose",
+        "flags-in-prose",
+        "a-digest-named-in-the-comment-above",
+    ],
+)
+def test_public_keys_digest_columns_and_character_sets_stay(text: str) -> None:
+    assert redact(text) == (text, {})

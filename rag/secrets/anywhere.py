@@ -84,9 +84,17 @@ MIN_HEX = 32  # shorter hex is an id or a short hash (.NET's publicKeyToken, a l
 # Stripe's objects (accounts, customers, events, charges, ...: its secrets are `sk_`, `rk_` and
 # `whsec_`), Twilio's SIDs (its secrets have no prefix), Airtable's ids (its tokens are `pat`), age
 # recipients, BIP 32 extended public keys, PostHog's project keys (`phc_`), IPFS content ids (digests)
+# keys a vendor names public by their prefix, made to be shipped inside a web page or an app:
+# Stripe's (and Clerk's) publishable keys, Supabase's, Mapbox's public tokens (`pk.` then a JWT-like
+# body; its secret ones are `sk.`), RevenueCat's SDK keys (`appl_`, `goog_`, `amzn_`)
+PUBLISHABLE = re.compile(
+    r"pk_(?:live|test)_[A-Za-z0-9]+|sb_publishable_[A-Za-z0-9_-]+|pk\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"
+    r"|(?:appl|goog|amzn)_[A-Za-z0-9]{24,40}"
+)
 _PUBLIC_ID = re.compile(
     "|".join(p[2] for p in PAIRED)
-    + r"|pk_(?:live|test)_[A-Za-z0-9]+|sb_publishable_[A-Za-z0-9_-]+"
+    + "|"
+    + PUBLISHABLE.pattern
     + r"|(?:AC|SK|PN|MG|CA|SM|MM|CH|RE|FW|IS|US|VA|WS|XR|KS|CF|QU|TR|WK|PK|CR|ZS)[0-9a-f]{32}"
     + r"|(?:app|tbl|fld|rec|viw|sel|usr|wsp|ent)[A-Za-z0-9]{14}"
     + r"|(?:acct|cus|evt|ch|pi|pm|py|po|tr|txn|re|in|ii|il|sub|si|price|prod|plan|seti|src|card|ba|cn|dp|du"
@@ -110,7 +118,7 @@ _EMPTY_DIGESTS = frozenset(
 )
 _DIGEST_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224, sha256, sha384, sha512
 # a word that says the hex after it is a digest or an object id, within the same line
-_DIGEST_WORD = re.compile(
+DIGEST_WORD = re.compile(
     # (`sha` alone as a word or a name's part: `fileSha`, `SHA_VALUE`; not `Shared`, `SHADOW`)
     r"(?i)(?:sha[-_]?(?:1|224|256|384|512)|sha(?-i:(?=[^A-Za-z]|\Z|[A-Z][a-z]))"
     r"|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
@@ -123,6 +131,7 @@ _CHECKSUM_LINE = re.compile(
 _BASE64_DIGEST = re.compile(r"[A-Za-z0-9+/]{21,86}={0,2}")
 _DIGEST_LOOKBACK = 80  # characters before a hex value, on its line, where a digest's word counts
 _DATA_URI = re.compile(r"(?i);base64,\Z")
+_ENTITY_TAG = re.compile(r"""(?i)\b(?:etag|if-none-match|if-match)["']?[ \t]*+[:=][ \t]*+(?:W/)?["']?\Z""")
 # the ciphertext of a value encrypted for the repository: sops' `ENC[AES256_GCM,data:<base64>,iv:...,
 # tag:...]`, Vault's transit `vault:v1:<base64>` (what decrypts it is elsewhere)
 _CIPHERTEXT_LEAD = re.compile(r"(?:ENC\[[A-Z0-9_]+,data:|,iv:|,tag:|\bvault:v[0-9]+:)\Z")
@@ -142,8 +151,8 @@ TEST_VECTOR = re.compile(  # (in a CamelCase or joined name too: `hmacMatchesRfc
 )
 _HASHED_HOST = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
 _PUBLIC_KEY_LEAD = re.compile(
-    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)[ \t]+\Z"
-)
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)[ \t]+(?:[0-9]{3,5}[ \t]+)?\Z"
+)  # (and its size before a fingerprint: WinSCP's and PuTTY's `ssh-ed25519 255 <base64>`)
 # a call that makes a public key of its argument, maybe through a decoding call (`hex.DecodeString(`)
 _PUBLIC_KEY_CALL = re.compile(
     r"(?i)(?:pub(?:lic)?[-_]?key|verif(?:y|ying|ication)[-_]?key)[\w.]{0,30}+\([ \t]*+"
@@ -208,6 +217,8 @@ class _Scan:
             return
         if value.isalpha() and len(set(value)) == len(value):
             return  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
+        if "-" in value and _CODE_PARTS.fullmatch(value):
+            return  # a product's or a part's code: short groups of capitals or digits (`E-1R-NVFLEX-24-03-01-N`)
         if not roughly_random(value.rstrip("=")) and not _encoded(value):
             return  # (the cheap test first: most tokens are names)
         if len(value.rstrip("=")) < 16 and not _short_value(text, value, start):
@@ -309,6 +320,8 @@ def _tokens(text: str) -> Iterator[tuple[str, int, tuple[tuple[str, int], ...]]]
                 yield value, start, ()
             continue
         value = value.rstrip(".")  # a sentence's full stop
+        if value.startswith("pk.eyJ") and PUBLISHABLE.fullmatch(value):
+            continue  # a public token, its parts too (Mapbox's body reads as a JWT's)
         long_part = max(map(len, value.split("."))) >= 16  # (most are names: `self.assertEqual`)
         parts = tuple((p[0], start + p.start()) for p in _UNDOTTED.finditer(value)) if long_part else ()
         if _lettered(value) and not any(
@@ -321,6 +334,8 @@ def _tokens(text: str) -> Iterator[tuple[str, int, tuple[tuple[str, int], ...]]]
 
 
 _DOTTED_PARTS = re.compile(r"[./_-]")
+_CODE_GROUP = r"(?:[A-Z]{1,6}|[0-9]{1,6}|[A-Z0-9]{1,2})"
+_CODE_PARTS = re.compile(rf"{_CODE_GROUP}(?:-{_CODE_GROUP}){{2,}}")
 
 
 def _encoded_part(part: str) -> bool:
@@ -823,7 +838,7 @@ def _secret_lead(lead: str) -> bool:
         return True
     if len(parts) >= 2 and parts[-1] in ("live", "test"):
         return True  # a key's mode after its vendor's name: `shippo_live_`, `rk_test_`
-    return _VENDOR_LEAD.fullmatch(lead) is not None and not (_a_word(lead[:-1]) or _DIGEST_WORD.search(lead))
+    return _VENDOR_LEAD.fullmatch(lead) is not None and not (_a_word(lead[:-1]) or DIGEST_WORD.search(lead))
 
 
 _VENDOR_LEAD = re.compile(r"[a-z]{2,6}_")
@@ -951,23 +966,24 @@ def _trimmed(value: str, start: int) -> tuple[int, int]:
     return start + lead, start + len(value) - trail
 
 
-# a byte: hex, Ada's based literal (`16#FC#`) or a small number, maybe cast (`(byte) 0x22`) or typed
+# a byte: hex, Ada's based literal (`16#FC#`; Erlang's `16#FC`) or a small number, maybe cast (`(byte) 0x22`) or typed
 # by a suffix (Scala's `0x49.toByte`, Kotlin's `.toByte()`, Fortran's `12_int8`, Rust's `0x1fu8`)
 _BYTE = (
     r"(?:\((?:unsigned[ \t]+char|u?int8_t|s?byte|u?char|u8|i8)\)[ \t]*+)?"
-    r"(?:0[xX][0-9a-fA-F]{1,2}|16#[0-9a-fA-F]{1,2}#|-?[0-9]{1,3})"
+    r"(?:0[xX][0-9a-fA-F]{1,2}|16#[0-9a-fA-F]{1,2}#?|-?[0-9]{1,3})"
     r"(?:\.toU?Byte(?:\(\))?|_u?int8|[ui]8)?"
 )
-_BYTE_VALUE = re.compile(r"0[xX]([0-9a-fA-F]{1,2})|16#([0-9a-fA-F]{1,2})#|(-?[0-9]{1,3})")
+_BYTE_VALUE = re.compile(r"0[xX]([0-9a-fA-F]{1,2})|16#([0-9a-fA-F]{1,2})|(-?[0-9]{1,3})")
 _BYTE_GAP = r"[ \t\r\n]*+(?:&[ \t]*+\r?\n[ \t]*+)?"  # blanks, and Fortran's `&` before a line break
 # a literal array of 16 to 64 bytes (a key's or a seed's length): `[]byte{0x1f, ...}`, `new byte[] {-12, ...}`,
-# Haskell's leading commas, Fortran's `(/ ... /)`
+# Haskell's leading commas, Fortran's `(/ ... /)`, Erlang's and Elixir's binaries `<<...>>`
 # the name an array is declared or assigned to, right before it: `uint8_t NAME[32] = `, `NAME := []byte`
 _ARRAY_NAME = re.compile(
     r"(?P<name>[A-Za-z_]\w{0,63}+)[ \t]*+(?:\[[^\]\n]{0,8}+\])?[ \t]*+:?=[^=;\n]{0,40}+\Z"
 )
 _BYTE_ARRAY = re.compile(
-    rf"[{{\[(]/?{_BYTE_GAP}(?P<body>{_BYTE}(?:{_BYTE_GAP},{_BYTE_GAP}{_BYTE}){{15,63}}+)[ \t\r\n]*+,?[ \t\r\n]*+/?[}}\])]"
+    rf"(?:<<|[{{\[(]/?){_BYTE_GAP}(?P<body>{_BYTE}(?:{_BYTE_GAP},{_BYTE_GAP}{_BYTE}){{15,63}}+)"
+    rf"[ \t\r\n]*+,?[ \t\r\n]*+(?:>>|/?[}}\])])"
 )
 
 
@@ -1489,7 +1505,9 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
             return True  # named as a digest, or a checksum file's line (`<sha256>  <file>`)
         if len(value) == 68 and value.startswith("1220") and _names_a_digest(text, line_start, start, before):
             return True  # a SHA-256 multihash (Zig's package hashes)
-    elif _base64_digest(text[start - (len(written) - len(before)) : end]) and _names_a_digest(
+    elif (
+        _base64_digest(text[start - (len(written) - len(before)) : end]) or _base32_digest(value)
+    ) and _names_a_digest(
         text,
         line_start,
         start,
@@ -1503,6 +1521,8 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
         return True  # a password hash (`pbkdf2_sha256$...$...`), `sha256:<hex>`, `fp=SHA256:<base64>`
     if _DATA_URI.search(before) or _PUBLIC_KEY_LEAD.search(before) or _public_name(before):
         return True
+    if _ENTITY_TAG.search(before):
+        return True  # an HTTP entity tag: a version of a response, sent to every client (`W/"<size>-<hash>"`)
     if _CIPHERTEXT_LEAD.search(before) and (
         before[-3:] not in ("iv:", "ag:") or "ENC[" in text[line_start:start]
     ):
@@ -1510,8 +1530,10 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
     if before.endswith(("(", '"', "'", "`")) and _PUBLIC_KEY_CALL.search(before):
         return True  # given to a public key's constructor: `ed25519.PublicKey(mustHex("...`, `VerifyKey(`
     first = not before.strip(" \t\"'\ufeff") and text.find("\n", end, end + _ROW_REACH) != end
-    cell = (first or before.rstrip(" \t\"'")[-1:] in _CELL_SEPARATORS) and _column_header(
-        text, line_start, start, topmost=True
+    cell = (
+        (first or before.rstrip(" \t\"'")[-1:] in _CELL_SEPARATORS)
+        and start - line_start <= _ROW_REACH  # (a long line is no table's row)
+        and _column_header(text, line_start, start, topmost=True)
     )
     if cell and _public_name(cell.strip(" \t\"'") + "="):
         return True  # a table's column headed by an id's name (`client_id`, `tenant_id`)
@@ -1568,12 +1590,12 @@ _ID_NAME = re.compile(
 _JWK_PUBLIC = re.compile(r"""["'](?:n|e|x|y)["'][ \t]*:[ \t]*["']\Z""")
 _CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
 _PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus)
-    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verifying|site)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key|modulus)"
+    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verif(?:y|ying|ication)|site)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key|modulus)"
     r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with
 _CREDENTIAL_WORD = re.compile(
-    r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie|key|csrf|otp|login|psk"
+    r"(?i)pass|pwd|secret|token|auth|credential|session|private|cookie|key|csrf|otp|login|psk|pepper"
 )
 
 
@@ -1618,6 +1640,9 @@ def _public_name(before: str) -> bool:
                 "site-verification",
                 "domain-verification",
                 "trace",  # a trace's id, named by its word alone in prose and logs
+                "etag",  # an entity tag: a version of a response, sent to every client
+                "if-none-match",
+                "if-match",
             )
         )
         or lowered in _REQUEST_ID_HEADERS
@@ -1626,7 +1651,7 @@ def _public_name(before: str) -> bool:
 
 # the value of a name/value pair (a HAR header, an HTML meta tag, a Kubernetes env entry), and the
 # name field before it in the same item
-_VALUE_FIELD = re.compile(r"""(?i)(?<![\w-])(?:value|content)["']?[ \t]*[:=][ \t]*["']?\Z""")
+_VALUE_FIELD = re.compile(r"""(?i)(?<![\w-])(?:value|content)["']?[ \t]*[:=][ \t]*["']?(?:\\["'])?\Z""")
 _PAIR_NAME = re.compile(
     r"""(?i)(?<![\w-])(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z0-9_.-]{1,64})["']?[^{}<>\[\]]{0,120}\Z"""
 )  # (`key` as Postman's variables name theirs)
@@ -1653,26 +1678,33 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
     """Whether a word that names a digest stands before the value on its line, on the line above
     or below (a name/value pair: `- name: ETAG` then `value: ...`), or (with `columns`) heads its
     table column."""
-    if _DIGEST_WORD.search(before):
+    if DIGEST_WORD.search(before):
         return True
+    own = _OWN_NAME.search(before)
+    if own is not None and _CREDENTIAL_WORD.search(own["name"]):
+        return False  # its own name says it is secret (`PIN_PEPPER_HEX = "..."` below `# before hashing`)
     above = text.rfind("\n", 0, max(0, line_start - 1)) + 1
     line_end = text.find("\n", start)
     below_end = -1 if line_end == -1 else text.find("\n", line_end + 1)
     near = text[above:line_start] + (
         text[line_end : below_end if below_end != -1 else len(text)] if line_end != -1 else ""
     )
-    if _DIGEST_WORD.search(near[:_NEAR]):
+    if DIGEST_WORD.search(near[:_NEAR]):
         return True
     opening = _list_opening(text, line_start)
-    if opening is not None and _DIGEST_WORD.search(opening):
+    if opening is not None and DIGEST_WORD.search(opening):
         return True  # an item of a list whose name names digests (`pinnedKeyHashes: [String] = [`)
-    if not columns:
-        return False
+    if not columns or start - line_start > _ROW_REACH:
+        return False  # (a long line is no table's row: each value would re-read it)
     header = _column_header(text, line_start, start)
-    return header is not None and _DIGEST_WORD.search(header) is not None
+    return header is not None and DIGEST_WORD.search(header) is not None
 
 
 _NEAR = 400  # characters of the lines above and below looked at
+# a name and its operator right before a value (`NAME = "`, `"name": "`, `name => '`)
+_OWN_NAME = re.compile(
+    r"""(?P<name>[A-Za-z_][\w-]*+)["'`]?\]?[ \t]*+(?::=|=>|[:=])[ \t]*+(?:[bru]{0,2}["'`])?\Z"""
+)
 # a line that is one item of a list: a quoted literal and its comma, or a YAML item
 _LIST_ITEM = re.compile(
     r"""[ \t]*+(?:-[ \t]++)?+(?:(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?|(?<=- )[^\s"'#][^\s]{0,511}+"""
@@ -1830,6 +1862,18 @@ def _openers(text: str, line_start: int, above: bool = True) -> Iterator[str]:
         if above and levels == 1 and pos > 0:
             start = text.rfind("\n", max(0, pos - 1 - _OPENER_READ), pos - 1) + 1
             yield text[start : pos - 1]
+
+
+_NIX_BASE32 = re.compile(r"[0-9abcdfghijklmnpqrsvwxyz]+")  # Nix's alphabet: no e, o, u, t
+_BASE32 = re.compile(r"[A-Z2-7]+=*")
+
+
+def _base32_digest(value: str) -> bool:
+    """Whether `value` is base32 of as many bytes as SHA-1, SHA-256 or SHA-512 has, in Nix's
+    alphabet (`sha256 = "0ffq1x..."`) or RFC 4648's."""
+    if _NIX_BASE32.fullmatch(value) is None and _BASE32.fullmatch(value) is None:
+        return False
+    return len(value.rstrip("=")) in (32, 52, 103)
 
 
 def _base64_digest(value: str) -> bool:

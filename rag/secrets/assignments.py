@@ -21,9 +21,10 @@ from rag.secrets.values import (
 # them), a type after a blank (Go's `var dbPassword string =`, Bicep's `param adminPassword string
 # =`) or LDIF's `::` before base64; then a quoted literal (maybe b"", r"", u""), or one unquoted
 # token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`,
-# `<password>`, `ENC(...)` stop it early), base64 padding allowed, followed by a space, a quote,
-# `;&|` or the end. Possessive runs: a token never backtracks, and it cannot run past the next `=`
-# or `:`, so no two candidates scan the same characters twice (linear on any input).
+# `<password>`, `ENC(...)` stop it early; a chosen `Meerkat=Cobble=47` may hold up to three `=`),
+# base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a token
+# never backtracks, and it cannot run past the next `:` or its fourth `=`, so no character is
+# scanned by more than a few candidates (linear on any input).
 # assignments past `=` and `:=`: Make's `?=`, `+=` and `::=`, Ruby's `||=`, JavaScript's `??=`
 MORE_OPERATORS = r"(?:\?\??|\+|\|\||::)="
 ASSIGNED = (
@@ -33,7 +34,8 @@ ASSIGNED = (
     + r"""(?![=>])|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""
     r"""|(?<=[ \t])[A-Za-z_][\w.]*+[ \t]*+=(?![=>])|::(?=[ \t])|[:=])(?P<sp2>[ \t]*)"""
     r"""(?:[bru]{{0,2}}(?P<q>["'`]))?"""
-    r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|[^\s"'`=:,;&|()\[\]{{}}<>]{{8,}}+={{0,2}}))"""
+    r"""(?P<secret>(?(q)[^"'`\s]{{8,}}+|(?=[^\s"'`:,;&|()\[\]{{}}<>]{{8}})"""
+    r"""[^\s"'`=:,;&|()\[\]{{}}<>]++(?:=[^\s"'`=:,;&|()\[\]{{}}<>]++){{0,3}}+={{0,2}}))"""
     r"""(?(q)(?P=q)|(?=[\s"'`;&|]|\Z))"""
 )
 # an unquoted value may end the line or the statement, or be followed by a comment or a shell operator

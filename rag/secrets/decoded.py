@@ -102,8 +102,12 @@ class _Spliced:
         return matches[k].end() + offset - built[k] - lengths[k]
 
 
-# an escape in a JSON or Python string (a notebook's outputs, a serialised config): \" \n \uXXXX ...; C's octal
-_ESCAPE = re.compile(r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt])|(?P<oct>[0-3][0-7]{2}))""")
+# an escape in a JSON or Python string (a notebook's outputs, a serialised config): \" \n \uXXXX ...; C's octal;
+# a byte or code point as C, PHP, Perl and Python write one (`\x4f`), or Swift, Rust and ES6 (`\u{4F}`)
+_ESCAPE = re.compile(
+    r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt])|(?P<oct>[0-3][0-7]{2})"""
+    r"""|x(?P<byte>[0-9a-fA-F]{2})|u\{(?P<point>[0-9a-fA-F]{1,6})\})"""
+)
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # what the rules that escapes hide from (names before `\"`, lines joined by `\n`) look for: lines
 # of escapes without one of these are not decoded (a token rule finds a token between escapes)
@@ -124,6 +128,9 @@ _ESCAPED_WORDS = (
 
 
 _OCTAL_RUN = re.compile(r"(?:\\[0-3][0-7]{2}){16}")
+# a text spelt in escapes of printable characters, eight in a row (`\x4f\x74...`, `\u{47}\u{72}...`):
+# written so to hide it
+_SPELT_RUN = re.compile(r"(?:\\(?:x[2-7][0-9a-fA-F]|u\{0{0,4}[2-7][0-9a-fA-F]\})){8}")
 
 
 def _unescape(m: re.Match[str]) -> str:
@@ -131,7 +138,10 @@ def _unescape(m: re.Match[str]) -> str:
     char, octal = m["char"], m["oct"]
     if octal is not None:  # C's `\064`
         return chr(int(octal, 8))
-    return chr(int(m["hex"], 16)) if char is None else _UNESCAPED.get(char, char)
+    if char is not None:
+        return _UNESCAPED.get(char, char)
+    point = int(m["hex"] or m["byte"] or m["point"], 16)
+    return chr(point) if point < 0x110000 else m[0]
 
 
 # a line continued by a backslash, and the string literals around it that Python concatenates
@@ -181,9 +191,15 @@ def decoded_view(text: str) -> _Spliced | None:
         _add_character_references(view, text)
     if "fromCharCode" in text or "string.char(" in text or any(call in text for call in _CHR_WORDS):
         _add_char_codes(view, text)
+    if "char" in text or "str" in text:
+        _add_code_arrays(view, text)
     if "=hex" in text:
         _add_registry_bytes(view, text)
+    if "','" in text or "', '" in text:
+        _add_char_lists(view, text)
     _add_next_line_values(view, text)
+    if "<<" in text:
+        _add_heredoc_values(view, text)
     if ": >" in text or ": |" in text:
         _add_block_scalars(view, text)
     return view if view.parts else None
@@ -387,7 +403,13 @@ _DECODERS = {  # a decoder's name -> what it decodes
             "decode64",
             "strict_decode64",
         )
-        + ("urlsafe_decode64", "FromBase64String", "decodeBase64", "getDecoder().decode"),
+        + (
+            "urlsafe_decode64",
+            "FromBase64String",
+            "decodeBase64",
+            "getDecoder().decode",
+            "getDecoder.decode",
+        ),
         "base64",
     ),
     **dict.fromkeys(
@@ -397,7 +419,7 @@ _DECODERS = {  # a decoder's name -> what it decodes
     ),
 }
 _DECODE_CALL = re.compile(
-    r"""(?P<fn>[A-Za-z_]\w*+|getDecoder\(\)\.decode|Buffer\.from)"""
+    r"""(?P<fn>[A-Za-z_]\w*+|getDecoder(?:\(\))?\.decode|Buffer\.from)"""  # (Scala's without `()`)
     r"""\([ \t]*+(?P<template>(?P<tq>["'])H\*(?P=tq)[ \t]*+,[ \t]*+)?[bruBRU]{0,2}(?P<q>["'`])(?P<value>[A-Za-z0-9+/=_%.~!*-]{8,1024}+)(?P=q)"""
     r"""(?:[ \t]*+,[ \t]*+(?P<eq>["'])(?P<encoding>base64|base64url|hex)(?P=eq))?[ \t]*+\)"""
 )
@@ -416,8 +438,8 @@ def _decode_calls(text: str) -> Iterator[re.Match[str]]:
                 while end < len(text) and (text[end].isalnum() or text[end] == "_"):
                     end += 1
                 name = text[start:end]
-                if name == "decode" and text.endswith("getDecoder().", 0, start):
-                    start -= len("getDecoder().")
+                if name == "decode" and text.endswith(("getDecoder().", "getDecoder."), 0, start):
+                    start = text.rfind("getDecoder", 0, start)
                 elif name not in _DECODERS:
                     at = text.find(word, end)
                     continue
@@ -477,7 +499,7 @@ def _add_character_references(view: _Spliced, text: str) -> None:
 # a string spelt as its character codes: JavaScript's String.fromCharCode(100, 106, ...), Dart's
 # String.fromCharCodes([100, 106, ...]), Lua's string.char(100, 106, ...)
 _CHAR_CODES = re.compile(
-    r"(?:fromCharCodes?|string\.char)\([ \t]*+\[?[ \t]*+(?P<codes>[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})[ \t,]*+\]?[ \t]*+\)"
+    r"(?:fromCharCodes?|string\.char)\(\s*+\[?\s*+(?P<codes>[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})[ \t,]*+\]?[ \t]*+\)"
 )
 
 
@@ -487,6 +509,25 @@ _CHR_CALLS = re.compile(
     r"(?i:chrw?\$?)\([ \t]*+[0-9]{2,3}[ \t]*+\)(?:[ \t]*+[&+][ \t]*+(?:_[ \t]*+\r?\n[ \t]*+)?"
     r"(?i:chrw?\$?)\([ \t]*+[0-9]{2,3}[ \t]*+\)){7,255}"
 )
+
+
+# ... and an array of characters given as their codes: C's `char name[] = { 83, 111, ..., 0 }`
+_CODE_ARRAY = re.compile(
+    r"[{\[](?P<codes>[ \t]*+[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})(?:[ \t]*+,[ \t]*+0)?[ \t,]*+[}\]]"
+)
+
+
+def _add_code_arrays(view: _Spliced, text: str) -> None:
+    """Add each array of printable character codes declared as characters or a string, or named as
+    a credential, as the literal it spells (an array of numbers alone is as often a table)."""
+    for m in itertools.islice(_CODE_ARRAY.finditer(text), _MAX_JOINS):
+        before = text[_name_from(text, m.start()) : m.start()]
+        if "char" not in before.lower() and "str" not in before.lower() and not _NAME_HINT.search(before):
+            continue
+        codes = [int(c) for c in re.findall(r"[0-9]+", m["codes"])]
+        value = "".join(map(chr, codes))
+        if all(32 <= c < 127 for c in codes) and _literal_text(value):
+            _put_value(view, text, m.start(), m.end(), value, rest=True)
 
 
 def _add_char_codes(view: _Spliced, text: str) -> None:
@@ -500,6 +541,32 @@ def _add_char_codes(view: _Spliced, text: str) -> None:
         if all(32 <= c < 127 for c in codes) and _literal_text(value):
             start = _call_start(text, m.start()) if m.re is _CHAR_CODES else m.start()
             _put_value(view, text, start, m.end(), value, rest=True)
+
+
+# a string spelt as a list of its characters: C#'s `new[] { 'P','u',... }`, Java's `new char[] {...}`,
+# Kotlin's `charArrayOf(...)`, Go's `[]rune{...}`, eight characters at least
+_MADE_STRING = re.compile(
+    r"\A[\s\]}),]{0,8}(?:\.(?:into_)?iter\(\))?\.(?:join|collect|mkString|concat|toString)\b"
+)
+_CHAR_LIST = re.compile(r"'(?:[^'\\\n]|\\')'(?:[ \t]*+,[ \t]*+'(?:[^'\\\n]|\\')'){7,255}")
+
+
+def _add_char_lists(view: _Spliced, text: str) -> None:
+    """Add each list of character literals made into a string (`new string(...)`, `String(...)`,
+    `.join`, `collect`) or under a credential's name as the literal it spells (a list of characters
+    alone is as often a set: `oneOf ['a','A','c',...]`)."""
+    for m in itertools.islice(_CHAR_LIST.finditer(text), _MAX_JOINS):
+        before = text[_name_from(text, m.start()) : m.start()].lower()
+        after = text[m.end() : m.end() + _NAME_REACH]
+        if not (
+            "str" in before
+            or any(word in before for word in _ESCAPED_WORDS[:6])
+            or _MADE_STRING.search(after) is not None
+        ):
+            continue
+        value = "".join(c.replace("\\'", "'")[1:-1] for c in re.findall(r"'(?:[^'\\\n]|\\')'", m[0]))
+        if _literal_text(value):
+            _put_value(view, text, m.start(), m.end(), value, rest=True)
 
 
 # a Windows registry export's binary value: `"Password"=hex:70,72,6f,...` (hex(2) and hex(7): UTF-16
@@ -587,6 +654,25 @@ def _add_next_line_values(view: _Spliced, text: str) -> None:
         view.end_region()
 
 
+# a heredoc of one line as a value: HCL's `password = <<-EOT`, Ruby's `<<~EOS`, then the line, then its end
+_HEREDOC_VALUE = re.compile(
+    r"""[=:][ \t]*+<<[-~]?(?P<q>["']?)(?P<id>[A-Za-z_]{2,16}+)(?P=q)[ \t]*+\r?\n"""
+    r"""[ \t]*+(?P<value>[^\s"'`\\][^\n"'`\\]{0,255}?)[ \t]*+\r?\n[ \t]*+(?P=id)\b"""
+)
+
+
+def _add_heredoc_values(view: _Spliced, text: str) -> None:
+    """Add each one-line heredoc after a credential's name as `NAME = "<its line>"`."""
+    for m in itertools.islice(_HEREDOC_VALUE.finditer(text), _MAX_JOINS):
+        line = text.rfind("\n", 0, m.start()) + 1
+        if _NAME_HINT.search(text, line, m.start()) and _literal_text(m["value"]):
+            view.copy(_name_from(text, m.start()), m.start() + 1)
+            view.put(' "', m.start() + 1, m.start("value"))
+            view.copy(m.start("value"), m.end("value"))
+            view.put('"', m.end("value"), m.end("value"))
+            view.end_region()
+
+
 _JOINED_LINES = 8  # literals, one a line, read as one value at most
 
 
@@ -620,7 +706,9 @@ def _add_escaped_lines(view: _Spliced, text: str) -> None:
         while (m := _ESCAPE.search(text, stop)) is not None and text.find("\n", stop + 1, m.start()) == -1:
             stop = _line_around(text, m.start(), m.end())[1]
         run = text[start:stop].lower()
-        if any(word in run for word in _ESCAPED_WORDS) or _OCTAL_RUN.search(run):  # (a value spelt in octal)
+        if (
+            any(word in run for word in _ESCAPED_WORDS) or _OCTAL_RUN.search(run) or _SPELT_RUN.search(run)
+        ):  # (a value spelt in escapes)
             view.sub(start, stop, _ESCAPE, _unescape)
             view.end_region()
 

@@ -283,16 +283,50 @@ def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 
 # Windows' `net use` gives a share's password as a bare word: `net use Z: \\host\share P@ss /user:dom\u`
 _NET_USE = re.compile(
-    r"(?i)\bnet[ \t]++use[ \t]++(?:[a-z]:[ \t]++)?\\\\\S++[ \t]++(?P<secret>[^\s/\"*][^\s\"]{3,127}+)(?=[ \t]++/user:)"
-)
+    r"(?i)\bnet[ \t]++use[ \t]++(?:(?:[a-z]:|%\w++%)[ \t]++)?(?:\\\\\S++|%\w++%)[ \t]++"
+    r"(?:(?P<secret>[^\s/\"*][^\s\"]{3,127}+)(?=[ \t]++/user:)|/user:\S++[ \t]++(?P<q>\"?)(?P<after>[^\s/\"*][^\s\"]{3,127}+)(?P=q))"
+)  # (the password before `/user:` or after it)
 
 
 def net_use_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the password of each `net use` command line that gives one (see _NET_USE)."""
     for m in _NET_USE.finditer(text):
-        value = m["secret"]
+        group = "secret" if m["secret"] is not None else "after"
+        value = m[group]
         if not_example(value) and "%" not in value and credential_value(value):
+            yield "command-line-password", m.start(group), m.end(group)
+
+
+# Composer's credentials given on its command line: `composer config [-g] [--auth] http-basic.<host>
+# <user> <password>`, `github-oauth.<host> <token>` (gitlab-oauth, gitlab-token, bitbucket-oauth, bearer)
+_COMPOSER_AUTH = re.compile(
+    r"(?i)\bcomposer[ \t]++config\b[^\n]{0,80}?[ \t](?:http-basic\.\S++[ \t]++\S++"
+    r"|(?:github-oauth|gitlab-oauth|gitlab-token|bitbucket-oauth|bearer)\.\S++)[ \t]++"
+    r"""(?P<q>["']?)(?P<secret>[^\s"'\\]{8,256}+)(?P=q)(?![^\s\\])"""
+)
+
+
+def composer_auth(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the password or token of each `composer config` line that sets one (see _COMPOSER_AUTH)."""
+    for m in _COMPOSER_AUTH.finditer(text):
+        value = m["secret"]
+        if not_example(value) and not value.startswith(("$", "%")) and "{{" not in value:
             yield "command-line-password", m.start("secret"), m.end("secret")
+
+
+# PowerShell's secure string made from a literal: `ConvertTo-SecureString 'S3cret' -AsPlainText -Force`
+_SECURE_STRING = re.compile(
+    r"""(?i)\bConvertTo-SecureString[ \t]++(?:-String[ \t]++)?(?P<q>["'])(?P<secret>[^"'\n]{4,256}+)(?P=q)"""
+    r"""(?=[^\n|;]{0,64}?-AsPlainText)"""
+)
+
+
+def secure_strings(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the literal each `ConvertTo-SecureString ... -AsPlainText` is made from (see _SECURE_STRING)."""
+    for m in _SECURE_STRING.finditer(text):
+        value = m["secret"]
+        if not_example(value) and (m["q"] == "'" or "$" not in value) and credential_value(value):
+            yield "command-line-password", m.start("secret"), m.end("secret")  # (`"$x"` interpolates)
 
 
 # Redis' ACL rules: a user's password after `>` (`user app on >S3cret ~cache:* +get`, `ACL SETUSER app on >x`)

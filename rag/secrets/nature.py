@@ -24,9 +24,16 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from rag.secrets.anywhere import TEST_VECTOR, short_name
+from rag.secrets.anywhere import (
+    DIGEST_WORD,
+    PUBLISHABLE,
+    TEST_VECTOR,
+    chosen_password,
+    generated_password,
+    short_name,
+)
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE, MORE_OPERATORS, closes_name_literal
 from rag.secrets.credential_names import SEGMENTS, WORDS, credential_name
 from rag.secrets.finders import Budget
@@ -57,6 +64,7 @@ from rag.secrets.values import (
     format_string,
     kind_of_name,
     may_be_chosen,
+    not_example,
     passphrase,
     password_name,
     word_passphrase,
@@ -513,6 +521,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
         return True  # a UUID is public but under a credential's name (Heroku's API keys, Splunk's tokens)
     if value[:4].lower() in ("arn:", "urn:") or format_string(value):
         return False
+    if not strong and PUBLISHABLE.fullmatch(value):
+        return False  # public by its vendor's prefix, under a key's or a token's name too (`STRIPE_KEY`)
     if not quoted and (CODE_NAME.fullmatch(value) or _DOTTED.fullmatch(value) or _JS_NAME.fullmatch(value)):
         return False  # a name in code: utils$1.isArray, _win32typing.PyHKEY, _ref2$allOwnKeys
     if not budget.judge(value):
@@ -757,11 +767,31 @@ class _CallArguments:
                 positions = (len(arguments) - 1,) if len(arguments) >= 2 else ()
             if len(arguments) == 1 and callee in ONE_ARGUMENT:
                 positions = (0,)
+            fewer = (
+                strong and len(arguments) >= 2 and min(positions, default=0) >= len(arguments) and not last
+            )
+            if fewer:  # fewer arguments than its form's (`connect(user, password)`): the last, when it
+                positions = (len(arguments) - 1,)  # reads as a password, not a name (`"client-2024"`)
             for i, (a, b) in enumerate(arguments):
                 if i in positions and _PREFIX.match(text, a) is not None:
                     found = _literal(text, a, strong, budget, uuid=True)
-                    if found is not None and found[1] <= b:
+                    if (
+                        found is not None
+                        and found[1] <= b
+                        and (not fewer or _password_shaped(text[found[0] : found[1]]))
+                    ):
                         yield "credential-argument", *found
+
+
+def _password_shaped(value: str) -> bool:
+    """Whether a value reads as a password by itself: chosen, generated, random, or a credential's
+    value with a symbol in it (`Thistle@Monsoon5`; not a name such as `protocol-v2`)."""
+    if chosen_password(value) or generated_password(value) or looks_random(value):
+        return True
+    return not _PASSWORD_SYMBOLS.isdisjoint(value) and credential_value(value)
+
+
+_PASSWORD_SYMBOLS = frozenset("!#$%&*+?@^~")
 
 
 _LAST_OF = 8  # the arguments read for a call whose last is the credential
@@ -861,10 +891,16 @@ def sql_passwords(
             yield from _coarse(_COARSE_IDENTIFIED, text, lowered, hit, budget)
             return
         found = _literal(text, m.end(), True, budget)
+        if found is None:  # Oracle's unquoted password, an identifier's characters: `IDENTIFIED BY Rigg_2019`
+            bare = _SQL_BARE_PASSWORD.match(text, m.end())
+            if bare is not None and not_example(bare[0]) and any(not c.isalpha() for c in bare[0]):
+                found = bare.span()
         if found is not None:
             yield "password-assignment", *found
 
 
+# an unquoted password, to the statement's or line's end
+_SQL_BARE_PASSWORD = re.compile(r"[A-Za-z][\w#$]{7,127}+(?=[ \t]*+(?:[;\r\n]|\Z))")
 _COARSE_IDENTIFIED = re.compile("(?P<name>(?P<word>" + _IDENTIFIED.pattern + "))(?P<op>)" + _COARSE_VALUE)
 
 
@@ -914,3 +950,102 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
                 found = _judged(text, start, end, strong, True, budget, uuid)
                 if found is not None:
                     yield kind_of_name(name), *found
+
+
+def digest_cells(text: str) -> list[tuple[int, int]]:
+    """The spans of the values of SQL rows in a column whose name names a digest (`sha256`,
+    `checksum`, `etag`; from the INSERT's column list or the table's CREATE TABLE), in order: a
+    digest a dump stores is public as it stands elsewhere."""
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
+    for word in ("insert", "copy"):
+        reach, hit = 0, lowered.find(word)
+        while hit != -1:
+            m = SQL_COLUMNS.match(lowered, hit) if hit >= reach else None
+            if m is not None:
+                if m["columns"] is not None:
+                    names = sql_columns(text[m.start("columns") : m.end("columns")])
+                else:
+                    names = created_columns(text, lowered, m["table"], hit)
+                wanted = [i for i, name in enumerate(names) if DIGEST_WORD.search(name)]
+                rows = copy_rows(text, m.end(), len(names)) if m["copy"] else insert_rows(text, m.end())
+                for row in rows if wanted else ():
+                    if len(row) != len(names):
+                        break
+                    reach = row[-1][1]
+                    spans.extend(row[i] for i in wanted)
+            hit = lowered.find(word, max(hit + 1, reach))
+    return sorted(spans)
+
+
+# ---- a password after any command's flag that names one ----------------------------------------------
+
+# a flag, then its value after a blank or `=`: `--db-password X`, `-deststorepass X`, `--client-secret=X`
+_FLAG_VALUE = re.compile(
+    r"""(?P<name>--?+[A-Za-z][\w.-]{0,48}+)(?:[ \t]++|=)(?P<q>["']?)"""
+    r"""(?P<secret>[^\s"'`$%<>{}()\[\]|;&,\\-][^\s"'`$%<>{}()\[\]|;&,\\]{7,255}+)(?P=q)(?=[\s;|&)\\]|\Z)"""
+)
+_FLAG_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_BEFORE_FLAG = frozenset(" \t\n\"'=([,")
+_FLAG_REACH = 48  # characters of a flag's name before its credential's word
+
+
+def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterator[tuple[str, int, int]]]:
+    """The finder of the values of flags named by a password's `word` on any command line (a known
+    command's own flags, `mysql -p`, are rag.secrets.finders' flag_passwords): a chosen value
+    counts, as a command line writes it unquoted."""
+
+    def find(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
+        done = -1
+        for hit in at:
+            if hit < done:
+                continue
+            start = hit
+            while start > 0 and hit - start < _FLAG_REACH and lowered[start - 1] in _FLAG_NAME_CHARACTERS:
+                start -= 1
+            dash = lowered.find("-", start, hit + 1)  # (the run back may take a word before the flag)
+            if dash == -1 or dash > 0 and lowered[dash - 1] not in _BEFORE_FLAG:
+                continue
+            m = _FLAG_VALUE.match(text, dash)
+            if m is None or m.end("name") <= hit or not credential_name(m["name"].lstrip("-"), word):
+                continue
+            done = m.end()
+            value = m["secret"]
+            if value[:4].lower() in ("arn:", "urn:") or not budget.take():
+                continue
+            if credential_value(value) and not format_string(value):
+                yield "command-line-password", m.start("secret"), m.end("secret")
+
+    return find
+
+
+# ---- a password stated in prose: `my password is X`, `the passphrase was: "X"` ------------------------
+
+_STATED = re.compile(
+    r"""[ \t]++(?:is|was|are)(?:[ \t]*+:)?[ \t]++(?P<q>["'`]?)(?P<secret>[^\s"'`]{8,64}+)(?(q)(?P=q)|)"""
+    r"""(?=[.,;:!?)]*+(?:\s|\Z))"""
+)
+
+
+def stated_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterator[tuple[str, int, int]]]:
+    """The finder of the values a sentence gives a password's `word` (a support ticket's "my
+    password is X", a runbook's "the passphrase was: X"): a chosen value counts."""
+
+    def find(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
+        for hit in at:
+            end = hit + len(word)
+            while end < len(lowered) and end - hit < _FLAG_REACH and lowered[end].isalpha():
+                end += 1  # (the word's whole: password, passphrase)
+            start = hit
+            while start > 0 and lowered[start - 1].isalpha():
+                start -= 1
+            if lowered[end : end + 1] not in (" ", "\t") or not credential_name(text[start:end], word):
+                continue
+            m = _STATED.match(text, end)
+            if m is None or not budget.take():
+                continue
+            value = m["secret"].rstrip(".,;:!?)") if not m["q"] else m["secret"]
+            if len(value) >= 8 and credential_value(value) and not format_string(value):
+                yield "password-assignment", m.start("secret"), m.start("secret") + len(value)
+
+    return find

@@ -199,7 +199,10 @@ def decode(value: str) -> str | None:
 
 
 def as_text(raw: bytes) -> str | None:
-    """The bytes as text when they are printable UTF-8 (line breaks and tabs allowed), else None."""
+    """The bytes as text when they are printable UTF-8 (line breaks and tabs allowed), or UTF-16 as
+    Windows writes it (PowerShell's `[Text.Encoding]::Unicode`, `-EncodedCommand`), else None."""
+    if len(raw) >= 8 and len(raw) % 2 == 0 and not any(raw[1::2]) and all(raw[::2]):
+        raw = raw[::2]  # UTF-16LE of ASCII: each character's second byte zero
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag.secrets.anywhere import (
+    PUBLISHABLE,
     app_passwords,
     chosen_passwords,
     encoded_passwords,
@@ -44,6 +45,7 @@ from rag.secrets.finders import (
     WordFinder,
     WordGate,
     bare_userinfo,
+    composer_auth,
     connection_passwords,
     defaulted_values,
     encoded_secrets,
@@ -56,9 +58,19 @@ from rag.secrets.finders import (
     piped_passwords,
     putty_private_lines,
     redis_acl_passwords,
+    secure_strings,
     sensitive_defaults,
 )
-from rag.secrets.nature import CALL_WORDS, call_arguments, named_values, sql_passwords, sql_rows, url_users
+from rag.secrets.nature import (
+    CALL_WORDS,
+    call_arguments,
+    flag_values,
+    named_values,
+    sql_passwords,
+    sql_rows,
+    stated_values,
+    url_users,
+)
 from rag.secrets.tokens import OWN_BOUNDS, PAIRED, PREFIXED, THEN
 from rag.secrets.values import (
     aws_secret_name,
@@ -353,6 +365,8 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(_contains("@"), bare_userinfo),
     Finder(lambda text: " >" in text and ("user " in text or "USER " in text), redis_acl_passwords),
     Finder(_contains("net use", "NET USE", "Net use"), net_use_passwords),
+    Finder(_contains("SecureString", "securestring", "SECURESTRING"), secure_strings),
+    Finder(_contains("composer"), composer_auth),
     # a literal default of a credential's interpolation: ${DB_PASSWORD:-VALUE}, `password | default('VALUE')`
     Finder(_contains("${", "default", *OR_OPERATORS), lambda text: defaulted_values(text)),
     # redis's `requirepass SECRET`, in redis.conf or as a flag
@@ -477,14 +491,14 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         "api-key-assignment",
         "key",
         ASSIGNED.format(name="key"),  # led by the literal; the check looks back for api or private
-        lambda m: secret_key_name(m) and assigned_secret(m),
+        lambda m: secret_key_name(m) and assigned_secret(m) and not PUBLISHABLE.fullmatch(m["secret"]),
     ),
     # auth_token, access_token, refresh_token, GITHUB_TOKEN, _authToken, token
     _anycase(
         "token-assignment",
         "token",
         ASSIGNED.format(name="token"),
-        lambda m: auth_token_name(m) and assigned_secret(m),
+        lambda m: auth_token_name(m) and assigned_secret(m) and not PUBLISHABLE.fullmatch(m["secret"]),
     ),
     # `Authorization: Basic <base64 of user:password>`; docker's config.json `"auth": "<base64>"`,
     # npm's `_auth=<base64>`: base64 that decodes to user:password (which prose and names never do)
@@ -546,6 +560,8 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # rag.secrets.nature); last, so that the rules above name the kind of what they also find
     *(WordFinder(word, named_values(word)) for word in WORDS),
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
+    *(WordFinder(word, flag_values(word)) for word in ("pass", "pwd", "secret")),
+    *(WordFinder(word, stated_values(word)) for word in ("pass", "pwd", "secret")),
     WordFinder("identified", sql_passwords),
     WordFinder("insert", sql_rows),
     WordFinder("copy", sql_rows),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 
-from rag.secrets.anywhere import DEFAULT_KIND, encrypted_block, public_key
+from rag.secrets.anywhere import DEFAULT_KIND, PUBLISHABLE, encrypted_block, public_key
 from rag.secrets.decoded import decoded_view, encoded_texts
 from rag.secrets.finders import Budget, Finder, Finding, Rescanning, WordFinder, WordGate
+from rag.secrets.nature import digest_cells
 from rag.secrets.rules import RULES, Rule
 
 __all__ = ["Finding", "find_secrets", "redact"]
@@ -57,12 +59,20 @@ def find_secrets(text: str) -> list[Finding]:
             if span is not None:
                 found.append(Finding(f.kind, *span))
     for start, end, decoded in encoded_texts(text):  # a block whose text holds a secret: whole
+        if start >= 3 and text.startswith("pk.", start - 3) and PUBLISHABLE.match(text, start - 3):
+            continue  # (the body of a public token: Mapbox's names its account)
         inner = _scan(decoded)
         if inner:
             found.append(Finding(inner[0].kind, start, end))
     found = [
         f for f in found if not public_key(text[f.start : f.end]) and not _in_encrypted_block(text, f.start)
     ]
+    if any(f.kind == DEFAULT_KIND for f in found) and (
+        "INSERT" in text or "insert" in text or "COPY" in text
+    ):
+        cells = digest_cells(text)  # (a dump's digest column: its values are kept, but a credential's)
+        starts = [a for a, _ in cells]
+        found = [f for f in found if f.kind != DEFAULT_KIND or not _within(cells, starts, f)]
     if len(found) < 2:
         return found
     # overlapping spans become one, named by a rule's context where one names it (the default's
@@ -77,6 +87,12 @@ def find_secrets(text: str) -> list[Finding]:
             kind = finding.kind if last.kind == DEFAULT_KIND else last.kind
             kept[-1] = Finding(kind, last.start, max(last.end, finding.end))
     return kept
+
+
+def _within(cells: list[tuple[int, int]], starts: list[int], f: Finding) -> bool:
+    """Whether the finding lies inside one of `cells` (in order; `starts` their starts)."""
+    i = bisect.bisect_right(starts, f.start) - 1
+    return i >= 0 and f.end <= cells[i][1]
 
 
 def _in_encrypted_block(text: str, at: int) -> bool:

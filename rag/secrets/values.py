@@ -167,7 +167,7 @@ _SYMBOLS = frozenset("!#$%&*+?@^~")
 # made of words that name credentials (`api_key = "x-api-key-1"`, `token: bearer_token_2`)
 _ALGORITHM_PART = (
     r"(?:sha|md|hs|rs|es|ps|aes|des|rc|blake|shake|ripemd)?[0-9]*"
-    r"|hmac|rsa|ecdsa|eddsa|ed25519|ed448|x25519|x448|dsa|dh|ecdh|pbkdf2|bcrypt|scrypt|argon2(?:id|i|d)?"
+    r"|hmac|scram|rsa|ecdsa|eddsa|ed25519|ed448|x25519|x448|dsa|dh|ecdh|pbkdf2|bcrypt|scrypt|argon2(?:id|i|d)?"
     r"|gcm|cbc|ctr|ecb|cfb|ofb|ccm|siv|ocb|oaep|pss|pkcs[0-9]*|v[0-9]+|p|secp[0-9]+[rk][0-9]|prime[0-9]+v[0-9]"
     r"|chacha20|poly1305|xchacha20|salsa20|camellia|blowfish|twofish|sm[234]|crc[0-9]*|xxhash|murmur[0-9]*|fnv[0-9a]*"
 )

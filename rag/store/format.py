@@ -58,6 +58,12 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 21: the same tables as 20; more is redacted (text spelt in `\x` or `\u{..}` escapes, lists of
+# characters made into a string, base64 of UTF-16 text, PowerShell's plain-text secure strings,
+# `net use`'s password after `/user:`, `composer config`'s credentials, the value of any flag named by
+# a password's word, a password a sentence states, `connect(user, password)`, a chosen value holding
+# `=`, key bytes in `<<..>>` and `16#` bytes) and less (publishable keys by their prefix, a verify key,
+# a dump's digest columns, entity tags, digests in base32): a 20's unchanged files would differ.
 # 20: the same tables as 19; more is redacted (generated values of 12 to 15 characters standing
 # alone, literals joined by a leading `+` or given to a join, a credential's joined literals whole,
 # SQL*Plus's CONNECT, `SetPassword(`, a password after a YAML tag) and less (vendor-shaped tokens
@@ -97,7 +103,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 20
+FORMAT_VERSION = 21
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
