@@ -891,9 +891,10 @@ def sql_passwords(
             yield from _coarse(_COARSE_IDENTIFIED, text, lowered, hit, budget)
             return
         found = _literal(text, m.end(), True, budget)
-        if found is None:  # Oracle's unquoted password, an identifier's characters: `IDENTIFIED BY Rigg_2019`
+        if found is None:  # Oracle's unquoted password, an identifier's characters with a digit or `#$`:
+            # `IDENTIFIED BY Rigg_2019` (not prose's `identified by group_id`)
             bare = _SQL_BARE_PASSWORD.match(text, m.end())
-            if bare is not None and not_example(bare[0]) and any(not c.isalpha() for c in bare[0]):
+            if bare is not None and not_example(bare[0]) and any(c.isdigit() or c in "#$" for c in bare[0]):
                 found = bare.span()
         if found is not None:
             yield "password-assignment", *found
