@@ -1038,8 +1038,8 @@ def stated_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iter
             while end < len(lowered) and end - hit < _FLAG_REACH and lowered[end].isalpha():
                 end += 1  # (the word's whole: password, passphrase)
             start = hit
-            while start > 0 and lowered[start - 1].isalpha():
-                start -= 1
+            while start > 0 and hit - start < _FLAG_REACH and lowered[start - 1].isalpha():
+                start -= 1  # (bounded: a run of `passpass...` must not be read back to its start at each)
             if lowered[end : end + 1] not in (" ", "\t") or not credential_name(text[start:end], word):
                 continue
             m = _STATED.match(text, end)
