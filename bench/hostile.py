@@ -120,6 +120,7 @@ SHAPES: dict[str, tuple[str, str]] = {
     "code-groups": ("a.conf", "AB-12-CD-"),
     "password-flags": ("run.sh", "--db-password "),
     "stated-values": ("notes.txt", "the password is "),
+    "dash-groups": ("a.txt", "1-" * 20 + "x "),
     "digest-columns": (
         "dump.sql",
         "INSERT INTO t (sha256, k) VALUES ('" + "a1" * 32 + "', 'Vq7KpZ3mX9tLw2RbN8yHcF4d'),",

@@ -405,6 +405,7 @@ def test_key_ids_without_a_secret_beside_them(text: str) -> None:
         "gldt-" * 20_000,
         "Q~" * 50_000,
         ("SK" + "a1" * 16 + ", // x\n") * 2_000,
+        "1-" * 50_000 + "x",
     ],
     ids=[
         "operators-ending-lines",
@@ -415,6 +416,7 @@ def test_key_ids_without_a_secret_beside_them(text: str) -> None:
         "gitlab-prefixes",
         "tilde-q",
         "key-ids-then-comments",
+        "short-groups-then-a-letter",
     ],
 )
 def test_candidates_of_these_forms_are_scanned_in_linear_time(text: str) -> None:
@@ -452,6 +454,18 @@ POINT_ESCAPED = "".join(f"\\u{{{ord(c):X}}}" for c in SPELT)  # \u{4C}\u{61}...
 
 # credentials given their role by a command, a call or a sentence, or spelt another way
 ROLE_AND_SPELLING = [
+    (
+        "  algorithm: SHA1\n  seed: " + "R4TWQ7ZK2MPLX6CN" + "3VJD5BHY2GFS7EQA\n",
+        "R4TWQ7ZK2MPLX6CN",
+        "random-value",
+    ),
+    (
+        "INSERT INTO api_clients (id, signature) VALUES (1, '"
+        + "Wq3nZr8TbXk2Lp5"
+        + "VmC9dHs4Jf7Gy1Rt6Ne');\n",
+        "Wq3nZr8TbXk2Lp5",
+        "random-value",
+    ),
     (f'private const RELAY_PASSWORD = "{HEX_ESCAPED}";\n', HEX_ESCAPED, "password-assignment"),
     (f'private let bridgePassword = "{POINT_ESCAPED}"\n', POINT_ESCAPED, "password-assignment"),
     (f'relay = "{HEX_ESCAPED}"\n', HEX_ESCAPED, "random-value"),
@@ -549,6 +563,8 @@ ROLE_AND_SPELLING = [
     ),
 ]
 ROLE_AND_SPELLING_IDS = [
+    "a-totp-seed-below-its-algorithm",
+    "random-text-in-a-column-named-by-a-digest-word",
     "php-hex-escapes",
     "swift-code-point-escapes",
     "hex-escapes-without-a-name",
@@ -1471,7 +1487,6 @@ LONG_DUMP = (
         "composer config repositories.tools vcs https://git.example.com/acme/tools.git\n",
         "$cred = ConvertTo-SecureString $env:SVC_PASSWORD -AsPlainText -Force\n",
         "docker login --password-stdin registry.example.com\n./run --password-file /etc/app/pw.txt\n",
-        'pub const MANIFEST_VERIFY_KEY_HEX: &str = "' + hashlib.sha256(b"verify").hexdigest() + '";\n',
         'ws.connect("wss://example.com/socket", "protocol-v2")\n',
         '  sha256 = "0ffq1xv1700xx6s6586ig3d8gvbjn82q7qkbc9dsj4fhnpsw6gc4";\n',
         '< etag: W/"1f4a-Qm8kLp3xZr7Vt2Nw9Hy5Bc6Dj1E"\n',
@@ -1483,6 +1498,11 @@ LONG_DUMP = (
         "static const unsigned char steps[] = { 10, 20, 30, 40, 50, 60, 70, 80, 90, 100 };\n",
         "description = <<-EOT\n  A meter ingestion service v2\nEOT\n",
         "        # Group Name. A VPC's group has to be\n        # identified by group_id\n",
+        "The password is SHA256-hashed before it is stored; your boarding pass is GATE-B12.\n",
+        "    if secret is MyModule.DEFAULT2:\n-- password is NVARCHAR(128) in v2\n",
+        "openssl pkcs12 -in cert.p12 -passin env:P12_PASSWORD -nodes\nmycli --password-manager 1Password8\n",
+        'conn = pymysql.connect("db.example.com", "myadmin@mydb", password=os.environ["DB_PASSWORD"])\n',
+        "  -- every tenant is identified by tenant_uuid_v2\n",
         "Use --password PASSWORD to set it, --password-length 16 to change its length.\n",
         f'# SHA-256 of "abc", as FIPS 180-2 gives it\nexpected = "{hashlib.sha256(b"abc").hexdigest()}"\n',
     ],
@@ -1498,7 +1518,6 @@ LONG_DUMP = (
         "composer-repository",
         "secure-string-from-a-variable",
         "flags-of-no-password",
-        "a-verify-key",
         "connect-given-a-protocol",
         "nix-base32-digest",
         "weak-entity-tag",
@@ -1510,6 +1529,11 @@ LONG_DUMP = (
         "a-table-of-numbers",
         "a-heredoc-of-prose",
         "identified-by-in-prose",
+        "stated-in-prose-how-it-is-kept",
+        "stated-in-code-and-a-type",
+        "flags-that-refer-or-name-a-tool",
+        "connect-with-its-password-by-keyword",
+        "identified-by-in-a-comment",
         "flags-in-prose",
         "a-digest-named-in-the-comment-above",
     ],

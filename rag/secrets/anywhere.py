@@ -217,7 +217,7 @@ class _Scan:
             return
         if value.isalpha() and len(set(value)) == len(value):
             return  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
-        if "-" in value and _CODE_PARTS.fullmatch(value):
+        if "-" in value and _product_code(value):
             return  # a product's or a part's code: short groups of capitals or digits (`E-1R-NVFLEX-24-03-01-N`)
         if not roughly_random(value.rstrip("=")) and not _encoded(value):
             return  # (the cheap test first: most tokens are names)
@@ -334,8 +334,14 @@ def _tokens(text: str) -> Iterator[tuple[str, int, tuple[tuple[str, int], ...]]]
 
 
 _DOTTED_PARTS = re.compile(r"[./_-]")
-_CODE_GROUP = r"(?:[A-Z]{1,6}|[0-9]{1,6}|[A-Z0-9]{1,2})"
-_CODE_PARTS = re.compile(rf"{_CODE_GROUP}(?:-{_CODE_GROUP}){{2,}}")
+_CODE_GROUP = re.compile(r"[A-Z]{1,6}|[0-9]{1,6}|[A-Z0-9]{1,2}")
+
+
+def _product_code(value: str) -> bool:
+    """Whether `value` is three or more short groups joined by `-`, each of capitals or of digits
+    (or of two characters at most): a product's or a part's code, not a key."""
+    parts = value.split("-")
+    return len(parts) >= 3 and all(_CODE_GROUP.fullmatch(part) for part in parts)
 
 
 def _encoded_part(part: str) -> bool:
@@ -1590,7 +1596,7 @@ _ID_NAME = re.compile(
 _JWK_PUBLIC = re.compile(r"""["'](?:n|e|x|y)["'][ \t]*:[ \t]*["']\Z""")
 _CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
 _PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus)
-    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verif(?:y|ying|ication)|site)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key|modulus)"
+    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verifying|site)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key|modulus)"
     r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with
@@ -1864,16 +1870,27 @@ def _openers(text: str, line_start: int, above: bool = True) -> Iterator[str]:
             yield text[start : pos - 1]
 
 
+def digest_shaped(value: str) -> bool:
+    """Whether `value` is written as a digest is: hex of a digest's length, or base64 or base32 of
+    as many bytes as one has, maybe after its algorithm (`sha256:`, `sha256-`)."""
+    _, sep, rest = value.partition(":") if ":" in value else value.partition("-")
+    bare = rest if sep and DIGEST_WORD.match(value) else value
+    if _HEX.fullmatch(bare):
+        return len(bare) in _DIGEST_LENGTHS
+    return _base64_digest(bare) or _base32_digest(bare)
+
+
 _NIX_BASE32 = re.compile(r"[0-9abcdfghijklmnpqrsvwxyz]+")  # Nix's alphabet: no e, o, u, t
 _BASE32 = re.compile(r"[A-Z2-7]+=*")
 
 
 def _base32_digest(value: str) -> bool:
-    """Whether `value` is base32 of as many bytes as SHA-1, SHA-256 or SHA-512 has, in Nix's
-    alphabet (`sha256 = "0ffq1x..."`) or RFC 4648's."""
-    if _NIX_BASE32.fullmatch(value) is None and _BASE32.fullmatch(value) is None:
-        return False
-    return len(value.rstrip("=")) in (32, 52, 103)
+    """Whether `value` is base32 of as many bytes as SHA-1, SHA-256 or SHA-512 has in Nix's alphabet
+    (`sha256 = "0ffq1x..."`), or SHA-256 or SHA-512 has in RFC 4648's."""
+    if _NIX_BASE32.fullmatch(value) is not None:
+        return len(value) in (32, 52, 103)
+    # (RFC 4648's of SHA-256 or SHA-512 only: 32 characters of it is as often a TOTP seed)
+    return _BASE32.fullmatch(value) is not None and len(value.rstrip("=")) in (52, 103)
 
 
 def _base64_digest(value: str) -> bool:

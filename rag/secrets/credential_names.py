@@ -205,12 +205,12 @@ def credential_name(name: str, word: str) -> bool:
     if word == "token" and NOT_AUTH_TOKEN.search(before):
         return False  # a pagination, idempotency or verification token: NextToken, VerificationToken
     if word == "key" and _NOT_SECRET_KEY.search(before):
-        return False  # an object's or a row's key: S3Key, cache_key, primary_key; a signature's verify key (public)
+        return False  # an object's or a row's key: S3Key, cache_key, primary_key
     return not (word == "key" and after and after[0] in AFTER_KEY)
 
 
 _NOT_SECRET_KEY = re.compile(
-    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup|site|verify|verification)\Z"
+    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup|site)\Z"
 )
 
 

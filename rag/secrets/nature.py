@@ -31,6 +31,7 @@ from rag.secrets.anywhere import (
     PUBLISHABLE,
     TEST_VECTOR,
     chosen_password,
+    digest_shaped,
     generated_password,
     short_name,
 )
@@ -768,7 +769,11 @@ class _CallArguments:
             if len(arguments) == 1 and callee in ONE_ARGUMENT:
                 positions = (0,)
             fewer = (
-                strong and len(arguments) >= 2 and min(positions, default=0) >= len(arguments) and not last
+                strong
+                and len(arguments) >= 2
+                and min(positions, default=0) >= len(arguments)
+                and not last
+                and not _MORE_ARGUMENTS.match(text, arguments[-1][1])
             )
             if fewer:  # fewer arguments than its form's (`connect(user, password)`): the last, when it
                 positions = (len(arguments) - 1,)  # reads as a password, not a name (`"client-2024"`)
@@ -784,16 +789,27 @@ class _CallArguments:
 
 
 def _password_shaped(value: str) -> bool:
-    """Whether a value reads as a password by itself: chosen, generated, random, or a credential's
-    value with a symbol in it (`Thistle@Monsoon5`; not a name such as `protocol-v2`)."""
+    """Whether a value reads as a password by itself: chosen, generated, random, or of both cases,
+    a digit and a symbol, with no `_` or `.` (`Thistle@Monsoon5`; not `protocol-v2`, `mqtt-ws#v5`,
+    `myadmin@mydb`, `utf8mb4_0900_ai_ci`)."""
     if chosen_password(value) or generated_password(value) or looks_random(value):
         return True
-    return not _PASSWORD_SYMBOLS.isdisjoint(value) and credential_value(value)
+    return (
+        not _PASSWORD_SYMBOLS.isdisjoint(value)
+        and "_" not in value
+        and "." not in value
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and credential_value(value)
+    )
 
 
 _PASSWORD_SYMBOLS = frozenset("!#$%&*+?@^~")
 
 
+# after a call's last positional argument: a keyword or unpacked one (`password=...`, `**config`)
+_MORE_ARGUMENTS = re.compile(r"""["'`]?[ \t]*+,\s*+(?:\*\*|[A-Za-z_]\w*+[ \t]*+=(?!=))""")
 _LAST_OF = 8  # the arguments read for a call whose last is the credential
 # calls that give Basic auth its user and password, the password last (not `useBasicAuth(router,
 # "/admin/*")`, which guards a route)
@@ -894,14 +910,27 @@ def sql_passwords(
         if found is None:  # Oracle's unquoted password, an identifier's characters with a digit or `#$`:
             # `IDENTIFIED BY Rigg_2019` (not prose's `identified by group_id`)
             bare = _SQL_BARE_PASSWORD.match(text, m.end())
-            if bare is not None and not_example(bare[0]) and any(c.isdigit() or c in "#$" for c in bare[0]):
+            statement = _SQL_USER_STATEMENT.search(lowered, max(0, hit - 200), hit)
+            if (
+                bare is not None
+                and statement is not None
+                and not_example(bare[0])
+                and any(c.isdigit() or c in "#$" for c in bare[0])
+            ):
                 found = bare.span()
         if found is not None:
             yield "password-assignment", *found
 
 
+# a statement that sets a user's or a link's password (not prose's `each device is identified by ...`)
+_SQL_USER_STATEMENT = re.compile(
+    r"\b(?:create|alter)[ \t]++(?:user|role|login)\b[^;]*+\Z|\bconnect[ \t]++to[ \t]++\S++[ \t]++\Z"
+)
 # an unquoted password, to the statement's or line's end
-_SQL_BARE_PASSWORD = re.compile(r"[A-Za-z][\w#$]{7,127}+(?=[ \t]*+(?:[;\r\n]|\Z))")
+_SQL_BARE_PASSWORD = re.compile(
+    r"[A-Za-z][\w#$]{7,127}+(?=[ \t]*+(?:[;\r\n]|\Z"
+    r"|(?i:default|temporary|quota|profile|password|account|using|replace|container)\b))"
+)
 _COARSE_IDENTIFIED = re.compile("(?P<name>(?P<word>" + _IDENTIFIED.pattern + "))(?P<op>)" + _COARSE_VALUE)
 
 
@@ -955,8 +984,9 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
 
 def digest_cells(text: str) -> list[tuple[int, int]]:
     """The spans of the values of SQL rows in a column whose name names a digest (`sha256`,
-    `checksum`, `etag`; from the INSERT's column list or the table's CREATE TABLE), in order: a
-    digest a dump stores is public as it stands elsewhere."""
+    `checksum`, `etag`; from the INSERT's column list or the table's CREATE TABLE) and that are
+    written as one (see digest_shaped), in order: a digest a dump stores is public as it stands
+    elsewhere; a salt or a signature's random text in such a column is not."""
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
     for word in ("insert", "copy"):
@@ -974,7 +1004,7 @@ def digest_cells(text: str) -> list[tuple[int, int]]:
                     if len(row) != len(names):
                         break
                     reach = row[-1][1]
-                    spans.extend(row[i] for i in wanted)
+                    spans.extend(row[i] for i in wanted if digest_shaped(text[row[i][0] : row[i][1]]))
             hit = lowered.find(word, max(hit + 1, reach))
     return sorted(spans)
 
@@ -989,6 +1019,10 @@ _FLAG_VALUE = re.compile(
 _FLAG_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _BEFORE_FLAG = frozenset(" \t\n\"'=([,")
 _FLAG_REACH = 48  # characters of a flag's name before its credential's word
+# a flag whose name ends in a password's word (`--db-password`, `-deststorepass`, `--client-secret`)
+_FLAG_WORD_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|passcode|pass|pwd|secret)\Z")
+# a value that says where the password is, not what (openssl's `env:NAME`, `file:PATH`, `fd:N`)
+_REFERENCE_VALUE = re.compile(r"(?i)(?:env|file|fd|pass|stdin)(?::|\Z)")
 
 
 def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterator[tuple[str, int, int]]]:
@@ -1011,8 +1045,10 @@ def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterat
             if m is None or m.end("name") <= hit or not credential_name(m["name"].lstrip("-"), word):
                 continue
             done = m.end()
+            if _FLAG_WORD_LAST.search(m["name"]) is None:
+                continue  # the word names something else of the password (`--password-manager`, `-passin`)
             value = m["secret"]
-            if value[:4].lower() in ("arn:", "urn:") or not budget.take():
+            if value[:4].lower() in ("arn:", "urn:") or _REFERENCE_VALUE.match(value) or not budget.take():
                 continue
             if credential_value(value) and not format_string(value):
                 yield "command-line-password", m.start("secret"), m.end("secret")
@@ -1022,8 +1058,11 @@ def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterat
 
 # ---- a password stated in prose: `my password is X`, `the passphrase was: "X"` ------------------------
 
+_STATED_NAME = re.compile(r"(?i)(?:password|passwd|passphrase|passcode|pwd|secret)\Z")
+_CONDITION_BEFORE = re.compile(r"(?:\bif|\bwhile|\band|\bor|\bnot|\belif|\bassert)[ \t]++\Z")
+_DESCRIBED = re.compile(r"(?i)-(?:[a-z]+ed|based)\Z")
 _STATED = re.compile(
-    r"""[ \t]++(?:is|was|are)(?:[ \t]*+:)?[ \t]++(?P<q>["'`]?)(?P<secret>[^\s"'`]{8,64}+)(?(q)(?P=q)|)"""
+    r"""[ \t]++(?:is|was|are)(?:[ \t]*+:)?[ \t]++(?P<q>["'`]?)(?P<secret>[^\s"'`(\[][^\s"'`]{7,63}+)(?(q)(?P=q)|)"""
     r"""(?=[.,;:!?)]*+(?:\s|\Z))"""
 )
 
@@ -1040,13 +1079,22 @@ def stated_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iter
             start = hit
             while start > 0 and hit - start < _FLAG_REACH and lowered[start - 1].isalpha():
                 start -= 1  # (bounded: a run of `passpass...` must not be read back to its start at each)
-            if lowered[end : end + 1] not in (" ", "\t") or not credential_name(text[start:end], word):
-                continue
+            name = text[start:end]
+            if lowered[end : end + 1] not in (" ", "\t") or _STATED_NAME.search(name) is None:
+                continue  # (a boarding pass, a compiler's second pass: not a password's word)
+            if not credential_name(name, word) or _CONDITION_BEFORE.search(
+                lowered, max(0, start - 16), start
+            ):
+                continue  # (`if secret is DEFAULT:`: a comparison in code)
             m = _STATED.match(text, end)
             if m is None or not budget.take():
                 continue
             value = m["secret"].rstrip(".,;:!?)") if not m["q"] else m["secret"]
-            if len(value) >= 8 and credential_value(value) and not format_string(value):
+            if len(value) < 8 or _DESCRIBED.search(value) or CODE_NAME.fullmatch(value):
+                continue  # how it is kept (`SHA256-hashed`, `AES-256-encrypted`), a name in code
+            if not m["q"] and ("(" in value or ")" in value):
+                continue  # a type or a call (`NVARCHAR(128)`)
+            if credential_value(value) and not format_string(value):
                 yield "password-assignment", m.start("secret"), m.start("secret") + len(value)
 
     return find
