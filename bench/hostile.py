@@ -120,6 +120,7 @@ SHAPES: dict[str, tuple[str, str]] = {
     "code-groups": ("a.conf", "AB-12-CD-"),
     "password-flags": ("run.sh", "--db-password "),
     "stated-values": ("notes.txt", "the password is "),
+    "array-declarators": ("a.c", "char password[] = password[8] = "),
     "dash-groups": ("a.txt", "1-" * 20 + "x "),
     "digest-columns": (
         "dump.sql",

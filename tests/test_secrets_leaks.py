@@ -454,6 +454,16 @@ POINT_ESCAPED = "".join(f"\\u{{{ord(c):X}}}" for c in SPELT)  # \u{4C}\u{61}...
 
 # credentials given their role by a command, a call or a sentence, or spelt another way
 ROLE_AND_SPELLING = [
+    ('static const char password[] = "Marten$Quill42";\n', "Marten$Quill42", "password-assignment"),
+    (
+        "static const char unlock[] = {\n  "
+        + ", ".join(str(ord(c)) for c in "Marten*Quill*42")
+        + ", 0\n};\n",
+        ", ".join(str(ord(c)) for c in "Marten*Quill*42"),
+        "random-value",
+    ),
+    ("$password = <<<EOT\nMarten$Quill42\nEOT;\n", "Marten$Quill42", "password-assignment"),
+    ("my $password = <<'END';\nMarten$Quill42\nEND\n", "Marten$Quill42", "password-assignment"),
     (
         "  algorithm: SHA1\n  seed: " + "R4TWQ7ZK2MPLX6CN" + "3VJD5BHY2GFS7EQA\n",
         "R4TWQ7ZK2MPLX6CN",
@@ -563,6 +573,10 @@ ROLE_AND_SPELLING = [
     ),
 ]
 ROLE_AND_SPELLING_IDS = [
+    "a-c-array-declarator",
+    "a-c-array-of-codes-over-lines",
+    "a-php-heredoc",
+    "a-perl-heredoc",
     "a-totp-seed-below-its-algorithm",
     "random-text-in-a-column-named-by-a-digest-word",
     "php-hex-escapes",

@@ -28,7 +28,7 @@ from rag.secrets.values import (
 # assignments past `=` and `:=`: Make's `?=`, `+=` and `::=`, Ruby's `||=`, JavaScript's `??=`
 MORE_OPERATORS = r"(?:\?\??|\+|\|\||::)="
 ASSIGNED = (
-    r"""(?P<name>{name})["'`]?\]?(?P<sp1>[ \t]*)"""
+    r"""(?P<name>{name})["'`]?(?:\[[0-9A-Za-z_]{{0,8}}\]|\])?(?P<sp1>[ \t]*)"""  # (C's `password[] =`)
     r"""(?P<op>:=|=>|<-|"""
     + MORE_OPERATORS
     + r"""(?![=>])|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""

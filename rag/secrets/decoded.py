@@ -513,7 +513,7 @@ _CHR_CALLS = re.compile(
 
 # ... and an array of characters given as their codes: C's `char name[] = { 83, 111, ..., 0 }`
 _CODE_ARRAY = re.compile(
-    r"[{\[](?P<codes>[ \t]*+[0-9]{2,3}(?:[ \t]*+,[ \t\r\n]*+[0-9]{2,3}){7,255})(?:[ \t]*+,[ \t]*+0)?[ \t,]*+[}\]]"
+    r"[{\[](?P<codes>\s*+[0-9]{2,3}(?:[ \t]*+,\s*+[0-9]{2,3}){7,255})(?:[ \t]*+,\s*+0)?[\s,]*+[}\]]"
 )
 
 
@@ -654,9 +654,10 @@ def _add_next_line_values(view: _Spliced, text: str) -> None:
         view.end_region()
 
 
-# a heredoc of one line as a value: HCL's `password = <<-EOT`, Ruby's `<<~EOS`, then the line, then its end
+# a heredoc of one line as a value: HCL's `password = <<-EOT`, Ruby's `<<~EOS.strip`, PHP's `<<<EOT`,
+# Perl's `<<'END';`, then the line, then its end
 _HEREDOC_VALUE = re.compile(
-    r"""[=:][ \t]*+<<[-~]?(?P<q>["']?)(?P<id>[A-Za-z_]{2,16}+)(?P=q)[ \t]*+\r?\n"""
+    r"""[=:][ \t]*+<<<?[-~]?(?P<q>["']?)(?P<id>[A-Za-z_]{2,16}+)(?P=q)[^\n]{0,16}?[ \t]*+\r?\n"""
     r"""[ \t]*+(?P<value>[^\s"'`\\][^\n"'`\\]{0,255}?)[ \t]*+\r?\n[ \t]*+(?P=id)\b"""
 )
 
