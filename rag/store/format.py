@@ -62,8 +62,9 @@ def rebuild_hint() -> str:
 # characters made into a string, base64 of UTF-16 text, PowerShell's plain-text secure strings,
 # `net use`'s password after `/user:`, `composer config`'s credentials, the value of any flag named by
 # a password's word, a password a sentence states, `connect(user, password)`, a chosen value holding
-# `=`, key bytes in `<<..>>` and `16#` bytes) and less (publishable keys by their prefix,
-# a dump's digest columns, entity tags, digests in base32): a 20's unchanged files would differ.
+# `=`, C's `password[] =`, one-line heredocs, key bytes in `<<..>>` and `16#` bytes) and less
+# (publishable keys by their prefix, a dump's digest columns, entity tags, digests in base32): a 20's
+# unchanged files would differ.
 # 20: the same tables as 19; more is redacted (generated values of 12 to 15 characters standing
 # alone, literals joined by a leading `+` or given to a join, a credential's joined literals whole,
 # SQL*Plus's CONNECT, `SetPassword(`, a password after a YAML tag) and less (vendor-shaped tokens
