@@ -63,7 +63,14 @@ from rag.secrets.randomness import (
 )
 from rag.secrets.tables import header_column, table_cells, table_row
 from rag.secrets.tokens import PAIRED
-from rag.secrets.values import CASE_PARTS, REPEATED, app_password, credential_value, not_example
+from rag.secrets.values import (
+    CASE_PARTS,
+    PASSWORD_SYMBOLS,
+    REPEATED,
+    app_password,
+    credential_value,
+    not_example,
+)
 from rag.words import english_words
 
 DEFAULT_KIND = "random-value"  # a rule that names the kind by its context wins where both find one
@@ -403,9 +410,8 @@ def _joined_generated(text: str, m: re.Match[str]) -> bool:
     value = "".join(_PIECE.findall(m[0]))
     return (
         len(value) >= _MIN_JOINED_LITERALS
-        and not _HEX.fullmatch(
-            value
-        )  # a long digest split over lines (`"38b060a7..." +` then `"274edebf..."`)
+        # (not a long digest split over lines: `"38b060a7..." +` then `"274edebf..."`)
+        and not _HEX.fullmatch(value)
         and not _words(value)
         and looks_random(value)
         and not _public(text, m.start() + 1, m.start() + 1 + len(value), value)
@@ -565,7 +571,6 @@ def chosen_passwords(text: str) -> Iterator[tuple[str, int, int]]:
 
 # a quoted literal that may be base64 (standard or URL-safe) or hex of a short password
 _ENCODED_LITERAL = re.compile(r"""(?P<q>["'`])(?P<value>[A-Za-z0-9+/_-]{12,88}={0,2})(?P=q)""")
-_PASSWORD_SYMBOLS = frozenset("!#$%&*+?@^~")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
 
 
@@ -586,7 +591,7 @@ def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
         if len(decoded) < 10 and _HEX_DIGITS.fullmatch(match["value"]):
             continue  # a number in hex that happens to be printable (`3423432448783446`: `4#C$Hx4F`)
         if credential_value(decoded) and (
-            not _PASSWORD_SYMBOLS.isdisjoint(decoded) or chosen_password(decoded) or looks_random(decoded)
+            not PASSWORD_SYMBOLS.isdisjoint(decoded) or chosen_password(decoded) or looks_random(decoded)
         ):
             yield DEFAULT_KIND, match.start("value"), match.end("value")
 
@@ -1686,7 +1691,7 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
     table column."""
     if DIGEST_WORD.search(before):
         return True
-    own = _OWN_NAME.search(before)
+    own = _NAME_BEFORE.search(before)
     if own is not None and _CREDENTIAL_WORD.search(own["name"]):
         return False  # its own name says it is secret (`PIN_PEPPER_HEX = "..."` below `# before hashing`)
     above = text.rfind("\n", 0, max(0, line_start - 1)) + 1
@@ -1707,10 +1712,6 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
 
 
 _NEAR = 400  # characters of the lines above and below looked at
-# a name and its operator right before a value (`NAME = "`, `"name": "`, `name => '`)
-_OWN_NAME = re.compile(
-    r"""(?P<name>[A-Za-z_][\w-]*+)["'`]?\]?[ \t]*+(?::=|=>|[:=])[ \t]*+(?:[bru]{0,2}["'`])?\Z"""
-)
 # a line that is one item of a list: a quoted literal and its comma, or a YAML item
 _LIST_ITEM = re.compile(
     r"""[ \t]*+(?:-[ \t]++)?+(?:(?P<q>["'])[^"'\n]{1,512}+(?P=q)[ \t]*+,?|(?<=- )[^\s"'#][^\s]{0,511}+"""

@@ -22,6 +22,8 @@ WORDS: dict[str, bool] = {
     "psk": False,  # a pre-shared key (Wi-Fi's, TLS-PSK's, a device's)
     "cookie": False,  # a session's cookie, an Erlang node's distribution cookie
 }
+# the words whose values a chosen password counts for (pass, pwd, secret)
+PASSWORD_WORDS = tuple(word for word, chosen in WORDS.items() if chosen)
 # `private` is a word of names too (`private_key`, `privateToken`), found through the word beside it;
 # and `signature` names a value derived from a secret (an HMAC), which grants nothing alone
 

@@ -59,6 +59,7 @@ from rag.secrets.tables import (
     table_row,
 )
 from rag.secrets.values import (
+    PASSWORD_SYMBOLS,
     REPEATED,
     app_password,
     credential_value,
@@ -795,7 +796,7 @@ def _password_shaped(value: str) -> bool:
     if chosen_password(value) or generated_password(value) or looks_random(value):
         return True
     return (
-        not _PASSWORD_SYMBOLS.isdisjoint(value)
+        not PASSWORD_SYMBOLS.isdisjoint(value)
         and "_" not in value
         and "." not in value
         and any(c.isupper() for c in value)
@@ -803,9 +804,6 @@ def _password_shaped(value: str) -> bool:
         and any(c.isdigit() for c in value)
         and credential_value(value)
     )
-
-
-_PASSWORD_SYMBOLS = frozenset("!#$%&*+?@^~")
 
 
 # after a call's last positional argument: a keyword or unpacked one (`password=...`, `**config`)
@@ -1019,8 +1017,10 @@ _FLAG_VALUE = re.compile(
 _FLAG_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _BEFORE_FLAG = frozenset(" \t\n\"'=([,")
 _FLAG_REACH = 48  # characters of a flag's name before its credential's word
+# a password's noun at a name's end (`my password`, `DB_PASSWD`, `client secret`)
+_PASSWORD_NOUN = r"password|passwd|passphrase|passcode|pwd|secret"
 # a flag whose name ends in a password's word (`--db-password`, `-deststorepass`, `--client-secret`)
-_FLAG_WORD_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|passcode|pass|pwd|secret)\Z")
+_FLAG_WORD_LAST = re.compile(rf"(?i)(?:{_PASSWORD_NOUN}|pass)\Z")
 # a value that says where the password is, not what (openssl's `env:NAME`, `file:PATH`, `fd:N`)
 _REFERENCE_VALUE = re.compile(r"(?i)(?:env|file|fd|pass|stdin)(?::|\Z)")
 
@@ -1058,7 +1058,7 @@ def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterat
 
 # ---- a password stated in prose: `my password is X`, `the passphrase was: "X"` ------------------------
 
-_STATED_NAME = re.compile(r"(?i)(?:password|passwd|passphrase|passcode|pwd|secret)\Z")
+_STATED_NAME = re.compile(rf"(?i)(?:{_PASSWORD_NOUN})\Z")
 _CONDITION_BEFORE = re.compile(r"(?:\bif|\bwhile|\band|\bor|\bnot|\belif|\bassert)[ \t]++\Z")
 _DESCRIBED = re.compile(r"(?i)-(?:[a-z]+ed|based)\Z")
 _STATED = re.compile(

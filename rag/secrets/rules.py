@@ -32,7 +32,7 @@ from rag.secrets.assignments import (
     pass_word,
     secret_key_name,
 )
-from rag.secrets.credential_names import WORDS
+from rag.secrets.credential_names import PASSWORD_WORDS, WORDS
 from rag.secrets.finders import (
     ENCODED_KEY,
     ENV_DEFAULTS,
@@ -560,8 +560,8 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # rag.secrets.nature); last, so that the rules above name the kind of what they also find
     *(WordFinder(word, named_values(word)) for word in WORDS),
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
-    *(WordFinder(word, flag_values(word)) for word in ("pass", "pwd", "secret")),
-    *(WordFinder(word, stated_values(word)) for word in ("pass", "pwd", "secret")),
+    *(WordFinder(word, flag_values(word)) for word in PASSWORD_WORDS),
+    *(WordFinder(word, stated_values(word)) for word in PASSWORD_WORDS),
     WordFinder("identified", sql_passwords),
     WordFinder("insert", sql_rows),
     WordFinder("copy", sql_rows),

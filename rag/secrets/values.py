@@ -161,7 +161,8 @@ PLACEHOLDER_PARTS = (
     "://",
     "\\",
 )
-_SYMBOLS = frozenset("!#$%&*+?@^~")
+# the symbols a chosen or generated password holds and names do not
+PASSWORD_SYMBOLS = frozenset("!#$%&*+?@^~")
 # Values that are something else than a credential: a path (`pwd = "/home/user1/app"`), an
 # algorithm's name (`hash_key = "sha256"`, `signing_key = "HMAC-SHA256"`, `AES-256-GCM`), a name
 # made of words that name credentials (`api_key = "x-api-key-1"`, `token: bearer_token_2`)
@@ -464,7 +465,7 @@ def may_be_chosen(value: str) -> bool:
     """The cheap tests of credential_value: 8+ characters, a letter, and a digit or a symbol."""
     if len(value) < 8 or not any(map(str.isalpha, value)):
         return False
-    return any(map(str.isdigit, value)) or not _SYMBOLS.isdisjoint(value)
+    return any(map(str.isdigit, value)) or not PASSWORD_SYMBOLS.isdisjoint(value)
 
 
 # Token names that are not credentials: .NET's publicKeyToken, and the pagination, idempotency,
