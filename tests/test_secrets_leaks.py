@@ -511,7 +511,7 @@ ROLE_AND_SPELLING = [
         "command-line-password",
     ),
     (
-        '  local session = hub.connect("uploader", "Kestrel@Tundra8")\n',
+        '  local session = sync.connect("archiver", "Kestrel@Tundra8")\n',
         "Kestrel@Tundra8",
         "credential-argument",
     ),
@@ -531,7 +531,7 @@ ROLE_AND_SPELLING = [
         "password-assignment",
     ),
     (
-        "  sasl_password = <<-EOT\n    Osprey#Ledger$Tide\n  EOT\n",
+        "  broker_password = <<-EOT\n    Osprey#Ledger$Tide\n  EOT\n",
         "Osprey#Ledger$Tide",
         "password-assignment",
     ),
@@ -560,14 +560,14 @@ ROLE_AND_SPELLING = [
         "command-line-password",
     ),
     (
-        "  CONNECT TO ETL_READER IDENTIFIED BY Osprey_Fern_5521\n",
+        "  CONNECT TO REPORTS_RO IDENTIFIED BY Osprey_Fern_5521\n",
         "Osprey_Fern_5521",
         "password-assignment",
     ),
     ("./migrate --db-password Walnut2026# --host db01\n", "Walnut2026#", "command-line-password"),
     ("keytool -list -keystore app.jks -storepass Walnut2026#\n", "Walnut2026#", "command-line-password"),
     (
-        f'    // Pepper mixed into the PIN before hashing.\n    const val PIN_PEPPER_HEX = "{PEPPER}"\n',
+        f'    // Mixed into each login code before it is hashed.\n    const val LOGIN_PEPPER_HEX = "{PEPPER}"\n',
         PEPPER,
         "random-value",
     ),
@@ -1493,7 +1493,7 @@ LONG_DUMP = (
         "STRIPE_KEY=pk_test_" + "51Hd8sLq2Wm7Xv4Ne9Rb3Ty6Pa1Kc5Zj0Fg8Uo\n",
         "mapboxgl.accessToken = 'pk.eyJ1IjoiZmxlZXQiLCJhIjoiY2x4N2sycTkwMDBvMzJrcGZ6dDh4Z3E1ayJ9"
         + ".Zm9vYmFyYmF6cXV4MTIzNDU2';\n",
-        "\t<key>RevenueCatAPIKey</key>\n\t<string>appl_" + "Wd4kQ9zLm2Xr7Tb5Nc8Vh3Jp6Ys</string>\n",
+        "\t<key>PurchasesApiKey</key>\n\t<string>appl_" + "Wd4kQ9zLm2Xr7Tb5Nc8Vh3Jp6Ys</string>\n",
         ATTACHMENTS_DUMP,
         ATTACHMENTS_DUMP.split("INSERT")[0] + LONG_DUMP,
         "    c <- oneOf ['a','A','c','C','l','L','n','N','r','R','s','S','^','_','-']\n",
@@ -1502,7 +1502,7 @@ LONG_DUMP = (
         "$cred = ConvertTo-SecureString $env:SVC_PASSWORD -AsPlainText -Force\n",
         "docker login --password-stdin registry.example.com\n./run --password-file /etc/app/pw.txt\n",
         'ws.connect("wss://example.com/socket", "protocol-v2")\n',
-        '  sha256 = "0ffq1xv1700xx6s6586ig3d8gvbjn82q7qkbc9dsj4fhnpsw6gc4";\n',
+        '  sha256 = "a2pl7wfhwrp43dy8m54wl93b1bmd9c5a1shg0ilslkz9qi31lhd4";\n',
         '< etag: W/"1f4a-Qm8kLp3xZr7Vt2Nw9Hy5Bc6Dj1E"\n',
         "The password is required and must be 12 characters; if the password is wrong, retry.\n",
         "password_encryption = 'scram-sha-256'\n",

@@ -225,7 +225,7 @@ class _Scan:
         if value.isalpha() and len(set(value)) == len(value):
             return  # a set of letters: format or option letters (cdiouxXfFeEgGaA)
         if "-" in value and _product_code(value):
-            return  # a product's or a part's code: short groups of capitals or digits (`E-1R-NVFLEX-24-03-01-N`)
+            return  # a product's or a part's code: short groups of capitals or digits (`E-2R-QXPLAN-25-04-01-D`)
         if not roughly_random(value.rstrip("=")) and not _encoded(value):
             return  # (the cheap test first: most tokens are names)
         if len(value.rstrip("=")) < 16 and not _short_value(text, value, start):
@@ -1693,7 +1693,7 @@ def _names_a_digest(text: str, line_start: int, start: int, before: str, columns
         return True
     own = _NAME_BEFORE.search(before)
     if own is not None and _CREDENTIAL_WORD.search(own["name"]):
-        return False  # its own name says it is secret (`PIN_PEPPER_HEX = "..."` below `# before hashing`)
+        return False  # its own name says it is secret (`LOGIN_PEPPER_HEX = "..."` below `# before hashing`)
     above = text.rfind("\n", 0, max(0, line_start - 1)) + 1
     line_end = text.find("\n", start)
     below_end = -1 if line_end == -1 else text.find("\n", line_end + 1)
@@ -1887,7 +1887,7 @@ _BASE32 = re.compile(r"[A-Z2-7]+=*")
 
 def _base32_digest(value: str) -> bool:
     """Whether `value` is base32 of as many bytes as SHA-1, SHA-256 or SHA-512 has in Nix's alphabet
-    (`sha256 = "0ffq1x..."`), or SHA-256 or SHA-512 has in RFC 4648's."""
+    (`sha256 = "a2pl7w..."`), or SHA-256 or SHA-512 has in RFC 4648's."""
     if _NIX_BASE32.fullmatch(value) is not None:
         return len(value) in (32, 52, 103)
     # (RFC 4648's of SHA-256 or SHA-512 only: 32 characters of it is as often a TOTP seed)

@@ -21,7 +21,7 @@ from rag.secrets.values import (
 # them), a type after a blank (Go's `var dbPassword string =`, Bicep's `param adminPassword string
 # =`) or LDIF's `::` before base64; then a quoted literal (maybe b"", r"", u""), or one unquoted
 # token: no quotes, brackets, braces, `=:,;&|<>` (so `os.environ["K"]`, `getpass()`, `${VAR}`,
-# `<password>`, `ENC(...)` stop it early; a chosen `Meerkat=Cobble=47` may hold up to three `=`),
+# `<password>`, `ENC(...)` stop it early; a chosen `Heron=Lantern=62` may hold up to three `=`),
 # base64 padding allowed, followed by a space, a quote, `;&|` or the end. Possessive runs: a token
 # never backtracks, and it cannot run past the next `:` or its fourth `=`, so no character is
 # scanned by more than a few candidates (linear on any input).

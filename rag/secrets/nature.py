@@ -791,7 +791,7 @@ class _CallArguments:
 
 def _password_shaped(value: str) -> bool:
     """Whether a value reads as a password by itself: chosen, generated, random, or of both cases,
-    a digit and a symbol, with no `_` or `.` (`Thistle@Monsoon5`; not `protocol-v2`, `mqtt-ws#v5`,
+    a digit and a symbol, with no `_` or `.` (`Bramble@Tide7x`; not `protocol-v2`, `mqtt-ws#v5`,
     `myadmin@mydb`, `utf8mb4_0900_ai_ci`)."""
     if chosen_password(value) or generated_password(value) or looks_random(value):
         return True
@@ -906,7 +906,7 @@ def sql_passwords(
             return
         found = _literal(text, m.end(), True, budget)
         if found is None:  # Oracle's unquoted password, an identifier's characters with a digit or `#$`:
-            # `IDENTIFIED BY Rigg_2019` (not prose's `identified by group_id`)
+            # `IDENTIFIED BY Ledger_2031` (not prose's `identified by group_id`)
             bare = _SQL_BARE_PASSWORD.match(text, m.end())
             statement = _SQL_USER_STATEMENT.search(lowered, max(0, hit - 200), hit)
             if (
