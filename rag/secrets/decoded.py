@@ -111,13 +111,9 @@ _ESCAPE = re.compile(
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # what the rules that escapes hide from (names before `\"`, lines joined by `\n`) look for: lines
 # of escapes without one of these are not decoded (a token rule finds a token between escapes)
+_CREDENTIAL_WORDS = ("pass", "pwd", "secret", "key", "token", "auth")  # (lowered)
 _ESCAPED_WORDS = (
-    "pass",
-    "pwd",
-    "secret",
-    "key",
-    "token",
-    "auth",
+    *_CREDENTIAL_WORDS,
     "basic",
     "machine",
     "mysql",
@@ -560,7 +556,7 @@ def _add_char_lists(view: _Spliced, text: str) -> None:
         after = text[m.end() : m.end() + _NAME_REACH]
         if not (
             "str" in before
-            or any(word in before for word in _ESCAPED_WORDS[:6])
+            or any(word in before for word in _CREDENTIAL_WORDS)
             or _MADE_STRING.search(after) is not None
         ):
             continue
