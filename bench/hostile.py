@@ -126,6 +126,8 @@ SHAPES: dict[str, tuple[str, str]] = {
         "dump.sql",
         "INSERT INTO t (sha256, k) VALUES ('" + "a1" * 32 + "', 'Vq7KpZ3mX9tLw2RbN8yHcF4d'),",
     ),
+    # a data-only dump: INSERTs that name no columns and no CREATE TABLE to read them from
+    "column-less-inserts": ("dump.sql", "INSERT INTO `t` VALUES (1,'a');\n"),
 }
 
 QUESTIONS = ["how is the session cookie signed", "register a blueprint", "json response", "url_for"]

@@ -1076,6 +1076,26 @@ def test_credentials_assembled_assigned_or_dumped_in_more_languages(text: str, s
     assert found and secret not in redacted, redacted
 
 
+def test_rows_without_columns_read_the_table_definition_in_force() -> None:
+    # mysqldump's INSERTs name no columns: each row is read by the last CREATE TABLE before it, so a
+    # table dropped and created again with other columns changes how its later rows are judged
+    staff = "CREATE TABLE `staff` (\n  `id` int NOT NULL,\n  `{}` varchar(64) NOT NULL\n);\n"
+    rows = "INSERT INTO `staff` VALUES ({},'{}');\n"
+    text = (
+        staff.format("password")
+        + rows.format(1, "Marten$Quill42")
+        + rows.format(2, "Heron$Basalt17")
+        + "DROP TABLE `staff`;\n"
+        + staff.format("motto")
+        + rows.format(3, "Lantern$Moss88")
+        + "INSERT INTO `staff` VALUES (4,'the early tide');\n"
+    )
+    redacted, found = redact(text)
+    assert "Marten$Quill42" not in redacted and "Heron$Basalt17" not in redacted
+    assert found.get("password-assignment") == 2  # read under `password`, not `motto`
+    assert "the early tide" in redacted
+
+
 @pytest.mark.parametrize(
     "text",
     [

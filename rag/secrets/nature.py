@@ -50,8 +50,8 @@ from rag.secrets.randomness import (
 from rag.secrets.tables import (
     MAX_ROW,
     SQL_COLUMNS,
+    CreatedTables,
     copy_rows,
-    created_columns,
     header_column,
     insert_rows,
     sql_columns,
@@ -942,7 +942,7 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
     """Yield the secrets of the credential columns of SQL's rows (`INSERT INTO accounts (email,
     api_secret) VALUES ('a@b.c', '...'), (...)`; a COPY dump's tab-separated lines), at the
     occurrences `at` of `insert` or `copy`: each value judged as a literal under its column's name."""
-    reach = 0
+    reach, tables = 0, CreatedTables(text, lowered)
     for hit in at:
         if hit < reach or hit and lowered[hit - 1].isalnum():
             continue
@@ -952,7 +952,7 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
         if m["columns"] is not None:
             names = sql_columns(text[m.start("columns") : m.end("columns")])
         else:
-            names = created_columns(text, lowered, m["table"], hit)
+            names = tables.columns(m["table"], hit)
         wanted: dict[int, tuple[str, bool, bool]] = {}
         for i, name in enumerate(names):
             for word, strong in WORDS.items():
@@ -987,6 +987,7 @@ def digest_cells(text: str) -> list[tuple[int, int]]:
     elsewhere; a salt or a signature's random text in such a column is not."""
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
+    tables = CreatedTables(text, lowered)
     for word in ("insert", "copy"):
         reach, hit = 0, lowered.find(word)
         while hit != -1:
@@ -995,7 +996,7 @@ def digest_cells(text: str) -> list[tuple[int, int]]:
                 if m["columns"] is not None:
                     names = sql_columns(text[m.start("columns") : m.end("columns")])
                 else:
-                    names = created_columns(text, lowered, m["table"], hit)
+                    names = tables.columns(m["table"], hit)
                 wanted = [i for i, name in enumerate(names) if DIGEST_WORD.search(name)]
                 rows = copy_rows(text, m.end(), len(names)) if m["copy"] else insert_rows(text, m.end())
                 for row in rows if wanted else ():

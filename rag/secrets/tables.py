@@ -81,28 +81,45 @@ def sql_columns(columns: str) -> list[str]:
     return [c.strip(' \t"`[]') for c in columns.split(",")]
 
 
-def created_columns(text: str, lowered: str, table: str, before: int) -> list[str]:
-    """The columns of `table` as the last CREATE TABLE of it before `before` defines them (an INSERT
-    of mysqldump's names no columns: `INSERT INTO `t` VALUES (...)`); none if there is none."""
-    name = table.strip('`"[]').lower()
-    at = -1
-    for quoted in (f"`{name}`", f'"{name}"', f"[{name}]", name):
-        at = max(
-            at, lowered.rfind(f"table {quoted} (", 0, before), lowered.rfind(f"exists {quoted} (", 0, before)
-        )
-    if at == -1:
-        return []
-    columns: list[str] = []
-    line = lowered.find("\n", at, at + 300) + 1
-    while 0 < line < min(before, at + _MAX_TABLE):
-        end = lowered.find("\n", line)
-        end = len(lowered) if end == -1 else end
-        m = _COLUMN_DEFINITION.match(text, line, end)
-        if m is None or m["name"].lower() in _NOT_A_COLUMN:
-            break
-        columns.append(m["name"])
-        line = end + 1
-    return columns
+class CreatedTables:
+    """The columns of each table as the last CREATE TABLE of it before a position defines them (an
+    INSERT of mysqldump's names no columns: `INSERT INTO `t` VALUES (...)`), for one text. Asked at
+    increasing positions, as a dump's statements are read, each lookup reads only the text since the
+    last one of the same table: a dump of a million INSERTs is read once, not once per INSERT."""
+
+    def __init__(self, text: str, lowered: str) -> None:
+        self.text, self.lowered = text, lowered
+        # a table's name -> (the position last asked for, where its last CREATE TABLE before it starts)
+        self._last: dict[str, tuple[int, int]] = {}
+        # where a CREATE TABLE starts -> its columns, when read to their end (not cut at a position)
+        self._columns: dict[int, list[str]] = {}
+
+    def columns(self, table: str, before: int) -> list[str]:
+        """The columns the last CREATE TABLE of `table` before `before` defines; none if there is none."""
+        name = table.strip('`"[]').lower()
+        asked, at = self._last.get(name, (0, -1))
+        if before < asked:  # asked out of order: read from the start again
+            asked, at = 0, -1
+        for quoted in (f"`{name}`", f'"{name}"', f"[{name}]", name):
+            for needle in (f"table {quoted} (", f"exists {quoted} ("):
+                at = max(at, self.lowered.rfind(needle, max(0, asked - len(needle)), before))
+        self._last[name] = (before, at)
+        if at == -1:
+            return []
+        if at in self._columns:
+            return self._columns[at]
+        columns: list[str] = []
+        line = self.lowered.find("\n", at, at + 300) + 1
+        while 0 < line < min(before, at + _MAX_TABLE):
+            end = self.lowered.find("\n", line)
+            end = len(self.lowered) if end == -1 else end
+            m = _COLUMN_DEFINITION.match(self.text, line, end)
+            if m is None or m["name"].lower() in _NOT_A_COLUMN:
+                self._columns[at] = columns
+                break
+            columns.append(m["name"])
+            line = end + 1
+        return columns
 
 
 def insert_rows(text: str, pos: int) -> Iterator[list[tuple[int, int]]]:
