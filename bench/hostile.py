@@ -126,6 +126,9 @@ SHAPES: dict[str, tuple[str, str]] = {
         "dump.sql",
         "INSERT INTO t (sha256, k) VALUES ('" + "a1" * 32 + "', 'Vq7KpZ3mX9tLw2RbN8yHcF4d'),",
     ),
+    "ezconnect-logins": ("a.py", " a/Bcdefgh1@"),
+    "stated-for-users": ("notes.txt", "the password for a b c "),
+    "spelt-literals": ("a.pl", '"' + "\\x{41}" * 9),
     # a data-only dump: INSERTs that name no columns and no CREATE TABLE to read them from
     "column-less-inserts": ("dump.sql", "INSERT INTO `t` VALUES (1,'a');\n"),
 }

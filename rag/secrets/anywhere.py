@@ -574,6 +574,27 @@ _ENCODED_LITERAL = re.compile(r"""(?P<q>["'`])(?P<value>[A-Za-z0-9+/_-]{12,88}={
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
 
 
+# a literal spelt wholly in escapes of printable characters, eight or more (`"\x47\x78..."`,
+# `'\u{47}\u{78}...'`, Perl's `"\x{47}\x{78}..."`): a text written so is hidden on purpose
+_SPELT_LITERAL = re.compile(
+    r"""(?P<q>["'`])(?P<value>(?:\\(?:x[2-7][0-9a-fA-F]|[ux]\{0{0,4}[2-7][0-9a-fA-F]\})){8,128})(?P=q)"""
+)
+_SPELT_ESCAPE = re.compile(r"\\[ux]\{?0{0,4}([0-9a-fA-F]{2})\}?")
+
+
+def spelt_literals(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each literal spelt wholly in escapes whose text is a credential's (see credential_value):
+    a chosen password is redacted so wherever it stands, with no name beside it."""
+    for match in _SPELT_LITERAL.finditer(text):
+        value = "".join(chr(int(code, 16)) for code in _SPELT_ESCAPE.findall(match["value"]))
+        if any(c.islower() for c in value) and credential_value(value) and not ascending(value):
+            yield (
+                DEFAULT_KIND,
+                match.start("value"),
+                match.end("value"),
+            )  # (capitals: magic bytes, `AT&TFORM`)
+
+
 def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each quoted literal that is base64 or hex of a password: one token of 8 to 64
     characters that is a credential's value (values.credential_value) with a symbol a password
@@ -1596,8 +1617,8 @@ _NAME_BEFORE = re.compile(
     r"""[ \t]*+["'`\\]*+\Z"""
 )
 _ID_NAME = re.compile(
-    r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
-)  # (`kid`, `activeKid`: a JSON Web Key's id)
+    r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U|K)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
+)  # (`kid`, `activeKid`, `JWKS_KID`: a JSON Web Key's id)
 _JWK_PUBLIC = re.compile(r"""["'](?:n|e|x|y)["'][ \t]*:[ \t]*["']\Z""")
 _CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
 _PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus)

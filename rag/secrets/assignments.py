@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from rag.secrets.credential_names import WORDS, credential_name
 from rag.secrets.randomness import encodes_other_text
 from rag.secrets.values import (
     HASHED_NAME,
@@ -75,6 +76,8 @@ def assigned_secret(match: re.Match[str]) -> bool:
     (`password = userPass1`) is taken for a literal: ini and YAML values look the same.
     """
     value = match["secret"]
+    if not _path_named(match):
+        return False
     if word_passphrase(value) and password_name(match["name"]):
         return _not_a_reference(match) and _passphrase_position(match)
     if not credential_value(value) or encodes_other_text(value):
@@ -229,6 +232,22 @@ def config_secret(match: re.Match[str]) -> bool:
     ):
         return False  # (`db.password: copper.gravel.quiet` is a literal: see _unquoted_phrase)
     return not match["name"].startswith(("this.", "self.")) and _line_value(match)
+
+
+# the segments of a key path before a name (`checksum/` of Kubernetes' `checksum/secret` annotation)
+_PATH_LEAD = re.compile(r"[\w.-]{1,40}/\Z")
+
+
+def _path_named(match: re.Match[str]) -> bool:
+    """Whether a name written after a path's segments (`checksum/secret`, `vault/token`) still names a
+    credential with them (see credential_name): a checksum of a secret is no secret."""
+    start = match.start("name")
+    lead = _PATH_LEAD.search(match.string, max(0, start - 41), start)
+    if lead is None:
+        return True
+    name = lead[0] + match["name"]
+    word = next((w for w in WORDS if w in match["name"].lower()), None)
+    return word is None or credential_name(name, word)
 
 
 def pass_word(match: re.Match[str]) -> bool:

@@ -198,6 +198,8 @@ def credential_name(name: str, word: str) -> bool:
     hash, a public key, a path, a length, a pagination token: public_key, password_hint,
     key_id, NextToken)."""
     segments = [part for s in SEGMENTS.findall(name) for part in _unglued(s.lower(), word)]
+    if word == "secret" and name[-9:].lower() == "secret_id":
+        segments.pop()  # Vault's `secret_id` is what an AppRole logs in with (AWS's `SecretId` names a secret)
     if not segments or any(s in NOT_CREDENTIAL or s in NOT_THE_WORD for s in segments):
         return False
     at = next((i for i, s in enumerate(segments) if word in s), None)

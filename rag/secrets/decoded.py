@@ -103,10 +103,11 @@ class _Spliced:
 
 
 # an escape in a JSON or Python string (a notebook's outputs, a serialised config): \" \n \uXXXX ...; C's octal;
-# a byte or code point as C, PHP, Perl and Python write one (`\x4f`), or Swift, Rust and ES6 (`\u{4F}`)
+# a byte or code point as C, PHP, Perl and Python write one (`\x4f`), Swift, Rust and ES6 (`\u{4F}`), or
+# Perl and Ruby (`\x{4F}`)
 _ESCAPE = re.compile(
     r"""\\(?:u(?P<hex>[0-9a-fA-F]{4})|(?P<char>["'\\/bfnrt])|(?P<oct>[0-3][0-7]{2})"""
-    r"""|x(?P<byte>[0-9a-fA-F]{2})|u\{(?P<point>[0-9a-fA-F]{1,6})\})"""
+    r"""|x(?P<byte>[0-9a-fA-F]{2})|[ux]\{(?P<point>[0-9a-fA-F]{1,6})\})"""
 )
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # what the rules that escapes hide from (names before `\"`, lines joined by `\n`) look for: lines
@@ -124,9 +125,9 @@ _ESCAPED_WORDS = (
 
 
 _OCTAL_RUN = re.compile(r"(?:\\[0-3][0-7]{2}){16}")
-# a text spelt in escapes of printable characters, eight in a row (`\x4f\x74...`, `\u{47}\u{72}...`):
-# written so to hide it
-_SPELT_RUN = re.compile(r"(?:\\(?:x[2-7][0-9a-fA-F]|u\{0{0,4}[2-7][0-9a-fA-F]\})){8}")
+# a text spelt in escapes of printable characters, eight in a row (`\x4f\x74...`, `\u{47}\u{72}...`,
+# `\x{47}\x{72}...`): written so to hide it
+_SPELT_RUN = re.compile(r"(?:\\(?:x[2-7][0-9a-fA-F]|[ux]\{0{0,4}[2-7][0-9a-fA-F]\})){8}")
 
 
 def _unescape(m: re.Match[str]) -> str:

@@ -513,7 +513,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
     chosen value is as often code: the form rules judge those by the line around them). Past the
     budget's judging (see Budget), a value counts when it may be random by the tests that run at C
     speed, or when a password's quoted literal may be chosen: redacted rather than let through
-    unjudged. With `uuid` (a token's, a password's or an API key's name), a UUID counts too."""
+    unjudged. With `uuid` (a token's, a password's or an API key's name), a UUID counts too; without
+    it (any key's name), hex written as a key's fingerprint does not."""
     random = may_be_random(value)
     if not random and len(value) >= 20 and _random_letters(value):
         return True  # letters of one case: no name (`NRAK-WNZHRIBELTHMFLLSMEGXROAUUQP`)
@@ -521,6 +522,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
         return False  # (the cheap test first: most values are words)
     if uuid and len(value) >= 36 and _KEYED_UUID.fullmatch(value) and not REPEATED.search(value):
         return True  # a UUID is public but under a credential's name (Heroku's API keys, Splunk's tokens)
+    if not uuid and _KEY_FINGERPRINT.fullmatch(value):
+        return False  # any key's name (not an API key's): a key's fingerprint or id as gpg writes them
     if value[:4].lower() in ("arn:", "urn:") or format_string(value):
         return False
     if not strong and PUBLISHABLE.fullmatch(value):
@@ -582,6 +585,8 @@ def _uuid_counts(word: str, name: str) -> bool:
     return word != "key" or _API_KEY.search(name) is not None
 
 
+# an OpenPGP key's fingerprint or long id as gpg prints them: 40 or 16 capital hex digits
+_KEY_FINGERPRINT = re.compile(r"[0-9A-F]{40}|[0-9A-F]{16}")
 _KEYED_UUID = re.compile(
     r"(?:[a-z]{2,8}-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -1057,13 +1062,14 @@ def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterat
     return find
 
 
-# ---- a password stated in prose: `my password is X`, `the passphrase was: "X"` ------------------------
+# ---- a password stated in prose: `my password is X`, `the passphrase for root was: "X"` ------------------------
 
 _STATED_NAME = re.compile(rf"(?i)(?:{_PASSWORD_NOUN})\Z")
 _CONDITION_BEFORE = re.compile(r"(?:\bif|\bwhile|\band|\bor|\bnot|\belif|\bassert)[ \t]++\Z")
 _DESCRIBED = re.compile(r"(?i)-(?:[a-z]+ed|based)\Z")
 _STATED = re.compile(
-    r"""[ \t]++(?:is|was|are)(?:[ \t]*+:)?[ \t]++(?P<q>["'`]?)(?P<secret>[^\s"'`(\[][^\s"'`]{7,63}+)(?(q)(?P=q)|)"""
+    r"""(?:[ \t]++(?:for|of)(?:[ \t]++[\w.@-]{1,40}+){1,3}?)?"""  # whose: `the password for root is X`
+    r"""[ \t]++(?:is|was|are)(?:[ \t]++(?:now|still|set[ \t]++to))?(?:[ \t]*+:)?[ \t]++(?P<q>["'`]?)(?P<secret>[^\s"'`(\[][^\s"'`]{7,63}+)(?(q)(?P=q)|)"""
     r"""(?=[.,;:!?)]*+(?:\s|\Z))"""
 )
 

@@ -20,6 +20,7 @@ from rag.secrets.anywhere import (
     plus_joined,
     random_passwords,
     random_tokens,
+    spelt_literals,
 )
 from rag.secrets.assignments import (
     ASSIGNED,
@@ -303,6 +304,20 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         group="secret",
         check=real_password,
     ),
+    # ... and EZConnect's own form, a value of its own: `"app/S3cret@db.example.com:1521/SVC"`, `dsn=app/S3cret@db`
+    # (a chosen password only, before a host's port or service or an alias in capitals: `msys2/setup-msys2@v2`,
+    # `img/Logo2024@2x.png`, `cdn/Theme3@assets.example.com` are no login)
+    Rule(
+        "url-password",
+        _search(r"/[^\s/@'\"()]{8,64}@"),
+        re.compile(
+            r"""(?:(?<=["'\s=])|\A)(?P<user>[A-Za-z][\w$#]{0,29})/(?P<secret>[^\s/@'"()]{8,64})"""
+            r"""@(?:[A-Za-z][\w-]*(?:\.[\w-]+)*(?::[0-9]{1,5}(?:/[\w.$-]+)?|/[\w.$-]+)|[A-Z][A-Z0-9_]{2,63})"""
+            r"""(?=["'\s;,]|\Z)"""
+        ),
+        group="secret",
+        check=lambda m: real_password(m) and credential_value(m["secret"]),
+    ),
     # ... and in a JDBC URL of Oracle's drivers: `jdbc:oracle:thin:app/S3cret@db:1521/svc`
     Rule(
         "url-password",
@@ -578,6 +593,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     Finder(_contains('"', "'", "`"), memorable_passwords),
     Finder(lambda text: True, chosen_passwords),
     Finder(_contains('"', "'", "`"), encoded_passwords),
+    Finder(_contains("\\x", "\\u{"), spelt_literals),
     Finder(_contains("-"), app_passwords),
     Finder(_contains(",", "\\x"), key_bytes),
 )

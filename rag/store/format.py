@@ -58,6 +58,10 @@ def rebuild_hint() -> str:
     return f"re-run `{command('ingest')} REPO --full`"
 
 
+# 22: the same tables as 21; more is redacted (a literal spelt wholly in escapes, Perl's `\x{..}`, a
+# password stated for a user, Vault's `secret_id`, EZConnect's `user/password@host:port/service` as a
+# value of its own) and less (a key's fingerprint in capitals under a key's name, a credential's word
+# after a path's digest word: `checksum/secret`, `KID` in capitals): a 21's unchanged files would differ.
 # 21: the same tables as 20; more is redacted (text spelt in `\x` or `\u{..}` escapes, lists of
 # characters made into a string, base64 of UTF-16 text, PowerShell's plain-text secure strings,
 # `net use`'s password after `/user:`, `composer config`'s credentials, the value of any flag named by
@@ -104,7 +108,7 @@ def rebuild_hint() -> str:
 # their definitions (tree-sitter), and the manifest records the scoring parameters and which
 # chunkers built it. 9: newer chunking and redaction rules than 8, whose unchanged files would
 # have kept credentials they redact.)
-FORMAT_VERSION = 21
+FORMAT_VERSION = 22
 # The scoring parameters an index that does not record them was built with
 UNRECORDED_SCORING = {"bm25_k1": 4.0, "bm25_b": 0.9}
 # SQLite's application id in the file header (bytes 68-71): "rag!" marks a file as a rag index,
