@@ -129,6 +129,10 @@ SHAPES: dict[str, tuple[str, str]] = {
     "ezconnect-logins": ("a.py", " a/Bcdefgh1@"),
     "stated-for-users": ("notes.txt", "the password for a b c "),
     "spelt-literals": ("a.pl", '"' + "\\x{41}" * 9),
+    "login-arguments": ("run.sh", "a b login --x "),
+    "login-lines": ("run.sh", "a login b\n"),
+    "rightward-literals": ("a.R", '"abcdefg1" -> '),
+    "libpq-last": ("a.py", "a=b password=c "),
     # a data-only dump: INSERTs that name no columns and no CREATE TABLE to read them from
     "column-less-inserts": ("dump.sql", "INSERT INTO `t` VALUES (1,'a');\n"),
 }

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 
 from rag.secrets.credential_names import WORDS, credential_name
-from rag.secrets.randomness import encodes_other_text
+from rag.secrets.randomness import ascending, encodes_other_text
 from rag.secrets.values import (
     HASHED_NAME,
     NOT_AUTH_TOKEN,
     REPEATED,
     credential_value,
+    not_example,
     password_name,
+    varied,
     word_passphrase,
 )
 
@@ -29,7 +31,7 @@ from rag.secrets.values import (
 # assignments past `=` and `:=`: Make's `?=`, `+=` and `::=`, Ruby's `||=`, JavaScript's `??=`
 MORE_OPERATORS = r"(?:\?\??|\+|\|\||::)="
 ASSIGNED = (
-    r"""(?P<name>{name})["'`]?(?:\[[0-9A-Za-z_]{{0,8}}\]|\])?(?P<sp1>[ \t]*)"""  # (C's `password[] =`)
+    r"""(?P<name>{name})["'`]?(?:\[[0-9A-Za-z_]{{0,8}}\]|[\]}}])?(?P<sp1>[ \t]*)"""  # (C's `password[] =`, Perl's `$h{pass} =`)
     r"""(?P<op>:=|=>|<-|"""
     + MORE_OPERATORS
     + r"""(?![=>])|:[ \t]*+[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{{0,80}}+\])?+[ \t]*+=(?![=>])"""
@@ -213,7 +215,7 @@ def env_secret(match: re.Match[str]) -> bool:
 # rest of the line (`db.password=Pa55:w0rd!x`, `password: Xy7:kq2Lm9Qz`), colons and all
 CONFIG_LINE = re.compile(
     r"""^[ \t]*(?:(?:export|ENV|ARG|set)[ \t]+|-[ \t]+)?(?P<name>[\w.-]{0,40}?(?i:password|passwd|pwd))"""
-    r"""(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)(?:!{1,2}[A-Za-z]{1,15}[ \t]+)?(?P<secret>[^\s"'`,;]{8,}+)[ \t]*(?:[ \t][#;][^\r\n]*)?\r?$""",
+    r"""(?P<sp1>[ \t]*)(?P<op>[=:])(?P<sp2>[ \t]*)(?:(?P<tag>!{1,2}[A-Za-z]{1,15})[ \t]+)?(?P<secret>[^\s"'`,;]{8,}+)[ \t]*(?:[ \t][#;][^\r\n]*)?\r?$""",
     re.MULTILINE,
 )  # (after a YAML tag: `password: !!str ..`; a value ending in `,` or `;` is code: `password: req.body.password1,`, `this.password = pw1;`)
 _CALL_OR_INDEX = re.compile(r"[\w)\]][(\[]")  # get_password(x), os.environ['PW']: code, not a value
@@ -231,6 +233,14 @@ def config_secret(match: re.Match[str]) -> bool:
         and not (word_passphrase(value) and _unquoted_phrase(match, match["name"]))
     ):
         return False  # (`db.password: copper.gravel.quiet` is a literal: see _unquoted_phrase)
+    if (
+        match["tag"] == "!!str"
+        and value.isdigit()
+        and not_example(value)
+        and varied(value)
+        and not ascending(value)
+    ):
+        return True  # digits YAML is told to keep as a string: a numeric password (`!!str 0731...`)
     return not match["name"].startswith(("this.", "self.")) and _line_value(match)
 
 

@@ -548,8 +548,12 @@ _CONNECTION_PASSWORD = re.compile(
     r"|\{(?P<braced>(?:[^}\n]|\}\}){1,256}+)\}"
     # libpq's and DB-API's keyword form, `host=db user=app password=VALUE dbname=app`: up to a blank
     # and the next keyword (code's arguments are joined by commas)
-    r"|(?P<spaced>[^\s;\"'{}]{1,128}+)(?=[ \t]++[a-z_]{2,40}+=))"
+    r"|(?P<spaced>[^\s;\"'{}]{1,128}+)(?=[ \t]++[a-z_]{2,40}+=)"
+    # ... and last, after another keyword's pair and a blank, to the string's or line's end
+    # (not code's arguments: `username=auth[0], password=auth[1])`)
+    r"|(?P<last>[^\s;\"'{}()\[\],]{1,128}+)(?=[\"'`]|[ \t]*+(?:\n|\Z)))"
 )
+_PAIR_BEFORE = re.compile(r"[a-z_]{2,40}=[^\s=\"'`,()\[\]]{1,128}[ \t]+\Z")
 
 
 def connection_passwords(
@@ -561,7 +565,9 @@ def connection_passwords(
             continue
         m = _CONNECTION_PASSWORD.match(text, hit)
         if m is not None:
-            group = next(g for g in ("secret", "braced", "spaced") if m[g] is not None)
+            group = next(g for g in ("secret", "braced", "spaced", "last") if m[g] is not None)
+            if group == "last" and _PAIR_BEFORE.search(text, max(0, hit - 170), hit) is None:
+                continue
             secret = m[group].strip()
             if credential_value(secret) or passphrase(secret) or word_passphrase(secret):
                 yield "password-assignment", m.start(group), m.end(group)

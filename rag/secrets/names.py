@@ -19,6 +19,8 @@ _SECRET_NAME = re.compile(
     | \.p4tickets | p4tickets\.txt                        # Perforce's login tickets
     | \.msmtprc | \.fetchmailrc | \.authinfo             # mail clients' passwords (msmtp, fetchmail, Gnus)
     | \.renviron                                        # R's environment file, a .env
+    | \.cdsapirc | \.ecmwfapirc                          # the Copernicus and ECMWF data APIs' keys
+    | \.sentryclirc                                     # sentry-cli's auth token
     | settings-security\.xml                            # Maven's master password
     | accesstokens\.json                                # the Azure CLI's tokens
     | \.databrickscfg | rclone\.conf | \.smbcredentials  # Databricks' tokens, rclone's remotes, a CIFS mount's
@@ -50,6 +52,8 @@ _SECRET_IN_FOLDER = frozenset(
         (".lein", "profiles.clj"),  # Leiningen's repository credentials
         ("helm", "repositories.yaml"),  # Helm's chart repositories' passwords
         (".snowsql", "config"),  # SnowSQL's connections
+        (".kaggle", "kaggle.json"),  # Kaggle's API key
+        ("huggingface", "token"),  # the Hugging Face CLI's token
     }
 )
 

@@ -1062,6 +1062,25 @@ def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterat
     return find
 
 
+# ---- what a command's `login` is given: `wandb login <key>`, `vault login <token>` ----------------------
+
+# a command line (maybe after a prompt): up to three words, `login`, its flags, then one bare value
+_LOGIN_ARGUMENT = re.compile(
+    r"""(?m)^[ \t]*+(?:[$>#][ \t]++)?(?:[\w.-]{1,40}+[ \t]++){1,3}?login(?:[ \t]++--?[\w-]{1,40}+(?:=[^\s'"]{0,80}+)?)*+"""
+    r"""[ \t]++(?P<q>["']?)(?P<secret>[A-Za-z0-9_.+/=-]{20,256}+)(?P=q)(?=[ \t]*+(?:$|[;&|#\\]))"""
+)
+_HEX_KEY = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+
+
+def login_arguments(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the value a command's `login` is given as it stands, when it looks generated (any hex of
+    32 digits or more too, which elsewhere may be a commit's id): an API key or a token."""
+    for m in _LOGIN_ARGUMENT.finditer(text):
+        value = m["secret"]
+        if _HEX_KEY.fullmatch(value) or may_be_random(value) and looks_random(value):
+            yield "command-line-password", m.start("secret"), m.end("secret")
+
+
 # ---- a password stated in prose: `my password is X`, `the passphrase for root was: "X"` ------------------------
 
 _STATED_NAME = re.compile(rf"(?i)(?:{_PASSWORD_NOUN})\Z")

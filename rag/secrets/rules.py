@@ -33,7 +33,7 @@ from rag.secrets.assignments import (
     pass_word,
     secret_key_name,
 )
-from rag.secrets.credential_names import PASSWORD_WORDS, WORDS
+from rag.secrets.credential_names import PASSWORD_WORDS, WORDS, credential_name
 from rag.secrets.finders import (
     ENCODED_KEY,
     ENV_DEFAULTS,
@@ -66,6 +66,7 @@ from rag.secrets.nature import (
     CALL_WORDS,
     call_arguments,
     flag_values,
+    login_arguments,
     named_values,
     sql_passwords,
     sql_rows,
@@ -145,6 +146,12 @@ _E = r"(?![A-Za-z0-9_-])"
 def _contains(*words: str) -> Callable[[str], bool]:
     """Gate on plain substrings (str `in` is fast for one or two words)."""
     return lambda text: any(word in text for word in words)
+
+
+def _named_credential(name: str) -> bool:
+    """Whether `name` names a credential by one of its words (see credential_name)."""
+    lowered = name.lower()
+    return any(word in lowered and credential_name(name, word) for word in WORDS)
 
 
 @functools.cache
@@ -561,6 +568,16 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         ("pass", "pwd"),
         lines=True,
     ),
+    # R's rightward assignment: the literal first, then its name (`"S3cret!x" -> db_password`, `->>`)
+    Rule(
+        "password-assignment",
+        _contains("->"),
+        re.compile(
+            r"""(?P<q>["'])(?P<secret>[^"'\s\\]{8,128}+)(?P=q)[ \t]*+->>?[ \t]*+(?P<name>[A-Za-z_.][\w.]{0,63}+)"""
+        ),
+        group="secret",
+        check=lambda m: _named_credential(m["name"]) and credential_value(m["secret"]),
+    ),
     # .netrc lines (in scripts and docs; the file itself is skipped): machine HOST [login USER]
     # password SECRET, on one line or several; at most 3 login/account pairs, so a candidate's scan
     # is bounded
@@ -577,6 +594,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
     *(WordFinder(word, flag_values(word)) for word in PASSWORD_WORDS),
     *(WordFinder(word, stated_values(word)) for word in PASSWORD_WORDS),
+    Finder(_contains("login"), login_arguments),
     WordFinder("identified", sql_passwords),
     WordFinder("insert", sql_rows),
     WordFinder("copy", sql_rows),

@@ -60,7 +60,8 @@ def rebuild_hint() -> str:
 
 # 22: the same tables as 21; more is redacted (a literal spelt wholly in escapes, Perl's `\x{..}`, a
 # password stated for a user, Vault's `secret_id`, EZConnect's `user/password@host:port/service` as a
-# value of its own) and less (a key's fingerprint in capitals under a key's name, a credential's word
+# value of its own, Perl's `$h{pass} ||=`, R's `"..." -> password`, libpq's last `password=`, digits
+# after YAML's `!!str`, what a command's `login` is given) and less (a key's fingerprint in capitals under a key's name, a credential's word
 # after a path's digest word: `checksum/secret`, `KID` in capitals): a 21's unchanged files would differ.
 # 21: the same tables as 20; more is redacted (text spelt in `\x` or `\u{..}` escapes, lists of
 # characters made into a string, base64 of UTF-16 text, PowerShell's plain-text secure strings,
