@@ -133,6 +133,10 @@ SHAPES: dict[str, tuple[str, str]] = {
     "login-lines": ("run.sh", "a login b\n"),
     "rightward-literals": ("a.R", '"abcdefg1" -> '),
     "libpq-last": ("a.py", "a=b password=c "),
+    "beside-names": ("a.ex", '@db_password "'),
+    "beside-values": ("a.tcl", "set db_password abcdefg1 "),
+    "yaml-defaults": ("a.yaml", "  default: abcdefgh1\n"),
+    "format-joins": ("a.py", '"%s%s" % ("abcd", "efgh"), '),
     # a data-only dump: INSERTs that name no columns and no CREATE TABLE to read them from
     "column-less-inserts": ("dump.sql", "INSERT INTO `t` VALUES (1,'a');\n"),
 }

@@ -1162,6 +1162,162 @@ def test_credentials_assembled_assigned_or_dumped_in_more_languages(text: str, s
     assert found and secret not in redacted, redacted
 
 
+# a password's name, then its value, with syntax between them that no operator list names
+BESIDE = "gull4harbor"  # a chosen password of lower-case letters and digits
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'  @smtp_password "{BESIDE}"\n',  # Elixir's module attribute
+        f'set db_password "{BESIDE}"\n',  # Tcl
+        f"set -x DB_PASSWORD {BESIDE}\n",  # fish
+        f"setenv DB_PASSWORD {BESIDE}\n",  # csh
+        f"ENV DB_PASSWORD {BESIDE}\n",  # a Dockerfile's older form
+        f"SetEnv DB_PASSWORD {BESIDE}\n",  # Apache
+        f"db.password {BESIDE}\n",  # a .properties file's blank separator
+        f'(def admin-password "{BESIDE}")\n',  # Clojure
+        f'-define(DB_PASSWORD, "{BESIDE}").\n',  # Erlang
+        f"<password>{BESIDE}</password>\n",  # an XML element's text
+        f'pw = ENV.fetch("DB_PASSWORD") {{ "{BESIDE}" }}\n',  # Ruby's block default
+        f'if password == "{BESIDE}":\n',  # a password checked against a literal
+        f"mongosh shop -u admin -p {BESIDE}\n",
+        f"zip -P {BESIDE} -r backup.zip data\n",
+        f"7z a -p{BESIDE} backup.7z data\n",
+        f"openssl enc -aes-256-cbc -k {BESIDE} -in dump.sql -out dump.enc\n",
+        f"echo {BESIDE} | sudo -S systemctl restart app\n",
+    ],
+    ids=[
+        "elixir-attribute",
+        "tcl-set",
+        "fish-set",
+        "csh-setenv",
+        "dockerfile-env-blank",
+        "apache-setenv",
+        "properties-blank",
+        "clojure-def",
+        "erlang-define",
+        "xml-element",
+        "ruby-fetch-block",
+        "a-comparison",
+        "mongosh-flag",
+        "zip-flag",
+        "7z-attached-flag",
+        "openssl-enc-key",
+        "sudo-from-stdin",
+    ],
+)
+def test_a_password_beside_its_name_or_given_to_a_command(text: str) -> None:
+    redacted, found = redact(text)
+    assert found and BESIDE not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ":djadmin:`manage.py changepassword *username* <changepassword>` offers a way\n",
+        "// Returns 0 if passed nullptr2 as the arena.\n",
+        'do: "#{type}/#{subtype}" in pass || "text/plain" in pass\n',
+        "The password field2 below is optional.\n",
+        '<input type="password" placeholder="Passphrase2" name="pw">\n',
+        "unzip -p archive2024.zip notes.txt > notes.txt\n",
+        "openssl req -new -key server2024.key -out server.csr\n",
+        'echo "hello2024" | sudo tee /etc/motd\n',
+        'PASSWORD_FIELD, "password_confirm2"\n',
+        "**To see the current account password policy**\n",
+        "    ('http', 'user/name', 'password', 'localhost:22'),\n",
+    ],
+    ids=[
+        "a-command-named-for-a-password",
+        "passed-in-prose",
+        "a-variable-named-pass",
+        "prose-after-the-word",
+        "a-placeholder-attribute",
+        "unzip-to-stdout",
+        "openssl-key-file",
+        "a-text-piped-to-sudo-tee-no-password",
+        "a-field-name",
+        "prose-in-bold",
+        "a-quoted-word-among-items",
+    ],
+)
+def test_text_beside_a_password_word_that_is_no_password_stays(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+DIGIT_PARTS = "r4QW4e8a1yToG15jU9m2IpYz"  # generated: a single letter among its parts is no word
+STORE_UUID = "9c0e4b7a-31d2-4f68-b5e9-2a7d8c13f640"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f'val pool = new JedisPool(cfg, "redis.internal", 6379, 2000, "{DIGIT_PARTS}")\n', DIGIT_PARTS),
+        (f'    api_key: System.get_env("MAILER_SERVER_TOKEN", "{STORE_UUID}")\n', STORE_UUID),
+        (
+            "Parameters:\n  Env:\n    Type: String\n    Default: production2\n  DBMaster:\n    Type: String\n"
+            f"    Default: '{BESIDE}'\n    NoEcho: true\n",
+            BESIDE,
+        ),
+        (
+            f"argument_specs:\n  main:\n    options:\n      admin_password:\n        type: str\n        default: {BESIDE}\n",
+            BESIDE,
+        ),
+        (f"<td><code>pat-eu1-{STORE_UUID}</code></td>\n", STORE_UUID),
+        (
+            '    return [NSString stringWithFormat:@"%@%@%@", @"rk_live_W2q", @"Zp7Lx4Vb9Nc2Qm5T", @"Hd8Ks3Gf6Jw1Ry4E"];\n',
+            "rk_live_W2q",
+        ),
+    ],
+    ids=[
+        "a-generated-argument-with-digit-parts",
+        "elixir-env-default-of-uuid-shape",
+        "cloudformation-noecho-default",
+        "ansible-argument-spec-default",
+        "hubspot-private-app-token",
+        "objective-c-format-of-pieces",
+    ],
+)
+def test_credentials_given_defaulted_or_assembled_in_more_places(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'static NSString *const kPayPalClientID = @"'
+        + base64.b64encode(hashlib.sha512(b"app").digest()).decode().replace("+", "").replace("/", "")[:60]
+        + '";\n',
+        '    private const val MERCHANT_UID = "MK58213_6e0d2b8cf3a1"\n',
+        "Error tracker: event `"
+        + hashlib.md5(b"event").hexdigest()
+        + "`, trace `"
+        + hashlib.md5(b"t").hexdigest()
+        + "`.\n",
+        '\treq.Header.Set("X-Vendor-Account", "acc_01HR8A4M9Y6N3P5Q7S9V1X3Z5B")\n',
+        '  ENV["PAYMENTS_CLIENT_ID"] ||= "'
+        + base64.b64encode(hashlib.sha512(b"client").digest()).decode()[:60]
+        + '"\n',
+        '    searchKey: "' + hashlib.md5(b"search").hexdigest() + '",\n',
+        '    storefrontToken: "' + hashlib.md5(b"storefront").hexdigest() + '",\n',
+        "ALGOLIA_SEARCH_API_KEY=" + hashlib.md5(b"search").hexdigest() + "\n",
+    ],
+    ids=[
+        "objective-c-client-id",
+        "kotlin-private-merchant-uid",
+        "an-error-trackers-event-id",
+        "an-account-ulid-with-its-prefix",
+        "ruby-or-assign-client-id",
+        "a-search-only-key",
+        "a-storefront-token",
+        "a-search-only-key-in-an-env-file",
+    ],
+)
+def test_public_ids_and_browser_keys_stay(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
 def test_rows_without_columns_read_the_table_definition_in_force() -> None:
     # mysqldump's INSERTs name no columns: each row is read by the last CREATE TABLE before it, so a
     # table dropped and created again with other columns changes how its later rows are judged

@@ -108,8 +108,9 @@ _PUBLIC_ID = re.compile(
     + r"|ic|iauth|ipi|req|file|link|plink|cs_(?:live|test)|prc|we)_[A-Za-z0-9]{14,}"
     + r"|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
     + r"|phc_[A-Za-z0-9]{30,}|baf[a-z][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}"
-    # a ULID: an id whose first ten characters are the time it was made (2016 to 2102)
-    + r"|0[1-3][0-9A-HJKMNP-TV-Z]{24}"
+    # a ULID: an id whose first ten characters are the time it was made (2016 to 2102), maybe after
+    # its kind's prefix (`acc_01HQ...`; not a key's or a token's: `sk_`)
+    + r"|(?:(?!(?:sk|rk|key|tok|token|secret|pat|api)_)[a-z]{2,8}_)?0[1-3][0-9A-HJKMNP-TV-Z]{24}"
 )
 # the labels after a label of a host name (`billing.cluster-<id>.eu-central-1.rds.amazonaws.com`):
 # two or more, to a top-level domain of letters, not a call; what every resolver is asked
@@ -423,10 +424,13 @@ def _joined_generated(text: str, m: re.Match[str]) -> bool:
 # reads these in the text as written; this finds them where its view unescapes them too (a script
 # in a JSON string, a notebook's source: `"k = \"\".join([\"..\", \"..\"])"`)
 _LITERAL_LIST = re.compile(
-    r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+,[ \t]*+(?:\r?\n[ \t]*+)?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
+    r"""(?P<q>["'])[A-Za-z0-9+/=_-]{4,64}+(?P=q)(?:[ \t]*+,[ \t]*+(?:\r?\n[ \t]*+)?@?(?P=q)[A-Za-z0-9+/=_-]{4,64}+(?P=q)){1,7}+"""
 )
+# ... or a format of nothing but placeholders before them: `stringWithFormat:@"%@%@%@", @"..", @".."`,
+# `String.format("%s%s", "..", "..")`, `"%s%s" % ("..", "..")`, `"{}{}".format("..", "..")`
 _JOIN_BEFORE = re.compile(
-    r"""(?:(?:""|'')\.join\([ \t]*+[\[(]|-join[ \t]*+@?\(|[Ss]tring\.[Jj]oin\([ \t]*+(?:""|'')[ \t]*+,)[ \t]*+\Z"""
+    r"""(?:(?:""|'')\.join\([ \t]*+[\[(]|-join[ \t]*+@?\(|[Ss]tring\.[Jj]oin\([ \t]*+(?:""|'')[ \t]*+,"""
+    r"""|@?(?P<fq>["'])(?:%[@sv]|\{\}){2,8}+(?P=fq)(?:[ \t]*+,|[ \t]*+%[ \t]*+\(|\.format\())[ \t]*+@?\Z"""
 )
 _JOIN_AFTER = re.compile(r"""[ \t]*+[\])][ \t]*+\.join(?:ed)?\([ \t]*+(?:""|''|``)?[ \t]*+\)""")
 
@@ -435,7 +439,7 @@ def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each list of literals that a join makes one value of, when that value looks
     generated (judged as joined_literals judges literals joined by `+`)."""
     for m in _LITERAL_LIST.finditer(text):
-        joined = _JOIN_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _JOIN_AFTER.match(
+        joined = _JOIN_BEFORE.search(text, max(0, m.start() - 40), m.start()) or _JOIN_AFTER.match(
             text, m.end()
         )
         if joined and _joined_generated(text, m):
@@ -443,8 +447,8 @@ def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def joins(text: str) -> bool:
-    """The gate of listed_literals: a join's name."""
-    return "join" in text or "Join" in text
+    """The gate of listed_literals: a join's name, or a format's (and `%` of Python's `"%s%s" % (..)`)."""
+    return "join" in text or "Join" in text or "ormat" in text or '" % (' in text or "' % (" in text
 
 
 def plus_joined(text: str) -> bool:
@@ -1098,7 +1102,11 @@ def _coverage(value: str) -> float:
 
 
 def _a_word(part: str) -> bool:
-    if part in _SHORT_WORDS or _english(part):
+    if part in _SHORT_WORDS:
+        return True
+    if len(part) == 1 and part.isalpha():
+        return False  # (the shipped list holds single letters too: `a` in `s4KX4c8a1y...`)
+    if _english(part):
         return True
     if part.endswith("s") and (part[:-1] in _SHORT_WORDS or _english(part[:-1])):
         return True  # Subdirs
@@ -1612,17 +1620,23 @@ def _public(text: str, start: int, end: int, value: str) -> bool:
 # (its type between: Rust's `NAME: &str = "`, TypeScript's `name: string = "`; or a header and its
 # quoted value after a blank: Apache's `Header set X-Build-Id "...`)
 _NAME_BEFORE = re.compile(
-    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'`\\]*+[ \t]*+"""
-    r"""(?:(?:[:=]|=>)|:[ \t]*+&?(?:'static[ \t]++)?[A-Za-z_][\w.<>\[\]]{0,40}+[ \t]*+=|(?<=[ \t])(?=["'`]))"""
+    r"""(?P<name>[A-Za-z0-9_.-]{1,64}+)["'`\\]*+\]?+[ \t]*+"""  # (`ENV["NAME"] ||=`)
+    r"""(?:(?:[:=]|=>|\|\|=|\?\?=|\?=)|:[ \t]*+&?(?:'static[ \t]++)?[A-Za-z_][\w.<>\[\]]{0,40}+[ \t]*+=|(?<=[ \t])(?=["'`]))"""
     r"""[ \t]*+["'`\\]*+\Z"""
 )
 _ID_NAME = re.compile(
     r"(?:\A|[_.-])(?:u|uu|gu|k)?(?:id|Id|ID)\Z|(?:\A|[_.-])(?:UU|GU|U|K)ID\Z|[a-z0-9](?:Uu|Gu|U)?(?:Id|ID)\Z|[a-z0-9]Kid\Z"
 )  # (`kid`, `activeKid`, `JWKS_KID`: a JSON Web Key's id)
+# a declaration's modifiers and keywords before its name
+_DECLARATION = re.compile(
+    r"\b(?:private|public|protected|internal|static|const|final|readonly|val|var|let|export|def)[ \t]++"
+)
 _JWK_PUBLIC = re.compile(r"""["'](?:n|e|x|y)["'][ \t]*:[ \t]*["']\Z""")
 _CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
-_PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus)
-    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verifying|site)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key|modulus)"
+_PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus; a search-only
+    # key and a storefront's token, which vendors make to ship in a browser's bundle)
+    r"(?i)(?:(?:(?:pub(?:lic)?|publishable|verifying|site|search(?:[-_.]?only)?)[-_.]?(?:(?:api|sdk|client|app)[-_.]?)?key"
+    r"|storefront[-_.]?(?:access[-_.]?)?token|modulus)"
     r"(?:[-_.]?(?:hex|b64|base64|bytes|pem|der|raw))?|[-_.]pub(?:lic)?)\Z"  # (`fw_signing_pub`)
 )
 # a credential's word in a name: its value is no public thing, whatever the name ends with
@@ -1642,6 +1656,8 @@ def _public_name(before: str) -> bool:
     (the key's words before a blank too: `Session ID: `). A bare `name:value` (`client-id:secret`,
     a user and its password) names nothing."""
     tail = before[-96:].rstrip("<")  # `Message-ID: <...@host>`
+    if tail.endswith('@"'):
+        tail = tail[:-2] + '"'  # Objective-C's string literal: `kClientID = @"..."`
     bare = tail.rstrip(" \t\"'`\\")
     if not bare.endswith((":", "=")) and not (tail[-1:] in ("'", '"', "`") and tail[-2:-1] in (" ", "\t")):
         return False  # (the cheap test first: most values follow no name and operator, nor a blank)
@@ -1655,6 +1671,9 @@ def _public_name(before: str) -> bool:
         return True
     key = before[: len(before) - len(m[0])]
     key = key[max(key.rfind(c) for c in ",;{([|\n\t") + 1 :][-48:] + name  # the key's other words
+    key = _DECLARATION.sub(
+        "", key
+    )  # (`private const val MERCHANT_UID`: a modifier, not a private key's word)
     words = {w.lower() for w in _CREDENTIAL_WORD.findall(key)}
     if words and not (words == {"key"} and _ID_NAME.search(name)):
         return False  # (a key's id is public: `key_id`, `signingKeyId`, `kid`; a session's or token's is not)
@@ -1672,6 +1691,7 @@ def _public_name(before: str) -> bool:
                 "site-verification",
                 "domain-verification",
                 "trace",  # a trace's id, named by its word alone in prose and logs
+                "event",  # an event's id, so named in an error tracker's reports
                 "etag",  # an entity tag: a version of a response, sent to every client
                 "if-none-match",
                 "if-match",

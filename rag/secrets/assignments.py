@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rag.secrets.credential_names import WORDS, credential_name
+from rag.secrets.credential_names import NOT_CREDENTIAL, WORDS, credential_name
 from rag.secrets.randomness import ascending, encodes_other_text
 from rag.secrets.values import (
     HASHED_NAME,
@@ -50,6 +50,7 @@ CODE_NAME = re.compile(
     r"(?![\w$.]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\.\?|[?!])?"
     r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+\??|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*\$[0-9]*"
 )
+_SEARCH_KEY_NAME = re.compile(r"search[_.-]?(?:only[_.-]?)?api[_.-]?\Z")
 _SECRET_KEY_NAME = re.compile(r"(?:api|private|encryption|signing|master)[_.-]?\Z")
 
 HASH_VALUE = re.compile(
@@ -80,6 +81,9 @@ def assigned_secret(match: re.Match[str]) -> bool:
     value = match["secret"]
     if not _path_named(match):
         return False
+    typed = _TYPE_WORD.match(match["op"])
+    if typed is not None and typed[0].lower() in NOT_CREDENTIAL:
+        return False  # another attribute after it, not a type: `type="password" placeholder="..."`
     if word_passphrase(value) and password_name(match["name"]):
         return _not_a_reference(match) and _passphrase_position(match)
     if not credential_value(value) or encodes_other_text(value):
@@ -208,6 +212,8 @@ def env_secret(match: re.Match[str]) -> bool:
     name = match["name"]
     if name.endswith("TOKEN") and NOT_AUTH_TOKEN.search(name[:-5].lower()):  # NEXT_TOKEN
         return False
+    if name.endswith("KEY") and _SEARCH_KEY_NAME.search(name[:-3].lower()):  # ALGOLIA_SEARCH_API_KEY
+        return False
     return _line_value(match)
 
 
@@ -244,6 +250,7 @@ def config_secret(match: re.Match[str]) -> bool:
     return not match["name"].startswith(("this.", "self.")) and _line_value(match)
 
 
+_TYPE_WORD = re.compile(r"[A-Za-z_]\w*+(?=[ \t]*+=)")  # the word of the `name type =` operator
 # the segments of a key path before a name (`checksum/` of Kubernetes' `checksum/secret` annotation)
 _PATH_LEAD = re.compile(r"[\w.-]{1,40}/\Z")
 
@@ -273,6 +280,8 @@ def secret_key_name(match: re.Match[str]) -> bool:
     """Require a `key` name to be an API, private, encryption, signing or master key (api_key, apiKey,
     X-API-Key, PRIVATE_KEY, encryptionKey), not any key."""
     start = match.start("name")
+    if _SEARCH_KEY_NAME.search(match.string[max(0, start - 20) : start].lower()) is not None:
+        return False  # a search-only API key: made to ship in a browser's bundle (Algolia's)
     return _SECRET_KEY_NAME.search(match.string[max(0, start - 11) : start].lower()) is not None
 
 

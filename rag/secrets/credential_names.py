@@ -213,8 +213,8 @@ def credential_name(name: str, word: str) -> bool:
     return not (word == "key" and after and after[0] in AFTER_KEY)
 
 
-_NOT_SECRET_KEY = re.compile(
-    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup|site)\Z"
+_NOT_SECRET_KEY = re.compile(  # (a site key and a search-only key ship to browsers)
+    r"(?:s3|object|bucket|cache|primary|foreign|partition|sort|row|hash|result|lookup|site|search(?:only)?(?:api)?)\Z"
 )
 
 

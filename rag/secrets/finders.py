@@ -176,7 +176,8 @@ def key_blocks(text: str) -> Iterator[tuple[str, int, int]]:
 # 300 characters, before the next such word) the flag and its value. In shell lines and exec arrays
 # (`["mysql", "-u", "root", "-pS3cret"]`), so a flag may follow a blank, a quote or a comma.
 _FLAG_COMMANDS = re.compile(
-    r"(?P<mysql>mysql(?:dump|admin)?|mariadb(?:-dump|-admin)?)\b|(?P<other>redis-cli|sshpass)\b"
+    r"(?P<mysql>mysql(?:dump|admin)?|mariadb(?:-dump|-admin)?|7za?|rar)\b|(?P<other>redis-cli|sshpass)\b"
+    r"|(?P<mongo>mongo(?:sh|dump|restore|export|import|stat|top|files)?)\b|(?P<zip>zip|unzip)\b"
     r"|(?P<ldap>ldap(?:search|add|modify|delete|passwd|compare|modrdn|whoami))\b"
     # a registry's login (`twine upload -u U -p X`, `docker login -u U -p X`, `helm registry login`)
     r"|(?P<login>twine|(?:docker|podman|buildah|skopeo|helm[ \t]++registry)[ \t]++login)\b"
@@ -197,15 +198,24 @@ FLAG_COMMAND_WORDS = (
     "helm",
     "curl",
     "openssl",
+    "7z",
+    "rar",
+    "mongo",
+    "zip",
 )  # found by str.find: 10 times faster than the pattern
 _FLAG_WINDOW = 300
-_MYSQL_FLAG = re.compile(r"""[\s"',](?:-p|--password=)""")  # mysql's -p takes its value attached
+_MYSQL_FLAG = re.compile(
+    r"""[\s"',](?:-p|--password=)"""
+)  # mysql's -p takes its value attached (7-Zip's, rar's)
+_MONGO_FLAG = re.compile(r"""[\s"',](?:-p|--password)(?:[ \t]++|=)""")  # mongosh -u U -p X
+_ZIP_FLAG = re.compile(r"""[\s"',](?:-P|--password)[ \t]++""")  # zip -P X (unzip's -p pipes, takes none)
 _OTHER_FLAG = re.compile(
     r"""[\s"',](?:-a|-p|--pass)[ \t]+|[\s"',](?:-a|-p)["'],[ \t]*"""
 )  # redis-cli -a X, sshpass -p X
 _LDAP_FLAG = re.compile(r"""[\s"',]-w[ \t]+""")  # the OpenLDAP tools' bind password: -w X (-W prompts)
 _LOGIN_FLAG = re.compile(r"""[\s"',](?:-p|--password)(?:[ \t]++|=)""")
-_OPENSSL_FLAG = re.compile(r"""[\s"',]-(?:pass|passin|passout)[ \t]++pass:""")  # a literal source
+# a literal source (`-pass pass:X`), or `enc`'s key password (`-k X`)
+_OPENSSL_FLAG = re.compile(r"""[\s"',]-(?:(?:pass|passin|passout)[ \t]++pass:|k[ \t]++)""")
 _CURL_FLAG = re.compile(r"""[\s"',](?:-u|--user|-U|--proxy-user)(?:[ \t]++|=)""")  # user:password
 _FLAG_VALUE = re.compile(  # quoted: anything but the quote (no $ in double quotes: the shell expands it)
     r"""'(?P<sq>[^'\n]{4,256}+)'|"(?P<dq>[^"$\n]{4,256}+)"|(?P<bare>[^\s'"$,\])]{4,256}+)(?![^\s'"$,\])])"""
@@ -222,7 +232,7 @@ _PIPED = re.compile(
 )
 _READS_STDIN = re.compile(
     r"--password-stdin|--pass(?:word|wd|phrase)?-stdin|--passphrase-fd[ =]0\b|-passin[ \t]+stdin|"
-    r"\bpasswd\b[^\n]*--stdin|\b(?P<pair>chpasswd)\b"
+    r"\bpasswd\b[^\n]*--stdin|\b(?P<pair>chpasswd)\b|\bsudo[ \t]++-S\b"  # (sudo -S: its password from stdin)
 )
 
 
@@ -507,6 +517,62 @@ def sensitive_defaults(text: str) -> Iterator[tuple[str, int, int]]:
         yield kind_of_name(head["name"]), start, start + len(value)
 
 
+# a YAML mapping named by a credential, or saying `NoEcho: true`, and its `Default:` (a
+# CloudFormation or SAM template's parameter, an Ansible role's argument spec): the credential's value
+_YAML_DEFAULT = re.compile(
+    r"""(?m)^(?P<indent>[ \t]++)(?i:default):[ \t]++(?:(?P<q>["'])(?P<quoted>[^"'\n]{1,256}+)(?P=q)"""
+    r"""|(?P<bare>[^\s"'#]{1,256}+))[ \t]*+(?:#[^\n]*+)?\r?$"""
+)
+_YAML_PARENT = re.compile(r"""[ \t]*+(?P<name>[A-Za-z_][\w.-]{0,127}+):[ \t]*+\r?\Z""")
+_NO_ECHO = re.compile(r"(?i)[ \t]++noecho:[ \t]++(?:true|'true'|\"true\"|yes)\b")
+_SIBLINGS = 30  # lines above and below a default looked at for its parent and siblings
+
+
+def yaml_defaults(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield each YAML `Default:` whose mapping is a credential by its role (see _YAML_DEFAULT),
+    judged as Terraform's defaults are (see sensitive_defaults): its parent's name is a credential's,
+    or a sibling says `NoEcho: true`."""
+    for default in _YAML_DEFAULT.finditer(text):
+        indent = default["indent"]
+        line_start = default.start()
+        parent, no_echo = None, False
+        for _ in range(_SIBLINGS):  # up: the siblings, then the parent (a line indented less)
+            if line_start == 0:
+                break
+            prev = text.rfind("\n", 0, line_start - 1) + 1
+            line = text[prev : line_start - 1]
+            line_start = prev
+            if not line.strip():
+                continue
+            if line.startswith(indent) and line[len(indent) : len(indent) + 1] not in (" ", "\t"):
+                no_echo = no_echo or _NO_ECHO.match(line) is not None
+                continue
+            if not line.startswith(indent):
+                parent = _YAML_PARENT.fullmatch(line)
+                break
+        if parent is None:
+            continue
+        pos = default.end() + 1
+        for _ in range(_SIBLINGS):  # down: the siblings after it
+            stop = text.find("\n", pos)
+            line = text[pos : len(text) if stop == -1 else stop]
+            if line.strip() and not line.startswith(indent):
+                break
+            no_echo = no_echo or _NO_ECHO.match(line) is not None
+            if stop == -1:
+                break
+            pos = stop + 1
+        credential = secret_name(parent["name"])
+        if not credential and not no_echo:
+            continue
+        group = "quoted" if default["q"] is not None else "bare"
+        value = default[group]
+        if len(value) < 8 or "${" in value or "{{" in value or not not_example(value):
+            continue
+        if looks_random(value) or _HEX_KEY.fullmatch(value) or credential_value(value):
+            yield kind_of_name(parent["name"]), default.start(group), default.end(group)
+
+
 # a user and its password as one value, after a name or a directive that says so: Elastic's
 # `cloud.auth: "user:pass"`, Squid's `login=user:pass`, HAProxy's `stats auth user:pass`,
 # `credentials = user:pass` (matched at the occurrences of the words, found once per text)
@@ -579,6 +645,8 @@ _FLAGS = {
     "login": _LOGIN_FLAG,
     "curl": _CURL_FLAG,
     "openssl": _OPENSSL_FLAG,
+    "mongo": _MONGO_FLAG,
+    "zip": _ZIP_FLAG,
     "other": _OTHER_FLAG,
 }
 
@@ -658,6 +726,7 @@ ENV_DEFAULTS = (  # the call's name, where `env` is in it, its pattern
     ("getenv", 3, re.compile(r"getenv" + _ENV_DEFAULT_CALL)),
     ("env.get", 0, re.compile(r"(?<!environ)env\.get" + _ENV_DEFAULT_CALL)),
     ("ENV.fetch", 0, re.compile(r"ENV\.fetch" + _ENV_DEFAULT_CALL)),  # Ruby
+    ("get_env", 4, re.compile(r"get_env" + _ENV_DEFAULT_CALL)),  # Elixir's System.get_env("NAME", "default")
     ("env(", 0, re.compile(r"(?<![\w.$>])env" + _ENV_DEFAULT_CALL)),  # Laravel's env('NAME', 'default')
     (
         "env_var(",

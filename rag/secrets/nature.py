@@ -1062,6 +1062,83 @@ def flag_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterat
     return find
 
 
+# ---- a password's name, then its literal, whatever the punctuation between ---------------------------
+
+# what may stand between a name and its value when no operator list names it: blanks and at most three
+# runs of punctuation (`@password "X"`, `set password "X"`, `(def password "X")`, `<password>X<`,
+# `-define(PASSWORD, "X")`, `fetch("DB_PASSWORD") { "X" }`, `password == "X"`), then a quoted literal;
+# or blanks alone, then a bare value that ends its line (`ENV DB_PASSWORD X`, `db.password X`), or an
+# XML element's text (`<password>X</password>`)
+_BESIDE = re.compile(
+    r"""["'`]?+(?P<glue>[ \t]*+(?:[)\]{}>,:=!?|&@.]{1,3}+[ \t]*+){0,3}+)"""
+    r"""(?:(?P<q>["'`])(?P<quoted>[^\s"'`\\()]{8,128}+)(?P=q)|(?P<bare>[^\s"'`<>(){}\[\],;\\]{8,128}+)(?=<|[ \t]*+(?:\r?\n|\Z)))"""
+)
+# a name that ends in a password's noun (`DB_PASSWORD`, `smtp.pass`, `dbPass`; not `passing`, `in pass`)
+_PASSWORD_LAST = re.compile(rf"(?i:{_PASSWORD_NOUN})\Z|[_.-](?i:pass)\Z|[a-z0-9]Pass\Z")
+# a name a bare value may follow: a variable's or a key's, with a separator or in capitals (`ENV
+# DB_PASSWORD X`, `db.password X`, `PASSWORD X`), not a word of prose or a command (`changepassword X`)
+_KEY_NAME = re.compile(r"[\w-]*[_.-][\w.-]*|[A-Z][A-Z0-9_]*")
+_ARGUMENT_AFTER = re.compile(r"[)\]][^,]*+,")
+# the operators the assignment rules judge with care (`password = None`, `password: str`): not glue
+_OPERATOR_GLUE = frozenset({"=", ":", ":=", "=>", "?=", "||=", ":-"})
+
+
+def beside_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iterator[tuple[str, int, int]]]:
+    """The finder of the literal beside a name that holds a password's `word` when the syntax
+    between them is no listed operator (see _BESIDE): a chosen value counts."""
+
+    def find(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iterator[tuple[str, int, int]]:
+        done = -1
+        for hit in at:
+            if hit < done:
+                continue
+            end = hit + len(word)
+            while end < len(text) and end - hit < _FLAG_REACH and (text[end].isalnum() or text[end] in "_-"):
+                end += 1
+            start = _name_start(text, hit)
+            m = _BESIDE.match(text, end)
+            if m is None:
+                continue
+            glue = m["glue"].strip(" \t\"'`")
+            element = glue == ">" and text[m.end() : m.end() + 1] == "<"  # (`<password>X</password>`)
+            if (
+                glue in _OPERATOR_GLUE
+                or m["bare"] is not None
+                and (
+                    element != bool(m["glue"].strip(" \t"))
+                    or text[m.end() : m.end() + 1] == "<"
+                    and not element
+                )
+            ):
+                continue  # an operator other rules judge; a bare value after punctuation, but an element's text
+            if not m["glue"] and m["q"] is None:
+                continue  # (the name's own continuation)
+            if _ARGUMENT_AFTER.search(m["glue"]):
+                continue  # the next argument after a call or subscript that holds the name (`env["X"], "Y"`)
+            if text[end : end + 1] in ("'", '"', "`") and text[start - 1 : start] == text[end] and not glue:
+                continue  # literals side by side: a list of words (`[ "password" "tokenField" ]`)
+            name = text[start:end].lstrip("$@-.")
+            if (
+                not _PASSWORD_LAST.search(name)
+                or m["bare"] is not None
+                and not (element or _KEY_NAME.fullmatch(name))
+            ):
+                continue  # (a bare value after a word of prose: `the account password policy**`)
+            if text[start - 1 : start] in ("'", '"', "`") and "," in glue:
+                continue  # a quoted word among a list's items (`('http', 'user', 'password', 'host:22')`)
+            if not credential_name(name, word) or not budget.take():
+                continue
+            done = m.end()
+            group = "quoted" if m["q"] is not None else "bare"
+            value = m[group]
+            if value[0] in "$%{<" or format_string(value) or CODE_NAME.fullmatch(value):
+                continue
+            if credential_value(value) and not _DESCRIBED.search(value):
+                yield "password-assignment", m.start(group), m.end(group)
+
+    return find
+
+
 # ---- what a command's `login` is given: `wandb login <key>`, `vault login <token>` ----------------------
 
 # a command line (maybe after a prompt): up to three words, `login`, its flags, then one bare value

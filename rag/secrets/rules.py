@@ -61,9 +61,11 @@ from rag.secrets.finders import (
     redis_acl_passwords,
     secure_strings,
     sensitive_defaults,
+    yaml_defaults,
 )
 from rag.secrets.nature import (
     CALL_WORDS,
+    beside_values,
     call_arguments,
     flag_values,
     login_arguments,
@@ -381,9 +383,11 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         )
         for word in ("Bearer", "bearer", "BEARER")
     ),
-    Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<"), piped_passwords),
+    Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<", "sudo -S"), piped_passwords),
     # a Terraform variable's default where the block says `sensitive = true` or names a credential
     Finder(_contains("variable"), sensitive_defaults),
+    # ... and a YAML mapping's `Default:` below a credential's name or `NoEcho: true`
+    Finder(_contains("efault:"), yaml_defaults),
     Finder(_contains("@"), bare_userinfo),
     Finder(lambda text: " >" in text and ("user " in text or "USER " in text), redis_acl_passwords),
     Finder(_contains("net use", "NET USE", "Net use"), net_use_passwords),
@@ -594,6 +598,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
     *(WordFinder(word, flag_values(word)) for word in PASSWORD_WORDS),
     *(WordFinder(word, stated_values(word)) for word in PASSWORD_WORDS),
+    *(WordFinder(word, beside_values(word)) for word in PASSWORD_WORDS),
     Finder(_contains("login"), login_arguments),
     WordFinder("identified", sql_passwords),
     WordFinder("insert", sql_rows),

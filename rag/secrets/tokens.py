@@ -69,6 +69,13 @@ PREFIXED: tuple[tuple[str, str, str, Callable[[re.Match[str]], bool]], ...] = (
         r"xapp-[0-9]-(?P<body>[A-Z0-9]{9,12}-[0-9]{10,16}-[a-f0-9]{64})",
         _body(_hex),
     ),
+    # HubSpot's private app tokens: a region and a UUID (`pat-na1-<uuid>`, `pat-eu1-<uuid>`)
+    (
+        "hubspot-token",
+        "pat-",
+        r"pat-(?:na|eu|ap)[0-9]-(?P<body>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
+        _body(varied),
+    ),
     # Hugging Face's organisation API tokens (user tokens are hf_...)
     ("huggingface-token", "api_org_", r"api_org_(?P<body>[A-Za-z]{34})", _body(random_case)),
     # Google OAuth client secrets (client_secret.json, and the code that inlines one)

@@ -473,7 +473,7 @@ def may_be_chosen(value: str) -> bool:
 NOT_AUTH_TOKEN = re.compile(
     r"(?:public[_.-]?(?:key)?|next|page|continuation|change|lock|client|request|idempotency|action|export|import"
     r"|output|input|update|copy|product|forward|backward|workunit|verification|webidentity|cancel|sync|resume"
-    r"|marker|cursor|pagination)[_.-]?\Z"
+    r"|marker|cursor|pagination|storefront[_.-]?(?:access)?)[_.-]?\Z"  # (Shopify's storefront token ships to browsers)
 )
 HASHED_NAME = re.compile(r"hash(?:ed)?[_.-]?\Z")  # hashed_password: a hash, not the password
 

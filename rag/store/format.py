@@ -61,8 +61,13 @@ def rebuild_hint() -> str:
 # 22: the same tables as 21; more is redacted (a literal spelt wholly in escapes, Perl's `\x{..}`, a
 # password stated for a user, Vault's `secret_id`, EZConnect's `user/password@host:port/service` as a
 # value of its own, Perl's `$h{pass} ||=`, R's `"..." -> password`, libpq's last `password=`, digits
-# after YAML's `!!str`, what a command's `login` is given) and less (a key's fingerprint in capitals under a key's name, a credential's word
-# after a path's digest word: `checksum/secret`, `KID` in capitals): a 21's unchanged files would differ.
+# after YAML's `!!str`, what a command's `login` is given, a password's name then its literal whatever
+# the punctuation between, a YAML `Default:` under a credential's name or `NoEcho`, `mongosh -p`,
+# `zip -P`, `7z -p`, `openssl enc -k`, `sudo -S`, pieces given to a format of placeholders, HubSpot's
+# tokens, Elixir's env defaults) and less (a ULID after its kind's prefix, an id under a declaration's
+# modifiers or after `||=` or `@"`, an event's id, search-only keys and storefront tokens, a key's
+# fingerprint in capitals under a key's name, a credential's word after a path's digest word:
+# `checksum/secret`, `KID` in capitals): a 21's unchanged files would differ.
 # 21: the same tables as 20; more is redacted (text spelt in `\x` or `\u{..}` escapes, lists of
 # characters made into a string, base64 of UTF-16 text, PowerShell's plain-text secure strings,
 # `net use`'s password after `/user:`, `composer config`'s credentials, the value of any flag named by
