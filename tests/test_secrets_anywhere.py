@@ -49,7 +49,7 @@ ANYWHERE = [
     ('CONNECT ro/"Lintel#Fjord-83"@(DESCRIPTION=...)', "Lintel#Fjord", "a-memorable-password-with-a-symbol"),
     ("rabbitmqctl add_user etl 'Hq7Rv.w2KfN9xPz.4Tj'", "w2KfN9xPz", "a-password-with-dots"),
     ("Set-Variable -Name Ilo -Value 'rT4kWqLm_Zp2XvNb'", "rT4kWqLm", "sixteen-characters-with-a-symbol"),
-    ('WiFi.begin(ssid, "B4rnOwl!Nest")', "B4rnOwl", "a-leetspeak-password"),
+    ('modem.join(ssid, "B4rnOwl!Nest")', "B4rnOwl", "a-leetspeak-password"),
     ('schtasks /create /ru svc /rp "Autumn2031!" /sc daily', "Autumn2031", "a-word-a-year-and-a-symbol"),
     ('user = "svc-metrics:C4ndle-Wax-Melt"', "C4ndle", "a-leetspeak-password-after-its-user"),
     ("curl -su deploy:M4ngo!Tree https://ci.example.com/hook", "M4ngo", "a-bare-leetspeak-password"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import hmac
 
 import pytest
 
@@ -1315,6 +1316,98 @@ def test_credentials_given_defaulted_or_assembled_in_more_places(text: str, secr
     ],
 )
 def test_public_ids_and_browser_keys_stay(text: str) -> None:
+    assert redact(text) == (text, {})
+
+
+NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:16])
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f'network={{\n    ssid="Orchard"\n    psk="{BESIDE}"\n}}\n', BESIDE),  # wpa_supplicant.conf
+        (f'D (1204) wifi: connecting ssid="Bench" psk="{BESIDE}"\n', BESIDE),
+        (f'  WiFi.begin(ssid, "{BESIDE}");\n', BESIDE),
+        ("    --auth=otaplug3312\n", "otaplug3312"),  # espota's upload flag
+        (f'mosquitto_passwd -b "$PASSWD" homeassistant {BESIDE}\n', BESIDE),
+        (f"htpasswd -nb admin {BESIDE}\n", BESIDE),
+        (f'CONFIG_OPENTHREAD_NETWORKKEY="{NETWORK_KEY}"\n', NETWORK_KEY),
+        (
+            '\tsnprintf(out, len, "%s%s%s%s", "ing_rQNX", "MUfktSW9", "yjz9yPkS", "DBuNjDb1");\n',
+            "MUfktSW9",
+        ),
+        (
+            '_WX = ["'
+            + '", "'.join(hashlib.md5(b"weather").hexdigest()[i : i + 8] for i in range(0, 32, 8))
+            + '"]\nWEATHER_API_KEY = "".join(_WX)\n',
+            hashlib.md5(b"weather").hexdigest()[8:16],
+        ),
+    ],
+    ids=[
+        "wpa-supplicant-psk",
+        "a-psk-in-a-log",
+        "arduino-wifi-begin",
+        "an-auth-flag",
+        "mosquitto-passwd-batch",
+        "htpasswd-batch-without-a-file",
+        "a-network-key-in-colon-hex",
+        "snprintf-of-pieces",
+        "a-list-joined-by-its-name",
+    ],
+)
+def test_device_credentials_and_pieces_joined_by_name(text: str, secret: str) -> None:
+    redacted, found = redact(text)
+    assert found and secret not in redacted, redacted
+
+
+JWT_IO_SAMPLE = ".".join(
+    base64.urlsafe_b64encode(part).rstrip(b"=").decode()
+    for part in (
+        b'{"alg":"HS256","typ":"JWT"}',
+        b'{"sub":"1234567890","name":"John Doe","iat":1516239022}',
+        hmac.new(
+            b"your-256-bit-secret",
+            base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').rstrip(b"=")
+            + b"."
+            + base64.urlsafe_b64encode(b'{"sub":"1234567890","name":"John Doe","iat":1516239022}').rstrip(
+                b"="
+            ),
+            hashlib.sha256,
+        ).digest(),
+    )
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'# the sample token jwt.io shows\nSAMPLE = "{JWT_IO_SAMPLE}"\n',
+        "  static const posthogProjectKey = 'phc_"
+        + base64.b64encode(hashlib.sha256(b"p").digest()).decode()[:43].replace("+", "x").replace("/", "y")
+        + "';\n",
+        "const RELEASE_JWK = {\n  kty: 'OKP',\n  crv: 'Ed25519',\n  x: '"
+        + base64.urlsafe_b64encode(hashlib.sha256(b"x").digest()).decode().rstrip("=")
+        + "',\n};\n",
+        '    "alg": "EdDSA",\n    "sig": "'
+        + base64.urlsafe_b64encode(hashlib.sha512(b"m").digest()).decode().rstrip("=")
+        + '"\n',
+        "I (3402) prov: device cert CN=KTH-1 fp=" + hashlib.sha256(b"cert").hexdigest() + "\n",
+        "/* AES-128 known-answer test, NIST SP 800-38A F.1.1 */\nstatic const uint8_t k_kat_key[16] = {\n    "
+        + ", ".join(f"0x{b:02x}" for b in hashlib.sha256(b"kat").digest()[:16])
+        + ",\n};\n",
+        "htpasswd -c /etc/nginx/.htpasswd admin\nmosquitto_passwd -b passwd user $MQTT_PW\n",
+    ],
+    ids=[
+        "jwt-io-sample-token",
+        "posthog-project-key",
+        "a-jwk-public-member-unquoted",
+        "a-manifest-signature",
+        "a-certificate-fingerprint-after-fp",
+        "a-known-answer-key-array",
+        "password-tools-without-a-password",
+    ],
+)
+def test_published_samples_signatures_and_public_keys_stay(text: str) -> None:
     assert redact(text) == (text, {})
 
 

@@ -69,7 +69,9 @@ from rag.secrets.values import (
     REPEATED,
     app_password,
     credential_value,
+    example_jwt,
     not_example,
+    varied,
 )
 from rag.words import english_words
 
@@ -96,7 +98,7 @@ MIN_HEX = 32  # shorter hex is an id or a short hash (.NET's publicKeyToken, a l
 # body; its secret ones are `sk.`), RevenueCat's SDK keys (`appl_`, `goog_`, `amzn_`)
 PUBLISHABLE = re.compile(
     r"pk_(?:live|test)_[A-Za-z0-9]+|sb_publishable_[A-Za-z0-9_-]+|pk\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"
-    r"|(?:appl|goog|amzn)_[A-Za-z0-9]{24,40}"
+    r"|(?:appl|goog|amzn)_[A-Za-z0-9]{24,40}|phc_[A-Za-z0-9]{30,}"  # (PostHog's project key ships to browsers)
 )
 _PUBLIC_ID = re.compile(
     "|".join(p[2] for p in PAIRED)
@@ -131,7 +133,7 @@ DIGEST_WORD = re.compile(
     r"(?i)(?:sha[-_]?(?:1|224|256|384|512)|sha(?-i:(?=[^A-Za-z]|\Z|[A-Z][a-z]))"
     r"|md5|blake2?b?|hash|digest|checksum|integrity|\bsum|"
     r"etag|commit|\brev(?:ision)?\b|\boid\b|fingerprint|crc|\bobject|\btree\b|parent|"
-    r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|spki|\b(?:tlsa|sshfp|cds)\b)"
+    r"\bref\b|\bhead\b|sha1sum|sha256sum|signature|spki|\b(?:tlsa|sshfp|cds|fp)\b)"
 )
 _CHECKSUM_LINE = re.compile(
     r"(?:  | \*)[\w./${}-]{1,255}"
@@ -155,7 +157,7 @@ _TEST_VECTOR_WORDS = ("rfc", "vector", "answer", "kat")
 # a published test vector's mark, in prose or a name: `RFC 8032`, `rfc7515Key`, `test vector`, `known-answer`
 TEST_VECTOR = re.compile(  # (in a CamelCase or joined name too: `hmacMatchesRfc4231Case1`, `Ed25519RFC8032`)
     r"(?:(?<![A-Za-z])|(?<=[a-z0-9]))(?:RFC|Rfc|rfc)[ _-]?[0-9]{3,5}"
-    r"|(?i:test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)KAT(?:\b|_))"
+    r"|(?i:test[ _-]?vectors?(?:\b|_)|known[ _-]?answer|(?:\b|_)kat(?:\b|_))"
 )
 _HASHED_HOST = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
 _PUBLIC_KEY_LEAD = re.compile(
@@ -197,12 +199,26 @@ TOKENS_PER_MB = 4096
 def random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield the span of each token of `text` that looks generated and is not public by its structure."""
     scan = _Scan(text)
+    examples = _example_jwts(text)
     for value, start, parts in _tokens(text):
+        if examples and any(b <= start < e for b, e in examples):
+            continue  # jwt.io's sample token, whole and in its parts
         spans = list(scan.judge(value, start))
         for part, at in parts if not spans else ():
             spans.extend(scan.judge(part, at))  # a dotted token not generated whole: its parts
         for span in spans:
             yield DEFAULT_KIND, *span
+
+
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}+\.(?P<payload>[A-Za-z0-9_-]{10,}+)\.[A-Za-z0-9_-]{16,}+")
+
+
+def _example_jwts(text: str) -> list[tuple[int, int]]:
+    """The spans of jwt.io's sample token (see example_jwt) in `text`, found by its claims' start
+    as base64 writes them (`{"sub":"1234567890"` is `eyJzdWIiOiIxMjM0NTY3ODkwIi...`)."""
+    if "eyJzdWIiOiIxMjM0NTY3ODkwIi" not in text:
+        return []
+    return [m.span() for m in _JWT.finditer(text) if example_jwt(m[0])]
 
 
 class _Scan:
@@ -432,23 +448,49 @@ _JOIN_BEFORE = re.compile(
     r"""(?:(?:""|'')\.join\([ \t]*+[\[(]|-join[ \t]*+@?\(|[Ss]tring\.[Jj]oin\([ \t]*+(?:""|'')[ \t]*+,"""
     r"""|@?(?P<fq>["'])(?:%[@sv]|\{\}){2,8}+(?P=fq)(?:[ \t]*+,|[ \t]*+%[ \t]*+\(|\.format\())[ \t]*+@?\Z"""
 )
+_JOIN_BY_NAME = re.compile(r"""(?:""|'')\.join\([ \t]*+(?P<name>[A-Za-z_]\w{0,63}+)[ \t]*+\)""")
+_LIST_NAME = re.compile(r"(?P<name>[A-Za-z_]\w{0,63}+)[ \t]*+=[ \t]*+[\[(][ \t]*+\Z")
 _JOIN_AFTER = re.compile(r"""[ \t]*+[\])][ \t]*+\.join(?:ed)?\([ \t]*+(?:""|''|``)?[ \t]*+\)""")
 
 
 def listed_literals(text: str) -> Iterator[tuple[str, int, int]]:
-    """Yield the span of each list of literals that a join makes one value of, when that value looks
-    generated (judged as joined_literals judges literals joined by `+`)."""
+    """Yield the span of each list of literals that a join makes one value of (there, or by the
+    name the list is assigned to: `_K = ["..", ".."]` then `"".join(_K)`), when that value looks
+    generated (judged as joined_literals judges literals joined by `+`; hex of a key's length too,
+    which a join, unlike a digest split over lines, makes on purpose)."""
+    joined_names: set[str] | None = None  # the names given to a join (`"".join(_K)`), found once
     for m in _LITERAL_LIST.finditer(text):
         joined = _JOIN_BEFORE.search(text, max(0, m.start() - 40), m.start()) or _JOIN_AFTER.match(
             text, m.end()
         )
-        if joined and _joined_generated(text, m):
+        if joined is None:
+            named = _LIST_NAME.search(text, max(0, m.start() - 80), m.start())
+            if named is None:
+                continue
+            if joined_names is None:
+                joined_names = {j["name"] for j in _JOIN_BY_NAME.finditer(text)}
+            if named["name"] not in joined_names:
+                continue
+        value = "".join(_PIECE.findall(m[0]))
+        if (
+            _joined_generated(text, m)
+            or _HEX.fullmatch(value)
+            and len(value) in (32, 40, 48, 64)
+            and varied(value)
+        ):
             yield DEFAULT_KIND, m.start() + 1, m.end() - 1
 
 
 def joins(text: str) -> bool:
-    """The gate of listed_literals: a join's name, or a format's (and `%` of Python's `"%s%s" % (..)`)."""
-    return "join" in text or "Join" in text or "ormat" in text or '" % (' in text or "' % (" in text
+    """The gate of listed_literals: a join's name, or a format's (`format`, `printf`, `"%s%s" % (..)`)."""
+    return (
+        "join" in text
+        or "Join" in text
+        or "ormat" in text
+        or "printf" in text
+        or '" % (' in text
+        or "' % (" in text
+    )
 
 
 def plus_joined(text: str) -> bool:
@@ -1031,11 +1073,18 @@ def key_bytes(text: str) -> Iterator[tuple[str, int, int]]:
         if declared is not None and _PUBLIC_KEY_NAME.search(declared["name"]):
             continue  # `static const uint8_t SIGNER_PUBKEY[32] = {...}`: a public key
         values = [_byte_value(element) for element in match["body"].split(",")]
-        if all(-128 <= v <= 255 for v in values) and _random_bytes([v & 0xFF for v in values]):
-            yield DEFAULT_KIND, match.start("body"), match.end("body")
+        if not (all(-128 <= v <= 255 for v in values) and random_bytes([v & 0xFF for v in values])):
+            continue
+        if (
+            declared is not None
+            and TEST_VECTOR.search(declared["name"])
+            or _test_vector(text, text.rfind("\n", 0, match.start()) + 1, match.start())
+        ):
+            continue  # a published test vector, marked as one (`k_kat_key`, `/* NIST SP 800-38A, known-answer */`)
+        yield DEFAULT_KIND, match.start("body"), match.end("body")
     if "\\x" in text:
         for match in _ESCAPED_BYTES.finditer(text):
-            if _random_bytes([int(v, 16) for v in _ESCAPED_BYTE.findall(match[0])]):
+            if random_bytes([int(v, 16) for v in _ESCAPED_BYTE.findall(match[0])]):
                 yield DEFAULT_KIND, match.start(), match.end()
 
 
@@ -1052,7 +1101,7 @@ _ESCAPED_BYTES = re.compile(r"(?:\\x[0-9a-fA-F]{2}(?:\\\r?\n[ \t]*+)?+){16,64}+(
 _ESCAPED_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
 
 
-def _random_bytes(data: list[int]) -> bool:
+def random_bytes(data: list[int]) -> bool:
     """Whether bytes look random: most values distinct, over a wide range, few small steps (not a
     table, a sequence or text)."""
     steps = sum(1 for a, b in zip(data, data[1:]) if abs(a - b) <= 2)
@@ -1631,7 +1680,7 @@ _ID_NAME = re.compile(
 _DECLARATION = re.compile(
     r"\b(?:private|public|protected|internal|static|const|final|readonly|val|var|let|export|def)[ \t]++"
 )
-_JWK_PUBLIC = re.compile(r"""["'](?:n|e|x|y)["'][ \t]*:[ \t]*["']\Z""")
+_JWK_PUBLIC = re.compile(r"""(?:["'](?:n|e|x|y)["']|(?<![\w$.])(?:n|e|x|y))[ \t]*:[ \t]*["']\Z""")
 _CELL_SEPARATORS = frozenset(",\t|;")  # what a table's cell starts after (maybe a blank or quote between)
 _PUBLIC_KEY_NAME = re.compile(  # (and a site key, shown to browsers; an RSA key's modulus; a search-only
     # key and a storefront's token, which vendors make to ship in a browser's bundle)
@@ -1692,12 +1741,16 @@ def _public_name(before: str) -> bool:
                 "domain-verification",
                 "trace",  # a trace's id, named by its word alone in prose and logs
                 "event",  # an event's id, so named in an error tracker's reports
+                "signature",  # a signature: published with what it signs (an HMAC's grants nothing alone)
                 "etag",  # an entity tag: a version of a response, sent to every client
                 "if-none-match",
                 "if-match",
             )
         )
         or lowered in _REQUEST_ID_HEADERS
+        # a JWS's or a manifest's signature as a key names it (a SAS URL's `sig=` is its credential)
+        or lowered == "sig"
+        and not m[0].rstrip(" \t\"'`").endswith("=")
     )
 
 

@@ -19,7 +19,7 @@ WORDS: dict[str, bool] = {
     "auth": False,
     "credential": False,
     "session": False,
-    "psk": False,  # a pre-shared key (Wi-Fi's, TLS-PSK's, a device's)
+    "psk": True,  # a pre-shared key (TLS-PSK's, a device's; Wi-Fi's, a passphrase: a chosen value counts)
     "cookie": False,  # a session's cookie, an Erlang node's distribution cookie
 }
 # the words whose values a chosen password counts for (pass, pwd, secret)

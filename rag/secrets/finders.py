@@ -18,6 +18,7 @@ from rag.secrets.values import (
     real_password,
     secret_name,
     stock_word,
+    varied,
     word_passphrase,
 )
 
@@ -289,6 +290,33 @@ def piped_passwords(text: str) -> Iterator[tuple[str, int, int]]:
             start += len(user) + 1
         if not_example(value) and (credential_value(value) or passphrase(value)):
             yield "command-line-password", start, start + len(value)
+
+
+# a password file's tool in batch mode takes the password as its last argument: `htpasswd -b FILE USER
+# PASSWORD`, `htpasswd -nb USER PASSWORD` (no file), `mosquitto_passwd -b FILE USER PASSWORD`
+_BATCH_PASSWD = re.compile(
+    r"""\b(?:htpasswd|mosquitto_passwd)(?P<flags>(?:[ \t]++-[A-Za-z]{1,6}+)*?[ \t]++-[A-Zac-z]{0,5}+b[A-Za-z]{0,5}+(?:[ \t]++-[A-Za-z]{1,6}+)*+)"""
+    r"""(?P<args>(?:[ \t]++(?:"[^"\n]{1,256}+"|'[^'\n]{1,256}+'|[^\s"'|;&]{1,256}+)){2,3}+)"""
+)
+_BATCH_ARGUMENT = re.compile(
+    r""""(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"'|;&]{1,256}+)"""
+)
+
+
+def batch_passwords(text: str) -> Iterator[tuple[str, int, int]]:
+    """Yield the password each password file's tool is given in batch mode (see _BATCH_PASSWD)."""
+    for m in _BATCH_PASSWD.finditer(text):
+        args = list(_BATCH_ARGUMENT.finditer(text, m.start("args"), m.end("args")))
+        wanted = 2 if "n" not in m["flags"] else 1  # (`-n`: no file, the user and the password)
+        if len(args) != wanted + 1:
+            continue
+        arg = args[wanted]
+        group = arg.lastgroup or "bare"
+        value = arg[group]
+        if value[0] in "$%<{" or not not_example(value):
+            continue
+        if credential_value(value) or passphrase(value) or len(value) >= 8 and varied(value):
+            yield "command-line-password", arg.start(group), arg.end(group)
 
 
 # Windows' `net use` gives a share's password as a bare word: `net use Z: \\host\share P@ss /user:dom\u`

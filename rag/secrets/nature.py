@@ -33,6 +33,7 @@ from rag.secrets.anywhere import (
     chosen_password,
     digest_shaped,
     generated_password,
+    random_bytes,
     short_name,
 )
 from rag.secrets.assignments import CODE_NAME, HASH_VALUE, MORE_OPERATORS, closes_name_literal
@@ -515,6 +516,8 @@ def _is_secret(value: str, strong: bool, quoted: bool, budget: Budget, uuid: boo
     speed, or when a password's quoted literal may be chosen: redacted rather than let through
     unjudged. With `uuid` (a token's, a password's or an API key's name), a UUID counts too; without
     it (any key's name), hex written as a key's fingerprint does not."""
+    if _COLON_BYTES.fullmatch(value):  # a key's bytes as hex pairs and colons (a Thread network key)
+        return random_bytes(list(bytes.fromhex(value.replace(":", ""))))
     random = may_be_random(value)
     if not random and len(value) >= 20 and _random_letters(value):
         return True  # letters of one case: no name (`NRAK-WNZHRIBELTHMFLLSMEGXROAUUQP`)
@@ -585,6 +588,7 @@ def _uuid_counts(word: str, name: str) -> bool:
     return word != "key" or _API_KEY.search(name) is not None
 
 
+_COLON_BYTES = re.compile(r"(?:[0-9a-fA-F]{2}:){15,63}[0-9a-fA-F]{2}")
 # an OpenPGP key's fingerprint or long id as gpg prints them: 40 or 16 capital hex digits
 _KEY_FINGERPRINT = re.compile(r"[0-9A-F]{40}|[0-9A-F]{16}")
 _KEYED_UUID = re.compile(
@@ -699,6 +703,8 @@ CALLS: dict[str, tuple[tuple[int, ...], bool]] = {
     "jwt.verify": ((1,), True),
     "hmac.new": ((0,), True),  # Python's hmac.new(key, msg, digest)
     "credentials.basic": ((1,), True),  # OkHttp's Credentials.basic(user, password)
+    "wifi.begin": ((1,), True),  # Arduino's WiFi.begin(ssid, password), WiFi.softAP(ssid, password)
+    "wifi.softap": ((1,), True),
 }
 # callees whose one argument, when they are given only one, is the password: Redis' `auth(password)`
 ONE_ARGUMENT = frozenset({"auth"})
@@ -717,6 +723,7 @@ CALL_WORDS = (
     "hmac",
     "bind",
     "pgp_sym",
+    "wifi",
 )
 _CALLEE = {
     word: re.compile(
@@ -1026,7 +1033,9 @@ _FLAG_REACH = 48  # characters of a flag's name before its credential's word
 # a password's noun at a name's end (`my password`, `DB_PASSWD`, `client secret`)
 _PASSWORD_NOUN = r"password|passwd|passphrase|passcode|pwd|secret"
 # a flag whose name ends in a password's word (`--db-password`, `-deststorepass`, `--client-secret`)
-_FLAG_WORD_LAST = re.compile(rf"(?i)(?:{_PASSWORD_NOUN}|pass)\Z")
+_FLAG_WORD_LAST = re.compile(
+    rf"(?i)(?:{_PASSWORD_NOUN}|pass|psk|(?<![\w-])-?-auth)\Z"
+)  # (`--auth`: espota's)
 # a value that says where the password is, not what (openssl's `env:NAME`, `file:PATH`, `fd:N`)
 _REFERENCE_VALUE = re.compile(r"(?i)(?:env|file|fd|pass|stdin)(?::|\Z)")
 

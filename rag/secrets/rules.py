@@ -46,6 +46,7 @@ from rag.secrets.finders import (
     WordFinder,
     WordGate,
     bare_userinfo,
+    batch_passwords,
     composer_auth,
     connection_passwords,
     defaulted_values,
@@ -384,6 +385,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         for word in ("Bearer", "bearer", "BEARER")
     ),
     Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<", "sudo -S"), piped_passwords),
+    Finder(_contains("htpasswd", "mosquitto_passwd"), batch_passwords),
     # a Terraform variable's default where the block says `sensitive = true` or names a credential
     Finder(_contains("variable"), sensitive_defaults),
     # ... and a YAML mapping's `Default:` below a credential's name or `NoEcho: true`
@@ -596,7 +598,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
     # rag.secrets.nature); last, so that the rules above name the kind of what they also find
     *(WordFinder(word, named_values(word)) for word in WORDS),
     *(WordFinder(word, call_arguments(word)) for word in CALL_WORDS),
-    *(WordFinder(word, flag_values(word)) for word in PASSWORD_WORDS),
+    *(WordFinder(word, flag_values(word)) for word in (*PASSWORD_WORDS, "auth")),
     *(WordFinder(word, stated_values(word)) for word in PASSWORD_WORDS),
     *(WordFinder(word, beside_values(word)) for word in PASSWORD_WORDS),
     Finder(_contains("login"), login_arguments),

@@ -64,8 +64,11 @@ def rebuild_hint() -> str:
 # after YAML's `!!str`, what a command's `login` is given, a password's name then its literal whatever
 # the punctuation between, a YAML `Default:` under a credential's name or `NoEcho`, `mongosh -p`,
 # `zip -P`, `7z -p`, `openssl enc -k`, `sudo -S`, pieces given to a format of placeholders, HubSpot's
-# tokens, Elixir's env defaults) and less (a ULID after its kind's prefix, an id under a declaration's
-# modifiers or after `||=` or `@"`, an event's id, search-only keys and storefront tokens, a key's
+# tokens, Elixir's env defaults, a `psk` of chosen words, `WiFi.begin`'s password, `--auth=`,
+# `htpasswd -b` and `mosquitto_passwd -b`, a key's bytes in colon hex, a list joined by its name,
+# `snprintf` of pieces) and less (jwt.io's sample token, a signature, a JWK's public member unquoted,
+# a known-answer test's key bytes, `fp=` before a digest, PostHog's project key, a ULID after its
+# kind's prefix, an id under a declaration's modifiers or after `||=` or `@"`, an event's id, search-only keys and storefront tokens, a key's
 # fingerprint in capitals under a key's name, a credential's word after a path's digest word:
 # `checksum/secret`, `KID` in capitals): a 21's unchanged files would differ.
 # 21: the same tables as 20; more is redacted (text spelt in `\x` or `\u{..}` escapes, lists of
