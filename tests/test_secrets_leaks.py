@@ -1331,6 +1331,8 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         ("    --auth=otaplug3312\n", "otaplug3312"),  # espota's upload flag
         (f'mosquitto_passwd -b "$PASSWD" homeassistant {BESIDE}\n', BESIDE),
         (f"htpasswd -nb admin {BESIDE}\n", BESIDE),
+        (f"redis-cli -h cache.internal -p 6379 -a {BESIDE}.77 --scan\n", BESIDE),  # after a port's -p
+        (f"echo {BESIDE}| p4 -u svc_sync login -a >nul\n", BESIDE),  # Perforce reads it from stdin
         (f'CONFIG_OPENTHREAD_NETWORKKEY="{NETWORK_KEY}"\n', NETWORK_KEY),
         (
             '\tsnprintf(out, len, "%s%s%s%s", "ing_rQNX", "MUfktSW9", "yjz9yPkS", "DBuNjDb1");\n',
@@ -1350,6 +1352,8 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         "an-auth-flag",
         "mosquitto-passwd-batch",
         "htpasswd-batch-without-a-file",
+        "redis-cli-password-after-its-port",
+        "perforce-login-from-stdin",
         "a-network-key-in-colon-hex",
         "snprintf-of-pieces",
         "a-list-joined-by-its-name",
@@ -1396,6 +1400,7 @@ JWT_IO_SAMPLE = ".".join(
         + ", ".join(f"0x{b:02x}" for b in hashlib.sha256(b"kat").digest()[:16])
         + ",\n};\n",
         "htpasswd -c /etc/nginx/.htpasswd admin\nmosquitto_passwd -b passwd user $MQTT_PW\n",
+        "  posthogKey: phc_" + hashlib.sha256(b"posthog").hexdigest()[:40] + "\n",
     ],
     ids=[
         "jwt-io-sample-token",
@@ -1405,6 +1410,7 @@ JWT_IO_SAMPLE = ".".join(
         "a-certificate-fingerprint-after-fp",
         "a-known-answer-key-array",
         "password-tools-without-a-password",
+        "posthog-project-key-in-yaml",
     ],
 )
 def test_published_samples_signatures_and_public_keys_stay(text: str) -> None:

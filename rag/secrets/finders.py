@@ -234,6 +234,7 @@ _PIPED = re.compile(
 _READS_STDIN = re.compile(
     r"--password-stdin|--pass(?:word|wd|phrase)?-stdin|--passphrase-fd[ =]0\b|-passin[ \t]+stdin|"
     r"\bpasswd\b[^\n]*--stdin|\b(?P<pair>chpasswd)\b|\bsudo[ \t]++-S\b"  # (sudo -S: its password from stdin)
+    r"|\bp4(?:\.exe)?(?:[ \t]++-[a-zA-Z][ \t]++[^\s|]++)*+[ \t]++login\b"  # (Perforce's login reads it too)
 )
 
 
@@ -713,7 +714,8 @@ def flag_passwords(text: str) -> Iterator[tuple[str, int, int]]:
                 begin += len(user) + 1
             if not_example(secret) and (word["mysql"] or named_credential("password", secret)):
                 yield "command-line-password", begin, begin + len(secret)
-            break
+                break
+            # (not one: the flag meant something else there, `redis-cli -p 6379 -a X`'s port)
 
 
 def putty_private_lines(text: str) -> Iterator[tuple[str, int, int]]:

@@ -384,7 +384,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         )
         for word in ("Bearer", "bearer", "BEARER")
     ),
-    Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<", "sudo -S"), piped_passwords),
+    Finder(_contains("stdin", "passphrase-fd", "chpasswd", "<<", "sudo -S", "login"), piped_passwords),
     Finder(_contains("htpasswd", "mosquitto_passwd"), batch_passwords),
     # a Terraform variable's default where the block says `sensitive = true` or names a credential
     Finder(_contains("variable"), sensitive_defaults),
