@@ -1250,6 +1250,9 @@ DIGIT_PARTS = "r4QW4e8a1yToG15jU9m2IpYz"  # generated: a single letter among its
 STORE_UUID = "9c0e4b7a-31d2-4f68-b5e9-2a7d8c13f640"
 
 
+NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:16])
+
+
 @pytest.mark.parametrize(
     ("text", "secret"),
     [
@@ -1269,62 +1272,6 @@ STORE_UUID = "9c0e4b7a-31d2-4f68-b5e9-2a7d8c13f640"
             '    return [NSString stringWithFormat:@"%@%@%@", @"rk_live_W2q", @"Zp7Lx4Vb9Nc2Qm5T", @"Hd8Ks3Gf6Jw1Ry4E"];\n',
             "rk_live_W2q",
         ),
-    ],
-    ids=[
-        "a-generated-argument-with-digit-parts",
-        "elixir-env-default-of-uuid-shape",
-        "cloudformation-noecho-default",
-        "ansible-argument-spec-default",
-        "hubspot-private-app-token",
-        "objective-c-format-of-pieces",
-    ],
-)
-def test_credentials_given_defaulted_or_assembled_in_more_places(text: str, secret: str) -> None:
-    redacted, found = redact(text)
-    assert found and secret not in redacted, redacted
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        'static NSString *const kPayPalClientID = @"'
-        + base64.b64encode(hashlib.sha512(b"app").digest()).decode().replace("+", "").replace("/", "")[:60]
-        + '";\n',
-        '    private const val MERCHANT_UID = "MK58213_6e0d2b8cf3a1"\n',
-        "Error tracker: event `"
-        + hashlib.md5(b"event").hexdigest()
-        + "`, trace `"
-        + hashlib.md5(b"t").hexdigest()
-        + "`.\n",
-        '\treq.Header.Set("X-Vendor-Account", "acc_01HR8A4M9Y6N3P5Q7S9V1X3Z5B")\n',
-        '  ENV["PAYMENTS_CLIENT_ID"] ||= "'
-        + base64.b64encode(hashlib.sha512(b"client").digest()).decode()[:60]
-        + '"\n',
-        '    searchKey: "' + hashlib.md5(b"search").hexdigest() + '",\n',
-        '    storefrontToken: "' + hashlib.md5(b"storefront").hexdigest() + '",\n',
-        "ALGOLIA_SEARCH_API_KEY=" + hashlib.md5(b"search").hexdigest() + "\n",
-    ],
-    ids=[
-        "objective-c-client-id",
-        "kotlin-private-merchant-uid",
-        "an-error-trackers-event-id",
-        "an-account-ulid-with-its-prefix",
-        "ruby-or-assign-client-id",
-        "a-search-only-key",
-        "a-storefront-token",
-        "a-search-only-key-in-an-env-file",
-    ],
-)
-def test_public_ids_and_browser_keys_stay(text: str) -> None:
-    assert redact(text) == (text, {})
-
-
-NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:16])
-
-
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
         (f'network={{\n    ssid="Orchard"\n    psk="{BESIDE}"\n}}\n', BESIDE),  # wpa_supplicant.conf
         (f'D (1204) wifi: connecting ssid="Bench" psk="{BESIDE}"\n', BESIDE),
         (f'  WiFi.begin(ssid, "{BESIDE}");\n', BESIDE),
@@ -1346,6 +1293,12 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         ),
     ],
     ids=[
+        "a-generated-argument-with-digit-parts",
+        "elixir-env-default-of-uuid-shape",
+        "cloudformation-noecho-default",
+        "ansible-argument-spec-default",
+        "hubspot-private-app-token",
+        "objective-c-format-of-pieces",
         "wpa-supplicant-psk",
         "a-psk-in-a-log",
         "arduino-wifi-begin",
@@ -1359,7 +1312,7 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         "a-list-joined-by-its-name",
     ],
 )
-def test_device_credentials_and_pieces_joined_by_name(text: str, secret: str) -> None:
+def test_credentials_given_defaulted_assembled_or_kept_by_devices(text: str, secret: str) -> None:
     redacted, found = redact(text)
     assert found and secret not in redacted, redacted
 
@@ -1385,6 +1338,22 @@ JWT_IO_SAMPLE = ".".join(
 @pytest.mark.parametrize(
     "text",
     [
+        'static NSString *const kPayPalClientID = @"'
+        + base64.b64encode(hashlib.sha512(b"app").digest()).decode().replace("+", "").replace("/", "")[:60]
+        + '";\n',
+        '    private const val MERCHANT_UID = "MK58213_6e0d2b8cf3a1"\n',
+        "Error tracker: event `"
+        + hashlib.md5(b"event").hexdigest()
+        + "`, trace `"
+        + hashlib.md5(b"t").hexdigest()
+        + "`.\n",
+        '\treq.Header.Set("X-Vendor-Account", "acc_01HR8A4M9Y6N3P5Q7S9V1X3Z5B")\n',
+        '  ENV["PAYMENTS_CLIENT_ID"] ||= "'
+        + base64.b64encode(hashlib.sha512(b"client").digest()).decode()[:60]
+        + '"\n',
+        '    searchKey: "' + hashlib.md5(b"search").hexdigest() + '",\n',
+        '    storefrontToken: "' + hashlib.md5(b"storefront").hexdigest() + '",\n',
+        "ALGOLIA_SEARCH_API_KEY=" + hashlib.md5(b"search").hexdigest() + "\n",
         f'# the sample token jwt.io shows\nSAMPLE = "{JWT_IO_SAMPLE}"\n',
         "  static const posthogProjectKey = 'phc_"
         + base64.b64encode(hashlib.sha256(b"p").digest()).decode()[:43].replace("+", "x").replace("/", "y")
@@ -1403,6 +1372,14 @@ JWT_IO_SAMPLE = ".".join(
         "  posthogKey: phc_" + hashlib.sha256(b"posthog").hexdigest()[:40] + "\n",
     ],
     ids=[
+        "objective-c-client-id",
+        "kotlin-private-merchant-uid",
+        "an-error-trackers-event-id",
+        "an-account-ulid-with-its-prefix",
+        "ruby-or-assign-client-id",
+        "a-search-only-key",
+        "a-storefront-token",
+        "a-search-only-key-in-an-env-file",
         "jwt-io-sample-token",
         "posthog-project-key",
         "a-jwk-public-member-unquoted",
@@ -1413,7 +1390,7 @@ JWT_IO_SAMPLE = ".".join(
         "posthog-project-key-in-yaml",
     ],
 )
-def test_published_samples_signatures_and_public_keys_stay(text: str) -> None:
+def test_public_ids_samples_signatures_and_browser_keys_stay(text: str) -> None:
     assert redact(text) == (text, {})
 
 
