@@ -888,7 +888,7 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         "aws secretsmanager get-secret-value --secret-id prod-billing-db-credentials\n",
         '{"SecretId": "LedgerReplicaSecret2", "RecoveryWindowInDays": 7}\n',
         'static const char digits[] = "' + "".join(f"\\x{ord(c):02x}" for c in "0123456789abcdef") + '";\n',
-        'MAGIC = "' + "".join(f"\\x{ord(c):02X}" for c in "AT&TFORM") + '"\n',
+        'MAGIC = "' + "".join(f"\\x{ord(c):02X}" for c in "HDR&V2X9") + '"\n',
         "      annotations:\n        checksum/secret: "
         + hashlib.sha256(b"rendered secret").hexdigest()
         + "\n",
@@ -904,7 +904,7 @@ def test_encoded_assembled_defaulted_and_passed_credentials(text: str, secret: s
         + "\ndocker login registry.example.com\n",
         '"tides-2024.csv" -> out_file\n',
         "export PGOPTIONS='-c search_path=tides -c statement_timeout=5000'\n",
-        "        return BasicAuth(username=pair[0], password=pair[1])\n",
+        "        creds = Login(name=row[0], password=row[1])\n",
         'asset = "app_eb0a5b9302e8d32828d8a73f137cc8f0"\n',
         'label = "first part" "second part"\n',
         'name = bytes.fromhex("00ff10ab20cd30ef").hex()\n',
@@ -1216,17 +1216,17 @@ def test_a_password_beside_its_name_or_given_to_a_command(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        ":djadmin:`manage.py changepassword *username* <changepassword>` offers a way\n",
-        "// Returns 0 if passed nullptr2 as the arena.\n",
-        'do: "#{type}/#{subtype}" in pass || "text/plain" in pass\n',
+        "Run `./admin changepassword *someone* <resetting>` for a locked account\n",
+        "// Fails when passed nullptr2 as the pool.\n",
+        'ok = "a/b" in pass || "text/csv" in pass\n',
         "The password field2 below is optional.\n",
         '<input type="password" placeholder="Passphrase2" name="pw">\n',
         "unzip -p archive2024.zip notes.txt > notes.txt\n",
         "openssl req -new -key server2024.key -out server.csr\n",
         'echo "hello2024" | sudo tee /etc/motd\n',
         'PASSWORD_FIELD, "password_confirm2"\n',
-        "**To see the current account password policy**\n",
-        "    ('http', 'user/name', 'password', 'localhost:22'),\n",
+        "**How we rotate the vault password policy**\n",
+        "    ('https', 'svc/ops', 'password', 'gateway:8443'),\n",
     ],
     ids=[
         "a-command-named-for-a-password",
@@ -1246,7 +1246,7 @@ def test_text_beside_a_password_word_that_is_no_password_stays(text: str) -> Non
     assert redact(text) == (text, {})
 
 
-DIGIT_PARTS = "r4QW4e8a1yToG15jU9m2IpYz"  # generated: a single letter among its parts is no word
+DIGIT_PARTS = "4MC5od5A70H0ItEQ4axJdjs1"  # generated: a single letter among its parts is no word
 STORE_UUID = "9c0e4b7a-31d2-4f68-b5e9-2a7d8c13f640"
 
 
@@ -1275,15 +1275,15 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         (f'network={{\n    ssid="Orchard"\n    psk="{BESIDE}"\n}}\n', BESIDE),  # wpa_supplicant.conf
         (f'D (1204) wifi: connecting ssid="Bench" psk="{BESIDE}"\n', BESIDE),
         (f'  WiFi.begin(ssid, "{BESIDE}");\n', BESIDE),
-        ("    --auth=otaplug3312\n", "otaplug3312"),  # espota's upload flag
+        ("    --auth=relay7spindle\n", "relay7spindle"),  # espota's upload flag
         (f'mosquitto_passwd -b "$PASSWD" homeassistant {BESIDE}\n', BESIDE),
         (f"htpasswd -nb admin {BESIDE}\n", BESIDE),
         (f"redis-cli -h cache.internal -p 6379 -a {BESIDE}.77 --scan\n", BESIDE),  # after a port's -p
         (f"echo {BESIDE}| p4 -u svc_sync login -a >nul\n", BESIDE),  # Perforce reads it from stdin
         (f'CONFIG_OPENTHREAD_NETWORKKEY="{NETWORK_KEY}"\n', NETWORK_KEY),
         (
-            '\tsnprintf(out, len, "%s%s%s%s", "ing_rQNX", "MUfktSW9", "yjz9yPkS", "DBuNjDb1");\n',
-            "MUfktSW9",
+            '\tsnprintf(out, len, "%s%s%s%s", "tok_K7wP", "q2Zr9LmX", "v4Nb8TcY", "h3Jd6RsW");\n',
+            "q2Zr9LmX",
         ),
         (
             '_WX = ["'
@@ -1338,24 +1338,24 @@ JWT_IO_SAMPLE = ".".join(
 @pytest.mark.parametrize(
     "text",
     [
-        'static NSString *const kPayPalClientID = @"'
+        'static NSString *const kPaymentsClientID = @"'
         + base64.b64encode(hashlib.sha512(b"app").digest()).decode().replace("+", "").replace("/", "")[:60]
         + '";\n',
-        '    private const val MERCHANT_UID = "MK58213_6e0d2b8cf3a1"\n',
-        "Error tracker: event `"
+        '    private const val SELLER_UID = "QT90467_b3e81c5d0a92"\n',
+        "Crash 1182 grouped: event `"
         + hashlib.md5(b"event").hexdigest()
         + "`, trace `"
         + hashlib.md5(b"t").hexdigest()
         + "`.\n",
-        '\treq.Header.Set("X-Vendor-Account", "acc_01HR8A4M9Y6N3P5Q7S9V1X3Z5B")\n',
+        '\treq.Header.Set("X-Vendor-Account", "ord_01J2W5E8R1T4Y7V0K3M6P9A2SD")\n',
         '  ENV["PAYMENTS_CLIENT_ID"] ||= "'
         + base64.b64encode(hashlib.sha512(b"client").digest()).decode()[:60]
         + '"\n',
-        '    searchKey: "' + hashlib.md5(b"search").hexdigest() + '",\n',
-        '    storefrontToken: "' + hashlib.md5(b"storefront").hexdigest() + '",\n',
+        '    searchOnlyKey: "' + hashlib.md5(b"search").hexdigest() + '",\n',
+        '    storefrontAccessToken: "' + hashlib.md5(b"storefront").hexdigest() + '",\n',
         "ALGOLIA_SEARCH_API_KEY=" + hashlib.md5(b"search").hexdigest() + "\n",
         f'# the sample token jwt.io shows\nSAMPLE = "{JWT_IO_SAMPLE}"\n',
-        "  static const posthogProjectKey = 'phc_"
+        "  static const analyticsProjectKey = 'phc_"
         + base64.b64encode(hashlib.sha256(b"p").digest()).decode()[:43].replace("+", "x").replace("/", "y")
         + "';\n",
         "const RELEASE_JWK = {\n  kty: 'OKP',\n  crv: 'Ed25519',\n  x: '"
@@ -1369,7 +1369,7 @@ JWT_IO_SAMPLE = ".".join(
         + ", ".join(f"0x{b:02x}" for b in hashlib.sha256(b"kat").digest()[:16])
         + ",\n};\n",
         "htpasswd -c /etc/nginx/.htpasswd admin\nmosquitto_passwd -b passwd user $MQTT_PW\n",
-        "  posthogKey: phc_" + hashlib.sha256(b"posthog").hexdigest()[:40] + "\n",
+        "  analyticsKey: phc_" + hashlib.sha256(b"posthog").hexdigest()[:40] + "\n",
     ],
     ids=[
         "objective-c-client-id",

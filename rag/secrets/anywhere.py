@@ -638,7 +638,7 @@ def spelt_literals(text: str) -> Iterator[tuple[str, int, int]]:
                 DEFAULT_KIND,
                 match.start("value"),
                 match.end("value"),
-            )  # (capitals: magic bytes, `AT&TFORM`)
+            )  # (capitals: a format's magic bytes)
 
 
 def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:
@@ -1720,9 +1720,7 @@ def _public_name(before: str) -> bool:
         return True
     key = before[: len(before) - len(m[0])]
     key = key[max(key.rfind(c) for c in ",;{([|\n\t") + 1 :][-48:] + name  # the key's other words
-    key = _DECLARATION.sub(
-        "", key
-    )  # (`private const val MERCHANT_UID`: a modifier, not a private key's word)
+    key = _DECLARATION.sub("", key)  # (`private const val SELLER_UID`: a modifier, not a private key's word)
     words = {w.lower() for w in _CREDENTIAL_WORD.findall(key)}
     if words and not (words == {"key"} and _ID_NAME.search(name)):
         return False  # (a key's id is public: `key_id`, `signingKeyId`, `kid`; a session's or token's is not)

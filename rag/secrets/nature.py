@@ -1085,7 +1085,7 @@ _BESIDE = re.compile(
 # a name that ends in a password's noun (`DB_PASSWORD`, `smtp.pass`, `dbPass`; not `passing`, `in pass`)
 _PASSWORD_LAST = re.compile(rf"(?i:{_PASSWORD_NOUN})\Z|[_.-](?i:pass)\Z|[a-z0-9]Pass\Z")
 # a name a bare value may follow: a variable's or a key's, with a separator or in capitals (`ENV
-# DB_PASSWORD X`, `db.password X`, `PASSWORD X`), not a word of prose or a command (`changepassword X`)
+# DB_PASSWORD X`, `db.password X`, `PASSWORD X`), not a word of prose or a command (`resetpassword X`)
 _KEY_NAME = re.compile(r"[\w-]*[_.-][\w.-]*|[A-Z][A-Z0-9_]*")
 _ARGUMENT_AFTER = re.compile(r"[)\]][^,]*+,")
 # the operators the assignment rules judge with care (`password = None`, `password: str`): not glue
@@ -1132,9 +1132,9 @@ def beside_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iter
                 or m["bare"] is not None
                 and not (element or _KEY_NAME.fullmatch(name))
             ):
-                continue  # (a bare value after a word of prose: `the account password policy**`)
+                continue  # (a bare value after a word of prose: `the vault password policy**`)
             if text[start - 1 : start] in ("'", '"', "`") and "," in glue:
-                continue  # a quoted word among a list's items (`('http', 'user', 'password', 'host:22')`)
+                continue  # a quoted word among a list's items (`('https', 'svc', 'password', 'gw:8443')`)
             if not credential_name(name, word) or not budget.take():
                 continue
             done = m.end()

@@ -315,7 +315,7 @@ RULES: tuple[Rule | Finder | Rescanning | WordFinder, ...] = (
         check=real_password,
     ),
     # ... and EZConnect's own form, a value of its own: `"app/S3cret@db.example.com:1521/SVC"`, `dsn=app/S3cret@db`
-    # (a chosen password only, before a host's port or service or an alias in capitals: `msys2/setup-msys2@v2`,
+    # (a chosen password only, before a host's port or service or an alias in capitals: `acme/setup-tool2@v2`,
     # `img/Logo2024@2x.png`, `cdn/Theme3@assets.example.com` are no login)
     Rule(
         "url-password",
