@@ -139,6 +139,7 @@ SHAPES: dict[str, tuple[str, str]] = {
     "format-joins": ("a.py", '"%s%s" % ("abcd", "efgh"), '),
     "named-lists": ("a.py", '_K = ["abcd", "efgh"]\n"".join(_J)\n'),
     "batch-passwords": ("a.sh", "htpasswd -b a b "),
+    "yaml-binary": ("a.yaml", "k: !!binary |\n  QUJDRA==\n"),
     "colon-bytes": ("a.conf", 'NETWORK_KEY="' + "a1:" * 15 + 'b2"\n'),
     # a data-only dump: INSERTs that name no columns and no CREATE TABLE to read them from
     "column-less-inserts": ("dump.sql", "INSERT INTO `t` VALUES (1,'a');\n"),

@@ -1278,6 +1278,12 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         ("    --auth=relay7spindle\n", "relay7spindle"),  # espota's upload flag
         (f'mosquitto_passwd -b "$PASSWD" homeassistant {BESIDE}\n', BESIDE),
         (f"htpasswd -nb admin {BESIDE}\n", BESIDE),
+        (
+            "rcon:\n  password: !!binary |\n    "
+            + base64.b64encode(b"Rime!Fjord-58").decode()
+            + "\n  port: 27015\n",
+            base64.b64encode(b"Rime!Fjord-58").decode(),
+        ),
         (f"redis-cli -h cache.internal -p 6379 -a {BESIDE}.77 --scan\n", BESIDE),  # after a port's -p
         (f"echo {BESIDE}| p4 -u svc_sync login -a >nul\n", BESIDE),  # Perforce reads it from stdin
         (f'CONFIG_OPENTHREAD_NETWORKKEY="{NETWORK_KEY}"\n', NETWORK_KEY),
@@ -1305,6 +1311,7 @@ NETWORK_KEY = ":".join(f"{b:02x}" for b in hashlib.sha256(b"a mesh").digest()[:1
         "an-auth-flag",
         "mosquitto-passwd-batch",
         "htpasswd-batch-without-a-file",
+        "yaml-binary-block",
         "redis-cli-password-after-its-port",
         "perforce-login-from-stdin",
         "a-network-key-in-colon-hex",
@@ -1370,6 +1377,7 @@ JWT_IO_SAMPLE = ".".join(
         + ",\n};\n",
         "htpasswd -c /etc/nginx/.htpasswd admin\nmosquitto_passwd -b passwd user $MQTT_PW\n",
         "  analyticsKey: phc_" + hashlib.sha256(b"posthog").hexdigest()[:40] + "\n",
+        "note: !!binary " + base64.b64encode(b"hello world from the docs").decode() + "\n",
     ],
     ids=[
         "objective-c-client-id",
@@ -1388,6 +1396,7 @@ JWT_IO_SAMPLE = ".".join(
         "a-known-answer-key-array",
         "password-tools-without-a-password",
         "posthog-project-key-in-yaml",
+        "yaml-binary-prose",
     ],
 )
 def test_public_ids_samples_signatures_and_browser_keys_stay(text: str) -> None:

@@ -199,7 +199,33 @@ def decoded_view(text: str) -> _Spliced | None:
         _add_heredoc_values(view, text)
     if ": >" in text or ": |" in text:
         _add_block_scalars(view, text)
+    if "!!binary" in text:
+        _add_yaml_binary(view, text)
     return view if view.parts else None
+
+
+# YAML's `!!binary` tag: base64 on its line or in a block scalar below (`password: !!binary |` then
+# its lines), which a YAML reader decodes; text is judged as the value it is under its name
+_YAML_BINARY = re.compile(
+    r"!!binary[ \t]*+(?:[|>][-+]?[ \t]*+\r?\n(?P<block>(?:[ \t]++[A-Za-z0-9+/=]{4,}+[ \t]*+(?:\r?\n|\Z)){1,64}+)"
+    r"|(?P<quote>[\"']?)(?P<inline>[A-Za-z0-9+/=]{8,}+)(?P=quote))"
+)
+
+
+def _add_yaml_binary(view: _Spliced, text: str) -> None:
+    """Add each `!!binary` value whose bytes are text as that text, a literal after its name."""
+    import base64
+    import binascii
+
+    for m in itertools.islice(_YAML_BINARY.finditer(text), _MAX_JOINS):
+        group = "block" if m["block"] is not None else "inline"
+        encoded = "".join(m[group].split())
+        try:
+            value = base64.b64decode(encoded, validate=True).decode("utf-8")
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            continue
+        if len(value) >= 8 and _literal_text(value):  # (the tag and its base64 read as one literal)
+            _put_value(view, text, m.start(), m.start(group) + len(m[group].rstrip()), value)
 
 
 def _add_parenthesised(view: _Spliced, text: str) -> None:

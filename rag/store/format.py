@@ -66,7 +66,7 @@ def rebuild_hint() -> str:
 # `zip -P`, `7z -p`, `openssl enc -k`, `sudo -S`, pieces given to a format of placeholders, HubSpot's
 # tokens, Elixir's env defaults, a `psk` of chosen words, `WiFi.begin`'s password, `--auth=`,
 # `htpasswd -b` and `mosquitto_passwd -b`, a key's bytes in colon hex, a list joined by its name,
-# `snprintf` of pieces) and less (jwt.io's sample token, a signature, a JWK's public member unquoted,
+# `snprintf` of pieces, YAML's `!!binary` read as the text it holds) and less (jwt.io's sample token, a signature, a JWK's public member unquoted,
 # a known-answer test's key bytes, `fp=` before a digest, PostHog's project key, a ULID after its
 # kind's prefix, an id under a declaration's modifiers or after `||=` or `@"`, an event's id, search-only keys and storefront tokens, a key's
 # fingerprint in capitals under a key's name, a credential's word after a path's digest word:
