@@ -49,6 +49,7 @@ import re
 import string
 from collections.abc import Iterator
 
+from rag.secrets.decoded import SPELT_ESCAPE, unescape
 from rag.secrets.randomness import CLASS_OF as _CLASS_OF
 from rag.secrets.randomness import (
     MIN_LENGTH,
@@ -92,7 +93,7 @@ MIN_HEX = 32  # shorter hex is an id or a short hash (.NET's publicKeyToken, a l
 # one), and keys that are public by design: Stripe's and Supabase's publishable keys and the ids of
 # Stripe's objects (accounts, customers, events, charges, ...: its secrets are `sk_`, `rk_` and
 # `whsec_`), Twilio's SIDs (its secrets have no prefix), Airtable's ids (its tokens are `pat`), age
-# recipients, BIP 32 extended public keys, PostHog's project keys (`phc_`), IPFS content ids (digests)
+# recipients, BIP 32 extended public keys, IPFS content ids (digests)
 # keys a vendor names public by their prefix, made to be shipped inside a web page or an app:
 # Stripe's (and Clerk's) publishable keys, Supabase's, Mapbox's public tokens (`pk.` then a JWT-like
 # body; its secret ones are `sk.`), RevenueCat's SDK keys (`appl_`, `goog_`, `amzn_`)
@@ -109,7 +110,7 @@ _PUBLIC_ID = re.compile(
     + r"|(?:acct|cus|evt|ch|pi|pm|py|po|tr|txn|re|in|ii|il|sub|si|price|prod|plan|seti|src|card|ba|cn|dp|du"
     + r"|ic|iauth|ipi|req|file|link|plink|cs_(?:live|test)|prc|we)_[A-Za-z0-9]{14,}"
     + r"|age1[02-9ac-hj-np-z]{58}|[xyztuv]pub[1-9A-HJ-NP-Za-km-z]{100,}"
-    + r"|phc_[A-Za-z0-9]{30,}|baf[a-z][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}"
+    + r"|baf[a-z][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}"
     # a ULID: an id whose first ten characters are the time it was made (2016 to 2102), maybe after
     # its kind's prefix (`acc_01HQ...`; not a key's or a token's: `sk_`)
     + r"|(?:(?!(?:sk|rk|key|tok|token|secret|pat|api)_)[a-z]{2,8}_)?0[1-3][0-9A-HJKMNP-TV-Z]{24}"
@@ -622,23 +623,17 @@ _HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
 
 # a literal spelt wholly in escapes of printable characters, eight or more (`"\x47\x78..."`,
 # `'\u{47}\u{78}...'`, Perl's `"\x{47}\x{78}..."`): a text written so is hidden on purpose
-_SPELT_LITERAL = re.compile(
-    r"""(?P<q>["'`])(?P<value>(?:\\(?:x[2-7][0-9a-fA-F]|[ux]\{0{0,4}[2-7][0-9a-fA-F]\})){8,128})(?P=q)"""
-)
-_SPELT_ESCAPE = re.compile(r"\\[ux]\{?0{0,4}([0-9a-fA-F]{2})\}?")
+_SPELT_LITERAL = re.compile(rf"""(?P<q>["'`])(?P<value>(?:{SPELT_ESCAPE}){{8,128}})(?P=q)""")
 
 
 def spelt_literals(text: str) -> Iterator[tuple[str, int, int]]:
     """Yield each literal spelt wholly in escapes whose text is a credential's (see credential_value):
     a chosen password is redacted so wherever it stands, with no name beside it."""
     for match in _SPELT_LITERAL.finditer(text):
-        value = "".join(chr(int(code, 16)) for code in _SPELT_ESCAPE.findall(match["value"]))
+        value = unescape(match["value"])
+        # (capitals alone: a format's magic bytes)
         if any(c.islower() for c in value) and credential_value(value) and not ascending(value):
-            yield (
-                DEFAULT_KIND,
-                match.start("value"),
-                match.end("value"),
-            )  # (capitals: a format's magic bytes)
+            yield DEFAULT_KIND, match.start("value"), match.end("value")
 
 
 def encoded_passwords(text: str) -> Iterator[tuple[str, int, int]]:

@@ -125,9 +125,15 @@ _ESCAPED_WORDS = (
 
 
 _OCTAL_RUN = re.compile(r"(?:\\[0-3][0-7]{2}){16}")
-# a text spelt in escapes of printable characters, eight in a row (`\x4f\x74...`, `\u{47}\u{72}...`,
-# `\x{47}\x{72}...`): written so to hide it
-_SPELT_RUN = re.compile(r"(?:\\(?:x[2-7][0-9a-fA-F]|[ux]\{0{0,4}[2-7][0-9a-fA-F]\})){8}")
+# an escape of a printable character (`\x4f`, `\u{47}`, `\x{47}`), and a text spelt in eight or more in a
+# row: written so to hide it
+SPELT_ESCAPE = r"\\(?:x[2-7][0-9a-fA-F]|[ux]\{0{0,4}[2-7][0-9a-fA-F]\})"
+_SPELT_RUN = re.compile(f"(?:{SPELT_ESCAPE}){{8}}")
+
+
+def unescape(text: str) -> str:
+    """`text` with its escapes decoded (see _ESCAPE)."""
+    return _ESCAPE.sub(_unescape, text)
 
 
 def _unescape(m: re.Match[str]) -> str:

@@ -55,7 +55,6 @@ from rag.secrets.tables import (
     copy_rows,
     header_column,
     insert_rows,
-    sql_columns,
     table_cells,
     table_row,
 )
@@ -961,10 +960,7 @@ def sql_rows(text: str, lowered: str, at: Sequence[int], budget: Budget) -> Iter
         m = SQL_COLUMNS.match(lowered, hit)
         if m is None:
             continue
-        if m["columns"] is not None:
-            names = sql_columns(text[m.start("columns") : m.end("columns")])
-        else:
-            names = tables.columns(m["table"], hit)
+        names = tables.named(m, hit)
         wanted: dict[int, tuple[str, bool, bool]] = {}
         for i, name in enumerate(names):
             for word, strong in WORDS.items():
@@ -1005,10 +1001,7 @@ def digest_cells(text: str) -> list[tuple[int, int]]:
         while hit != -1:
             m = SQL_COLUMNS.match(lowered, hit) if hit >= reach else None
             if m is not None:
-                if m["columns"] is not None:
-                    names = sql_columns(text[m.start("columns") : m.end("columns")])
-                else:
-                    names = tables.columns(m["table"], hit)
+                names = tables.named(m, hit)
                 wanted = [i for i, name in enumerate(names) if DIGEST_WORD.search(name)]
                 rows = copy_rows(text, m.end(), len(names)) if m["copy"] else insert_rows(text, m.end())
                 for row in rows if wanted else ():
@@ -1110,15 +1103,8 @@ def beside_values(word: str) -> Callable[[str, str, Sequence[int], Budget], Iter
                 continue
             glue = m["glue"].strip(" \t\"'`")
             element = glue == ">" and text[m.end() : m.end() + 1] == "<"  # (`<password>X</password>`)
-            if (
-                glue in _OPERATOR_GLUE
-                or m["bare"] is not None
-                and (
-                    element != bool(m["glue"].strip(" \t"))
-                    or text[m.end() : m.end() + 1] == "<"
-                    and not element
-                )
-            ):
+            bare_stands = element or not m["glue"].strip(" \t") and text[m.end() : m.end() + 1] != "<"
+            if glue in _OPERATOR_GLUE or m["bare"] is not None and not bare_stands:
                 continue  # an operator other rules judge; a bare value after punctuation, but an element's text
             if not m["glue"] and m["q"] is None:
                 continue  # (the name's own continuation)
@@ -1155,7 +1141,7 @@ _LOGIN_ARGUMENT = re.compile(
     r"""(?m)^[ \t]*+(?:[$>#][ \t]++)?(?:[\w.-]{1,40}+[ \t]++){1,3}?login(?:[ \t]++--?[\w-]{1,40}+(?:=[^\s'"]{0,80}+)?)*+"""
     r"""[ \t]++(?P<q>["']?)(?P<secret>[A-Za-z0-9_.+/=-]{20,256}+)(?P=q)(?=[ \t]*+(?:$|[;&|#\\]))"""
 )
-_HEX_KEY = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_LONG_HEX = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")  # (a key of 16 bytes or more)
 
 
 def login_arguments(text: str) -> Iterator[tuple[str, int, int]]:
@@ -1163,7 +1149,7 @@ def login_arguments(text: str) -> Iterator[tuple[str, int, int]]:
     32 digits or more too, which elsewhere may be a commit's id): an API key or a token."""
     for m in _LOGIN_ARGUMENT.finditer(text):
         value = m["secret"]
-        if _HEX_KEY.fullmatch(value) or may_be_random(value) and looks_random(value):
+        if _LONG_HEX.fullmatch(value) or may_be_random(value) and looks_random(value):
             yield "command-line-password", m.start("secret"), m.end("secret")
 
 

@@ -94,6 +94,13 @@ class CreatedTables:
         # where a CREATE TABLE starts -> its columns, when read to their end (not cut at a position)
         self._columns: dict[int, list[str]] = {}
 
+    def named(self, statement: re.Match[str], at: int) -> list[str]:
+        """The columns an INSERT's or COPY's `statement` (see SQL_COLUMNS, matched at `at`) names, or
+        its table's last CREATE TABLE defines when it names none."""
+        if statement["columns"] is not None:
+            return sql_columns(self.text[statement.start("columns") : statement.end("columns")])
+        return self.columns(statement["table"], at)
+
     def columns(self, table: str, before: int) -> list[str]:
         """The columns the last CREATE TABLE of `table` before `before` defines; none if there is none."""
         name = table.strip('`"[]').lower()

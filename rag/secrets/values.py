@@ -30,12 +30,16 @@ def mixed(value: str) -> bool:
 
 def jwt_header(token: str) -> bool:
     """Require the first segment to decode to a JOSE header (`{"alg": ...}` or `{"typ": ...}`)."""
-    header = token.partition(".")[0]
+    decoded = _base64url_text(token.partition(".")[0])
+    return decoded is not None and ('"alg"' in decoded or '"typ"' in decoded) and not example_jwt(token)
+
+
+def _base64url_text(segment: str) -> str | None:
+    """A JWT's segment decoded (base64url, its padding restored), or None when it is no base64."""
     try:
-        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)).decode("utf-8", "replace")
+        return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)).decode("utf-8", "replace")
     except ValueError:
-        return False
-    return ('"alg"' in decoded or '"typ"' in decoded) and not example_jwt(token)
+        return None
 
 
 # the claims of the sample token jwt.io and its documentation print, copied into docs and tests the
@@ -46,14 +50,8 @@ _EXAMPLE_CLAIMS = re.compile(r'"sub"\s*:\s*"1234567890"\s*,\s*"name"\s*:\s*"John
 def example_jwt(token: str) -> bool:
     """Whether a JWT's claims are those of jwt.io's published sample (see _EXAMPLE_CLAIMS)."""
     parts = token.split(".")
-    if len(parts) < 3:
-        return False
-    payload = parts[1]
-    try:
-        decoded = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8", "replace")
-    except ValueError:
-        return False
-    return _EXAMPLE_CLAIMS.search(decoded) is not None
+    decoded = _base64url_text(parts[1]) if len(parts) >= 3 else None
+    return decoded is not None and _EXAMPLE_CLAIMS.search(decoded) is not None
 
 
 def aws_secret_name(match: re.Match[str]) -> bool:
